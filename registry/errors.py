@@ -3,6 +3,7 @@
     RegistryError
     ├── InvalidToolName      a name that cannot be made into a valid qualified name
     ├── NameConflict         two tools claim the same qualified name
+    ├── InvalidGrantPattern  a permission grant pattern is malformed
     └── ToolNotFound         a lookup by qualified name failed (carries close matches)
 
 Every error carries the values involved as attributes, and builds its message from them.
@@ -10,7 +11,7 @@ Every error carries the values involved as attributes, and builds its message fr
 
 from __future__ import annotations
 
-__all__ = ["InvalidToolName", "NameConflict", "RegistryError", "ToolNotFound"]
+__all__ = ["InvalidGrantPattern", "InvalidToolName", "NameConflict", "RegistryError", "ToolNotFound"]
 
 
 class RegistryError(Exception):
@@ -63,3 +64,20 @@ class ToolNotFound(RegistryError):
         self.suggestions = list(suggestions or [])
         hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
         super().__init__(f"unknown tool {name!r}{hint}")
+
+
+class InvalidGrantPattern(RegistryError):
+    """A grant pattern is malformed.
+
+    Attributes:
+        pattern: the pattern as given.
+        reason: what is wrong with it.
+    """
+
+    def __init__(self, pattern: str, reason: str) -> None:
+        self.pattern = pattern
+        self.reason = reason
+        super().__init__(
+            f"invalid grant pattern {pattern!r}: {reason} "
+            "(use server:NAME or a qualified-name glob such as orders__* or git__git_status)"
+        )
