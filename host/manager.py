@@ -1,0 +1,211 @@
+"""All configured servers, connected concurrently, merged into one :class:`~registry.ToolRegistry`.
+
+Usage::
+
+    async with ServerManager(config, data_dir=path) as manager:   # connects every server
+        manager.registry.tools()                                  # merged, namespaced tools
+        await manager.call_tool("time", "get_current_time", {"timezone": "UTC"}, timeout_seconds=10)
+
+Entering starts one owner task per server in an anyio task group and waits until every
+server has either connected or failed (each bounded by its connect timeout), so one server
+that fails to start, hangs in the handshake or exits never blocks or crashes the others.
+Exiting stops every connection (stdio children are terminated by the SDK: stdin closed,
+then SIGTERM, then SIGKILL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from mcp.types import CallToolResult, Tool
+
+from host.config import HostConfig, ServerConfig
+from host.connection import ConnectionState, ServerConnection, ServerStatus
+from host.errors import UpstreamUnavailable
+from host.executor import ProgressCallback
+from registry import (
+    NameConflict,
+    ToolAnnotations,
+    ToolDefinition,
+    ToolRecord,
+    ToolRegistry,
+    assign_qualified_names,
+    build_record,
+)
+
+__all__ = ["ServerManager", "records_from_tools", "tool_definition"]
+
+StatusListener = Callable[[ServerStatus], None]
+
+
+def tool_definition(tool: Tool) -> ToolDefinition:
+    """Convert an SDK ``Tool`` (a ``tools/list`` entry) into a registry :class:`ToolDefinition`."""
+    ann = tool.annotations
+    annotations = ToolAnnotations(
+        title=getattr(ann, "title", None),
+        read_only_hint=getattr(ann, "read_only_hint", None),
+        destructive_hint=getattr(ann, "destructive_hint", None),
+        idempotent_hint=getattr(ann, "idempotent_hint", None),
+        open_world_hint=getattr(ann, "open_world_hint", None),
+    )
+    schema = dict(tool.input_schema or {})
+    schema.setdefault("type", "object")
+    return ToolDefinition(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description or "",
+        input_schema=schema,
+        output_schema=dict(tool.output_schema) if tool.output_schema else None,
+        annotations=annotations,
+    )
+
+
+def records_from_tools(config: HostConfig, server: ServerConfig, tools: list[Tool]) -> list[ToolRecord]:
+    """Apply the server's ``toolhost`` block to a listing and build namespaced records.
+
+    Tools excluded by ``enabled``/``disabled`` are dropped; names are assigned with
+    :func:`registry.assign_qualified_names` (stable, unique, provider-safe).
+    """
+    opts = server.toolhost
+    kept = [t for t in tools if opts.includes(t.name)]
+    names = assign_qualified_names(server.prefix, [t.name for t in kept], server=server.name)
+    return [
+        build_record(
+            server=server.name,
+            qualified_name=names[t.name],
+            definition=tool_definition(t),
+            overrides=opts.overrides_for(t.name),
+            default_timeout_seconds=config.defaults.timeout_seconds,
+            default_max_output_chars=config.defaults.max_output_chars,
+        )
+        for t in kept
+    ]
+
+
+class ServerManager:
+    """Connections to every configured server plus the merged registry (see module docstring).
+
+    Implements :class:`host.executor.ToolExecutor`.
+
+    Args:
+        config: the parsed configuration.
+        data_dir: toolhost's data folder.
+        registry: the registry to fill (a new one by default).
+        reconnect: keep reconnecting failed/dropped servers with backoff (``serve``), or try
+            each server once (one-shot CLI commands).
+        on_status: called whenever a server's status changes (for live displays).
+    """
+
+    def __init__(
+        self,
+        config: HostConfig,
+        *,
+        data_dir: Path,
+        registry: ToolRegistry | None = None,
+        reconnect: bool = False,
+        on_status: StatusListener | None = None,
+    ) -> None:
+        self.config = config
+        self.data_dir = data_dir
+        self.registry = registry if registry is not None else ToolRegistry()
+        self.on_status = on_status
+        self.connections: dict[str, ServerConnection] = {
+            name: ServerConnection(
+                server,
+                connect_timeout_seconds=config.connect_timeout_for(server),
+                data_dir=data_dir,
+                on_tools=self._on_tools,
+                reconnect=reconnect,
+            )
+            for name, server in config.servers.items()
+        }
+        self._tg: TaskGroup | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+    async def __aenter__(self) -> ServerManager:
+        self._tg = await anyio.create_task_group().__aenter__()
+        try:
+            async with anyio.create_task_group() as starters:
+                for conn in self.connections.values():
+                    starters.start_soon(self._start_one, conn)
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def _start_one(self, conn: ServerConnection) -> None:
+        assert self._tg is not None
+        await self._tg.start(conn.run)
+        self._notify(conn)
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose(exc_type, exc, tb)
+
+    async def aclose(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc: BaseException | None = None,
+        tb: TracebackType | None = None,
+    ) -> None:
+        """Stop every connection and wait for the owner tasks to finish."""
+        for conn in self.connections.values():
+            conn.stop()
+        tg, self._tg = self._tg, None
+        if tg is not None:
+            await tg.__aexit__(exc_type, exc, tb)
+
+    # -- registry updates --------------------------------------------------------------
+    def _on_tools(self, server: str, tools: list[Tool], warnings: list[str]) -> None:
+        cfg = self.config.servers[server]
+        records = records_from_tools(self.config, cfg, tools)
+        try:
+            self.registry.replace_server(server, records)
+        except NameConflict as err:
+            warnings.append(str(err))
+        conn = self.connections.get(server)
+        if conn is not None:
+            self._notify(conn)
+
+    def _notify(self, conn: ServerConnection) -> None:
+        if self.on_status is not None:
+            self.on_status(conn.status)
+
+    # -- status ------------------------------------------------------------------------
+    def statuses(self) -> list[ServerStatus]:
+        """Every server's status, in config order."""
+        return [c.status for c in self.connections.values()]
+
+    def connected(self) -> list[str]:
+        """Names of connected servers."""
+        return [n for n, c in self.connections.items() if c.status.state is ConnectionState.CONNECTED]
+
+    # -- ToolExecutor ------------------------------------------------------------------
+    async def call_tool(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout_seconds: float,
+        progress_callback: ProgressCallback | None = None,
+    ) -> CallToolResult:
+        """Call ``tool`` (original name) on ``server``; see :class:`host.executor.ToolExecutor`.
+
+        Raises:
+            UpstreamUnavailable: unknown or disconnected server (at once, no waiting).
+            CallTimeout: no answer within ``timeout_seconds`` (cancelled upstream).
+            UpstreamError: the server answered with a JSON-RPC error.
+        """
+        conn = self.connections.get(server)
+        if conn is None:
+            raise UpstreamUnavailable(server, "no such server in the configuration")
+        return await conn.call_tool(
+            tool, arguments, timeout_seconds=timeout_seconds, progress_callback=progress_callback
+        )

@@ -1,0 +1,75 @@
+"""Where toolhost keeps its state: one data folder.
+
+Resolution order: an explicit ``--data-dir``, else ``$TOOLHOST_HOME``, else a per-user
+default (``$XDG_DATA_HOME/toolhost``, falling back to ``~/.local/share/toolhost``). Nothing is
+ever written inside the repository or the current directory.
+
+Layout::
+
+    <data_dir>/
+        logs/<server>.stderr.log   stderr of each stdio child server
+        spill/<session>/...        full outputs that exceeded a tool's budget
+        events/<conversation>.jsonl
+        toolhost.db                users, grants, approvals, pins, audit
+        servers/<server>/...       working data of bundled example servers
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+__all__ = ["ENV_HOME", "data_dir", "default_data_dir", "logs_dir", "safe_file_name", "server_dir"]
+
+ENV_HOME = "TOOLHOST_HOME"
+"""Environment variable that overrides the default data folder."""
+
+
+def default_data_dir() -> Path:
+    """The per-user default: ``$XDG_DATA_HOME/toolhost`` or ``~/.local/share/toolhost``."""
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "share"
+    return base / "toolhost"
+
+
+def data_dir(explicit: str | os.PathLike[str] | None = None, *, create: bool = True) -> Path:
+    """Resolve the data folder (see module docstring) as an absolute path.
+
+    Args:
+        explicit: the ``--data-dir`` value, or ``None``.
+        create: create the folder (and parents) when missing.
+    """
+    if explicit:
+        path = Path(explicit)
+    elif os.environ.get(ENV_HOME):
+        path = Path(os.environ[ENV_HOME])
+    else:
+        path = default_data_dir()
+    path = path.expanduser().resolve()
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_file_name(name: str, *, max_chars: int = 80) -> str:
+    """A file name made only of ``[A-Za-z0-9._-]``, never ``.``/``..``, at most ``max_chars`` long."""
+    out = _UNSAFE.sub("_", name).strip("._") or "unnamed"
+    return out[:max_chars]
+
+
+def logs_dir(root: Path) -> Path:
+    """``<data_dir>/logs``, created when missing."""
+    path = root / "logs"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def server_dir(root: Path, server: str) -> Path:
+    """``<data_dir>/servers/<server>``: a working folder for one server, created when missing."""
+    path = root / "servers" / safe_file_name(server)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
