@@ -1,0 +1,255 @@
+"""Runtime access control: the one object the registry server consults on every request.
+
+:class:`AccessControl` wraps the permission store (:mod:`host.store`) and answers:
+
+* who is calling: :meth:`~AccessControl.authenticate` (HTTP bearer API key) and
+  :meth:`~AccessControl.principal_for_user` (stdio ``--user``);
+* what they may do: :meth:`~AccessControl.policy` returns a :class:`registry.policy.Policy`
+  (grants + definition pins) that reflects the database on every call: one integer
+  (``meta.revision``) is read and the compiled policy is rebuilt only when it changed, so admin
+  changes from the CLI take effect on the next request without a restart;
+* what they may see: :meth:`~AccessControl.visible` (the predicate for ``tools/list`` and
+  ``tool_search``, the same decision as for calls, BR-26);
+* approvals: :meth:`~AccessControl.approval_hook` implements the pipeline's
+  :class:`host.pipeline.prepare.ApprovalHook`;
+* pins: :meth:`~AccessControl.observe` / :meth:`~AccessControl.watch` record served definitions
+  (BR-24);
+* audit: :meth:`~AccessControl.audit`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any
+
+import anyio.to_thread
+
+from host.pipeline.prepare import ApprovalOutcome
+from host.store import (
+    ApiKeys,
+    ApprovalInfo,
+    Approvals,
+    AuditLog,
+    Grants,
+    NotFound,
+    PinReport,
+    Pins,
+    Roles,
+    Store,
+    Users,
+    load_policy,
+)
+from host.store.pins import TrustDefault
+from registry.permissions import PinnedPolicy
+from registry.policy import Decision, Policy, Principal
+from registry.store import ToolRegistry
+from registry.tool import ToolRecord
+
+__all__ = ["AccessControl", "ApprovalGate", "ElicitApproval"]
+
+ElicitApproval = Callable[[ApprovalInfo, ToolRecord], Awaitable[bool | None]]
+"""``async elicit(approval, tool) -> True (approve) | False (deny) | None (no answer)``: asks the
+connected user through MCP elicitation when the client supports it."""
+
+
+class AccessControl:
+    """Per-request authentication, authorization, approvals, pins and audit over one :class:`Store`.
+
+    Args:
+        store: an open, migrated store.
+        new_tools: pin default for new tools of an already trusted server (``trusted`` / ``held``).
+        approved_ttl_seconds: how long an approved call may be run (once).
+        pending_ttl_seconds: how long an approval request waits for a decision.
+
+    Thread-safe: the cached policy is swapped under a lock; database calls are short transactions.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        new_tools: TrustDefault = "trusted",
+        approved_ttl_seconds: float = 600.0,
+        pending_ttl_seconds: float = 3600.0,
+    ) -> None:
+        self.store = store
+        self.users = Users(store)
+        self.roles = Roles(store)
+        self.grants = Grants(store)
+        self.keys = ApiKeys(store)
+        self.approvals = Approvals(
+            store, approved_ttl_seconds=approved_ttl_seconds, pending_ttl_seconds=pending_ttl_seconds
+        )
+        self.pins = Pins(store, new_tools=new_tools)
+        self.audit_log = AuditLog(store)
+        self._lock = threading.Lock()
+        self._cached: tuple[int, PinnedPolicy] | None = None
+
+    @classmethod
+    def open(
+        cls, data_dir: str | os.PathLike[str] | None = None, *, url: str | None = None, **kwargs: Any
+    ) -> AccessControl:
+        """Open ``url`` (default ``sqlite:///<data_dir>/toolhost.db``), migrating it; see class args."""
+        return cls(Store.open(url, data_dir=data_dir), **kwargs)
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- who --------------------------------------------------------------------------------
+    def authenticate(self, token: str | None) -> Principal | None:
+        """The principal of an API key (``th_<key_id>_<secret>``), or ``None`` (missing, malformed,
+        unknown, revoked, wrong). Updates the key's ``last_used_at``. Never raises for bad tokens."""
+        if not token:
+            return None
+        info = self.keys.verify(token)
+        if info is None:
+            return None
+        return Principal(user=info.user, roles=self._roles_of(info.user), key_id=info.key_id)
+
+    def principal_for_user(self, user: str) -> Principal:
+        """The principal for a trusted local caller (stdio ``--user``).
+
+        Raises:
+            host.store.NotFound: unknown user (``toolhost users add NAME`` creates one).
+        """
+        if not self.users.exists(user):
+            raise NotFound("user", user, "create it with `toolhost users add " + user + "`")
+        return Principal(user=user, roles=self._roles_of(user))
+
+    def _roles_of(self, user: str) -> tuple[str, ...]:
+        return tuple(r.name for r in self.roles.list() if user in r.members)
+
+    # -- what -------------------------------------------------------------------------------
+    def policy(self) -> PinnedPolicy:
+        """The current policy (grants + pins). Costs one SELECT when nothing changed."""
+        rev = self.store.revision()
+        cached = self._cached
+        if cached is not None and cached[0] == rev:
+            return cached[1]
+        with self._lock:
+            cached = self._cached
+            if cached is not None and cached[0] == rev:
+                return cached[1]
+            with self.store.read() as conn:
+                grants = load_policy(conn)
+            policy = PinnedPolicy(grants, self.pins.states())
+            self._cached = (rev, policy)
+            return policy
+
+    def evaluate(self, principal: Principal, tool: ToolRecord) -> Decision:
+        """``policy().evaluate(principal, tool)``."""
+        return self.policy().evaluate(principal, tool)
+
+    def visible(self, principal: Principal, policy: Policy | None = None) -> Callable[[ToolRecord], bool]:
+        """Predicate for listings and search: the tool is allowed or needs approval, and its pin holds.
+
+        Pass the ``policy`` already fetched for this request to avoid a second revision check.
+        """
+        pol = policy or self.policy()
+        return lambda tool: pol.evaluate(principal, tool).visible
+
+    # -- approvals --------------------------------------------------------------------------
+    def approval_hook(self, elicit: ElicitApproval | None = None) -> ApprovalGate:
+        """An :class:`host.pipeline.prepare.ApprovalHook` (optionally asking the user via ``elicit``)."""
+        return ApprovalGate(self, elicit)
+
+    # -- pins -------------------------------------------------------------------------------
+    def observe(self, server: str, records: tuple[ToolRecord, ...] | list[ToolRecord]) -> PinReport:
+        """Record the definitions ``server`` serves now (pins new tools, holds changed ones)."""
+        report = self.pins.observe(server, records)
+        for name in report.changed:
+            self.audit(action="pin", tool=name, decision="deny", rule="pin:changed", status="changed",
+                       detail=f"served definition of {server} changed; held until `toolhost pins accept`")
+        for name in report.held:
+            self.audit(action="pin", tool=name, decision="deny", rule="pin:held", status="held")
+        return report
+
+    def watch(self, registry: ToolRegistry) -> Callable[[], None]:
+        """Observe every server already in ``registry`` and each later change; returns unsubscribe."""
+        for server in registry.servers():
+            self.observe(server, registry.by_server(server))
+        return registry.subscribe(lambda server, _old, new: self.observe(server, new) if new else None)
+
+    # -- audit ------------------------------------------------------------------------------
+    def audit(
+        self,
+        *,
+        action: str,
+        principal: Principal | None = None,
+        tool: str | None = None,
+        decision: Decision | str | None = None,
+        rule: str | None = None,
+        status: str | None = None,
+        duration_seconds: float | None = None,
+        arguments: Any = None,
+        detail: str | None = None,
+    ) -> int:
+        """Append an audit entry (arguments are redacted); returns its id.
+
+        ``decision`` may be a :class:`Decision` (its effect and rule are stored) or an effect string.
+        ``action``: ``call``, ``list``, ``search``, ``auth``, ``approval`` or ``pin``.
+        """
+        if isinstance(decision, Decision):
+            rule = rule or decision.rule
+            decision = decision.effect.value
+        return self.audit_log.record(
+            action=action,
+            user=principal.user if principal else None,
+            key_id=principal.key_id if principal else None,
+            tool=tool,
+            decision=decision,
+            rule=rule,
+            status=status,
+            duration_ms=None if duration_seconds is None else duration_seconds * 1000.0,
+            arguments=arguments,
+            detail=detail,
+        )
+
+    async def audit_async(self, **kwargs: Any) -> int:
+        """:meth:`audit` on a worker thread (never blocks the event loop on a busy database)."""
+        return await anyio.to_thread.run_sync(partial(self.audit, **kwargs))
+
+
+class ApprovalGate:
+    """The pipeline's approval hook backed by the store.
+
+    ``check``: an approved, unexpired, unused approval for the same user, tool and arguments is
+    consumed (the call runs, once). Otherwise a pending approval is created (or the existing
+    one reused); with ``elicit`` the user is asked at once and their answer decides it. A
+    pending request gives ``approved=False`` with the approval id and the command that
+    resolves it; a denied one gives ``rejected=True``.
+    """
+
+    def __init__(self, access: AccessControl, elicit: ElicitApproval | None = None) -> None:
+        self.access = access
+        self.elicit = elicit
+
+    async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any]) -> ApprovalOutcome:
+        approvals = self.access.approvals
+        name = tool.qualified_name
+        used = await anyio.to_thread.run_sync(approvals.consume, principal.user, name, arguments)
+        if used is not None:
+            return ApprovalOutcome(True, used.id, f"approved by {used.decided_by}")
+        rule = self.access.evaluate(principal, tool).rule
+        req = await anyio.to_thread.run_sync(
+            partial(approvals.request, principal.user, name, arguments, key_id=principal.key_id, rule=rule)
+        )
+        if req.status == "denied":
+            return ApprovalOutcome(False, req.id, f"approval {req.id} was denied by {req.decided_by}", rejected=True)
+        if self.elicit is not None:
+            answer = await self.elicit(req, tool)
+            if answer is True:
+                await anyio.to_thread.run_sync(partial(approvals.approve, req.id, by=f"{principal.user} (elicitation)"))
+                used = await anyio.to_thread.run_sync(approvals.consume, principal.user, name, arguments)
+                if used is not None:
+                    return ApprovalOutcome(True, used.id, "approved by the user")
+            elif answer is False:
+                await anyio.to_thread.run_sync(partial(approvals.deny, req.id, by=f"{principal.user} (elicitation)"))
+                return ApprovalOutcome(False, req.id, "the user declined", rejected=True)
+        return ApprovalOutcome(
+            False, req.id, f"approval {req.id} is pending; an admin runs `toolhost approvals approve {req.id}`, "
+            "then the same call can run once"
+        )

@@ -1,0 +1,54 @@
+"""The permission store: users, roles, grants, API keys, approvals, pins and the audit log.
+
+SQLite by default (``<data_dir>/toolhost.db``, WAL), any SQLAlchemy URL otherwise; schema
+versioned by :mod:`host.store.migrations`. Open with :meth:`Store.open`, then wrap it in the
+repositories below (or use :class:`host.access.AccessControl`, which holds them all).
+"""
+
+from host.store.approvals import APPROVED_TTL_SECONDS, PENDING_TTL_SECONDS, ApprovalInfo, Approvals, arguments_hash
+from host.store.audit import AuditEntry, AuditLog, redact, redacted_json
+from host.store.db import Store
+from host.store.engine import DB_FILE_NAME, default_url, open_engine
+from host.store.errors import AlreadyExists, ApprovalNotPending, InvalidValue, NotFound, SchemaTooNew, StoreError
+from host.store.identity import Grants, RoleInfo, Roles, UserInfo, Users, load_policy, parse_risk
+from host.store.keys import ApiKeys, KeyInfo, parse_token
+from host.store.migrations import SCHEMA_VERSION, migrate
+from host.store.pins import PinInfo, PinReport, Pins, definition_json
+
+__all__ = [
+    "APPROVED_TTL_SECONDS",
+    "DB_FILE_NAME",
+    "PENDING_TTL_SECONDS",
+    "SCHEMA_VERSION",
+    "AlreadyExists",
+    "ApiKeys",
+    "ApprovalInfo",
+    "ApprovalNotPending",
+    "Approvals",
+    "AuditEntry",
+    "AuditLog",
+    "Grants",
+    "InvalidValue",
+    "KeyInfo",
+    "NotFound",
+    "PinInfo",
+    "PinReport",
+    "Pins",
+    "RoleInfo",
+    "Roles",
+    "SchemaTooNew",
+    "Store",
+    "StoreError",
+    "UserInfo",
+    "Users",
+    "arguments_hash",
+    "default_url",
+    "definition_json",
+    "load_policy",
+    "migrate",
+    "open_engine",
+    "parse_risk",
+    "parse_token",
+    "redact",
+    "redacted_json",
+]

@@ -1,0 +1,223 @@
+"""Approvals: calls that wait for a human.
+
+Life cycle: ``pending`` → ``approved`` | ``denied`` | ``expired``; ``approved`` → ``used`` (once)
+| ``expired``. A pending approval expires after ``pending_ttl_seconds``; an approved one can run
+exactly once within ``approved_ttl_seconds`` of the decision, for the same user, tool and
+arguments (compared by sha256 of canonical JSON). :meth:`Approvals.consume` flips
+``approved`` → ``used`` with a conditional UPDATE, so two concurrent calls cannot both use it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, insert, or_, select, update
+
+from host.store import schema as s
+from host.store.audit import redacted_json
+from host.store.db import Store
+from host.store.errors import ApprovalNotPending, NotFound
+
+__all__ = [
+    "APPROVED_TTL_SECONDS",
+    "PENDING_TTL_SECONDS",
+    "ApprovalInfo",
+    "Approvals",
+    "arguments_hash",
+]
+
+PENDING_TTL_SECONDS = 3600.0
+"""How long a request waits for a decision (seconds)."""
+
+APPROVED_TTL_SECONDS = 600.0
+"""How long an approved call may be run, once (seconds)."""
+
+
+def arguments_hash(arguments: Any) -> str:
+    """sha256 hex of canonical JSON (sorted keys, no whitespace) of ``arguments``."""
+    canonical = json.dumps(arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ApprovalInfo:
+    """An approval row.
+
+    Attributes: id (``ap_`` + 16 hex), user, key_id, tool, arguments_hash, arguments_redacted (JSON),
+    rule, status, created_at, expires_at, decided_at, decided_by, used_at (UNIX seconds).
+    """
+
+    id: str
+    user: str
+    key_id: str | None
+    tool: str
+    arguments_hash: str
+    arguments_redacted: str
+    rule: str | None
+    status: str
+    created_at: float
+    expires_at: float
+    decided_at: float | None
+    decided_by: str | None
+    used_at: float | None
+
+
+def _info(r) -> ApprovalInfo:
+    return ApprovalInfo(**r._mapping)
+
+
+class Approvals:
+    """Request, decide, consume and list approvals."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        pending_ttl_seconds: float = PENDING_TTL_SECONDS,
+        approved_ttl_seconds: float = APPROVED_TTL_SECONDS,
+    ) -> None:
+        self.store = store
+        self.pending_ttl_seconds = pending_ttl_seconds
+        self.approved_ttl_seconds = approved_ttl_seconds
+
+    def _expire(self, conn, now: float) -> None:
+        conn.execute(
+            update(s.approvals)
+            .where(and_(s.approvals.c.status.in_(("pending", "approved")), s.approvals.c.expires_at <= now))
+            .values(status="expired")
+        )
+
+    def request(
+        self, user: str, tool: str, arguments: Any, *, key_id: str | None = None, rule: str | None = None
+    ) -> ApprovalInfo:
+        """The approval for this call: the pending one for the same user/tool/arguments, a denial of it
+        decided within ``pending_ttl_seconds`` (status ``denied``: do not ask again), or a new pending one."""
+        h = arguments_hash(arguments)
+        now = time.time()
+        with self.store.write() as conn:
+            self._expire(conn, now)
+            row = conn.execute(
+                select(s.approvals).where(
+                    and_(
+                        s.approvals.c.user == user,
+                        s.approvals.c.tool == tool,
+                        s.approvals.c.arguments_hash == h,
+                        or_(
+                            s.approvals.c.status == "pending",
+                            and_(
+                                s.approvals.c.status == "denied",
+                                s.approvals.c.decided_at > now - self.pending_ttl_seconds,
+                            ),
+                        ),
+                    )
+                )
+                .order_by(s.approvals.c.created_at.desc())
+                .limit(1)
+            ).first()
+            if row is not None:
+                return _info(row)
+            values = dict(
+                id="ap_" + secrets.token_hex(8),
+                user=user,
+                key_id=key_id,
+                tool=tool,
+                arguments_hash=h,
+                arguments_redacted=redacted_json(arguments or {}),
+                rule=rule,
+                status="pending",
+                created_at=now,
+                expires_at=now + self.pending_ttl_seconds,
+                decided_at=None,
+                decided_by=None,
+                used_at=None,
+            )
+            conn.execute(insert(s.approvals).values(**values))
+        return ApprovalInfo(**values)
+
+    def _decide(self, approval_id: str, status: str, by: str) -> ApprovalInfo:
+        now = time.time()
+        with self.store.write() as conn:
+            self._expire(conn, now)
+            row = conn.execute(select(s.approvals).where(s.approvals.c.id == approval_id)).first()
+            if row is None:
+                raise NotFound("approval", approval_id)
+            if row.status != "pending":
+                raise ApprovalNotPending(approval_id, row.status)
+            expires = now + self.approved_ttl_seconds if status == "approved" else row.expires_at
+            conn.execute(
+                update(s.approvals)
+                .where(s.approvals.c.id == approval_id)
+                .values(status=status, decided_at=now, decided_by=by, expires_at=expires)
+            )
+            row = conn.execute(select(s.approvals).where(s.approvals.c.id == approval_id)).one()
+        return _info(row)
+
+    def approve(self, approval_id: str, *, by: str = "admin") -> ApprovalInfo:
+        """Approve a pending request; the call may then run once within ``approved_ttl_seconds``.
+
+        Raises:
+            NotFound: unknown id.
+            ApprovalNotPending: already decided, used or expired.
+        """
+        return self._decide(approval_id, "approved", by)
+
+    def deny(self, approval_id: str, *, by: str = "admin") -> ApprovalInfo:
+        """Deny a pending request. Raises NotFound, ApprovalNotPending."""
+        return self._decide(approval_id, "denied", by)
+
+    def consume(self, user: str, tool: str, arguments: Any) -> ApprovalInfo | None:
+        """Use an approved, unexpired approval for exactly this call (once); ``None`` when there is none."""
+        h = arguments_hash(arguments)
+        now = time.time()
+        with self.store.write() as conn:
+            self._expire(conn, now)
+            row = conn.execute(
+                select(s.approvals)
+                .where(
+                    and_(
+                        s.approvals.c.user == user,
+                        s.approvals.c.tool == tool,
+                        s.approvals.c.arguments_hash == h,
+                        s.approvals.c.status == "approved",
+                    )
+                )
+                .order_by(s.approvals.c.decided_at)
+                .limit(1)
+            ).first()
+            if row is None:
+                return None
+            res = conn.execute(
+                update(s.approvals)
+                .where(and_(s.approvals.c.id == row.id, s.approvals.c.status == "approved"))
+                .values(status="used", used_at=now)
+            )
+            if res.rowcount != 1:
+                return None
+            row = conn.execute(select(s.approvals).where(s.approvals.c.id == row.id)).one()
+        return _info(row)
+
+    def get(self, approval_id: str) -> ApprovalInfo:
+        """One approval. Raises NotFound."""
+        with self.store.read() as conn:
+            row = conn.execute(select(s.approvals).where(s.approvals.c.id == approval_id)).first()
+        if row is None:
+            raise NotFound("approval", approval_id)
+        return _info(row)
+
+    def list(self, *, status: str | None = None, user: str | None = None, limit: int = 100) -> list[ApprovalInfo]:
+        """Approvals, newest first; ``status="open"`` means pending or approved-not-yet-used."""
+        with self.store.write() as conn:
+            self._expire(conn, time.time())
+            q = select(s.approvals).order_by(s.approvals.c.created_at.desc()).limit(limit)
+            if status == "open":
+                q = q.where(or_(s.approvals.c.status == "pending", s.approvals.c.status == "approved"))
+            elif status is not None:
+                q = q.where(s.approvals.c.status == status)
+            if user is not None:
+                q = q.where(s.approvals.c.user == user)
+            return [_info(r) for r in conn.execute(q)]

@@ -1,0 +1,89 @@
+"""The :class:`Store`: one database handle plus the revision counter every repository bumps."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Connection, Engine, select, update
+
+from host.store import schema as s
+from host.store.engine import default_url, open_engine, read_tx, write_tx
+from host.store.errors import InvalidValue
+from host.store.migrations import migrate
+
+__all__ = ["NAME_RE", "Store", "bump_revision", "check_name"]
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+"""User and role names: ASCII letters, digits, ``. _ @ -``, 1-64 characters, starting alphanumeric."""
+
+
+def check_name(kind: str, name: str) -> str:
+    """Return ``name`` when it matches :data:`NAME_RE`.
+
+    Raises:
+        InvalidValue: naming the field and the accepted characters.
+    """
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        raise InvalidValue(f"{kind} name", name, "use 1-64 ASCII letters, digits, '.', '_', '@' or '-'")
+    return name
+
+
+def bump_revision(conn: Connection) -> None:
+    """Increase ``meta.revision`` inside the caller's write transaction (access changed)."""
+    conn.execute(update(s.meta).where(s.meta.c.key == "revision").values(value=s.meta.c.value + 1))
+
+
+class Store:
+    """The permission database.
+
+    Use :meth:`open` (migrates) rather than the constructor. Repositories live in sibling modules
+    and take the store: :class:`~host.store.identity.Users`, ``Roles``, ``Grants``,
+    :class:`~host.store.keys.ApiKeys`, :class:`~host.store.approvals.Approvals`,
+    :class:`~host.store.pins.Pins`, :class:`~host.store.audit.AuditLog`.
+
+    Attributes:
+        engine: the SQLAlchemy engine.
+        url: the database URL (never contains a secret for SQLite; for other URLs do not log it).
+    """
+
+    def __init__(self, engine: Engine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+
+    @classmethod
+    def open(cls, url: str | None = None, *, data_dir: str | os.PathLike[str] | None = None) -> Store:
+        """Open (and migrate) the database at ``url``, default ``sqlite:///<data_dir>/toolhost.db``.
+
+        ``data_dir`` resolves like every toolhost command (:func:`host.paths.data_dir`).
+        """
+        if url is None:
+            from host.paths import data_dir as resolve
+
+            url = default_url(resolve(data_dir))
+        engine = open_engine(url)
+        migrate(engine)
+        return cls(engine, url)
+
+    def close(self) -> None:
+        """Dispose of pooled connections."""
+        self.engine.dispose()
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """A write transaction (SQLite: ``BEGIN IMMEDIATE``, so concurrent writers never lose updates)."""
+        with write_tx(self.engine) as conn:
+            yield conn
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A read transaction (one consistent snapshot)."""
+        with read_tx(self.engine) as conn:
+            yield conn
+
+    def revision(self) -> int:
+        """The current access revision (one indexed SELECT; cheap enough to call per request)."""
+        with self.engine.connect() as conn:
+            return int(conn.execute(select(s.meta.c.value).where(s.meta.c.key == "revision")).scalar_one())

@@ -1,0 +1,71 @@
+"""Errors of the permission store (users, roles, grants, keys, approvals, pins, audit).
+
+    HostError
+    └── StoreError               base of every store error
+        ├── NotFound             an unknown user / role / key / grant / approval / pin
+        ├── AlreadyExists        a duplicate user / role / grant / role membership
+        ├── InvalidValue         a malformed name, risk or pattern (carries the field)
+        ├── ApprovalNotPending   approve/deny on an approval that is no longer pending
+        └── SchemaTooNew         the database was migrated by a newer toolhost
+
+Each carries the values involved and says how to fix the problem.
+"""
+
+from __future__ import annotations
+
+from host.errors import HostError
+
+__all__ = ["AlreadyExists", "ApprovalNotPending", "InvalidValue", "NotFound", "SchemaTooNew", "StoreError"]
+
+
+class StoreError(HostError):
+    """Base class of permission-store errors."""
+
+
+class NotFound(StoreError):
+    """Attributes: kind (``user``, ``role``, ``key``, ``grant``, ``approval``, ``pin``), name."""
+
+    def __init__(self, kind: str, name: str, hint: str = "") -> None:
+        self.kind = kind
+        self.name = name
+        hint = hint or f"see `toolhost {kind}s list`"
+        super().__init__(f"unknown {kind} {name!r} ({hint})")
+
+
+class AlreadyExists(StoreError):
+    """Attributes: kind, name."""
+
+    def __init__(self, kind: str, name: str) -> None:
+        self.kind = kind
+        self.name = name
+        super().__init__(f"{kind} {name!r} already exists")
+
+
+class InvalidValue(StoreError):
+    """Attributes: field, value, problem."""
+
+    def __init__(self, field: str, value: object, problem: str) -> None:
+        self.field = field
+        self.value = value
+        self.problem = problem
+        super().__init__(f"invalid {field} {value!r}: {problem}")
+
+
+class ApprovalNotPending(StoreError):
+    """Attributes: approval_id, status (the current one)."""
+
+    def __init__(self, approval_id: str, status: str) -> None:
+        self.approval_id = approval_id
+        self.status = status
+        super().__init__(f"approval {approval_id!r} is {status}, not pending; only pending approvals can be decided")
+
+
+class SchemaTooNew(StoreError):
+    """Attributes: found, supported (schema versions)."""
+
+    def __init__(self, found: int, supported: int) -> None:
+        self.found = found
+        self.supported = supported
+        super().__init__(
+            f"database schema version {found} is newer than this toolhost supports ({supported}); upgrade toolhost"
+        )

@@ -1,0 +1,72 @@
+"""Versioned schema migrations.
+
+``schema_version`` holds one row with the current version. :data:`MIGRATIONS` is the ordered list
+of migration functions; migration *n* (1-based) brings the schema from version *n-1* to *n*.
+:func:`migrate` applies the missing ones in one write transaction (SQLite: under the database
+write lock; PostgreSQL: under a transaction-scoped advisory lock), so two processes starting at
+once migrate exactly once. New schema changes are appended as new functions, never edited in.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from sqlalchemy import Connection, Engine, inspect, select, text
+
+from host.store import schema as s
+from host.store.engine import write_tx
+from host.store.errors import SchemaTooNew
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "current_version", "migrate"]
+
+
+def _v1_initial(conn: Connection) -> None:
+    """Users, roles, grants, API keys, approvals, pins, audit and the revision counter."""
+    tables = [s.meta, s.users, s.roles, s.user_roles, s.grants, s.api_keys, s.approvals, s.pins, s.audit]
+    s.metadata.create_all(conn, tables=tables, checkfirst=True)
+    conn.execute(s.meta.insert().values(key="revision", value=1))
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1_initial]
+"""Ordered migrations; index 0 creates version 1."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The schema version this code writes."""
+
+
+def current_version(conn: Connection) -> int:
+    """The stored schema version (0 for an empty database)."""
+    if not inspect(conn).has_table("schema_version"):
+        return 0
+    row = conn.execute(select(s.schema_version.c.version).where(s.schema_version.c.id == 1)).first()
+    return int(row[0]) if row else 0
+
+
+def migrate(engine: Engine) -> int:
+    """Bring the database to :data:`SCHEMA_VERSION`; return the version found before.
+
+    Raises:
+        SchemaTooNew: the database was written by a newer toolhost.
+    """
+    with write_tx(engine) as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(7243001)"))
+        found = current_version(conn)
+        if found > SCHEMA_VERSION:
+            raise SchemaTooNew(found, SCHEMA_VERSION)
+        if found == SCHEMA_VERSION:
+            return found
+        s.schema_version.create(conn, checkfirst=True)
+        for migration in MIGRATIONS[found:]:
+            migration(conn)
+        now = time.time()
+        if found == 0:
+            conn.execute(s.schema_version.insert().values(id=1, version=SCHEMA_VERSION, migrated_at=now))
+        else:
+            conn.execute(
+                s.schema_version.update()
+                .where(s.schema_version.c.id == 1)
+                .values(version=SCHEMA_VERSION, migrated_at=now)
+            )
+        return found

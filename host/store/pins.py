@@ -1,0 +1,217 @@
+"""Definition pinning (bug case BR-24, the "rug pull").
+
+The first definition seen of each tool is pinned (trust on first use) as its
+:func:`registry.tool.definition_hash` plus the definition as JSON (for ``toolhost pins diff``).
+Later, :meth:`Pins.observe` compares what a server serves now:
+
+* same hash → nothing happens;
+* different hash → the pin becomes ``changed`` (the new definition is kept as *pending*); the tool
+  is invisible to search and refused at call until an admin runs ``toolhost pins accept``;
+* back to the pinned hash → ``trusted`` again;
+* a tool never seen before → ``trusted`` for a server seen for the first time (``first_seen``),
+  and ``new_tools`` (``"trusted"`` or ``"held"``) for a server that already has trusted tools.
+
+Statuses: ``trusted``, ``changed``, ``held`` (a new tool waiting for acceptance).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sqlalchemy import and_, insert, select, update
+
+from host.store import schema as s
+from host.store.db import Store, bump_revision
+from host.store.errors import InvalidValue, NotFound
+from registry.tool import ToolRecord
+
+__all__ = ["PinInfo", "PinReport", "Pins", "TrustDefault", "definition_json"]
+
+TrustDefault = Literal["trusted", "held"]
+
+
+def definition_json(record: ToolRecord) -> str:
+    """The server-provided part of ``record`` as indented, key-sorted JSON (what the hash covers)."""
+    doc = {
+        "name": record.original_name,
+        "title": record.title,
+        "description": record.description,
+        "inputSchema": record.input_schema,
+        "outputSchema": record.output_schema,
+        "annotations": record.annotations.to_wire(),
+    }
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True)
+class PinInfo:
+    """A pin: tool (qualified name), server, status, definition_hash (pinned; None while held),
+    pending_hash (served now, when it differs), pinned_at, updated_at (UNIX seconds)."""
+
+    tool: str
+    server: str
+    status: str
+    definition_hash: str | None
+    pending_hash: str | None
+    pinned_at: float | None
+    updated_at: float
+
+
+@dataclass
+class PinReport:
+    """What :meth:`Pins.observe` did: qualified names per outcome."""
+
+    pinned: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+
+    @property
+    def blocked(self) -> set[str]:
+        """Names that are now invisible and refused (held or changed)."""
+        return set(self.held) | set(self.changed)
+
+
+def _info(r) -> PinInfo:
+    return PinInfo(r.tool, r.server, r.status, r.definition_hash, r.pending_hash, r.pinned_at, r.updated_at)
+
+
+class Pins:
+    """Pin store. ``first_seen`` / ``new_tools``: see module docstring."""
+
+    def __init__(self, store: Store, *, new_tools: TrustDefault = "trusted", first_seen: TrustDefault = "trusted") -> None:
+        for name, value in (("new_tools", new_tools), ("first_seen", first_seen)):
+            if value not in ("trusted", "held"):
+                raise InvalidValue(name, value, "expected trusted or held")
+        self.store = store
+        self.new_tools = new_tools
+        self.first_seen = first_seen
+
+    def observe(self, server: str, records: Iterable[ToolRecord]) -> PinReport:
+        """Compare the tools ``server`` serves now with their pins and update them (one transaction)."""
+        records = list(records)
+        report = PinReport()
+        if not records:
+            return report
+        now = time.time()
+        with self.store.write() as conn:
+            existing = {
+                r.tool: r for r in conn.execute(select(s.pins).where(s.pins.c.tool.in_([x.qualified_name for x in records])))
+            }
+            known_server = (
+                conn.execute(
+                    select(s.pins.c.tool).where(and_(s.pins.c.server == server, s.pins.c.status == "trusted")).limit(1)
+                ).first()
+                is not None
+            )
+            default = self.new_tools if known_server else self.first_seen
+            for rec in records:
+                qn, h = rec.qualified_name, rec.definition_hash
+                row = existing.get(qn)
+                if row is None:
+                    if default == "trusted":
+                        conn.execute(
+                            insert(s.pins).values(
+                                tool=qn, server=server, definition_hash=h, definition_json=definition_json(rec),
+                                status="trusted", pinned_at=now, updated_at=now,
+                            )
+                        )
+                        report.pinned.append(qn)
+                    else:
+                        conn.execute(
+                            insert(s.pins).values(
+                                tool=qn, server=server, status="held", pending_hash=h,
+                                pending_json=definition_json(rec), updated_at=now,
+                            )
+                        )
+                        report.held.append(qn)
+                    continue
+                if row.status == "held":
+                    if row.pending_hash != h:
+                        conn.execute(
+                            update(s.pins).where(s.pins.c.tool == qn)
+                            .values(pending_hash=h, pending_json=definition_json(rec), updated_at=now)
+                        )
+                    report.held.append(qn)
+                elif row.definition_hash == h:
+                    if row.status != "trusted":
+                        conn.execute(
+                            update(s.pins).where(s.pins.c.tool == qn)
+                            .values(status="trusted", pending_hash=None, pending_json=None, updated_at=now)
+                        )
+                        report.restored.append(qn)
+                else:
+                    if row.status != "changed" or row.pending_hash != h:
+                        conn.execute(
+                            update(s.pins).where(s.pins.c.tool == qn)
+                            .values(status="changed", pending_hash=h, pending_json=definition_json(rec), updated_at=now)
+                        )
+                    report.changed.append(qn)
+            if report.pinned or report.held or report.changed or report.restored:
+                bump_revision(conn)
+        return report
+
+    def states(self) -> dict[str, tuple[str, str | None]]:
+        """``{tool: (status, pinned hash)}`` for every pin (what the visibility check needs)."""
+        with self.store.read() as conn:
+            return {r.tool: (r.status, r.definition_hash) for r in conn.execute(select(s.pins.c.tool, s.pins.c.status, s.pins.c.definition_hash))}
+
+    def list(self, *, status: str | None = None, server: str | None = None) -> list[PinInfo]:
+        """Pins sorted by tool name, optionally filtered."""
+        q = select(s.pins).order_by(s.pins.c.tool)
+        if status is not None:
+            q = q.where(s.pins.c.status == status)
+        if server is not None:
+            q = q.where(s.pins.c.server == server)
+        with self.store.read() as conn:
+            return [_info(r) for r in conn.execute(q)]
+
+    def diff(self, tool: str) -> str:
+        """Unified diff from the pinned to the pending definition (``""`` when nothing is pending).
+
+        Raises:
+            NotFound: no pin for ``tool``.
+        """
+        with self.store.read() as conn:
+            row = conn.execute(select(s.pins).where(s.pins.c.tool == tool)).first()
+        if row is None:
+            raise NotFound("pin", tool)
+        if row.pending_json is None:
+            return ""
+        old = (row.definition_json or "").splitlines(keepends=True)
+        new = row.pending_json.splitlines(keepends=True)
+        return "".join(
+            difflib.unified_diff(old, new, fromfile=f"{tool} (pinned)", tofile=f"{tool} (served now)")
+        )
+
+    def accept(self, tool: str, *, server: str | None = None) -> list[str]:
+        """Pin the served definition of ``tool`` (or of every changed/held tool of ``server`` when
+        ``tool`` is ``"*"``); return the accepted names.
+
+        Raises:
+            NotFound: no pin for ``tool``, or nothing to accept.
+        """
+        now = time.time()
+        with self.store.write() as conn:
+            q = select(s.pins).where(s.pins.c.status.in_(("changed", "held")))
+            q = q.where(s.pins.c.server == server) if tool == "*" and server else q.where(s.pins.c.tool == tool)
+            rows = conn.execute(q).all()
+            if not rows:
+                exists = conn.execute(select(s.pins.c.tool).where(s.pins.c.tool == tool)).first()
+                if tool != "*" and exists is None:
+                    raise NotFound("pin", tool)
+                raise NotFound("pending change", tool, "nothing to accept; see `toolhost pins list --status changed`")
+            for r in rows:
+                conn.execute(
+                    update(s.pins).where(s.pins.c.tool == r.tool).values(
+                        status="trusted", definition_hash=r.pending_hash, definition_json=r.pending_json,
+                        pending_hash=None, pending_json=None, pinned_at=now, updated_at=now,
+                    )
+                )
+            bump_revision(conn)
+        return [r.tool for r in rows]

@@ -1,0 +1,158 @@
+"""Database schema of the permission store (SQLAlchemy Core tables).
+
+Times are UNIX seconds (float, UTC). Grants belong to a *subject*: ``("user", name)`` or
+``("role", name)``. ``meta.revision`` increases with every change that affects access (users,
+roles, grants, keys, pins), so readers can cache a policy and re-check one integer per request.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+__all__ = [
+    "api_keys",
+    "approvals",
+    "audit",
+    "grants",
+    "meta",
+    "metadata",
+    "pins",
+    "roles",
+    "schema_version",
+    "user_roles",
+    "users",
+]
+
+metadata = MetaData()
+
+schema_version = Table(
+    "schema_version",
+    metadata,
+    Column("id", Integer, primary_key=True),  # always 1
+    Column("version", Integer, nullable=False),
+    Column("migrated_at", Float, nullable=False),
+)
+
+meta = Table(
+    "meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Integer, nullable=False),
+)
+
+users = Table(
+    "users",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("created_at", Float, nullable=False),
+)
+
+roles = Table(
+    "roles",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("description", Text, nullable=False, default=""),
+    Column("created_at", Float, nullable=False),
+)
+
+user_roles = Table(
+    "user_roles",
+    metadata,
+    Column("user", String(64), ForeignKey("users.name", ondelete="CASCADE"), primary_key=True),
+    Column("role", String(64), ForeignKey("roles.name", ondelete="CASCADE"), primary_key=True),
+)
+
+grants = Table(
+    "grants",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("subject_kind", String(8), nullable=False),  # "user" | "role"
+    Column("subject", String(64), nullable=False),
+    Column("effect", String(8), nullable=False),  # "allow" | "deny"
+    Column("pattern", String(160), nullable=False),
+    Column("max_risk", String(16), nullable=False),
+    Column("approval", Integer, nullable=True),  # NULL default, 1 always, 0 never
+    Column("created_at", Float, nullable=False),
+    UniqueConstraint("subject_kind", "subject", "effect", "pattern", name="uq_grant"),
+)
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("key_id", String(32), primary_key=True),
+    Column("user", String(64), ForeignKey("users.name", ondelete="CASCADE"), nullable=False),
+    Column("label", Text, nullable=False, default=""),
+    Column("kdf", String(64), nullable=False),  # e.g. "scrypt:16384:8:1"
+    Column("salt", LargeBinary, nullable=False),
+    Column("hash", LargeBinary, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("last_used_at", Float, nullable=True),
+    Column("revoked_at", Float, nullable=True),
+    Index("ix_api_keys_user", "user"),
+)
+
+approvals = Table(
+    "approvals",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("user", String(64), nullable=False),
+    Column("key_id", String(32), nullable=True),
+    Column("tool", String(128), nullable=False),
+    Column("arguments_hash", String(64), nullable=False),
+    Column("arguments_redacted", Text, nullable=False),
+    Column("rule", Text, nullable=True),
+    Column("status", String(16), nullable=False),  # pending approved denied used expired
+    Column("created_at", Float, nullable=False),
+    Column("expires_at", Float, nullable=False),
+    Column("decided_at", Float, nullable=True),
+    Column("decided_by", String(64), nullable=True),
+    Column("used_at", Float, nullable=True),
+    Index("ix_approvals_lookup", "user", "tool", "arguments_hash", "status"),
+)
+
+pins = Table(
+    "pins",
+    metadata,
+    Column("tool", String(128), primary_key=True),
+    Column("server", String(128), nullable=False),
+    Column("definition_hash", String(64), nullable=True),  # NULL while a new tool is held
+    Column("definition_json", Text, nullable=True),
+    Column("status", String(16), nullable=False),  # trusted changed held
+    Column("pending_hash", String(64), nullable=True),
+    Column("pending_json", Text, nullable=True),
+    Column("pinned_at", Float, nullable=True),
+    Column("updated_at", Float, nullable=False),
+    Index("ix_pins_server", "server"),
+)
+
+audit = Table(
+    "audit",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", Float, nullable=False),
+    Column("user", String(64), nullable=True),
+    Column("key_id", String(32), nullable=True),
+    Column("action", String(16), nullable=False),  # call list search auth approve pin admin
+    Column("tool", String(160), nullable=True),
+    Column("decision", String(16), nullable=True),
+    Column("rule", Text, nullable=True),
+    Column("status", String(32), nullable=True),
+    Column("duration_ms", Float, nullable=True),
+    Column("arguments", Text, nullable=True),
+    Column("detail", Text, nullable=True),
+    Index("ix_audit_at", "at"),
+    Index("ix_audit_user", "user"),
+    Index("ix_audit_tool", "tool"),
+)
