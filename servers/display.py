@@ -1,0 +1,70 @@
+"""Rich renderings for the CLI: server status, tool tables, live connect display."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from host.connection import ConnectionState, ServerStatus
+from registry import ToolRecord
+
+__all__ = ["live_status", "servers_table", "tools_table"]
+
+_STATE_STYLE = {
+    ConnectionState.PENDING: "dim",
+    ConnectionState.CONNECTING: "yellow",
+    ConnectionState.CONNECTED: "green",
+    ConnectionState.FAILED: "red",
+    ConnectionState.STOPPED: "dim",
+}
+
+
+def servers_table(statuses: Sequence[ServerStatus], *, show_stderr: bool = True) -> Table:
+    """A table: server, transport, state, tools, connect time, detail (error, stderr tail, warnings)."""
+    table = Table(title="MCP servers", expand=False)
+    for col in ("server", "transport", "state", "tools", "connect s", "detail"):
+        table.add_column(col, overflow="fold")
+    for s in statuses:
+        detail = s.error or (s.server_info or "")
+        if s.error and show_stderr and s.stderr_tail:
+            detail += "\n[dim]stderr:[/dim]\n" + s.stderr_tail
+        if s.warnings:
+            detail += "\n" + "\n".join(f"[yellow]warning:[/yellow] {w}" for w in s.warnings)
+        style = _STATE_STYLE.get(s.state, "")
+        table.add_row(
+            s.name,
+            s.transport,
+            f"[{style}]{s.state.value}[/{style}]",
+            str(s.tool_count) if s.state is ConnectionState.CONNECTED else "-",
+            f"{s.connect_seconds:.2f}" if s.connect_seconds is not None else "-",
+            detail,
+        )
+    return table
+
+
+def tools_table(tools: Sequence[ToolRecord], *, title: str = "Tools") -> Table:
+    """A table: name, server, risk, timeout, description (first line)."""
+    table = Table(title=title, expand=False)
+    for col in ("name", "server", "risk", "timeout s", "description"):
+        table.add_column(col, overflow="fold")
+    risk_style = {"read": "green", "write": "yellow", "destructive": "red"}
+    for t in tools:
+        first_line = (t.description or "").strip().splitlines()[0] if t.description.strip() else ""
+        r = t.risk.value
+        table.add_row(t.qualified_name, t.server, f"[{risk_style[r]}]{r}[/{risk_style[r]}]", f"{t.timeout_seconds:g}",
+                      first_line)
+    return table
+
+
+@contextmanager
+def live_status(console: Console, statuses: Sequence[ServerStatus], *, enabled: bool = True) -> Iterator[callable]:
+    """A live-updating server table while connecting; yields a ``refresh()`` callable."""
+    if not enabled or not console.is_terminal:
+        yield lambda *_: None
+        return
+    with Live(servers_table(statuses, show_stderr=False), console=console, transient=True, refresh_per_second=8) as live:
+        yield lambda *_: live.update(servers_table(statuses, show_stderr=False))
