@@ -1,0 +1,213 @@
+"""Append-only JSONL event log, one file per conversation, with secret redaction and replay.
+
+File: ``<root>/<safe conversation id>.jsonl``; one JSON object per line::
+
+    {"v": 1, "seq": 0, "ts": "2026-11-30T01:02:03.456789+00:00", "conversation_id": "c1",
+     "kind": "message", "adapter": "openai-chat", "data": {...}}
+
+Kinds written by toolhost:
+
+* ``message``: a message appended to the model-visible history (``data.message``, a
+  :class:`~host.pipeline.transcript.Message` dump);
+* ``transform``: the history was rewritten on purpose (``data.op`` = ``trim`` / ``repair`` /
+  ``compact``; ``data.messages`` is the complete new history), never a silent rewrite;
+* ``request``: a model request (``data``: model, tool names, ``history_len``);
+* ``call``: a tool call (``raw_arguments`` and parsed ``arguments`` kept apart);
+* ``decision``: the policy decision for a call; ``result``: a tool result; ``error``: a
+  fatal error or a stop of the loop.
+
+Redaction (before anything is written): values under keys that name a secret (``token``,
+``secret``, ``password``, ``api_key``, ``authorization``, ``cookie``, ``private_key``…; see
+:data:`SECRET_KEY`) become ``"[REDACTED]"``, and bearer/basic credentials and well-known key
+formats inside any string are masked. A message event changed by redaction is marked
+``"redacted": true``; :func:`EventLog.rebuild_history` is byte-identical to the live history
+for every conversation without secrets, and reports the redacted messages otherwise.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from host.pipeline.format import safe_file_name
+from host.pipeline.transcript import Message
+
+__all__ = ["FORMAT_VERSION", "REDACTED", "SECRET_KEY", "EventLog", "ReplayResult", "redact"]
+
+FORMAT_VERSION = 1
+"""Version of the event format (``v`` of every line)."""
+
+REDACTED = "[REDACTED]"
+
+SECRET_KEY = re.compile(
+    r"(?:^|_)(?:access_?token|refresh_?token|id_?token|auth_?token|token|secret|client_?secret|password|passwd"
+    r"|passphrase|api_?key|apikey|authorization|cookie|set_cookie|private_?key|session_?key|credentials?)$",
+    re.IGNORECASE,
+)
+"""Matches a normalized key (camelCase → snake_case, ``-`` → ``_``) whose value is a secret.
+
+``max_tokens`` or ``token_count`` are *not* secrets; ``page_token`` or ``x-api-key`` are.
+"""
+
+_SECRET_VALUE = re.compile(
+    r"(?i)\b(bearer|basic)\s+(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}"
+    r"|\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}"
+    r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
+    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
+    r"|\bAKIA[0-9A-Z]{16}\b"
+)
+
+
+def _norm_key(key: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).replace("-", "_").lower()
+
+
+def _mask(match: re.Match[str]) -> str:
+    scheme = match.group(1)
+    return f"{scheme} {REDACTED}" if scheme else REDACTED
+
+
+def redact(value: Any) -> Any:
+    """A copy of a JSON value with secrets replaced (see module docstring)."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if isinstance(k, str) and SECRET_KEY.search(_norm_key(k)) and v not in (None, "", [], {}):
+                out[k] = REDACTED
+            else:
+                out[k] = redact(v)
+        return out
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    if isinstance(value, str):
+        if _SECRET_VALUE.search(value):
+            return _SECRET_VALUE.sub(_mask, value)
+        # JSON text (e.g. raw tool arguments) is redacted structurally as well
+        stripped = value.lstrip()
+        if stripped[:1] in ("{", "[") and '"' in value:
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                return value
+            cleaned = redact(parsed)
+            if cleaned != parsed:
+                return json.dumps(cleaned, ensure_ascii=False)
+        return value
+    return value
+
+
+class ReplayResult:
+    """Outcome of :meth:`EventLog.rebuild_history`.
+
+    Attributes:
+        messages: the rebuilt model-visible history.
+        redacted_indexes: positions of messages whose event was changed by redaction (their
+            bytes differ from what the model saw).
+        transforms: the ``transform`` events applied, in order.
+    """
+
+    def __init__(self, messages: list[Message], redacted_indexes: list[int], transforms: list[dict[str, Any]]):
+        self.messages = messages
+        self.redacted_indexes = redacted_indexes
+        self.transforms = transforms
+
+    @property
+    def exact(self) -> bool:
+        """True when no message was redacted: the history is byte-identical to the live one."""
+        return not self.redacted_indexes
+
+
+class EventLog:
+    """Append-only JSONL event log per conversation under ``root`` (created on first write).
+
+    Thread-safe for appends from one process; lines are written whole and flushed.
+    """
+
+    def __init__(self, root: Path, *, redact_secrets: bool = True) -> None:
+        self.root = Path(root)
+        self.redact_secrets = redact_secrets
+        self._seq: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def path_for(self, conversation_id: str) -> Path:
+        """The JSONL file of ``conversation_id``."""
+        return self.root / f"{safe_file_name(conversation_id)}.jsonl"
+
+    def _next_seq(self, conversation_id: str, path: Path) -> int:
+        seq = self._seq.get(conversation_id)
+        if seq is None:
+            seq = sum(1 for _ in path.open("rb")) if path.exists() else 0
+        self._seq[conversation_id] = seq + 1
+        return seq
+
+    def append(self, conversation_id: str, kind: str, data: dict[str, Any], *, adapter: str | None = None) -> dict:
+        """Redact and append one event; returns the event as written."""
+        clean = redact(data) if self.redact_secrets else data
+        event = {
+            "v": FORMAT_VERSION,
+            "seq": 0,
+            "ts": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+            "conversation_id": conversation_id,
+            "kind": kind,
+            "adapter": adapter,
+            "data": clean,
+        }
+        if kind in ("message", "transform") and clean != data:
+            event["redacted"] = True
+        path = self.path_for(conversation_id)
+        with self._lock:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            event["seq"] = self._next_seq(conversation_id, path)
+            line = json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line.encode("utf-8", "surrogatepass"))
+            finally:
+                os.close(fd)
+        return event
+
+    # -- history helpers ----------------------------------------------------------------------
+    def record_message(self, conversation_id: str, message: Message, *, adapter: str | None = None) -> None:
+        """Append ``message`` to the conversation's model-visible history."""
+        self.append(conversation_id, "message", {"message": message.model_dump(mode="json")}, adapter=adapter)
+
+    def record_transform(
+        self, conversation_id: str, op: str, messages: list[Message], *, note: str = "", adapter: str | None = None
+    ) -> None:
+        """Record that the history was replaced by ``messages`` (trim, repair, compaction)."""
+        self.append(conversation_id, "transform",
+                    {"op": op, "note": note, "messages": [m.model_dump(mode="json") for m in messages]},
+                    adapter=adapter)
+
+    def events(self, conversation_id: str) -> Iterator[dict[str, Any]]:
+        """Every event of the conversation, in order (a torn last line is skipped)."""
+        path = self.path_for(conversation_id)
+        if not path.exists():
+            return
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if not line.endswith("\n"):
+                    break  # a crash mid-write: the last line is incomplete
+                yield json.loads(line)
+
+    def rebuild_history(self, conversation_id: str) -> ReplayResult:
+        """The model-visible history from ``message`` and ``transform`` events alone."""
+        messages: list[Message] = []
+        redacted: list[int] = []
+        transforms: list[dict[str, Any]] = []
+        for ev in self.events(conversation_id):
+            if ev["kind"] == "message":
+                if ev.get("redacted"):
+                    redacted.append(len(messages))
+                messages.append(Message.model_validate(ev["data"]["message"]))
+            elif ev["kind"] == "transform":
+                messages = [Message.model_validate(m) for m in ev["data"]["messages"]]
+                redacted = list(range(len(messages))) if ev.get("redacted") else []
+                transforms.append({"op": ev["data"]["op"], "seq": ev["seq"]})
+        return ReplayResult(messages, redacted, transforms)

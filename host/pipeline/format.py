@@ -1,0 +1,210 @@
+"""MCP ``CallToolResult`` → what the model reads, under the tool's output budget (BR-19, BR-20).
+
+Conversion (MCP 2025-11-25 content types):
+
+* ``text`` blocks: consecutive text is joined with ``"\\n"`` into one :class:`TextBlock`;
+* ``image`` / ``audio``: kept as :class:`ImageBlock` / :class:`AudioBlock` (base64 never enters text);
+* ``resource_link``: a text reference ``[resource link: NAME <URI> (MIME)]``;
+* embedded ``resource``: its text, or for a blob an image/audio block by MIME type, else a
+  text reference;
+* empty ``content`` with ``structuredContent``: the structured value's JSON as text.
+
+The structured value is returned separately (``ToolResult.structured``) and never cut.
+
+Limiting: when the model text is longer than ``max_output_chars`` the text becomes head +
+notice + tail, the notice giving the original size and the path of the full text, which is
+written to the per-conversation spill folder (:class:`SpillStore`). Cuts fall on code-point
+boundaries (a Python ``str`` cannot split a UTF-8 sequence) and prefer line ends.
+Empty output becomes :data:`EMPTY_PLACEHOLDER` (some APIs reject empty tool results).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp import types as mt
+
+from host.calls import AudioBlock, ContentBlock, ImageBlock, TextBlock
+
+__all__ = [
+    "EMPTY_PLACEHOLDER",
+    "FormattedOutput",
+    "SpillStore",
+    "convert_content",
+    "cut_head_tail",
+    "format_result",
+    "safe_file_name",
+]
+
+EMPTY_PLACEHOLDER = "(no output)"
+"""Model text of a successful call that returned nothing."""
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+_MAX_NAME = 80
+
+
+def safe_file_name(name: str) -> str:
+    """A file name made from ``name``: only ``[A-Za-z0-9._-]``, no leading dot, ≤ 80 characters.
+
+    When anything had to change, an 8-hex-digit hash of the original is appended, so two
+    different names never map to the same file.
+    """
+    cleaned = _SAFE.sub("_", name).lstrip(".")[: _MAX_NAME - 9]
+    if cleaned != name or not cleaned:
+        cleaned = f"{cleaned or 'x'}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+    return cleaned
+
+
+class SpillStore:
+    """Writes full outputs that exceed their budget under ``root/<conversation>/<call>.txt``.
+
+    Args:
+        root: the spill folder (created on first write). Paths never leave it.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def path_for(self, conversation_id: str, call_id: str) -> Path:
+        """Where the full output of ``call_id`` goes (inside :attr:`root`, checked)."""
+        root = self.root.resolve()
+        path = (root / safe_file_name(conversation_id) / f"{safe_file_name(call_id)}.txt").resolve()
+        if root not in path.parents:
+            raise ValueError(f"spill path {path} escapes the spill folder {root}")
+        return path
+
+    def write(self, conversation_id: str, call_id: str, text: str) -> Path:
+        """Write ``text`` (UTF-8) and return its path."""
+        path = self.path_for(conversation_id, call_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text, encoding="utf-8", errors="surrogatepass")
+        tmp.replace(path)
+        return path
+
+
+def _ref(kind: str, uri: str, name: str | None, mime: str | None, extra: str = "") -> str:
+    label = f"{name} " if name else ""
+    meta = ", ".join(x for x in (mime, extra) if x)
+    return f"[{kind}: {label}<{uri}>{f' ({meta})' if meta else ''}]"
+
+
+def convert_content(result: mt.CallToolResult) -> tuple[list[ContentBlock], Any]:
+    """MCP result → (content blocks for the model, structured value). See module rules."""
+    blocks: list[ContentBlock] = []
+    texts: list[str] = []
+
+    def flush() -> None:
+        if texts:
+            blocks.append(TextBlock(text="\n".join(texts)))
+            texts.clear()
+
+    for item in result.content or []:
+        if isinstance(item, mt.TextContent):
+            texts.append(item.text)
+        elif isinstance(item, mt.ImageContent):
+            flush()
+            blocks.append(ImageBlock(data=item.data, mime_type=item.mime_type))
+        elif isinstance(item, mt.AudioContent):
+            flush()
+            blocks.append(AudioBlock(data=item.data, mime_type=item.mime_type))
+        elif isinstance(item, mt.ResourceLink):
+            size = f"{item.size} bytes" if item.size is not None else ""
+            texts.append(_ref("resource link", str(item.uri), item.name, item.mime_type, size))
+        elif isinstance(item, mt.EmbeddedResource):
+            res = item.resource
+            mime = res.mime_type or ""
+            if isinstance(res, mt.TextResourceContents):
+                texts.append(res.text)
+            elif mime.startswith("image/"):
+                flush()
+                blocks.append(ImageBlock(data=res.blob, mime_type=mime))
+            elif mime.startswith("audio/"):
+                flush()
+                blocks.append(AudioBlock(data=res.blob, mime_type=mime))
+            else:
+                approx = f"~{len(res.blob) * 3 // 4} bytes, binary, not shown"
+                texts.append(_ref("embedded resource", str(res.uri), None, mime or None, approx))
+        else:  # a content type this SDK version knows but we do not: describe, never dump
+            texts.append(f"[unsupported content block of type {getattr(item, 'type', type(item).__name__)!r}]")
+    flush()
+    structured = result.structured_content
+    if not blocks and structured is not None:
+        blocks.append(TextBlock(text=json.dumps(structured, ensure_ascii=False, sort_keys=False)))
+    return blocks, structured
+
+
+def _cut_point(text: str, at: int, *, forward: bool) -> int:
+    """Move a cut at ``at`` to a nearby line end (within 10% of the span), never into ``\\r\\n``."""
+    window = max(1, min(2000, at // 10 if not forward else (len(text) - at) // 10))
+    if forward:
+        nl = text.find("\n", at, at + window)
+        at = nl + 1 if nl != -1 else at
+    else:
+        nl = text.rfind("\n", max(0, at - window), at)
+        at = nl + 1 if nl != -1 else at
+    if 0 < at < len(text) and text[at - 1] == "\r" and text[at] == "\n":
+        at -= 1
+    return at
+
+
+def cut_head_tail(text: str, max_chars: int, notice: str) -> str:
+    """``head + notice + tail`` of at most ``max(max_chars, len(notice))`` characters.
+
+    Head gets two thirds of the room left after the notice, tail one third.
+    """
+    room = max(0, max_chars - len(notice) - 2)
+    head_n = _cut_point(text, room * 2 // 3, forward=False)
+    tail_start = _cut_point(text, len(text) - (room - head_n), forward=True)
+    tail_start = max(tail_start, head_n)
+    return f"{text[:head_n]}\n{notice}\n{text[tail_start:]}"
+
+
+@dataclass(frozen=True)
+class FormattedOutput:
+    """Model-facing output of one call.
+
+    Attributes:
+        content: blocks for the model (text limited, media kept).
+        structured: MCP ``structuredContent`` (unchanged).
+        original_chars: length of the full model text before limiting.
+        truncated: whether the text was cut.
+        spill_path: where the full text was written, when cut.
+    """
+
+    content: list[ContentBlock]
+    structured: Any
+    original_chars: int
+    truncated: bool = False
+    spill_path: str | None = None
+
+
+def format_result(
+    result: mt.CallToolResult,
+    *,
+    max_output_chars: int,
+    spill: SpillStore | None,
+    conversation_id: str,
+    call_id: str,
+    empty_text: str = EMPTY_PLACEHOLDER,
+) -> FormattedOutput:
+    """Convert and limit one MCP result (see module docstring)."""
+    blocks, structured = convert_content(result)
+    text_blocks = [b for b in blocks if isinstance(b, TextBlock)]
+    full_text = "\n".join(b.text for b in text_blocks)
+    total = len(full_text)
+    if not blocks or (not any(b.text.strip() for b in text_blocks) and len(text_blocks) == len(blocks)):
+        return FormattedOutput([TextBlock(text=empty_text)], structured, total)
+    if total <= max_output_chars:
+        return FormattedOutput(blocks, structured, total)
+    path = spill.write(conversation_id, call_id, full_text) if spill is not None else None
+    where = f"the full output is in {path}" if path else "the full output was not kept"
+    notice = (f"[… output truncated: {total} characters in total, showing the first and last part; {where} …]")
+    media = [b for b in blocks if not isinstance(b, TextBlock)]
+    cut = cut_head_tail(full_text, max_output_chars, notice)
+    return FormattedOutput([TextBlock(text=cut), *media], structured, total, True, str(path) if path else None)

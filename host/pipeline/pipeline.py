@@ -1,0 +1,151 @@
+"""The :class:`Pipeline` facade: N tool calls in, N tool results out, in call order.
+
+Stages: (accumulate, done by the adapter with :class:`~host.pipeline.accumulate.ArgumentAccumulator`)
+→ look up + visibility → parse → validate (+ lossless coercion) → authorize/approval → execute
+(timeouts, cancellation, scheduling) → format/limit (+ spill) → pair. Each stage's failure is a
+result for that call; only :class:`~host.pipeline.errors.PipelineFatal` escapes.
+
+Use::
+
+    pipeline = Pipeline(registry, executor, policy, spill_dir=data_dir / "spill", event_log=EventLog(...))
+    results = await pipeline.run_batch(calls, CallContext(principal=p, conversation_id="c1"))
+    result = await pipeline.call("time__get_current_time", {"timezone": "UTC"}, ctx)
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+from host.calls import ToolCall, ToolResult
+from host.executor import ToolExecutor
+from host.pipeline.context import CallContext
+from host.pipeline.errors import PipelineFatal
+from host.pipeline.execute import execute_batch
+from host.pipeline.format import SpillStore
+from host.pipeline.prepare import ApprovalHook, Prepared, ValidatorCache, prepare_call
+from registry.policy import AllowAll, Policy
+from registry.store import ToolRegistry
+
+__all__ = ["Pipeline"]
+
+_single_ids = itertools.count()
+
+
+class Pipeline:
+    """The standard call pipeline.
+
+    Args:
+        registry: where names are resolved (one snapshot is used per batch).
+        executor: runs ``tools/call`` upstream (:class:`host.manager.ServerManager` in production).
+        policy: authorization (default :class:`~registry.policy.AllowAll`).
+        spill_dir: folder for full outputs over a tool's ``max_output_chars`` (one sub-folder
+            per conversation).
+        event_log: optional :class:`host.events.EventLog`; gets ``call``, ``decision`` and
+            ``result`` events.
+        approvals: optional hook deciding calls the policy marks ``approval``.
+        coerce: apply the lossless string→number coercion (``registry.validation``).
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        executor: ToolExecutor,
+        policy: Policy | None = None,
+        *,
+        spill_dir: Path,
+        event_log: Any | None = None,
+        approvals: ApprovalHook | None = None,
+        coerce: bool = True,
+    ) -> None:
+        self.registry = registry
+        self.executor = executor
+        self.policy: Policy = policy or AllowAll()
+        self.spill = SpillStore(spill_dir)
+        self.event_log = event_log
+        self.approvals = approvals
+        self.coerce = coerce
+        self._validators = ValidatorCache()
+
+    def _log(self, ctx: CallContext, kind: str, data: dict[str, Any]) -> None:
+        if self.event_log is not None:
+            self.event_log.append(ctx.conversation_id, kind, data, adapter=ctx.adapter)
+
+    async def run_batch(self, calls: Sequence[ToolCall], ctx: CallContext) -> list[ToolResult]:
+        """Run a batch; returns exactly ``len(calls)`` results, ``results[i].call_id == calls[i].call_id``.
+
+        Raises:
+            PipelineFatal: protocol corruption or a broken invariant (the turn must end).
+        """
+        snapshot = self.registry.snapshot()
+        slots: list[ToolResult | None] = [None] * len(calls)
+        preps: list[Prepared] = []
+        positions: list[int] = []
+        for pos, call in enumerate(calls):
+            self._log(ctx, "call", {"call_id": call.call_id, "name": call.name, "index": call.index,
+                                    "raw_arguments": call.raw_arguments, "arguments": call.arguments})
+            out = await prepare_call(
+                call, snapshot=snapshot, policy=self.policy, principal=ctx.principal,
+                validators=self._validators, approvals=self.approvals, suggest=self.registry.suggest,
+                coerce=self.coerce,
+            )
+            if isinstance(out, ToolResult):
+                slots[pos] = out
+                self._log(ctx, "decision", {"call_id": call.call_id, "stage": out.error.where if out.error else "",
+                                            "status": out.status.value})
+                await self._completed(ctx, out)
+                continue
+            decision = {"call_id": call.call_id, "stage": "authorize", "effect": out.decision.effect.value,
+                        "rule": out.decision.rule, "server": out.record.server, "tool": out.record.original_name}
+            if out.coercions:
+                decision["coercions"] = [{"path": c.path, "given": c.given, "value": c.value} for c in out.coercions]
+            decision.update(out.notes)
+            self._log(ctx, "decision", decision)
+            preps.append(out)
+            positions.append(pos)
+
+        async def completed(res: ToolResult) -> None:
+            await self._completed(ctx, res)
+
+        executed = await execute_batch(preps, self.executor, ctx, spill=self.spill, completed=completed)
+        for pos, res in zip(positions, executed, strict=True):
+            slots[pos] = res
+        results: list[ToolResult] = []
+        for call, res in zip(calls, slots, strict=True):
+            if res is None or res.call_id != call.call_id:
+                raise PipelineFatal("pair", f"call {call.call_id!r} has no matching result")
+            results.append(res)
+        return results
+
+    async def _completed(self, ctx: CallContext, res: ToolResult) -> None:
+        self._log(ctx, "result", res.model_dump(mode="json"))
+        if ctx.on_result is not None:
+            await ctx.on_result(res)
+
+    async def call(
+        self, name: str, arguments: dict[str, Any] | str | None, ctx: CallContext, *, call_id: str | None = None
+    ) -> ToolResult:
+        """Run one call. ``arguments`` as a dict (already parsed) or as raw JSON text.
+
+        ``call_id`` defaults to ``ctx.call_id`` or a generated ``toolhost_single_<n>``.
+        """
+        cid = call_id or ctx.call_id or f"toolhost_single_{next(_single_ids)}"
+        if isinstance(arguments, str):
+            call = ToolCall(call_id=cid, name=name, raw_arguments=arguments)
+        else:
+            args = arguments if arguments is not None else {}
+            call = ToolCall(call_id=cid, name=name, raw_arguments=_dumps(args), arguments=args)
+        (result,) = await self.run_batch([call], ctx)
+        return result
+
+
+def _dumps(value: dict[str, Any]) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return ""
+
