@@ -140,7 +140,9 @@ class AccessControl:
             return policy
 
     def evaluate(self, principal: Principal, tool: ToolRecord) -> Decision:
-        """``policy().evaluate(principal, tool)``."""
+        """``policy().evaluate(principal, tool)``: makes AccessControl itself a live
+        :class:`registry.policy.Policy` (each evaluation re-checks the revision, ~3 µs on SQLite), so it
+        can be handed to anything that keeps one policy object (e.g. ``HostRuntime(policy=access)``)."""
         return self.policy().evaluate(principal, tool)
 
     def visible(self, principal: Principal, policy: Policy | None = None) -> Callable[[ToolRecord], bool]:

