@@ -90,11 +90,11 @@ class ServerStatus:
     warnings: list[str] = field(default_factory=list)
 
 
-async def list_all_tools(client: Client, server: str) -> tuple[list[Tool], list[str]]:
+async def list_all_tools(client: Client, server: str, *, max_pages: int = MAX_LIST_PAGES) -> tuple[list[Tool], list[str]]:
     """Every page of ``tools/list``; ends on any input a broken server can send.
 
     Stops on a missing/empty cursor, a cursor seen before (loop), or after
-    :data:`MAX_LIST_PAGES` pages. Duplicate names keep the first definition.
+    ``max_pages`` pages. Duplicate names keep the first definition.
 
     Returns:
         ``(tools, warnings)``.
@@ -104,7 +104,7 @@ async def list_all_tools(client: Client, server: str) -> tuple[list[Tool], list[
     seen_cursors: set[str] = set()
     seen_names: dict[str, int] = {}
     cursor: str | None = None
-    for page_no in range(MAX_LIST_PAGES):
+    for page_no in range(max_pages):
         page = await client.list_tools(cursor=cursor, cache_mode="refresh")
         for tool in page.tools:
             if tool.name in seen_names:
@@ -120,7 +120,7 @@ async def list_all_tools(client: Client, server: str) -> tuple[list[Tool], list[
             break
         seen_cursors.add(cursor)
     else:
-        warnings.append(f"tools/list returned more than {MAX_LIST_PAGES} pages; stopped listing")
+        warnings.append(f"tools/list returned more than {max_pages} pages; stopped listing")
     for name, count in seen_names.items():
         if count > 1:
             warnings.append(f"tool {name!r} is listed {count} times by {server!r}; kept the first definition")
@@ -336,9 +336,11 @@ class ServerConnection:
                     tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback
                 )
         except MCPError as err:
-            if err.code == REQUEST_TIMEOUT:
+            # -32000/-32001 are also free for servers to use ("implementation-defined server errors"),
+            # so only the SDK's own local errors (fixed message, no data) mean timeout / closed.
+            if err.code == REQUEST_TIMEOUT and err.data is None and err.message.endswith("timed out"):
                 raise CallTimeout(self.name, tool, timeout_seconds) from None
-            if err.code == CONNECTION_CLOSED:
+            if err.code == CONNECTION_CLOSED and err.data is None and err.message == "Connection closed":
                 self._connection_lost(err.message)
                 raise UpstreamUnavailable(self.name, f"connection closed: {err.message}") from None
             raise UpstreamError(self.name, tool, err.code, err.message, err.data) from None
