@@ -1,0 +1,103 @@
+"""Provider adapters: OpenAI Chat Completions, OpenAI Responses and Anthropic Messages.
+
+One provider-neutral conversation (:class:`Conversation`), three adapters with the same
+interface (:class:`ProviderAdapter`): declare registry tools, build requests (tool_choice,
+parallelism, deferred loading), parse whole and streamed responses into tool calls (streams
+feed the pipeline's ``ArgumentAccumulator``), render results, import history.
+The adapters work on plain dicts; the ``openai``/``anthropic`` SDKs are test dependencies only.
+"""
+
+from host.providers.anthropic_messages import AnthropicMessagesAdapter, AnthropicStreamParser
+from host.providers.base import (
+    API_ANTHROPIC,
+    API_CHAT,
+    API_RESPONSES,
+    AccumulatorLike,
+    AssistantTurn,
+    Conversation,
+    Declarations,
+    PreparedRequest,
+    ProviderAdapter,
+    Reasoning,
+    ResultsTurn,
+    StopReason,
+    StreamParser,
+    UserTurn,
+)
+from host.providers.choice import ChoiceParams, ToolChoice, anthropic_choice, chat_choice, responses_choice
+from host.providers.deferred import (
+    TOOL_SEARCH_NAME,
+    TOOL_SEARCH_PARAMETERS,
+    loaded_from_conversation,
+    loaded_names,
+    search_result,
+)
+from host.providers.errors import HistoryError, MalformedResponse, ProviderError, SchemaCycle
+from host.providers.openai_chat import ChatStreamParser, OpenAIChatAdapter
+from host.providers.openai_responses import OpenAIResponsesAdapter, ResponsesStreamParser
+from host.providers.schema import NormalizedSchema, find_ref_cycles, inline_refs, normalize_schema
+from host.providers.strict import (
+    StrictConversion,
+    decode_strict_arguments,
+    encode_strict_arguments,
+    to_strict_schema,
+)
+
+__all__ = [
+    "API_ANTHROPIC",
+    "API_CHAT",
+    "API_RESPONSES",
+    "AccumulatorLike",
+    "AnthropicMessagesAdapter",
+    "AnthropicStreamParser",
+    "AssistantTurn",
+    "ChatStreamParser",
+    "ChoiceParams",
+    "Conversation",
+    "Declarations",
+    "HistoryError",
+    "MalformedResponse",
+    "NormalizedSchema",
+    "OpenAIChatAdapter",
+    "OpenAIResponsesAdapter",
+    "PreparedRequest",
+    "ProviderAdapter",
+    "ProviderError",
+    "Reasoning",
+    "ResponsesStreamParser",
+    "ResultsTurn",
+    "SchemaCycle",
+    "StopReason",
+    "StreamParser",
+    "StrictConversion",
+    "TOOL_SEARCH_NAME",
+    "TOOL_SEARCH_PARAMETERS",
+    "ToolChoice",
+    "UserTurn",
+    "adapter_for",
+    "anthropic_choice",
+    "chat_choice",
+    "decode_strict_arguments",
+    "encode_strict_arguments",
+    "find_ref_cycles",
+    "inline_refs",
+    "loaded_from_conversation",
+    "loaded_names",
+    "normalize_schema",
+    "responses_choice",
+    "search_result",
+    "to_strict_schema",
+]
+
+
+def adapter_for(api: str) -> ProviderAdapter:
+    """The adapter for ``api`` (``openai_chat``, ``openai_responses``, ``anthropic_messages``).
+
+    Raises:
+        ValueError: unknown API name (the message lists the known ones).
+    """
+    adapters = {API_CHAT: OpenAIChatAdapter, API_RESPONSES: OpenAIResponsesAdapter,
+                API_ANTHROPIC: AnthropicMessagesAdapter}
+    if api not in adapters:
+        raise ValueError(f"unknown provider API {api!r}; use one of {sorted(adapters)}")
+    return adapters[api]()

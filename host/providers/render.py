@@ -1,0 +1,207 @@
+"""Rendering helpers shared by the adapters: call/result pairing, wire ids, result text.
+
+Pairing (bug cases BR-01, BR-02): each assistant turn's calls are paired with the results that
+follow it by call id, in call order, one slot per call. Duplicate ids (two calls sharing
+``call_X`` in one turn, or ``list_dir:0`` reused in a later turn) are renamed deterministically on
+the wire: the first keeps its id, later ones get ``_dup1``, ``_dup2``…, and each result follows
+its call's new id. A call with no recorded result gets a ``not_executed`` error result, so every
+call id sent has exactly one result; a result whose call is not in the previous assistant turn
+raises :class:`~host.providers.errors.HistoryError`.
+
+Result text (BR-17, BR-19): failures carry their error text; media never becomes base64 text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from host.calls import AudioBlock, ErrorInfo, ImageBlock, ResourceBlock, ResultStatus, TextBlock, ToolCall, ToolResult
+from host.providers.base import AssistantTurn, Conversation, ResultsTurn, UserTurn
+from host.providers.errors import HistoryError
+
+__all__ = [
+    "ANTHROPIC_IMAGE_TYPES",
+    "PairedCall",
+    "Segment",
+    "arguments_object",
+    "arguments_text",
+    "data_url",
+    "media_note",
+    "pair_conversation",
+    "result_text",
+    "sanitize_anthropic_id",
+]
+
+ANTHROPIC_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+"""Image media types the Anthropic and OpenAI image inputs accept."""
+
+_ANTHROPIC_ID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def sanitize_anthropic_id(call_id: str) -> str:
+    """A ``tool_use.id`` Anthropic accepts (``^[a-zA-Z0-9_-]+$``): other characters become ``_``."""
+    return _ANTHROPIC_ID.sub("_", call_id) or "call"
+
+
+def arguments_object(call: ToolCall) -> dict[str, Any]:
+    """The call's arguments as an object for history (BR-06): ``""``/non-object text → ``{}``."""
+    if call.arguments is not None:
+        return dict(call.arguments)
+    text = call.raw_arguments
+    if not text.strip():
+        return {}
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def arguments_text(call: ToolCall) -> str:
+    """Argument text for OpenAI history: the raw text when it is a JSON object, else ``{}``-based."""
+    text = call.raw_arguments
+    try:
+        if isinstance(json.loads(text), dict):
+            return text
+    except ValueError:
+        pass
+    return json.dumps(arguments_object(call), ensure_ascii=False, separators=(",", ":"))
+
+
+def data_url(block: ImageBlock) -> str:
+    return f"data:{block.mime_type};base64,{block.data}"
+
+
+def media_note(block: Any, *, attached: bool) -> str:
+    """One short line standing in for a non-text block inside text."""
+    if isinstance(block, ImageBlock):
+        size = len(block.data) * 3 // 4
+        where = "attached in the next user message" if attached else "not shown (this model takes no images here)"
+        return f"[image {block.mime_type}, ~{size} bytes: {where}]"
+    if isinstance(block, AudioBlock):
+        return f"[audio {block.mime_type}, ~{len(block.data) * 3 // 4} bytes: not shown (audio is not supported here)]"
+    if isinstance(block, ResourceBlock):
+        label = f" ({block.name})" if block.name else ""
+        return f"[resource {block.uri}{label}]"
+    return "[unsupported content]"
+
+
+def error_line(error: ErrorInfo | None, status: ResultStatus) -> str:
+    if error is None:
+        return f"Error ({status.value})."
+    return f"Error ({error.code}): {error.message}"
+
+
+def result_text(result: ToolResult, *, image_note: Callable[[ImageBlock], str] | None = None,
+                include_media_notes: bool = True) -> str:
+    """All of a result as text: text blocks, notes for media, the error line for failures.
+
+    Args:
+        image_note: text for each image block (default :func:`media_note` "not shown").
+        include_media_notes: ``False`` leaves media out entirely (when sent as blocks).
+    """
+    lines: list[str] = []
+    if result.is_error and result.status is not ResultStatus.TOOL_ERROR:
+        lines.append(error_line(result.error, result.status))
+    for block in result.content:
+        if isinstance(block, TextBlock):
+            lines.append(block.text)
+        elif not include_media_notes:
+            continue
+        elif isinstance(block, ImageBlock) and image_note is not None:
+            lines.append(image_note(block))
+        else:
+            lines.append(media_note(block, attached=False))
+    if not result.content and result.structured is not None:
+        lines.append(json.dumps(result.structured, ensure_ascii=False))
+    if result.status is ResultStatus.TOOL_ERROR and not any(isinstance(b, TextBlock) for b in result.content):
+        lines.append(error_line(result.error, result.status))
+    text = "\n".join(lines)
+    return text if text else "(no output)"
+
+
+@dataclass
+class PairedCall:
+    """One call slot: the call, its id on the wire, and its result (paired, in call order)."""
+
+    call: ToolCall
+    wire_id: str
+    result: ToolResult
+
+
+@dataclass
+class Segment:
+    """A rendering unit: a user turn, or an assistant turn with its paired results."""
+
+    turn_index: int
+    user: UserTurn | None = None
+    assistant: AssistantTurn | None = None
+    pairs: list[PairedCall] | None = None
+
+    def wire_id(self, call_position: int) -> str:
+        return self.pairs[call_position].wire_id if self.pairs else ""
+
+
+def _missing_result(call: ToolCall) -> ToolResult:
+    return ToolResult(call_id=call.call_id, name=call.name, status=ResultStatus.NOT_EXECUTED,
+                      content=[TextBlock(text="No result was recorded for this call; it was not executed.")],
+                      error=ErrorInfo(code=ResultStatus.NOT_EXECUTED.value, where="history",
+                                      message="No result was recorded for this call; it was not executed."))
+
+
+def pair_conversation(conversation: Conversation, api: str, *,
+                      sanitize: Callable[[str], str] | None = None) -> list[Segment]:
+    """Split a conversation into segments with every call paired to exactly one result.
+
+    Args:
+        api: target API name (for error messages).
+        sanitize: maps a provider call id to one the target API accepts.
+
+    Raises:
+        HistoryError: a results turn does not follow an assistant turn, or holds a result whose
+            call id is not among that turn's calls (or more results than calls with that id).
+    """
+    segments: list[Segment] = []
+    used: set[str] = set()
+    turns = conversation.turns
+    i = 0
+    while i < len(turns):
+        turn = turns[i]
+        if isinstance(turn, UserTurn):
+            segments.append(Segment(turn_index=i, user=turn))
+            i += 1
+            continue
+        if isinstance(turn, ResultsTurn):
+            raise HistoryError(api, i, "tool results without a preceding assistant turn; drop or re-pair them")
+        results: list[tuple[int, ToolResult]] = []
+        j = i + 1
+        while j < len(turns) and isinstance(turns[j], ResultsTurn):
+            results.extend((j, r) for r in turns[j].results)
+            j += 1
+        pairs: list[PairedCall] = []
+        taken = [False] * len(results)
+        for call in turn.calls:
+            wire = sanitize(call.call_id) if sanitize else call.call_id
+            base, n = wire, 0
+            while wire in used:
+                n += 1
+                wire = f"{base}_dup{n}"
+            used.add(wire)
+            found = None
+            for k, (_, res) in enumerate(results):
+                if not taken[k] and res.call_id == call.call_id:
+                    taken[k] = True
+                    found = res
+                    break
+            pairs.append(PairedCall(call=call, wire_id=wire, result=found or _missing_result(call)))
+        for k, (turn_at, res) in enumerate(results):
+            if not taken[k]:
+                raise HistoryError(api, turn_at, f"result for call id {res.call_id!r} has no matching call in the "
+                                                 "previous assistant turn; every result must answer one call")
+        segments.append(Segment(turn_index=i, assistant=turn, pairs=pairs))
+        i = j
+    return segments
