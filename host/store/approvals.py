@@ -210,13 +210,14 @@ class Approvals:
         return _info(row)
 
     def list(self, *, status: str | None = None, user: str | None = None, limit: int = 100) -> list[ApprovalInfo]:
-        """Approvals, newest first; ``status="open"`` means pending or approved-not-yet-used."""
+        """Approvals, newest first; ``status``: ``None``/``"all"``, ``"open"`` (pending or approved-not-yet-used)
+        or one status."""
         with self.store.write() as conn:
             self._expire(conn, time.time())
             q = select(s.approvals).order_by(s.approvals.c.created_at.desc()).limit(limit)
             if status == "open":
                 q = q.where(or_(s.approvals.c.status == "pending", s.approvals.c.status == "approved"))
-            elif status is not None:
+            elif status not in (None, "all"):
                 q = q.where(s.approvals.c.status == status)
             if user is not None:
                 q = q.where(s.approvals.c.user == user)
