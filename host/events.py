@@ -29,7 +29,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,70 +36,12 @@ from typing import Any
 
 from host.pipeline.format import safe_file_name
 from host.pipeline.transcript import Message
+from registry.redaction import REDACTED, SECRET_KEY, redact
 
 __all__ = ["FORMAT_VERSION", "REDACTED", "SECRET_KEY", "EventLog", "ReplayResult", "redact"]
 
 FORMAT_VERSION = 1
 """Version of the event format (``v`` of every line)."""
-
-REDACTED = "[REDACTED]"
-
-SECRET_KEY = re.compile(
-    r"(?:^|_)(?:access_?token|refresh_?token|id_?token|auth_?token|token|secret|client_?secret|password|passwd"
-    r"|passphrase|api_?key|apikey|authorization|cookie|set_cookie|private_?key|session_?key|credentials?)$",
-    re.IGNORECASE,
-)
-"""Matches a normalized key (camelCase → snake_case, ``-`` → ``_``) whose value is a secret.
-
-``max_tokens`` or ``token_count`` are *not* secrets; ``page_token`` or ``x-api-key`` are.
-"""
-
-_SECRET_VALUE = re.compile(
-    r"(?i)\b(bearer|basic)\s+(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}"
-    r"|\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}"
-    r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
-    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
-    r"|\bAKIA[0-9A-Z]{16}\b"
-)
-
-
-def _norm_key(key: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).replace("-", "_").lower()
-
-
-def _mask(match: re.Match[str]) -> str:
-    scheme = match.group(1)
-    return f"{scheme} {REDACTED}" if scheme else REDACTED
-
-
-def redact(value: Any) -> Any:
-    """A copy of a JSON value with secrets replaced (see module docstring)."""
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            if isinstance(k, str) and SECRET_KEY.search(_norm_key(k)) and v not in (None, "", [], {}):
-                out[k] = REDACTED
-            else:
-                out[k] = redact(v)
-        return out
-    if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
-    if isinstance(value, str):
-        if _SECRET_VALUE.search(value):
-            return _SECRET_VALUE.sub(_mask, value)
-        # JSON text (e.g. raw tool arguments) is redacted structurally as well
-        stripped = value.lstrip()
-        if stripped[:1] in ("{", "[") and '"' in value:
-            try:
-                parsed = json.loads(value)
-            except ValueError:
-                return value
-            cleaned = redact(parsed)
-            if cleaned != parsed:
-                return json.dumps(cleaned, ensure_ascii=False)
-        return value
-    return value
-
 
 class ReplayResult:
     """Outcome of :meth:`EventLog.rebuild_history`.

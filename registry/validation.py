@@ -30,6 +30,8 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, validator_for
 
+from registry.redaction import redact_text
+
 __all__ = [
     "ArgumentParseError",
     "Coercion",
@@ -49,7 +51,8 @@ _NUM_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
-    """``text`` cut to ``limit`` characters (``…`` marks the cut), secrets not yet redacted."""
+    """``text`` with secrets masked (``registry.redaction``), cut to ``limit`` characters (``…`` marks the cut)."""
+    text = redact_text(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -97,6 +97,17 @@ async def execute_one(
                       structured=out.structured)
 
 
+def _first(group: BaseExceptionGroup, kind: type[BaseException]) -> BaseException | None:
+    for exc in group.exceptions:
+        if isinstance(exc, kind):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first(exc, kind)
+            if found is not None:
+                return found
+    return None
+
+
 def _dependencies(preps: Sequence[Prepared]) -> list[list[int]]:
     deps: list[list[int]] = []
     for i, p in enumerate(preps):
@@ -148,17 +159,23 @@ async def execute_batch(
         finally:
             done[i].set()
 
-    async with anyio.create_task_group() as tg:
-        if ctx.cancel is not None:
-            async def watch() -> None:
-                await ctx.cancel.wait()  # type: ignore[union-attr]
-                tg.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as tg:
+            if ctx.cancel is not None:
+                async def watch() -> None:
+                    await ctx.cancel.wait()  # type: ignore[union-attr]
+                    tg.cancel_scope.cancel()
 
-            tg.start_soon(watch)
-        async with anyio.create_task_group() as calls_tg:
-            for i in range(n):
-                calls_tg.start_soon(run, i)
-        tg.cancel_scope.cancel()  # all calls done: stop the watcher
+                tg.start_soon(watch)
+            async with anyio.create_task_group() as calls_tg:
+                for i in range(n):
+                    calls_tg.start_soon(run, i)
+            tg.cancel_scope.cancel()  # all calls done: stop the watcher
+    except BaseExceptionGroup as group:
+        fatal = _first(group, PipelineFatal)
+        if fatal is not None:
+            raise fatal from None
+        raise
 
     reason = ctx.cancel.reason if ctx.cancel is not None else "cancelled"
     out: list[ToolResult] = []

@@ -49,12 +49,12 @@ _MAX_NAME = 80
 
 
 def safe_file_name(name: str) -> str:
-    """A file name made from ``name``: only ``[A-Za-z0-9._-]``, no leading dot, ≤ 80 characters.
+    """A file name made from ``name``: only ``[A-Za-z0-9._-]``, no ``..``, no leading dot, ≤ 80 characters.
 
     When anything had to change, an 8-hex-digit hash of the original is appended, so two
     different names never map to the same file.
     """
-    cleaned = _SAFE.sub("_", name).lstrip(".")[: _MAX_NAME - 9]
+    cleaned = re.sub(r"\.{2,}", "_", _SAFE.sub("_", name)).lstrip(".")[: _MAX_NAME - 9]
     if cleaned != name or not cleaned:
         cleaned = f"{cleaned or 'x'}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
     return cleaned

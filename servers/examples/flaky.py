@@ -10,9 +10,11 @@ Tools:
   prove that a timeout or cancel really stopped the upstream handler.
 * ``lookup_order(order_id)`` — read-only; answers ``isError: true`` "no such order" for every id
   but ``A1`` (a business answer, not a protocol error).
-* ``rate_limited()`` — raises a JSON-RPC error ``-32000 "Rate limit exceeded"`` with
+* ``rate_limited()`` — raises a JSON-RPC error ``-32010 "Rate limit exceeded"`` with
   ``data {"retryAfter": N, "reason": "rate_limited"}`` (N = ``retry_after_seconds``, default 7):
   ``retryAfter`` in seconds is the most common spelling among MCP servers that report one.
+  (Not -32000: the SDK uses that code for its own CONNECTION_CLOSED, so a server error with it
+  is indistinguishable from a dropped connection on the client side.)
 * ``protocol_error()`` — raises a JSON-RPC error ``-32602`` (a non-rate-limit MCP error).
 * ``crash()`` — raises ``ValueError``: the SDK turns it into an ``isError`` result.
 * ``huge(chars)`` — read-only; returns ``chars`` characters of multi-byte text (``"é漢🙂"`` cycle
@@ -102,7 +104,7 @@ def create_server(state: FlakyState | None = None) -> MCPServer:
     @app.tool(annotations=_READ)
     async def rate_limited() -> str:
         """Always rate limited: JSON-RPC error with ``data.retryAfter`` in seconds."""
-        raise MCPError(code=-32000, message="Rate limit exceeded",
+        raise MCPError(code=-32010, message="Rate limit exceeded",
                        data={"retryAfter": st.retry_after_seconds, "reason": "rate_limited"})
 
     @app.tool(annotations=_READ)

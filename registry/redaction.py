@@ -1,0 +1,88 @@
+"""Secret redaction for logs and error excerpts. Pure: no I/O.
+
+* Values under keys that name a secret (:data:`SECRET_KEY`: ``token``, ``secret``, ``password``,
+  ``api_key``, ``authorization``, ``cookie``, ``private_key``…) become :data:`REDACTED`.
+* Inside any string, bearer/basic credentials and well-known key formats (``sk-…``, ``ghp_…``,
+  ``xoxb-…``, ``AKIA…``) are masked, and in JSON-looking text ``"password": "…"`` pairs too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["REDACTED", "SECRET_KEY", "is_secret_key", "redact", "redact_text"]
+
+REDACTED = "[REDACTED]"
+
+SECRET_KEY = re.compile(
+    r"(?:^|_)(?:access_?token|refresh_?token|id_?token|auth_?token|token|secret|client_?secret|password|passwd"
+    r"|passphrase|api_?key|apikey|authorization|cookie|set_cookie|private_?key|session_?key|credentials?)$",
+    re.IGNORECASE,
+)
+"""Matches a normalized key (camelCase → snake_case, ``-`` → ``_``) whose value is a secret.
+
+``max_tokens`` or ``token_count`` are *not* secrets; ``page_token`` or ``x-api-key`` are.
+"""
+
+_SECRET_VALUE = re.compile(
+    r"(?i)\b(bearer|basic)\s+(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}"
+    r"|\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}"
+    r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
+    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
+    r"|\bAKIA[0-9A-Z]{16}\b"
+)
+_JSON_PAIR = re.compile(r'"([A-Za-z0-9_-]{1,64})"\s*:\s*"((?:[^"\\]|\\.)*)"?')
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a mapping key names a secret (see :data:`SECRET_KEY`)."""
+    norm = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).replace("-", "_").lower()
+    return bool(SECRET_KEY.search(norm))
+
+
+def _mask(match: re.Match[str]) -> str:
+    scheme = match.group(1)
+    return f"{scheme} {REDACTED}" if scheme else REDACTED
+
+
+def redact_text(text: str) -> str:
+    """Mask credentials inside free text, including ``"secret_key": "value"`` pairs of broken JSON."""
+    text = _SECRET_VALUE.sub(_mask, text)
+
+    def pair(m: re.Match[str]) -> str:
+        if is_secret_key(m.group(1)) and m.group(2):
+            return f'"{m.group(1)}": "{REDACTED}"'
+        return m.group(0)
+
+    return _JSON_PAIR.sub(pair, text) if '"' in text else text
+
+
+def redact(value: Any) -> Any:
+    """A copy of a JSON value with secrets replaced (see module docstring)."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if isinstance(k, str) and is_secret_key(k) and v not in (None, "", [], {}):
+                out[k] = REDACTED
+            else:
+                out[k] = redact(v)
+        return out
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    if isinstance(value, str):
+        stripped = value.lstrip()
+        if stripped[:1] in ("{", "[") and '"' in value:
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                return redact_text(value)
+            cleaned = redact(parsed)
+            if cleaned != parsed:
+                return json.dumps(cleaned, ensure_ascii=False)
+            return value
+        if _SECRET_VALUE.search(value):
+            return _SECRET_VALUE.sub(_mask, value)
+        return value
+    return value
