@@ -1,0 +1,114 @@
+"""The admin CLI through typer's CliRunner (a throwaway app with register())."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from host.access import AccessControl
+from registry.policy import Principal
+from servers.admin_cli import register
+
+
+@pytest.fixture
+def cli(tmp_path):
+    app = typer.Typer()
+    register(app)
+
+    @app.command("version")  # a second command so typer keeps sub-command dispatch
+    def _version() -> None:
+        typer.echo("x")
+
+    runner = CliRunner()
+    data = tmp_path / "cli-data"
+
+    def run(*args: str, ok: bool = True):
+        result = runner.invoke(app, [*args, "--data-dir", str(data)])
+        if ok:
+            assert result.exit_code == 0, result.output
+        else:
+            assert result.exit_code == 1, result.output
+        return result
+
+    run.data = data
+    return run
+
+
+def test_users_grants_keys_roundtrip(cli) -> None:
+    assert "added user alice" in cli("users", "add", "alice").output
+    assert "already exists" in cli("users", "add", "alice", ok=False).output
+    assert "unknown user 'bob'" in cli("grants", "add", "bob", "orders__*", ok=False).output
+    assert "invalid pattern" in cli("grants", "add", "alice", "orders__[", ok=False).output
+    assert "invalid risk" in cli("grants", "add", "alice", "orders__*", "--max-risk", "huge", ok=False).output
+    assert "added grant #1 allow:orders__*@user:alice" in cli("grants", "add", "alice", "orders__*", "--max-risk", "write").output
+    assert "already exists" in cli("grants", "add", "alice", "orders__*", ok=False).output
+    cli("grants", "add", "alice", "orders__cancel_order", "--deny")
+    cli("grants", "add", "alice", "server:notes", "--approval")
+    listing = cli("grants", "list", "alice").output
+    assert re.search(r"orders__\*\s+│ write\s+│ default", listing) and "always" in listing and "deny" in listing
+    created = cli("keys", "create", "alice", "--label", "laptop").output
+    token = re.search(r"th_[0-9a-f]{12}_\S+", created).group(0)
+    keys = cli("keys", "list", "alice").output
+    assert token not in keys and "laptop" in keys and "active" in keys
+    access = AccessControl.open(cli.data)
+    assert access.authenticate(token).user == "alice"
+    key_id = token.split("_")[1]
+    assert "give a KEY_ID" in cli("keys", "revoke", "alice", ok=False).output
+    assert f"revoked 1 key(s) of alice: {key_id}" in cli("keys", "revoke", "alice", key_id).output
+    assert access.authenticate(token) is None
+    assert "unknown user 'zed'" in cli("keys", "create", "zed", ok=False).output
+    users = cli("users", "list").output
+    assert re.search(r"alice\s+│ -\s+│ 3\s+│ 0", users)
+    assert "removed grant orders__cancel_order" in cli("grants", "remove", "alice", "orders__cancel_order", "--deny").output
+    assert "has no grant" in cli("grants", "remove", "alice", "nope__*", ok=False).output
+    cli("users", "remove", "alice")
+    assert "unknown user 'alice'" in cli("users", "remove", "alice", ok=False).output
+    access.close()
+
+
+def test_roles(cli) -> None:
+    cli("users", "add", "bob")
+    cli("roles", "add", "ops", "--description", "operators")
+    cli("roles", "grant", "ops", "server:git", "--max-risk", "read")
+    assert "already exists" in cli("roles", "add", "ops", ok=False).output
+    cli("roles", "assign", "ops", "bob")
+    assert re.search(r"ops\s+│ bob\s+│ 1", cli("roles", "list").output)
+    access = AccessControl.open(cli.data)
+    assert access.principal_for_user("bob") == Principal("bob", ("ops",))
+    cli("roles", "unassign", "ops", "bob")
+    cli("roles", "revoke", "ops", "server:git")
+    cli("roles", "remove", "ops")
+    assert "unknown role 'ops'" in cli("roles", "assign", "ops", "bob", ok=False).output
+    access.close()
+
+
+def test_approvals_pins_audit(cli, record) -> None:
+    access = AccessControl.open(cli.data)
+    req = access.approvals.request("alice", "notes__delete_note", {"title": "x", "password": "hunter2"})
+    listing = cli("approvals", "list").output
+    assert req.id in listing and "hunter2" not in listing and "pending" in listing
+    assert "approved" in cli("approvals", "approve", req.id).output
+    assert "not pending" in cli("approvals", "deny", req.id, ok=False).output
+    assert "unknown approval" in cli("approvals", "approve", "ap_nope", ok=False).output
+    v1, v2 = record("rug__q", "read", description="one"), record("rug__q", "read", description="two")
+    access.observe("rug", [v1])
+    access.observe("rug", [v2])
+    assert "changed" in cli("pins", "list").output
+    diff = cli("pins", "diff", "rug__q").output
+    assert '-  "description": "one"' in diff and '+  "description": "two"' in diff
+    assert "exactly one of" in cli("pins", "accept", ok=False).output
+    assert "accepted 1 definition(s): rug__q" in cli("pins", "accept", "rug__q").output
+    assert "nothing to accept" in cli("pins", "accept", "rug__q", ok=False).output
+    access.audit(action="call", principal=Principal("alice", key_id="k1"), tool="notes__read_note", decision="allow",
+                 status="ok", arguments={"title": "t"})
+    access.audit(action="call", principal=Principal("bob"), tool="orders__x", decision="deny", status="unknown_tool")
+    out = cli("audit", "--user", "alice").output
+    assert "notes__read_note" in out and "orders__x" not in out
+    out = cli("audit", "--status", "unknown_tool").output
+    assert "orders__x" in out and "notes__read_note" not in out
+    out = cli("audit", "--action", "pin").output
+    assert "rug__q" in out and "accepted" in out
+    access.close()
