@@ -1,0 +1,43 @@
+"""Tool search: tokenizer, tool documents, inverted-index BM25, search API, hit formatting and
+per-conversation deferred-loading state. Pure: no I/O.
+
+Typical use::
+
+    index = SearchIndex()
+    index.attach(registry)                       # follows connect / disconnect / list_changed
+    result = index.search("cancel my order", visible=lambda t: policy.evaluate(p, t).visible)
+    text = format_result(result)                 # compact lines for the model
+    state.record_search(result)                  # DeferredLoadingState of the conversation
+    tools = state.declared(registry.snapshot())  # always_load first, then loaded in load order
+"""
+
+from registry.search.bm25 import BM25Params, Corpus, Stats
+from registry.search.deferred import DeferredLoadingState
+from registry.search.document import FieldWeights, document_tokens, schema_texts
+from registry.search.format import format_result, hit_line, one_line, param_summary, tool_definition
+from registry.search.index import DEFAULT_PARAMS, MAX_REGEX_CHARS, SearchHit, SearchIndex, SearchResult
+from registry.search.tokenize import STOP_WORDS, Tokenizer, split_identifier, tokenize
+
+__all__ = [
+    "DEFAULT_PARAMS",
+    "MAX_REGEX_CHARS",
+    "STOP_WORDS",
+    "BM25Params",
+    "Corpus",
+    "DeferredLoadingState",
+    "FieldWeights",
+    "SearchHit",
+    "SearchIndex",
+    "SearchResult",
+    "Stats",
+    "Tokenizer",
+    "document_tokens",
+    "format_result",
+    "hit_line",
+    "one_line",
+    "param_summary",
+    "schema_texts",
+    "split_identifier",
+    "tokenize",
+    "tool_definition",
+]

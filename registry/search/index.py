@@ -1,0 +1,410 @@
+"""SearchIndex: tool search over the registry, updated per server, filtered by permissions.
+
+Query forms (one ``search`` call handles all of them):
+
+* free text → BM25 (rank-bm25's ``BM25Plus``, k1=1.2, b=0.75; see ``registry.search.bm25``) over
+  each tool's weighted document (``registry.search.document``);
+* ``select:name1,name2`` → exact lookup by qualified name (also case-insensitively, or by the
+  original tool name when that is unambiguous), in the order given;
+* ``regex:PATTERN`` → a Python regular expression matched (``re.search``, case-insensitive)
+  against name, description and parameter names/descriptions, like Anthropic's
+  ``tool_search_tool_regex`` (pattern at most 200 characters; names rank above other fields);
+* empty or stop-word-only text → no hits and a help message listing the caller's servers.
+
+Permissions: the caller's ``visible`` predicate is applied *before* ranking, and BM25's corpus
+statistics (document count, average length, document frequencies) are computed over the visible
+tools only. So a hidden tool never appears, and the scores a caller sees are exactly those
+rank-bm25 gives on the corpus of the tools that caller may see: they reveal nothing about
+hidden tools (bug case BR-26). The cost is one predicate call per tool per search (about
+0.3 µs × tools with a simple policy); pass ``visible_key`` (anything hashable that identifies the
+caller's permissions, e.g. ``(principal, policy_revision)``) to cache the visibility mask per
+index generation. BM25Plus was chosen over BM25Okapi partly for this: Okapi's IDF floor depends
+on the document frequency of *every* token in the visible corpus, Plus needs only the query's.
+
+Concurrency: every update builds a new immutable state next to the old one and publishes it
+with one assignment; a search reads the state once. Readers (any thread) therefore see the old
+or the new index, never a half-built one. Writers are serialized by a lock.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from registry.search.bm25 import BM25Params, Corpus
+from registry.search.document import FieldWeights, document_tokens, schema_texts
+from registry.search.tokenize import tokenize
+from registry.store import ToolRegistry
+from registry.tool import Risk, ToolRecord
+
+__all__ = ["DEFAULT_PARAMS", "MAX_REGEX_CHARS", "SearchHit", "SearchIndex", "SearchResult"]
+
+DEFAULT_PARAMS = BM25Params(model="plus", k1=1.2, b=0.75, delta=1.0)
+"""Chosen on dev data (``bench/search_tune.py``); k1 and b barely matter there (±0.3 R@5)."""
+
+MAX_REGEX_CHARS = 200
+"""Longest accepted ``regex:`` pattern (characters), as Anthropic's regex tool search."""
+
+_REGEX_TEXT_CHARS = 4000
+_MASK_CACHE_SIZE = 32
+_SERVER_HINTS = 10
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One ranked hit: the tool's full record and its score (higher is better)."""
+
+    tool: ToolRecord
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What :meth:`SearchIndex.search` returns.
+
+    Attributes:
+        hits: best first, at most ``limit``.
+        mode: ``"bm25"``, ``"select"``, ``"regex"`` or ``"empty"`` (nothing searchable in the query).
+        message: guidance for the model when there are no hits (or some ``select:`` names were
+            not found); ``None`` otherwise.
+        not_found: ``select:`` names that match no visible tool (unknown and hidden alike).
+    """
+
+    hits: list[SearchHit]
+    mode: str
+    message: str | None = None
+    not_found: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _State:
+    corpus: Corpus
+    records: tuple[ToolRecord | None, ...]  # by slot
+    server_code: np.ndarray  # int32 by slot, -1 for free slots
+    risk_level: np.ndarray  # int8 by slot
+    server_ids: dict[str, int]
+    servers: dict[str, tuple[str, ...]]  # server -> qualified names
+    by_name: dict[str, ToolRecord]
+    generation: int
+
+
+class SearchIndex:
+    """The searchable view of every registered tool (see the module docstring).
+
+    Args:
+        params: BM25 model and parameters.
+        weights: field repetition weights of the tool documents.
+        tokenizer: text → tokens, used for documents and queries alike.
+    """
+
+    def __init__(
+        self,
+        *,
+        params: BM25Params = DEFAULT_PARAMS,
+        weights: FieldWeights = FieldWeights(),
+        tokenizer: Callable[[str], list[str]] = tokenize,
+    ) -> None:
+        self.params = params
+        self.weights = weights
+        self.tokenizer = tokenizer
+        self._write_lock = threading.Lock()
+        self._cache_lock = threading.Lock()
+        self._mask_cache: OrderedDict[tuple[int, Hashable], np.ndarray] = OrderedDict()
+        self._state = _State(
+            corpus=Corpus(params),
+            records=(),
+            server_code=np.zeros(0, dtype=np.int32),
+            risk_level=np.zeros(0, dtype=np.int8),
+            server_ids={},
+            servers={},
+            by_name={},
+            generation=0,
+        )
+
+    # -- updates --------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._state.by_name)
+
+    @property
+    def generation(self) -> int:
+        """Increases by one with every update."""
+        return self._state.generation
+
+    def servers(self) -> list[str]:
+        """Servers with indexed tools, sorted."""
+        return sorted(self._state.servers)
+
+    def document(self, record: ToolRecord) -> list[str]:
+        """The tokens indexed for ``record``."""
+        return document_tokens(record, self.weights, self.tokenizer)
+
+    def replace_server(self, server: str, records: Sequence[ToolRecord]) -> None:
+        """Index ``records`` as all of ``server``'s tools (an empty sequence removes the server).
+
+        Costs O(postings of the old and new tools' tokens), not O(index).
+
+        Raises:
+            ValueError: a record belongs to another server, or its qualified name is indexed
+                under another server. The index is left unchanged.
+        """
+        for rec in records:
+            if rec.server != server:
+                raise ValueError(f"record {rec.qualified_name!r} belongs to server {rec.server!r}, not {server!r}")
+        docs = [(rec.qualified_name, self.document(rec)) for rec in records]  # outside the lock
+        with self._write_lock:
+            self._state = self._replaced(self._state, server, records, docs)
+
+    def remove_server(self, server: str) -> None:
+        """Drop every tool of ``server`` (no-op when it has none)."""
+        self.replace_server(server, ())
+
+    def attach(self, registry: ToolRegistry) -> Callable[[], None]:
+        """Index ``registry``'s current tools and follow its changes; returns an unsubscribe function."""
+        unsubscribe = registry.subscribe(lambda server, _old, new: self.replace_server(server, new))
+        snap = registry.snapshot()
+        for server, recs in snap.by_server.items():
+            self.replace_server(server, recs)
+        for server in set(self._state.servers) - set(snap.by_server):
+            self.remove_server(server)
+        return unsubscribe
+
+    def _replaced(
+        self, st: _State, server: str, records: Sequence[ToolRecord], docs: list[tuple[str, list[str]]]
+    ) -> _State:
+        old_names = st.servers.get(server, ())
+        old_set = set(old_names)
+        for rec in records:
+            if rec.qualified_name in st.by_name and rec.qualified_name not in old_set:
+                other = st.by_name[rec.qualified_name].server
+                raise ValueError(f"qualified name {rec.qualified_name!r} is already indexed for server {other!r}")
+        corpus = st.corpus.update(remove=old_names, add=docs)
+        cap = corpus.capacity
+        recs = list(st.records) + [None] * (cap - len(st.records))
+        server_code = _grown(st.server_code, cap, -1)
+        risk_level = _grown(st.risk_level, cap, 0)
+        by_name = dict(st.by_name)
+        server_ids = st.server_ids
+        if server not in server_ids:
+            server_ids = {**server_ids, server: len(server_ids)}
+        for name in old_names:
+            slot = st.corpus.slot_of[name]
+            recs[slot] = None
+            server_code[slot] = -1
+            by_name.pop(name, None)
+        code = server_ids[server]
+        for rec in records:
+            slot = corpus.slot_of[rec.qualified_name]
+            recs[slot] = rec
+            server_code[slot] = code
+            risk_level[slot] = rec.risk.level
+            by_name[rec.qualified_name] = rec
+        servers = dict(st.servers)
+        if records:
+            servers[server] = tuple(r.qualified_name for r in records)
+        else:
+            servers.pop(server, None)
+        return _State(corpus, tuple(recs), server_code, risk_level, server_ids, servers, by_name, st.generation + 1)
+
+    # -- search ---------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        visible: Callable[[ToolRecord], bool] | None = None,
+        visible_key: Hashable | None = None,
+        limit: int = 5,
+        servers: Collection[str] | None = None,
+        max_risk: Risk | None = None,
+    ) -> SearchResult:
+        """Tools for ``query``, best first (see the module docstring for the query forms).
+
+        Args:
+            query: free text, ``select:a,b`` or ``regex:PATTERN``.
+            visible: the caller's permission predicate (``None``: every tool is visible).
+            visible_key: hashable identity of ``visible`` for caching its mask (``None``: no cache).
+            limit: most hits returned (≥ 1).
+            servers: only tools of these servers (``None``: all).
+            max_risk: only tools at or below this risk (``None``: any).
+
+        Returns:
+            A :class:`SearchResult`; never raises for any query text.
+
+        Raises:
+            ValueError: ``limit`` is below 1.
+        """
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        st = self._state
+        text = (query or "").strip()
+        keep = _Filter(servers, max_risk)
+        low = text.lower()
+        if low.startswith("select:"):
+            return self._select(st, text[len("select:") :], visible, keep, limit)
+        if low.startswith("regex:"):
+            return self._regex(st, text[len("regex:") :].strip(), visible, keep, limit)
+        tokens = self.tokenizer(text)
+        if not tokens:
+            return SearchResult([], "empty", self._help(st, visible, empty=True))
+        mask = self._mask(st, visible, visible_key)
+        stats = st.corpus.stats(mask)
+        slots, scores = st.corpus.score(tokens, stats)
+        if len(slots) and (servers is not None or max_risk is not None):
+            sel = keep.array_mask(st, slots)
+            slots, scores = slots[sel], scores[sel]
+        hits = _top(st, slots, scores, limit)
+        if not hits:
+            return SearchResult([], "bm25", self._help(st, visible, empty=False))
+        return SearchResult(hits, "bm25")
+
+    def _mask(self, st: _State, visible: Callable[[ToolRecord], bool] | None, key: Hashable | None) -> np.ndarray | None:
+        if visible is None:
+            return None
+        cache_key = (st.generation, key)
+        if key is not None:
+            with self._cache_lock:
+                hit = self._mask_cache.get(cache_key)
+                if hit is not None:
+                    self._mask_cache.move_to_end(cache_key)
+                    return hit
+        mask = np.fromiter(
+            (rec is not None and bool(visible(rec)) for rec in st.records), dtype=bool, count=len(st.records)
+        )
+        if key is not None:
+            with self._cache_lock:
+                self._mask_cache[cache_key] = mask
+                while len(self._mask_cache) > _MASK_CACHE_SIZE:
+                    self._mask_cache.popitem(last=False)
+        return mask
+
+    def _select(
+        self, st: _State, names: str, visible: Callable[[ToolRecord], bool] | None, keep: _Filter, limit: int
+    ) -> SearchResult:
+        wanted = [n.strip() for n in names.split(",") if n.strip()]
+        if not wanted:
+            return SearchResult([], "select", "select: needs tool names, e.g. 'select:git__git_status,time__get_current_time'.")
+        hits: list[SearchHit] = []
+        missing: list[str] = []
+        seen: set[str] = set()
+        for name in wanted:
+            rec = _lookup(st, name, visible)
+            if rec is None or (visible is not None and not visible(rec)) or not keep(rec):
+                missing.append(name)
+            elif rec.qualified_name not in seen:
+                seen.add(rec.qualified_name)
+                hits.append(SearchHit(rec, 1.0))
+        message = None
+        if missing:
+            message = f"No tool named {', '.join(missing)}. Search by what the tool does, e.g. 'send email'."
+        return SearchResult(hits[: max(limit, len(wanted))], "select", message, missing)
+
+    def _regex(
+        self, st: _State, pattern: str, visible: Callable[[ToolRecord], bool] | None, keep: _Filter, limit: int
+    ) -> SearchResult:
+        if not pattern:
+            return SearchResult([], "regex", "regex: needs a pattern, e.g. 'regex:^git__' or 'regex:(?i)weather'.")
+        if len(pattern) > MAX_REGEX_CHARS:
+            return SearchResult([], "regex", f"The regex pattern is longer than {MAX_REGEX_CHARS} characters.")
+        try:
+            rx = re.compile(pattern, re.IGNORECASE)
+        except re.error as exc:
+            return SearchResult([], "regex", f"Invalid regex {pattern!r}: {exc}. Use Python 're' syntax.")
+        found: list[SearchHit] = []
+        for name in sorted(st.by_name):
+            rec = st.by_name[name]
+            if (visible is not None and not visible(rec)) or not keep(rec):
+                continue
+            if rx.search(rec.qualified_name) or rx.search(rec.original_name):
+                found.append(SearchHit(rec, 2.0))
+            elif rx.search(_regex_text(rec)):
+                found.append(SearchHit(rec, 1.0))
+        found.sort(key=lambda h: (-h.score, h.tool.qualified_name))
+        if not found:
+            return SearchResult([], "regex", f"No tool matches the regex {pattern!r}.")
+        return SearchResult(found[:limit], "regex")
+
+    def _help(self, st: _State, visible: Callable[[ToolRecord], bool] | None, *, empty: bool) -> str:
+        counts: dict[str, int] = {}
+        for server, names in st.servers.items():
+            n = sum(1 for name in names if visible is None or visible(st.by_name[name]))
+            if n:
+                counts[server] = n
+        top = sorted(counts, key=lambda s: (-counts[s], s))[:_SERVER_HINTS]
+        head = (
+            "The query has no searchable words."
+            if empty
+            else "No tool matched the query. Try other words (what the tool does, the object it acts on)."
+        )
+        if not top:
+            return head + " No tools are available."
+        listing = ", ".join(f"{s} ({counts[s]} tools)" for s in top)
+        more = f" and {len(counts) - len(top)} more" if len(counts) > len(top) else ""
+        return (
+            f"{head} Available servers: {listing}{more}. Describe the task in a few words "
+            "(e.g. 'create calendar event'), use 'select:<tool name>' for an exact name, or "
+            "'regex:<pattern>' to match names and descriptions."
+        )
+
+
+class _Filter:
+    """The caller's ``servers`` / ``max_risk`` restriction."""
+
+    def __init__(self, servers: Collection[str] | None, max_risk: Risk | None) -> None:
+        self.servers = None if servers is None else frozenset(servers)
+        self.max_risk = max_risk
+
+    def __call__(self, rec: ToolRecord) -> bool:
+        if self.servers is not None and rec.server not in self.servers:
+            return False
+        return self.max_risk is None or rec.risk <= self.max_risk
+
+    def array_mask(self, st: _State, slots: np.ndarray) -> np.ndarray:
+        sel = np.ones(len(slots), dtype=bool)
+        if self.servers is not None:
+            codes = [st.server_ids[s] for s in self.servers if s in st.server_ids]
+            sel &= np.isin(st.server_code[slots], np.asarray(codes, dtype=np.int32))
+        if self.max_risk is not None:
+            sel &= st.risk_level[slots] <= self.max_risk.level
+        return sel
+
+
+def _top(st: _State, slots: np.ndarray, scores: np.ndarray, limit: int) -> list[SearchHit]:
+    """The ``limit`` best slots: score descending, then qualified name ascending (deterministic)."""
+    if not len(slots):
+        return []
+    if len(slots) > limit:
+        kth = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        sel = scores >= kth
+        slots, scores = slots[sel], scores[sel]
+    records = st.records
+    order = sorted(range(len(slots)), key=lambda i: (-scores[i], records[slots[i]].qualified_name))  # type: ignore[union-attr]
+    return [SearchHit(records[slots[i]], float(scores[i])) for i in order[:limit]]  # type: ignore[arg-type]
+
+
+def _lookup(st: _State, name: str, visible: Callable[[ToolRecord], bool] | None) -> ToolRecord | None:
+    rec = st.by_name.get(name)
+    if rec is not None:
+        return rec
+    low = name.lower()
+    matches = [r for n, r in st.by_name.items() if n.lower() == low]
+    if not matches:
+        matches = [r for r in st.by_name.values() if r.original_name == name]
+    if visible is not None:
+        matches = [r for r in matches if visible(r)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _regex_text(rec: ToolRecord) -> str:
+    names, descs, _ = schema_texts(rec.input_schema)
+    text = "\n".join([rec.title or "", rec.description, " ".join(names), *descs])
+    return text[:_REGEX_TEXT_CHARS]
+
+
+def _grown(arr: np.ndarray, cap: int, fill: int) -> np.ndarray:
+    out = np.full(cap, fill, dtype=arr.dtype)
+    out[: len(arr)] = arr
+    return out
