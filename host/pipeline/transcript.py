@@ -246,17 +246,25 @@ def trim_history(
 ) -> list[Message]:
     """Drop the oldest whole units until the total ``measure`` fits ``budget``.
 
-    System messages are kept first; the newest unit is always kept (even over budget); the
-    kept part starts at a ``user`` message when one remains, as the APIs expect.
+    System messages are always kept; the newest unit is always kept (even over budget). The
+    kept part starts with a ``user`` message as the APIs expect: when the cut falls after the
+    last user message before it, that user message is pinned in front of the kept units.
     """
     system, units = split_units(messages)
-    total = sum(measure(m) for m in system) + sum(measure(m) for u in units for m in u)
+    sizes = [sum(measure(m) for m in u) for u in units]
+    total = sum(measure(m) for m in system) + sum(sizes)
     start = 0
+    pinned: int | None = None
     while start < len(units) - 1 and total > budget:
-        total -= sum(measure(m) for m in units[start])
+        total -= sizes[start]
         start += 1
-    while start < len(units) - 1 and units[start][0].role != "user" and any(
-        u[0].role == "user" for u in units[start + 1 :]
-    ):
-        start += 1
-    return [*system, *(m for u in units[start:] for m in u)]
+        if pinned is not None and pinned < start:
+            pinned = None
+        if units[start][0].role != "user":
+            if pinned is None:
+                prior = [i for i in range(start) if units[i][0].role == "user"]
+                if prior:
+                    pinned = prior[-1]
+                    total += sizes[pinned]
+    head = [units[pinned]] if pinned is not None and pinned < start else []
+    return [*system, *(m for u in [*head, *units[start:]] for m in u)]
