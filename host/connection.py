@@ -143,6 +143,7 @@ class ServerConnection:
         on_tools: called with every complete listing.
         reconnect: reconnect with backoff after a failure or drop (``serve``), or give up
             after the first attempt (one-shot CLI commands).
+        on_status: called with :attr:`status` after every state change and relisting.
     """
 
     def __init__(
@@ -153,6 +154,7 @@ class ServerConnection:
         data_dir: Path,
         on_tools: ToolsCallback,
         reconnect: bool = True,
+        on_status: Callable[[ServerStatus], None] | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -160,6 +162,7 @@ class ServerConnection:
         self.data_dir = data_dir
         self.on_tools = on_tools
         self.reconnect = reconnect
+        self.on_status = on_status
         self.status = ServerStatus(name=config.name, transport=config.transport)
         self._client: Client | None = None
         self._stop = anyio.Event()
@@ -189,14 +192,15 @@ class ServerConnection:
             with anyio.move_on_after(backoff):
                 await self._stop.wait()
             backoff = min(backoff * 2, _BACKOFF_MAX_SECONDS)
-        self.status.state = ConnectionState.STOPPED if self._stop.is_set() else self.status.state
+        if self._stop.is_set():
+            self._set_state(ConnectionState.STOPPED)
         if not started:
             task_status.started()
 
     async def _session_once(self, report_started: Callable[[], Any]) -> bool:
         """One connect → serve → close cycle. Returns whether it got connected."""
-        self.status.state = ConnectionState.CONNECTING
         self.status.error = None
+        self._set_state(ConnectionState.CONNECTING)
         self._wake = anyio.Event()
         t0 = time.perf_counter()
         connected = False
@@ -292,11 +296,20 @@ class ServerConnection:
         self.status.warnings = list(warnings)
         self.on_tools(self.name, tools, self.status.warnings)
         self.status.tool_count = sum(1 for t in tools if self.config.toolhost.includes(t.name))
+        self._changed()
 
     def _fail(self, stage: str, reason: str) -> None:
-        self.status.state = ConnectionState.FAILED
         self.status.error = f"{stage}: {reason}"
         self.status.stderr_tail = self.stderr_tail()
+        self._set_state(ConnectionState.FAILED)
+
+    def _set_state(self, state: ConnectionState) -> None:
+        self.status.state = state
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.on_status is not None:
+            self.on_status(self.status)
 
     def stderr_tail(self, lines: int = _STDERR_TAIL_LINES) -> str:
         """The last ``lines`` lines the child wrote to stderr during the current attempt."""

@@ -121,6 +121,7 @@ class ServerManager:
                 data_dir=data_dir,
                 on_tools=self._on_tools,
                 reconnect=reconnect,
+                on_status=self._notify,
             )
             for name, server in config.servers.items()
         }
@@ -141,7 +142,6 @@ class ServerManager:
     async def _start_one(self, conn: ServerConnection) -> None:
         assert self._tg is not None
         await self._tg.start(conn.run)
-        self._notify(conn)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -169,13 +169,10 @@ class ServerManager:
             self.registry.replace_server(server, records)
         except NameConflict as err:
             warnings.append(str(err))
-        conn = self.connections.get(server)
-        if conn is not None:
-            self._notify(conn)
 
-    def _notify(self, conn: ServerConnection) -> None:
+    def _notify(self, status: ServerStatus) -> None:
         if self.on_status is not None:
-            self.on_status(conn.status)
+            self.on_status(status)
 
     # -- status ------------------------------------------------------------------------
     def statuses(self) -> list[ServerStatus]:

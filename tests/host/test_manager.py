@@ -95,4 +95,51 @@ async def test_timeout_cancels_upstream_and_errors_keep_code_and_data(tmp_path):
             assert (e.value.code, e.value.data) == (-32602, {"field": "x"})
             with pytest.raises(UpstreamError) as r:
                 await m.call_tool("flaky", "rate_limited", {}, timeout_seconds=5)
-            assert r.value.code == -32000 and r.value.data["retryAfter"] > 0
+            assert r.value.error_message == "Rate limit exceeded" and r.value.data["retryAfter"] > 0
+
+
+DYING_SERVER = '''
+import os
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+app = MCPServer("dying", log_level="WARNING")
+
+@app.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def ping() -> str:
+    return "pong"
+
+@app.tool()
+async def die() -> str:
+    os._exit(1)
+
+app.run()
+'''
+
+
+async def test_dead_server_fails_fast_then_reconnects_and_relists(tmp_path):
+    script = tmp_path / "dying.py"
+    script.write_text(DYING_SERVER)
+    cfg = config({"dying": {"command": PY, "args": [str(script)]}})
+    reconnected = anyio.Event()
+    states: list[ConnectionState] = []
+
+    def on_status(status) -> None:
+        if not states or states[-1] is not status.state:
+            states.append(status.state)
+        if status.state is ConnectionState.CONNECTED and ConnectionState.FAILED in states:
+            reconnected.set()
+
+    with anyio.fail_after(40):
+        async with ServerManager(cfg, data_dir=tmp_path, reconnect=True, on_status=on_status) as m:
+            assert (await m.call_tool("dying", "ping", {}, timeout_seconds=30)).content[0].text == "pong"
+            with anyio.fail_after(10):  # far below the 30 s call timeout: the dead transport is noticed at once
+                with pytest.raises(UpstreamUnavailable) as e:
+                    await m.call_tool("dying", "die", {}, timeout_seconds=30)
+            assert e.value.server == "dying"
+            with pytest.raises(UpstreamUnavailable):  # until reconnected, calls fail fast too
+                await m.call_tool("dying", "ping", {}, timeout_seconds=30)
+            await reconnected.wait()
+            assert states == [ConnectionState.CONNECTING, ConnectionState.CONNECTED, ConnectionState.FAILED,
+                              ConnectionState.CONNECTING, ConnectionState.CONNECTED]
+            assert [t.qualified_name for t in m.registry.tools()] == ["dying__die", "dying__ping"]
+            assert (await m.call_tool("dying", "ping", {}, timeout_seconds=30)).content[0].text == "pong"
