@@ -76,14 +76,18 @@ def data_url(block: ImageBlock) -> str:
     return f"data:{block.mime_type};base64,{block.data}"
 
 
+def _decoded_size(data: str) -> int:
+    return len(data) * 3 // 4 - data[-2:].count("=")
+
+
 def media_note(block: Any, *, attached: bool) -> str:
-    """One short line standing in for a non-text block inside text."""
+    """One short line standing in for a non-text block inside text (size in decoded bytes)."""
     if isinstance(block, ImageBlock):
-        size = len(block.data) * 3 // 4
+        size = _decoded_size(block.data)
         where = "attached in the next user message" if attached else "not shown (this model takes no images here)"
         return f"[image {block.mime_type}, ~{size} bytes: {where}]"
     if isinstance(block, AudioBlock):
-        return f"[audio {block.mime_type}, ~{len(block.data) * 3 // 4} bytes: not shown (audio is not supported here)]"
+        return f"[audio {block.mime_type}, ~{_decoded_size(block.data)} bytes: not shown (audio is not supported here)]"
     if isinstance(block, ResourceBlock):
         label = f" ({block.name})" if block.name else ""
         return f"[resource {block.uri}{label}]"
@@ -148,7 +152,6 @@ class Segment:
 
 def _missing_result(call: ToolCall) -> ToolResult:
     return ToolResult(call_id=call.call_id, name=call.name, status=ResultStatus.NOT_EXECUTED,
-                      content=[TextBlock(text="No result was recorded for this call; it was not executed.")],
                       error=ErrorInfo(code=ResultStatus.NOT_EXECUTED.value, where="history",
                                       message="No result was recorded for this call; it was not executed."))
 
