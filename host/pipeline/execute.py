@@ -60,8 +60,10 @@ async def execute_one(
                             "this call could start", where="execute", details={"reason": "deadline"})
     if on_running is not None:
         on_running()
+    raw = None
     try:
-        with anyio.fail_after(timeout + TIMEOUT_GRACE_SECONDS):
+        # The pipeline's own guard (a bare cancel scope: ~2x cheaper than fail_after on asyncio).
+        with anyio.CancelScope(deadline=anyio.current_time() + timeout + TIMEOUT_GRACE_SECONDS) as guard:
             raw = await executor.call_tool(
                 rec.server, rec.original_name, prep.arguments,
                 timeout_seconds=timeout, progress_callback=ctx.progress_callback,
@@ -70,6 +72,8 @@ async def execute_one(
         raise
     except Exception as exc:  # each call has its own error boundary
         return classify_exception(call, rec.server, exc, timeout)
+    if guard.cancelled_caught:
+        return classify_exception(call, rec.server, TimeoutError(), timeout)
     if not isinstance(raw, CallToolResult):
         raise PipelineFatal("execute", f"executor returned {type(raw).__name__} for {rec.qualified_name}, "
                             "not mcp.types.CallToolResult")
@@ -135,6 +139,12 @@ async def execute_batch(
     ``completed`` is awaited (shielded) once per result in completion order.
     """
     n = len(preps)
+    if n == 0:
+        return []
+    if n == 1 and ctx.cancel is None:  # fast path: no scheduling, no task group
+        res = await execute_one(preps[0], executor, ctx, spill=spill)
+        await completed(res)
+        return [res]
     results: list[ToolResult | None] = [None] * n
     state = [_State.WAITING] * n
     done = [anyio.Event() for _ in range(n)]
@@ -150,8 +160,7 @@ async def execute_batch(
             def running() -> None:
                 state[i] = _State.RUNNING
 
-            res = await execute_one(preps[i], executor, ctx.for_call(preps[i].call.call_id), spill=spill,
-                                    on_running=running)
+            res = await execute_one(preps[i], executor, ctx, spill=spill, on_running=running)
             results[i] = res
             state[i] = _State.DONE
             with anyio.CancelScope(shield=True):
@@ -161,16 +170,19 @@ async def execute_batch(
 
     try:
         async with anyio.create_task_group() as tg:
-            if ctx.cancel is not None:
+            if ctx.cancel is None:
+                for i in range(n):
+                    tg.start_soon(run, i)
+            else:
                 async def watch() -> None:
                     await ctx.cancel.wait()  # type: ignore[union-attr]
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(watch)
-            async with anyio.create_task_group() as calls_tg:
-                for i in range(n):
-                    calls_tg.start_soon(run, i)
-            tg.cancel_scope.cancel()  # all calls done: stop the watcher
+                async with anyio.create_task_group() as calls_tg:
+                    for i in range(n):
+                        calls_tg.start_soon(run, i)
+                tg.cancel_scope.cancel()  # all calls done: stop the watcher
     except BaseExceptionGroup as group:
         fatal = _first(group, PipelineFatal)
         if fatal is not None:

@@ -85,9 +85,11 @@ class Pipeline:
         slots: list[ToolResult | None] = [None] * len(calls)
         preps: list[Prepared] = []
         positions: list[int] = []
+        logging = self.event_log is not None
         for pos, call in enumerate(calls):
-            self._log(ctx, "call", {"call_id": call.call_id, "name": call.name, "index": call.index,
-                                    "raw_arguments": call.raw_arguments, "arguments": call.arguments})
+            if logging:
+                self._log(ctx, "call", {"call_id": call.call_id, "name": call.name, "index": call.index,
+                                        "raw_arguments": call.raw_arguments, "arguments": call.arguments})
             out = await prepare_call(
                 call, snapshot=snapshot, policy=self.policy, principal=ctx.principal,
                 validators=self._validators, approvals=self.approvals, suggest=self.registry.suggest,
@@ -95,16 +97,19 @@ class Pipeline:
             )
             if isinstance(out, ToolResult):
                 slots[pos] = out
-                self._log(ctx, "decision", {"call_id": call.call_id, "stage": out.error.where if out.error else "",
-                                            "status": out.status.value})
+                if logging:
+                    self._log(ctx, "decision", {"call_id": call.call_id, "stage": out.error.where if out.error
+                                                else "", "status": out.status.value})
                 await self._completed(ctx, out)
                 continue
-            decision = {"call_id": call.call_id, "stage": "authorize", "effect": out.decision.effect.value,
-                        "rule": out.decision.rule, "server": out.record.server, "tool": out.record.original_name}
-            if out.coercions:
-                decision["coercions"] = [{"path": c.path, "given": c.given, "value": c.value} for c in out.coercions]
-            decision.update(out.notes)
-            self._log(ctx, "decision", decision)
+            if logging:
+                decision = {"call_id": call.call_id, "stage": "authorize", "effect": out.decision.effect.value,
+                            "rule": out.decision.rule, "server": out.record.server, "tool": out.record.original_name}
+                if out.coercions:
+                    decision["coercions"] = [{"path": c.path, "given": c.given, "value": c.value}
+                                             for c in out.coercions]
+                decision.update(out.notes)
+                self._log(ctx, "decision", decision)
             preps.append(out)
             positions.append(pos)
 
@@ -122,7 +127,8 @@ class Pipeline:
         return results
 
     async def _completed(self, ctx: CallContext, res: ToolResult) -> None:
-        self._log(ctx, "result", res.model_dump(mode="json"))
+        if self.event_log is not None:
+            self._log(ctx, "result", res.model_dump(mode="json"))
         if ctx.on_result is not None:
             await ctx.on_result(res)
 
