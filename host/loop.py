@@ -7,7 +7,9 @@ failed calls in a row (any non-``ok`` status), or a cancel of ``ctx.cancel``; it
 History rules: duplicate call ids are renamed before execution (``X_dup1``, BR-02); the
 assistant message written to history always carries an object (unparsable arguments are
 written back as ``{}``, BR-06), and every call gets its result message right after, in call
-order. With an event log, every message is recorded so the history can be rebuilt.
+order. With an event log, every message is recorded so the history can be rebuilt; to resume a
+crashed conversation, rebuild it from the log, :func:`~host.pipeline.repair_transcript` it (the
+repair is recorded as a ``transform``) and call :func:`run_conversation` again.
 """
 
 from __future__ import annotations
@@ -98,8 +100,15 @@ async def run_conversation(
     log = pipeline.event_log
     messages = list(history)
     if log is not None:
-        for m in messages:
-            log.record_message(ctx.conversation_id, m, adapter=ctx.adapter)
+        # A new conversation logs its starting history; a resumed one logs nothing when the
+        # log already holds exactly this history, else records the replacement as a transform.
+        logged = log.rebuild_history(ctx.conversation_id).messages
+        if not logged:
+            for m in messages:
+                log.record_message(ctx.conversation_id, m, adapter=ctx.adapter)
+        elif logged != messages:
+            log.record_transform(ctx.conversation_id, "resume", messages, adapter=ctx.adapter,
+                                 note="history given to run_conversation differs from the log")
     taken = {c.call_id for m in messages for c in m.calls}
     failures = 0
     turns = 0

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from host.calls import ToolCall
 from host.events import FORMAT_VERSION, EventLog
 from host.fake_model import ScriptedModel, call, calls, say
 from host.loop import run_conversation
@@ -106,3 +107,28 @@ def test_keys_that_merely_contain_token_are_not_redacted(tmp_path):
     log = EventLog(tmp_path)
     ev = log.append("c", "request", {"max_tokens": 100, "token_count": 5, "page_token": "abc", "x-api-key": "k"})
     assert ev["data"] == {"max_tokens": 100, "token_count": 5, "page_token": "[REDACTED]", "x-api-key": "[REDACTED]"}
+
+
+@pytest.mark.anyio
+async def test_crashed_conversation_is_rebuilt_repaired_and_resumed(tmp_path):
+    from host.loop import StopReason
+    from host.pipeline import check_transcript, repair_transcript
+
+    log = EventLog(tmp_path / "events")
+    # The process died after the model's turn was logged, before any result was.
+    log.record_message("r", USER[0])
+    log.record_message("r", USER[1])
+    log.record_message("r", Message(role="assistant", calls=[
+        ToolCall(call_id="c1", name="flaky__stats", raw_arguments="{}", arguments={})]))
+    rebuilt = log.rebuild_history("r").messages
+    assert [i.kind for i in check_transcript(rebuilt)] == ["missing_result"]
+    repaired = repair_transcript(rebuilt, reason="toolhost restarted").messages
+    log.record_transform("r", "repair", repaired)
+    async with connect({"flaky": flaky.create_server()}, tmp_path, event_log=log) as h:
+        out = await run_conversation(ScriptedModel([say("resumed")]), h.pipeline, repaired,
+                                     CallContext(conversation_id="r"))
+    assert out.stop_reason is StopReason.FINAL_ANSWER
+    assert out.messages[3].result.status.value == "not_executed"
+    replay = log.rebuild_history("r")
+    assert history_bytes(replay.messages) == history_bytes(out.messages)
+    assert [t["op"] for t in replay.transforms] == ["repair"]  # resuming the same history adds no transform
