@@ -28,8 +28,10 @@ from host.providers.choice import ChoiceParams, ToolChoice, anthropic_choice, ch
 from host.providers.deferred import (
     TOOL_SEARCH_NAME,
     TOOL_SEARCH_PARAMETERS,
+    deferred_state,
     loaded_from_conversation,
     loaded_names,
+    run_tool_search,
     search_result,
 )
 from host.providers.errors import HistoryError, MalformedResponse, ProviderError, SchemaCycle
@@ -78,6 +80,7 @@ __all__ = [
     "anthropic_choice",
     "chat_choice",
     "decode_strict_arguments",
+    "deferred_state",
     "encode_strict_arguments",
     "find_ref_cycles",
     "inline_refs",
@@ -85,6 +88,7 @@ __all__ = [
     "loaded_names",
     "normalize_schema",
     "responses_choice",
+    "run_tool_search",
     "search_result",
     "to_strict_schema",
 ]

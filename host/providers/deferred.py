@@ -21,19 +21,23 @@ survives replay from the event log and switching APIs mid-conversation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from host.calls import TextBlock, ToolCall, ToolResult
+from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolCall, ToolResult
 from host.providers.base import Conversation, ResultsTurn
+from registry.search import DeferredLoadingState, SearchIndex, SearchResult, format_result
 from registry.tool import ToolRecord
+from registry.validation import ArgumentParseError, parse_arguments
 
 __all__ = [
     "TOOL_SEARCH_DESCRIPTION",
     "TOOL_SEARCH_NAME",
     "TOOL_SEARCH_PARAMETERS",
+    "deferred_state",
     "loaded_from_conversation",
     "loaded_names",
+    "run_tool_search",
     "search_result",
     "split_catalog",
 ]
@@ -57,20 +61,51 @@ TOOL_SEARCH_PARAMETERS: dict[str, Any] = {
 }
 
 
-def search_result(call: ToolCall, hits: Sequence[ToolRecord]) -> ToolResult:
+def search_result(call: ToolCall, hits: Sequence[ToolRecord] | SearchResult) -> ToolResult:
     """The result of a ``tool_search`` call that found (and loaded) ``hits``, best first.
 
-    ``structured`` is ``{"loaded": [qualified names]}``; the text lists name and description.
+    ``structured`` is ``{"loaded": [qualified names]}``; the text is
+    :func:`registry.search.format_result` (one line per hit, or guidance when none).
     """
-    names = [r.qualified_name for r in hits]
-    if hits:
-        lines = [f"Loaded {len(hits)} tool(s); call them directly:"]
-        lines += [f"- {r.qualified_name}: {(r.description or r.display_title).splitlines()[0][:200]}" for r in hits]
-        text = "\n".join(lines)
+    if isinstance(hits, SearchResult):
+        result = hits
     else:
-        text = "No tools matched the query. Try other words."
+        from registry.search import SearchHit
+
+        result = SearchResult([SearchHit(tool=r, score=0.0) for r in hits], "select")
+    names = [h.tool.qualified_name for h in result.hits]
+    text = format_result(result) or "No tools matched the query. Try other words."
     return ToolResult(call_id=call.call_id, name=TOOL_SEARCH_NAME, content=[TextBlock(text=text)],
                       structured={"loaded": names})
+
+
+def run_tool_search(call: ToolCall, index: SearchIndex, state: DeferredLoadingState, *,
+                    visible: Callable[[ToolRecord], bool] | None = None, default_limit: int = 5,
+                    max_limit: int = 20) -> ToolResult:
+    """Answer a ``tool_search`` call: search ``index``, load the hits into ``state``.
+
+    Args:
+        call: the model's call (``{"query": str, "limit"?: int}``; ``raw_arguments`` is parsed
+            when ``arguments`` is ``None``).
+        visible: the caller's permission predicate (hidden tools are never returned, BR-26).
+        default_limit: hits when the call gives no ``limit``; ``max_limit`` caps it.
+
+    Returns:
+        :func:`search_result`, or an ``invalid_arguments`` result naming the fix.
+    """
+    args = call.arguments if call.arguments is not None else parse_arguments(call.raw_arguments)
+    query = args.get("query") if isinstance(args, dict) else None
+    if not isinstance(query, str) or not query.strip():
+        problem = args.message if isinstance(args, ArgumentParseError) else "'query' must be a non-empty string"
+        message = f"tool_search needs {{\"query\": \"what the tool should do\"}}: {problem}."
+        return ToolResult(call_id=call.call_id, name=TOOL_SEARCH_NAME, status=ResultStatus.INVALID_ARGUMENTS,
+                          content=[TextBlock(text=message)],
+                          error=ErrorInfo(code=ResultStatus.INVALID_ARGUMENTS.value, message=message, where="validate"))
+    limit = args.get("limit", default_limit)
+    limit = max(1, min(max_limit, limit if isinstance(limit, int) and not isinstance(limit, bool) else default_limit))
+    result = index.search(query, visible=visible, limit=limit)
+    state.record_search(result)
+    return search_result(call, result)
 
 
 def loaded_names(result: ToolResult) -> list[str]:
@@ -83,18 +118,24 @@ def loaded_names(result: ToolResult) -> list[str]:
 
 def loaded_from_conversation(conversation: Conversation) -> list[str]:
     """Every tool loaded by ``tool_search`` results in ``conversation``, in load order, once."""
-    seen: dict[str, None] = {}
+    return deferred_state(conversation).loaded
+
+
+def deferred_state(conversation: Conversation) -> DeferredLoadingState:
+    """The conversation's :class:`~registry.search.DeferredLoadingState`, rebuilt from its history
+    (replay from the event log gives the same loaded set, in the same order)."""
+    state = DeferredLoadingState()
     for turn in conversation.turns:
         if isinstance(turn, ResultsTurn):
             for result in turn.results:
-                for name in loaded_names(result):
-                    seen.setdefault(name, None)
-    return list(seen)
+                state.mark_loaded(loaded_names(result))
+    return state
 
 
 def split_catalog(tools: Iterable[ToolRecord], loaded: Sequence[str]) -> tuple[list[ToolRecord], list[ToolRecord]]:
-    """``(eager, loaded_records)``: ``always_load`` tools in catalog order, then loaded ones in load order."""
-    tools = list(tools)
-    eager = [r for r in tools if r.always_load]
-    by_name = {r.qualified_name: r for r in tools if not r.always_load}
-    return eager, [by_name[n] for n in loaded if n in by_name]
+    """``(eager, loaded_records)`` per :meth:`DeferredLoadingState.declared`: ``always_load`` tools
+    (sorted by qualified name), then the loaded ones in load order (tools gone are skipped)."""
+    by_name = {r.qualified_name: r for r in tools}
+    declared = DeferredLoadingState(loaded=list(loaded)).declared(by_name)
+    eager = [r for r in declared if r.always_load]
+    return eager, [r for r in declared if not r.always_load]
