@@ -67,13 +67,17 @@ class ReplayResult:
 class EventLog:
     """Append-only JSONL event log per conversation under ``root`` (created on first write).
 
-    Thread-safe for appends from one process; lines are written whole and flushed.
+    Thread-safe for appends from one process; each line is one ``write`` on an ``O_APPEND``
+    descriptor (kept open for up to ``max_open_files`` conversations, least recently used closed).
     """
 
-    def __init__(self, root: Path, *, redact_secrets: bool = True) -> None:
+    def __init__(self, root: Path, *, redact_secrets: bool = True, max_open_files: int = 32) -> None:
         self.root = Path(root)
         self.redact_secrets = redact_secrets
+        self.max_open_files = max_open_files
         self._seq: dict[str, int] = {}
+        self._fds: dict[str, int] = {}
+        self._root_made = False
         self._lock = threading.Lock()
 
     def path_for(self, conversation_id: str) -> Path:
@@ -103,15 +107,37 @@ class EventLog:
             event["redacted"] = True
         path = self.path_for(conversation_id)
         with self._lock:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if not self._root_made:
+                self.root.mkdir(parents=True, exist_ok=True)
+                self._root_made = True
             event["seq"] = self._next_seq(conversation_id, path)
             line = json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line.encode("utf-8", "surrogatepass"))
-            finally:
-                os.close(fd)
+            fd = self._fd(conversation_id, path)
+            os.write(fd, line.encode("utf-8", "surrogatepass"))
         return event
+
+    def _fd(self, conversation_id: str, path: Path) -> int:
+        fd = self._fds.pop(conversation_id, None)
+        if fd is None:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            if len(self._fds) >= self.max_open_files:
+                os.close(self._fds.pop(next(iter(self._fds))))
+        self._fds[conversation_id] = fd  # most recently used last
+        return fd
+
+    def close(self) -> None:
+        """Close the cached file descriptors (appends reopen them as needed)."""
+        with self._lock:
+            for fd in self._fds.values():
+                os.close(fd)
+            self._fds.clear()
+
+    def __del__(self) -> None:
+        for fd in getattr(self, "_fds", {}).values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     # -- history helpers ----------------------------------------------------------------------
     def record_message(self, conversation_id: str, message: Message, *, adapter: str | None = None) -> None:

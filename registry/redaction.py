@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -33,9 +34,15 @@ _SECRET_VALUE = re.compile(
     r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
     r"|\bAKIA[0-9A-Z]{16}\b"
 )
+_HINT = re.compile(
+    r"(?i)token|secret|passw|passphrase|api.?key|auth|cookie|private|session|credential"
+    r"|bearer|basic|sk-|gh[pousr]_|xox|AKIA"
+)
+"""Cheap pre-check: a string without any of these cannot contain a secret we mask."""
 _JSON_PAIR = re.compile(r'"([A-Za-z0-9_-]{1,64})"\s*:\s*"((?:[^"\\]|\\.)*)"?')
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_key(key: str) -> bool:
     """Whether a mapping key names a secret (see :data:`SECRET_KEY`)."""
     norm = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).replace("-", "_").lower()
@@ -72,6 +79,8 @@ def redact(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [redact(v) for v in value]
     if isinstance(value, str):
+        if not _HINT.search(value):
+            return value
         stripped = value.lstrip()
         if stripped[:1] in ("{", "[") and '"' in value:
             try:
