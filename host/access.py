@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
@@ -48,11 +49,38 @@ from registry.policy import Decision, Policy, Principal
 from registry.store import ToolRegistry
 from registry.tool import ToolRecord
 
-__all__ = ["AccessControl", "ApprovalGate", "ElicitApproval"]
+__all__ = ["AccessControl", "ApprovalGate", "ElicitApproval", "RequestAccess"]
 
 ElicitApproval = Callable[[ApprovalInfo, ToolRecord], Awaitable[bool | None]]
 """``async elicit(approval, tool) -> True (approve) | False (deny) | None (no answer)``: asks the
 connected user through MCP elicitation when the client supports it."""
+
+
+@dataclass(frozen=True)
+class RequestAccess:
+    """What one request may do: the caller, the policy at this request's revision, and helpers.
+
+    Attributes:
+        principal: the caller.
+        policy: grants + pins at ``revision`` (immutable; reuse it for the whole request).
+        revision: the access revision the policy was built from.
+    """
+
+    principal: Principal
+    policy: PinnedPolicy
+    revision: int
+
+    def evaluate(self, tool: ToolRecord) -> Decision:
+        return self.policy.evaluate(self.principal, tool)
+
+    def visible(self, tool: ToolRecord) -> bool:
+        """The ``visible`` predicate for ``tools/list`` and ``SearchIndex.search``."""
+        return self.policy.evaluate(self.principal, tool).visible
+
+    @property
+    def visible_key(self) -> tuple[str, tuple[str, ...], int]:
+        """Hashable identity of :meth:`visible` for ``SearchIndex.search(visible_key=...)`` mask caching."""
+        return (self.principal.user, self.principal.roles, self.revision)
 
 
 class AccessControl:
@@ -120,24 +148,33 @@ class AccessControl:
         return Principal(user=user, roles=self._roles_of(user))
 
     def _roles_of(self, user: str) -> tuple[str, ...]:
-        return tuple(r.name for r in self.roles.list() if user in r.members)
+        return self.users.roles_of(user)
 
     # -- what -------------------------------------------------------------------------------
     def policy(self) -> PinnedPolicy:
-        """The current policy (grants + pins). Costs one SELECT when nothing changed."""
+        """The current policy (grants + pins). Costs one revision read when nothing changed."""
+        return self._current()[1]
+
+    def for_request(self, principal: Principal) -> RequestAccess:
+        """The caller's view for one request (one revision read; then pure evaluations)."""
+        rev, policy = self._current()
+        return RequestAccess(principal, policy, rev)
+
+    def _current(self) -> tuple[int, PinnedPolicy]:
         rev = self.store.revision()
         cached = self._cached
         if cached is not None and cached[0] == rev:
-            return cached[1]
+            return cached
         with self._lock:
             cached = self._cached
             if cached is not None and cached[0] == rev:
-                return cached[1]
+                return cached
             with self.store.read() as conn:
                 grants = load_policy(conn)
-            policy = PinnedPolicy(grants, self.pins.states())
-            self._cached = (rev, policy)
-            return policy
+            # pins are read in their own snapshot: a pin change in between bumps the revision
+            # again, so the next request rebuilds; never a stale-but-cached mix.
+            self._cached = (rev, PinnedPolicy(grants, self.pins.states()))
+            return self._cached
 
     def evaluate(self, principal: Principal, tool: ToolRecord) -> Decision:
         """``policy().evaluate(principal, tool)``: makes AccessControl itself a live

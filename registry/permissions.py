@@ -195,8 +195,12 @@ class GrantPolicy:
     regexes are precomputed, so :meth:`evaluate` is a few comparisons per grant.
     """
 
+    MAX_MEMO = 200_000
+    """Most memoized decisions kept (about 40 MB at most); the memo is cleared when full."""
+
     def __init__(self, users: Mapping[str, UserAccess], roles: Mapping[str, Role] | None = None) -> None:
         roles = dict(roles or {})
+        self._memo: dict[tuple[str, str, str, Risk], Decision] = {}
         self._users: dict[str, tuple[tuple[Grant, ...], tuple[Grant, ...]]] = {}
         for user, access in users.items():
             grants: list[Grant] = list(access.grants)
@@ -225,7 +229,27 @@ class GrantPolicy:
         return sorted(self._users)
 
     def evaluate(self, principal: Principal, tool: ToolRecord) -> Decision:
-        """Decision for ``principal`` on ``tool``: allow, deny or approval, with the deciding rule."""
+        """Decision for ``principal`` on ``tool``: allow, deny or approval, with the deciding rule.
+
+        Memoized per ``(user, qualified_name, server, risk)`` (the only inputs), so listing and
+        searching the same tools again costs a dict lookup; the memo holds at most
+        :attr:`MAX_MEMO` entries and is dropped with the policy when grants change.
+        """
+        key = (principal.user, tool.qualified_name, tool.server, tool.risk)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        decision = self._decide(principal, tool)
+        if len(self._memo) >= self.MAX_MEMO:
+            self._memo.clear()
+        self._memo[key] = decision
+        return decision
+
+    def clear_memo(self) -> None:
+        """Forget memoized decisions (for benchmarks; results never change)."""
+        self._memo.clear()
+
+    def _decide(self, principal: Principal, tool: ToolRecord) -> Decision:
         entry = self._users.get(principal.user)
         if entry is None:
             return Decision(Effect.DENY, f"unknown user {principal.user!r}", "unknown-user")

@@ -83,6 +83,12 @@ class Users:
         with self.store.read() as conn:
             return _exists(conn, s.users, name)
 
+    def roles_of(self, user: str) -> tuple[str, ...]:
+        """The user's role names, sorted (empty for an unknown user)."""
+        with self.store.engine.connect() as conn:
+            q = select(s.user_roles.c.role).where(s.user_roles.c.user == user).order_by(s.user_roles.c.role)
+            return tuple(r[0] for r in conn.execute(q))
+
     def list(self) -> list[UserInfo]:
         """Every user, sorted by name, with roles and counts."""
         with self.store.read() as conn:

@@ -7,6 +7,7 @@ revoked key, no key) fails exactly like an unknown tool, or with 401 before any 
 
 from __future__ import annotations
 
+import re
 import socket
 import sys
 from contextlib import asynccontextmanager
@@ -28,6 +29,8 @@ from servers.serve import serve_http
 pytestmark = pytest.mark.anyio
 
 UNKNOWN = "no_such__tool"
+ALICE_VISIBLE = {"orders__get_order", "notes__list_notes", "notes__read_note", "notes__write_note"}
+BOB_VISIBLE = {"orders__get_order", "orders__cancel_order", "notes__read_note", "notes__write_note"}
 
 
 def _free_port() -> int:
@@ -75,9 +78,21 @@ async def client(url: str, token: str | None):
             yield c
 
 
+_DID_YOU_MEAN = re.compile(r" ?[Dd]id you mean:? ([^?]*)\?")
+
+
 def same_as(unknown_answer: str, name: str) -> set[str]:
     """The unknown-tool answer with ``name`` in place of the unknown name (plain or repr-quoted)."""
     return {unknown_answer.replace(UNKNOWN, name), unknown_answer.replace(repr(UNKNOWN), repr(name))}
+
+
+def like_unknown(answer: str, unknown_answer: str, name: str, visible: set[str]) -> bool:
+    """``answer`` is the unknown-tool answer for ``name``: same text once the name is swapped, and any
+    "did you mean" suggestions (computed per name) only name tools the caller may see."""
+    suggested = {n.strip() for m in _DID_YOU_MEAN.finditer(answer) for n in m.group(1).split(",")}
+    if not suggested <= visible:
+        return False
+    return _DID_YOU_MEAN.sub("", answer) in {_DID_YOU_MEAN.sub("", x) for x in same_as(unknown_answer, name)}
 
 
 def text(result: Any) -> str:
@@ -106,8 +121,7 @@ async def test_two_users_see_find_and_run_different_tools(tmp_path, access, peop
             async with client(url, people["alice"]) as c:
                 assert [t.name for t in (await c.list_tools()).tools] == ["tool_search", "call_tool", "notes__list_notes"]
                 found = await c.call_tool("tool_search", {"query": "order note", "limit": 50})
-                assert {t["name"] for t in found.structured_content["tools"]} <= {
-                    "orders__get_order", "notes__list_notes", "notes__read_note", "notes__write_note"}
+                assert {t["name"] for t in found.structured_content["tools"]} <= ALICE_VISIBLE
                 assert "orders__get_order" in {t["name"] for t in found.structured_content["tools"]}
                 got = await c.call_tool("call_tool", {"name": "orders__get_order", "arguments": {"order_id": "A1001"}})
                 assert not got.is_error and got.structured_content["status"] == "pending"
@@ -116,7 +130,7 @@ async def test_two_users_see_find_and_run_different_tools(tmp_path, access, peop
                 found = await c.call_tool("tool_search", {"query": "cancel order", "limit": 50})
                 names = {t["name"] for t in found.structured_content["tools"]}
                 assert "orders__cancel_order" in names
-                assert names <= {"orders__get_order", "orders__cancel_order", "notes__read_note", "notes__write_note"}
+                assert names <= BOB_VISIBLE
                 done = await c.call_tool("orders__cancel_order", {"order_id": "A1001"})
                 assert not done.is_error, text(done)
 
@@ -144,15 +158,15 @@ async def test_bypass_attempts_fail_like_unknown_tools(tmp_path, access, people)
                     wrapped = await c.call_tool("call_tool", {"name": name, "arguments": {"order_id": "A1001"}})
                     direct = await c.call_tool(name, {"order_id": "A1001"})
                     assert wrapped.is_error and direct.is_error, name
-                    assert text(wrapped) in same_as(base_wrapped, name), name
-                    assert text(direct) in same_as(base_direct, name), name
+                    assert like_unknown(text(wrapped), base_wrapped, name, ALICE_VISIBLE), (name, text(wrapped))
+                    assert like_unknown(text(direct), base_direct, name, ALICE_VISIBLE), (name, text(direct))
                 # nothing was cancelled
                 order = await c.call_tool("orders__get_order", {"order_id": "A1001"})
                 assert order.structured_content["status"] == "pending"
             # bob's deny grant beats his allow: list_orders is unknown to him
             async with client(url, people["bob"]) as c:
                 denied = await c.call_tool("call_tool", {"name": "orders__list_orders", "arguments": {}})
-                assert text(denied) in same_as(base_wrapped, "orders__list_orders")
+                assert like_unknown(text(denied), base_wrapped, "orders__list_orders", BOB_VISIBLE), text(denied)
 
         carol_key_id = people["carol"].split("_")[1]
         init = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
