@@ -3,7 +3,8 @@
 Run: ``.venv/bin/python bench/pipeline_overhead.py [--calls 3000] [--repeats 5]``
 
 Every row runs in the same process and run, interleaved over ``--repeats`` rounds; the table
-shows the median µs per call and the overhead over the direct row of the same group.
+shows the median and the minimum µs per call and the overhead over the direct row of the same
+group (the minimum is the least disturbed by other load on a shared machine).
 
 * **no-I/O executor**: the handler is a coroutine returning a prebuilt ``CallToolResult`` — the
   direct row is one await of it; pipeline rows add look-up, policy, parse, schema validation,
@@ -108,7 +109,8 @@ async def main(calls: int, repeats: int) -> None:
             "run_batch(10 calls), per call": ("no-I/O executor", lambda: plain.run_batch(batch10, ctx),
                                               max(1, calls // 10), 10),
             "direct: client.call_tool": ("in-process MCP (orders)",
-                                         lambda: client.call_tool("get_order", {"order_id": "A1001"}), mcp_calls, 1),
+                                         lambda: client.call_tool("get_order", {"order_id": "A1001"},
+                                                                  read_timeout_seconds=60.0), mcp_calls, 1),
             "pipeline.call over the client": ("in-process MCP (orders)",
                                               lambda: mcp_pipe.call("orders__get_order", {"order_id": "A1001"}, ctx),
                                               mcp_calls, 1),
@@ -121,19 +123,20 @@ async def main(calls: int, repeats: int) -> None:
             for key, (_, fn, n, per) in rows.items():
                 samples[key].append(await per_call_us(fn, n, per))
 
-    table = Table(title=f"Pipeline overhead per call (median of {repeats} rounds; µs)")
-    for col in ("group", "row", "µs/call", "overhead µs", "ratio"):
-        table.add_column(col, justify="right" if col != "row" and col != "group" else "left")
-    base: dict[str, float] = {}
+    table = Table(title=f"Pipeline overhead per call ({repeats} interleaved rounds; µs)")
+    for col in ("group", "row", "median µs", "min µs", "overhead µs (median)", "overhead µs (min)", "ratio"):
+        table.add_column(col, justify="right" if col not in ("row", "group") else "left")
+    base: dict[str, tuple[float, float]] = {}
     for key, (group, *_rest) in rows.items():
-        med = statistics.median(samples[key])
+        med, low = statistics.median(samples[key]), min(samples[key])
         if key.startswith("direct"):
-            base[group] = med
-            table.add_row(group, key, f"{med:,.1f}", "—", "1.00×")
+            base[group] = (med, low)
+            table.add_row(group, key, f"{med:,.1f}", f"{low:,.1f}", "—", "—", "1.00×")
         else:
-            b = base[group]
-            table.add_row(group, key, f"{med:,.1f}", f"{med - b:,.1f}", f"{med / b:,.2f}×")
-    Console().print(table)
+            bm, bl = base[group]
+            table.add_row(group, key, f"{med:,.1f}", f"{low:,.1f}", f"{med - bm:,.1f}", f"{low - bl:,.1f}",
+                          f"{med / bm:,.2f}×")
+    Console(width=150).print(table)
 
 
 if __name__ == "__main__":
