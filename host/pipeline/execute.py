@@ -77,15 +77,11 @@ async def execute_one(
     if not isinstance(raw, CallToolResult):
         raise PipelineFatal("execute", f"executor returned {type(raw).__name__} for {rec.qualified_name}, "
                             "not mcp.types.CallToolResult")
-    try:
-        out = format_result(
-            raw, max_output_chars=rec.max_output_chars, spill=spill,
-            conversation_id=ctx.conversation_id, call_id=call.call_id,
-            empty_text="(no output)" if not raw.is_error else "(the tool reported an error without a message)",
-        )
-    except OSError as exc:  # the spill folder is not writable: keep the call, say so
-        return error_result(call, ResultStatus.UPSTREAM_ERROR, f"the result could not be stored: {exc}",
-                            where="limit", details={"exception": type(exc).__name__})
+    out = format_result(
+        raw, max_output_chars=rec.max_output_chars, spill=spill,
+        conversation_id=ctx.conversation_id, call_id=call.call_id,
+        empty_text="(no output)" if not raw.is_error else "(the tool reported an error without a message)",
+    )
     details: dict[str, Any] = {}
     if out.truncated:
         details = {"original_chars": out.original_chars, "spill_path": out.spill_path}

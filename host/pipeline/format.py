@@ -202,8 +202,14 @@ def format_result(
         return FormattedOutput([TextBlock(text=empty_text)], structured, total)
     if total <= max_output_chars:
         return FormattedOutput(blocks, structured, total)
-    path = spill.write(conversation_id, call_id, full_text) if spill is not None else None
-    where = f"the full output is in {path}" if path else "the full output was not kept"
+    path = None
+    where = "the full output was not kept"
+    if spill is not None:
+        try:
+            path = spill.write(conversation_id, call_id, full_text)
+            where = f"the full output is in {path}"
+        except (OSError, ValueError) as exc:  # unwritable spill folder: keep the call, say so
+            where = f"the full output could not be saved ({type(exc).__name__}: {exc})"
     notice = (f"[… output truncated: {total} characters in total, showing the first and last part; {where} …]")
     media = [b for b in blocks if not isinstance(b, TextBlock)]
     cut = cut_head_tail(full_text, max_output_chars, notice)

@@ -239,3 +239,12 @@ async def test_progress_is_forwarded_to_the_context_callback(tmp_path):
     async with connect({"prog": app}, tmp_path) as h:
         res = await h.pipeline.call("prog__work", {}, CallContext(progress_callback=progress))
     assert res.text == "done" and seen == [(1, 2, "half")]
+
+
+@pytest.mark.anyio
+async def test_unwritable_spill_folder_still_returns_the_cut_output(host):
+    host.spill_dir.parent.mkdir(parents=True, exist_ok=True)
+    host.spill_dir.write_text("a file where the folder should be")
+    res = await host.pipeline.call("flaky__huge", {"chars": 10_000}, host.ctx())
+    assert res.status is ResultStatus.OK
+    assert "the full output could not be saved" in res.text and len(res.text) <= 2_000

@@ -155,3 +155,21 @@ async def test_br13_pipeline_sends_the_coerced_value_upstream(tmp_path):
     assert bad.status is ResultStatus.INVALID_ARGUMENTS and bad.error.where == "validate"
     assert bad.error.details["violations"] == [
         {"path": "$.id", "given": '"1e3"', "expected": "integer", "fix": "send integer (JSON integer, not string)"}]
+
+
+@pytest.mark.anyio
+async def test_a_tool_with_an_invalid_schema_is_still_callable_and_the_problem_is_logged(tmp_path):
+    from mcp.types import CallToolResult, TextContent
+
+    from host.events import EventLog
+
+    class Echo:
+        async def call_tool(self, server, tool, arguments, *, timeout_seconds, progress_callback=None):
+            return CallToolResult(content=[TextContent(type="text", text="ran")])
+
+    p = make_pipeline(tmp_path, {"type": "objekt"}, executor=Echo())
+    p.event_log = EventLog(tmp_path / "events")
+    res = await p.call("svc__tool", {"a": 1}, CallContext(conversation_id="s"))
+    assert res.text == "ran"
+    decision = next(e for e in p.event_log.events("s") if e["kind"] == "decision")
+    assert decision["data"]["schema_problem"].startswith("the tool's inputSchema is invalid")
