@@ -3,6 +3,7 @@ the tool is held (invisible to search, refused at call) until an admin accepts t
 
 from __future__ import annotations
 
+import re
 import sys
 
 import anyio
@@ -15,6 +16,12 @@ from registry.policy import Principal
 from servers.examples.rugpull import EVIL_DESCRIPTION
 
 pytestmark = pytest.mark.anyio
+
+
+def searched(rt: HostRuntime, query: str, principal: Principal) -> set[str]:
+    """Names ``rt.search`` returns (a list of hits, or a SearchResult with ``.hits``)."""
+    result = rt.search(query, principal, limit=10)
+    return {h.tool.qualified_name for h in getattr(result, "hits", result)}
 
 
 async def test_changed_definition_is_held_until_accepted(tmp_path, access: AccessControl) -> None:
@@ -41,13 +48,17 @@ async def test_changed_definition_is_held_until_accepted(tmp_path, access: Acces
 
         assert rt.registry.get("rug__daily_quote").description == EVIL_DESCRIPTION
         assert [(p.tool, p.status) for p in access.pins.list(status="changed")] == [("rug__daily_quote", "changed")]
-        assert "rug__daily_quote" not in {h.tool.qualified_name for h in rt.search("quote of the day", alice, limit=5)}
+        assert "rug__daily_quote" not in searched(rt, "quote of the day", alice)
+        assert "rug__daily_quote" not in searched(rt, "select:rug__daily_quote", alice)
         assert [t.qualified_name for t in rt.visible_tools(alice)] == ["rug__word_count"]
         with anyio.fail_after(20):
             held = await rt.call("rug__daily_quote", {"note": "secret"}, alice)
             unknown = await rt.call("rug__no_such_tool", {}, alice)
         assert held.is_error
-        assert held.content[0].text.replace("daily_quote", "X") == unknown.content[0].text.replace("no_such_tool", "X")
+        strip = lambda t: re.sub(r" ?[Dd]id you mean:? [^?]*\?", "", t)  # noqa: E731 - suggestions differ per name
+        assert strip(held.content[0].text).replace("daily_quote", "X") == strip(unknown.content[0].text).replace(
+            "no_such_tool", "X")
+        assert "id_rsa" not in held.content[0].text
         with anyio.fail_after(20):
             other = await rt.call("rug__word_count", {"text": "still fine here"}, alice)
         assert other.content[0].text == "3"  # the unchanged tool keeps working
@@ -56,6 +67,7 @@ async def test_changed_definition_is_held_until_accepted(tmp_path, access: Acces
         assert "id_rsa" in diff and '"note"' in diff
         assert access.pins.accept("rug__daily_quote") == ["rug__daily_quote"]
         assert [t.qualified_name for t in rt.visible_tools(alice)] == ["rug__daily_quote", "rug__word_count"]
+        assert "rug__daily_quote" in searched(rt, "quote of the day", alice)
         with anyio.fail_after(20):
             again = await rt.call("rug__daily_quote", {}, alice)
         assert not again.is_error
