@@ -161,7 +161,6 @@ def repair_transcript(messages: Sequence[Message], *, reason: str = "the convers
     taken: set[str] = set()
     pending_calls: list[ToolCall] = []
     pending_results: list[list[ToolResult]] = []  # per pending call, the results found
-    assistant_pos = -1
 
     def close_turn() -> None:
         nonlocal pending_calls, pending_results
@@ -177,10 +176,7 @@ def repair_transcript(messages: Sequence[Message], *, reason: str = "the convers
 
     # Results of one segment are matched to calls by original id, in order.
     segments = _turns(messages)
-    seg_of: dict[int, tuple[int | None, list[int]]] = {}
-    for seg in segments:
-        for t in seg[1]:
-            seg_of[t] = seg
+    results_of: dict[int, list[int]] = {a: tools for a, tools in segments if a is not None}
     for i, m in enumerate(messages):
         if m.role == "tool":
             continue  # placed by close_turn
@@ -191,13 +187,11 @@ def repair_transcript(messages: Sequence[Message], *, reason: str = "the convers
                 if old.call_id != new.call_id:
                     actions.append(f"renamed duplicate call id {old.call_id} to {new.call_id} (message {i})")
             out.append(m.model_copy(update={"calls": renamed}) if renamed != list(m.calls) else m)
-            assistant_pos = i
             pending_calls = renamed
             pending_results = [[] for _ in renamed]
             # collect this turn's results
-            seg = next(s for s in segments if s[0] == i)
             originals = [c.call_id for c in m.calls]
-            for t in seg[1]:
+            for t in results_of[i]:
                 res = messages[t].result
                 if res is None:
                     actions.append(f"dropped a tool message without a result (message {t})")
@@ -221,7 +215,6 @@ def repair_transcript(messages: Sequence[Message], *, reason: str = "the convers
             for t in seg[1]:
                 res = messages[t].result
                 actions.append(f"dropped result without a call for {res.call_id if res else '?'} (message {t})")
-    del assistant_pos
     return RepairReport(out, actions)
 
 
