@@ -34,6 +34,7 @@ from host.providers.deferred import (
     run_tool_search,
     search_result,
 )
+from host.providers.driver import ProviderModel, WithToolSearch, to_conversation, to_messages
 from host.providers.errors import HistoryError, MalformedResponse, ProviderError, SchemaCycle
 from host.providers.openai_chat import ChatStreamParser, OpenAIChatAdapter
 from host.providers.openai_responses import OpenAIResponsesAdapter, ResponsesStreamParser
@@ -63,6 +64,7 @@ __all__ = [
     "OpenAIChatAdapter",
     "OpenAIResponsesAdapter",
     "PreparedRequest",
+    "ProviderModel",
     "ProviderAdapter",
     "ProviderError",
     "Reasoning",
@@ -76,6 +78,7 @@ __all__ = [
     "TOOL_SEARCH_PARAMETERS",
     "ToolChoice",
     "UserTurn",
+    "WithToolSearch",
     "adapter_for",
     "anthropic_choice",
     "chat_choice",
@@ -90,6 +93,8 @@ __all__ = [
     "responses_choice",
     "run_tool_search",
     "search_result",
+    "to_conversation",
+    "to_messages",
     "to_strict_schema",
 ]
 

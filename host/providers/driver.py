@@ -1,0 +1,164 @@
+"""Glue between the adapters and the loop driver (:func:`host.loop.run_conversation`).
+
+* :func:`to_conversation` / :func:`to_messages` convert the loop's history
+  (:class:`host.pipeline.transcript.Message`: system/user/assistant/tool) to and from the
+  provider-neutral :class:`~host.providers.base.Conversation`.
+* :class:`ProviderModel` is a ``ModelCallable``: it renders the history with an adapter, sends the
+  request through a transport you give it (``async send(params) -> response dict | async
+  iterator of stream events``), parses the answer (streams through a fresh
+  :class:`~host.pipeline.accumulate.ArgumentAccumulator`), decodes strict-mode arguments, and
+  remembers each assistant turn so reasoning (thinking signatures, encrypted reasoning items)
+  is replayed verbatim on the next request.
+* :class:`WithToolSearch` wraps a :class:`~host.pipeline.Pipeline`: ``tool_search`` calls are
+  answered from a :class:`~registry.search.SearchIndex` into the conversation's
+  :class:`~registry.search.DeferredLoadingState`; every other call runs through the pipeline.
+  Results come back in call order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
+from typing import Any
+
+from host.calls import TextBlock, ToolCall, ToolResult
+from host.pipeline.accumulate import ArgumentAccumulator
+from host.pipeline.context import CallContext
+from host.pipeline.transcript import Message
+from host.providers.base import AssistantTurn, Conversation, ProviderAdapter, ResultsTurn, StopReason, UserTurn
+from host.providers.choice import ToolChoice
+from host.providers.deferred import TOOL_SEARCH_NAME, run_tool_search
+from registry.search import DeferredLoadingState, SearchIndex
+from registry.tool import ToolRecord
+
+__all__ = ["ProviderModel", "Send", "WithToolSearch", "to_conversation", "to_messages"]
+
+Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | AsyncIterable[dict[str, Any]]]]
+"""``async send(request_params) -> response`` (a whole response dict, or stream events)."""
+
+
+def to_conversation(messages: Sequence[Message], remembered: Sequence[AssistantTurn] = ()) -> Conversation:
+    """The loop's history as a conversation.
+
+    Args:
+        remembered: assistant turns as parsed, in order; the k-th assistant message takes the
+            k-th one's reasoning parts, stop reason and item ids when its call count matches
+            (calls themselves always come from the history: renamed ids, normalized arguments).
+    """
+    conv = Conversation()
+    k = 0
+    for m in messages:
+        if m.role == "system":
+            conv.system = f"{conv.system}\n{m.text}" if conv.system else m.text
+        elif m.role == "user":
+            conv.add(UserTurn.text(m.text))
+        elif m.role == "assistant":
+            turn = remembered[k] if k < len(remembered) else None
+            k += 1
+            if turn is not None and len(turn.calls) == len(m.calls):
+                calls = iter(m.calls)
+                parts = [next(calls) if isinstance(p, ToolCall) else p for p in turn.parts]
+                conv.add(turn.model_copy(update={"parts": parts}))
+            else:
+                parts = ([TextBlock(text=m.text)] if m.text else []) + list(m.calls)
+                conv.add(AssistantTurn(parts=parts, stop=StopReason.TOOL_USE if m.calls else StopReason.END_TURN))
+        elif m.role == "tool" and m.result is not None:
+            if conv.turns and isinstance(conv.turns[-1], ResultsTurn):
+                conv.turns[-1].results.append(m.result)
+            else:
+                conv.add(ResultsTurn(results=[m.result]))
+    return conv
+
+
+def to_messages(conversation: Conversation) -> list[Message]:
+    """A conversation as the loop's history (reasoning is not representable there and is dropped)."""
+    out: list[Message] = [Message(role="system", text=conversation.system)] if conversation.system else []
+    for turn in conversation.turns:
+        if isinstance(turn, UserTurn):
+            out.append(Message(role="user", text="\n".join(b.text for b in turn.content if isinstance(b, TextBlock))))
+        elif isinstance(turn, AssistantTurn):
+            out.append(Message(role="assistant", text=turn.text, calls=turn.calls))
+        else:
+            out.extend(Message(role="tool", result=r) for r in turn.results)
+    return out
+
+
+class ProviderModel:
+    """A ``ModelCallable`` speaking one provider API through ``adapter`` (see module docstring).
+
+    Args:
+        adapter: the API adapter.
+        send: the transport.
+        tools: the catalog to declare (a sequence, or a function returning the current one,
+            e.g. the caller's visible registry tools).
+        model: the provider's model name.
+        tool_search: deferred loading on (only ``always_load`` tools up front).
+        choice: the tool_choice for every request (default auto).
+        params: extra request parameters (e.g. ``{"max_tokens": 1024}``, ``{"stream": True}``).
+    """
+
+    def __init__(self, adapter: ProviderAdapter, send: Send,
+                 tools: Sequence[ToolRecord] | Callable[[], Sequence[ToolRecord]], *, model: str,
+                 tool_search: bool = False, choice: ToolChoice | None = None,
+                 params: dict[str, Any] | None = None) -> None:
+        self.adapter = adapter
+        self.send = send
+        self.tools = tools
+        self.model = model
+        self.tool_search = tool_search
+        self.choice = choice
+        self.params = dict(params or {})
+        self.turns: list[AssistantTurn] = []
+        self.requests: list[dict[str, Any]] = []
+
+    async def __call__(self, history: list[Message]) -> Message:
+        tools = self.tools() if callable(self.tools) else self.tools
+        conversation = to_conversation(history, self.turns)
+        prepared = self.adapter.prepare(conversation, tools, model=self.model, choice=self.choice,
+                                        tool_search=self.tool_search, **self.params)
+        self.requests.append(prepared.params)
+        response = await self.send(prepared.params)
+        if isinstance(response, dict):
+            turn = self.adapter.parse_response(response)
+        else:
+            parser = self.adapter.stream_parser(ArgumentAccumulator())
+            async for event in response:
+                parser.feed(event)
+            turn = parser.turn()
+        self.turns.append(turn)
+        calls = [prepared.declarations.decode_call(c) for c in turn.calls]
+        return Message(role="assistant", text=turn.text, calls=calls)
+
+
+class WithToolSearch:
+    """A pipeline that also answers ``tool_search`` calls (see module docstring).
+
+    Args:
+        pipeline: runs every other call (``run_batch``; its ``event_log`` is exposed).
+        index: the search index over the registry.
+        state: the conversation's deferred-loading state (rebuild it with
+            :func:`~host.providers.deferred.deferred_state` when resuming).
+        visible: the caller's permission predicate for search hits.
+    """
+
+    def __init__(self, pipeline: Any, index: SearchIndex, state: DeferredLoadingState, *,
+                 visible: Callable[[ToolRecord], bool] | None = None) -> None:
+        self.pipeline = pipeline
+        self.index = index
+        self.state = state
+        self.visible = visible
+
+    @property
+    def event_log(self) -> Any:
+        return self.pipeline.event_log
+
+    async def run_batch(self, calls: Sequence[ToolCall], ctx: CallContext) -> list[ToolResult]:
+        """One result per call, in call order; search calls never reach the pipeline."""
+        others = [c for c in calls if c.name != TOOL_SEARCH_NAME]
+        ran = iter(await self.pipeline.run_batch(others, ctx) if others else [])
+        out: list[ToolResult] = []
+        for call in calls:
+            if call.name == TOOL_SEARCH_NAME:
+                out.append(run_tool_search(call, self.index, self.state, visible=self.visible))
+            else:
+                out.append(next(ran))
+        return out
