@@ -155,6 +155,12 @@ class AccessControl:
         """The current policy (grants + pins). Costs one revision read when nothing changed."""
         return self._current()[1]
 
+    @property
+    def revision(self) -> int:
+        """The current access revision (changes with every grant/role/user/key/pin change); a
+        search mask cached under ``(principal, revision)`` is therefore never stale."""
+        return self.store.revision()
+
     def for_request(self, principal: Principal) -> RequestAccess:
         """The caller's view for one request (one revision read; then pure evaluations)."""
         rev, policy = self._current()

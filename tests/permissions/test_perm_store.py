@@ -250,3 +250,16 @@ def test_audit_and_redaction(access: AccessControl) -> None:
     assert e.arguments == '{"authorization":"[REDACTED]","id":1}'
     assert [x.user for x in access.audit_log.query(status="unknown_tool")] == ["bob"]
     assert [x.user for x in access.audit_log.query(limit=5)] == ["bob", "alice"]  # newest first
+
+
+def test_request_view_and_revision(access: AccessControl, record) -> None:
+    access.users.add("alice")
+    access.grants.add("alice", "orders__*", max_risk="read")
+    rev = access.revision
+    req = access.for_request(Principal("alice"))
+    assert req.revision == rev and req.visible_key == ("alice", (), rev)
+    assert req.visible(record("orders__get", "read")) and not req.visible(record("orders__cancel", "write"))
+    access.grants.add("alice", "orders__cancel", max_risk="write")
+    assert access.revision == rev + 1
+    assert not req.visible(record("orders__cancel", "write"))  # a request keeps its snapshot
+    assert access.for_request(Principal("alice")).visible(record("orders__cancel", "write"))  # the next one sees it
