@@ -159,3 +159,43 @@ def test_random_batches_get_one_result_per_call_in_order_with_the_right_status(s
             assert res.error.retry_after_seconds == 3
     history = [Message(role="assistant", calls=calls), *(Message(role="tool", result=r) for r in results)]
     assert check_transcript(history) == []
+
+
+REAL = {  # flaky tool, arguments, expected status
+    "ok": ("flaky__lookup_order", {"order_id": "A1"}, ResultStatus.OK),
+    "iserror": ("flaky__lookup_order", {"order_id": "Z"}, ResultStatus.TOOL_ERROR),
+    "crash": ("flaky__crash", {}, ResultStatus.TOOL_ERROR),
+    "rate": ("flaky__rate_limited", {}, ResultStatus.RATE_LIMITED),
+    "mcp_error": ("flaky__protocol_error", {}, ResultStatus.UPSTREAM_ERROR),
+    "huge": ("flaky__huge", {"chars": 50_000}, ResultStatus.OK),
+    "slow": ("flaky__slow", {"seconds": 30}, ResultStatus.TIMEOUT),
+    "write": ("flaky__increment", {"key": "k"}, ResultStatus.OK),
+    "bad_args": ("flaky__huge", {"chars": "many"}, ResultStatus.INVALID_ARGUMENTS),
+    "unknown": ("flaky__nope", {}, ResultStatus.UNKNOWN_TOOL),
+}
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kinds=st.lists(st.sampled_from(sorted(REAL)), min_size=1, max_size=8))
+def test_random_batches_against_the_real_in_process_flaky_server(kinds, tmp_path):
+    from servers.examples import flaky
+
+    from .conftest import connect
+
+    calls = [ToolCall(call_id=f"k{i}", name=REAL[k][0], raw_arguments=json.dumps(REAL[k][1]), index=i)
+             for i, k in enumerate(kinds)]
+
+    async def main():
+        ov = {"flaky": {"slow": ToolOverrides(timeout_seconds=0.2)}}
+        async with connect({"flaky": flaky.create_server()}, tmp_path, overrides=ov) as h:
+            with anyio.fail_after(20):
+                return await h.pipeline.run_batch(calls, CallContext(conversation_id="real"))
+
+    results = anyio.run(main)
+    assert [r.call_id for r in results] == [c.call_id for c in calls]
+    assert [r.status for r in results] == [REAL[k][2] for k in kinds]
+    for k, r in zip(kinds, results, strict=True):
+        if k == "huge":
+            assert len(r.text) <= 2_000 and "50000 characters in total" in r.text
+        if k == "rate":
+            assert r.error.retry_after_seconds == 7
