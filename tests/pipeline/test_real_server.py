@@ -50,3 +50,33 @@ async def test_stdio_timeout_cancels_the_handler_and_errors_are_classified(tmp_p
 
             ok = await pipeline.call("flaky__slow", {"seconds": 0.01}, ctx)
             assert ok.status is ResultStatus.OK and ok.text == "slept 0.01 s"
+
+
+async def test_stdio_batch_cancel_cancels_running_handlers_and_skips_waiting_calls(tmp_path):
+    from host.calls import ToolCall
+    from host.pipeline import BatchCancel
+
+    cfg = parse_config({"mcpServers": {"flaky": {"command": sys.executable, "args": ["-m", "servers.examples.flaky"]}}})
+    with anyio.fail_after(60):
+        async with ServerManager(cfg, data_dir=tmp_path) as manager:
+            pipeline = Pipeline(manager.registry, manager, spill_dir=tmp_path / "spill")
+            cancel = BatchCancel()
+            calls = [ToolCall(call_id="a", name="flaky__slow", raw_arguments='{"seconds": 30}'),
+                     ToolCall(call_id="b", name="flaky__slow", raw_arguments='{"seconds": 30}', index=1),
+                     ToolCall(call_id="w", name="flaky__increment", raw_arguments='{"key": "x"}', index=2)]
+            out = []
+            probe = CallContext(conversation_id="probe")
+            async with anyio.create_task_group() as tg:
+                async def run():
+                    out.extend(await pipeline.run_batch(calls, CallContext(conversation_id="b", cancel=cancel)))
+                tg.start_soon(run)
+                with anyio.fail_after(10):
+                    while (await stats(pipeline, probe))["slow_started"] < 2:
+                        await anyio.sleep(0.05)
+                cancel.cancel("stop pressed")
+            assert [r.status for r in out] == [ResultStatus.CANCELLED, ResultStatus.CANCELLED,
+                                               ResultStatus.NOT_EXECUTED]
+            with anyio.fail_after(5):
+                while (s := await stats(pipeline, probe))["slow_cancelled"] < 2:
+                    await anyio.sleep(0.05)
+            assert (s["slow_finished"], s["counters"]) == (0, {})
