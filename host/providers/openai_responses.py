@@ -223,8 +223,8 @@ class OpenAIResponsesAdapter:
         if not images:
             return {"type": "function_call_output", "call_id": wire_id, "output": result_text(result)}
         output: list[dict[str, Any]] = []
-        text = result_text(result, image_note=lambda b: "", include_media_notes=True).strip()
-        if text and text != "(no output)":
+        text = result_text(result, image_note=lambda b: "")
+        if text != "(no output)":
             output.append({"type": "input_text", "text": text})
         for b in images:
             output.append({"type": "input_image", "image_url": data_url(b), "detail": "auto"})

@@ -117,7 +117,9 @@ def result_text(result: ToolResult, *, image_note: Callable[[ImageBlock], str] |
         elif not include_media_notes:
             continue
         elif isinstance(block, ImageBlock) and image_note is not None:
-            lines.append(image_note(block))
+            note = image_note(block)
+            if note:  # "" leaves the image out of the text (sent as a block beside it)
+                lines.append(note)
         else:
             lines.append(media_note(block, attached=False))
     if not result.content and result.structured is not None:

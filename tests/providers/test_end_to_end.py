@@ -146,3 +146,29 @@ def _anthropic(second, third, fourth):
 
 
 CHECKS = {"openai_chat": _chat, "openai_responses": _responses, "anthropic_messages": _anthropic}
+
+
+@pytest.mark.anyio
+async def test_strict_nulls_for_optional_arguments_are_decoded_before_the_pipeline_validates(tmp_path):
+    """Chat strict mode: the model must send every key, so it sends ``"limit": null`` for an optional
+    integer; the adapter's declarations turn that back into "absent" and the call succeeds."""
+    registry, executor = ToolRegistry(), Executor()
+    async with Client(orders.create_server()) as client:
+        executor.clients["orders"] = client
+        tools = (await client.list_tools()).tools
+        names = assign_qualified_names("orders", [t.name for t in tools], server="orders")
+        registry.replace_server("orders", [build_record(server="orders", qualified_name=names[t.name],
+                                                        definition=tool_definition(t)) for t in tools])
+        fake = FakeAPI("openai_chat", [
+            Step(calls=[("c1", "orders__list_orders", {"status": None, "customer": None, "limit": None})]),
+            Step(text="done")])
+        model = ProviderModel(OpenAIChatAdapter(), fake, registry.tools, model="m")
+        pipeline = Pipeline(registry, executor, spill_dir=tmp_path / "spill")
+        with anyio.fail_after(30):
+            outcome = await run_conversation(model, pipeline, [Message(role="user", text="list")],
+                                             CallContext(conversation_id="strict"))
+    declared = {t["function"]["name"]: t["function"]["strict"] for t in fake.requests[0]["tools"]}
+    assert declared["orders__list_orders"] is True
+    result = [m.result for m in outcome.messages if m.role == "tool"][0]
+    assert result.status is ResultStatus.OK, result.error
+    assert json.loads(result.text)["count"] == len(orders.SAMPLE_ORDERS)
