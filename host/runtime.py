@@ -6,57 +6,31 @@ through the same code whatever the front end::
     async with HostRuntime(load_config(path, data_dir=d), data_dir=d) as rt:
         rt.visible_tools(principal)                 # tools the caller may see
         rt.search("cancel my order", principal)     # ranked, permission-filtered
-        await rt.call("orders__cancel_order", {"order_id": "A1002"}, principal)
+        await rt.call("orders__cancel_order", {"order_id": "A1002"}, principal)   # -> ToolResult
+
+Every call runs through the standard pipeline (:class:`host.pipeline.Pipeline`): parse →
+validate → look up → authorize → execute → limit → pair, with events in
+``<data_dir>/events/`` and spilled outputs in ``<data_dir>/spill/``.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Hashable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from mcp.types import CallToolResult, TextContent
-from rank_bm25 import BM25Okapi
-
+from host.calls import ToolResult
 from host.config import HostConfig
 from host.connection import ServerStatus
-from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
+from host.events import EventLog
 from host.executor import ProgressCallback
 from host.manager import ServerManager
-from registry import ANONYMOUS, AllowAll, Policy, Principal, ToolRecord, ToolRegistry
+from host.pipeline import CallContext, Pipeline
+from registry import ANONYMOUS, AllowAll, Policy, Principal, Risk, ToolRecord, ToolRegistry
+from registry.search import SearchIndex, SearchResult
 
-__all__ = ["HostRuntime", "SearchHit"]
-
-
-class SearchHit:
-    """One ranked search result: ``tool`` and its BM25 ``score``."""
-
-    __slots__ = ("score", "tool")
-
-    def __init__(self, tool: ToolRecord, score: float) -> None:
-        self.tool = tool
-        self.score = score
-
-
-_WORD = re.compile(r"[a-z0-9]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-def _tokens(text: str) -> list[str]:
-    return _WORD.findall(_CAMEL.sub(" ", text).lower())
-
-
-def _doc(tool: ToolRecord) -> list[str]:
-    props = tool.input_schema.get("properties") or {}
-    parts = [tool.qualified_name.replace("_", " "), tool.server, tool.title or "", tool.description]
-    for pname, pschema in props.items() if isinstance(props, dict) else ():
-        parts.append(pname.replace("_", " "))
-        if isinstance(pschema, dict):
-            parts.append(str(pschema.get("description", "")))
-    return _tokens(" ".join(parts))
+__all__ = ["HostRuntime"]
 
 
 class HostRuntime:
@@ -83,8 +57,14 @@ class HostRuntime:
         self.data_dir = data_dir
         self.policy: Policy = policy or AllowAll()
         self.registry = ToolRegistry()
+        self.search_index = SearchIndex()
+        self.search_index.attach(self.registry)  # incremental: one server's tools at a time
         self.manager = ServerManager(
             config, data_dir=data_dir, registry=self.registry, reconnect=reconnect, on_status=on_status
+        )
+        self.event_log = EventLog(data_dir / "events")
+        self.pipeline = Pipeline(
+            self.registry, self.manager, self.policy, spill_dir=data_dir / "spill", event_log=self.event_log
         )
 
     async def __aenter__(self) -> HostRuntime:
@@ -109,42 +89,61 @@ class HostRuntime:
         """Status of every configured server, in config order."""
         return self.manager.statuses()
 
-    def search(self, query: str, principal: Principal = ANONYMOUS, *, limit: int = 5) -> list[SearchHit]:
-        """Visible tools ranked by BM25 over names, descriptions and parameters (best first)."""
-        tools = self.visible_tools(principal)
-        q = _tokens(query)
-        if not tools or not q:
-            return []
-        index = BM25Okapi([_doc(t) for t in tools])
-        scores = index.get_scores(q)
-        order = sorted(range(len(tools)), key=lambda i: (-scores[i], tools[i].qualified_name))
-        return [SearchHit(tools[i], float(scores[i])) for i in order[:limit] if scores[i] > 0 and math.isfinite(scores[i])]
+    def visibility(self, principal: Principal) -> tuple[Callable[[ToolRecord], bool], Hashable | None]:
+        """``(predicate, cache_key)`` of what ``principal`` may see.
+
+        The key lets the search index cache the visibility mask; it includes the policy's
+        ``revision`` when the policy has one (so grant changes apply on the next request),
+        and is ``None`` (no caching) for policies without one.
+        """
+        revision = getattr(self.policy, "revision", None)
+        key = None if revision is None and not isinstance(self.policy, AllowAll) else (principal, revision)
+        return (lambda tool: self.is_visible(principal, tool)), key
+
+    def search(
+        self,
+        query: str,
+        principal: Principal = ANONYMOUS,
+        *,
+        limit: int = 5,
+        servers: Collection[str] | None = None,
+        max_risk: Risk | None = None,
+    ) -> SearchResult:
+        """Visible tools for ``query``, best first (BM25; also ``select:a,b`` and ``regex:PATTERN``).
+
+        Hidden tools are filtered before ranking (see :mod:`registry.search.index`). Never raises
+        for any query text; an empty query gets a helpful ``message``.
+        """
+        visible, key = self.visibility(principal)
+        return self.search_index.search(
+            query, visible=visible, visible_key=key, limit=limit, servers=servers, max_risk=max_risk
+        )
 
     # -- calls ---------------------------------------------------------------------------
     async def call(
         self,
         name: str,
-        arguments: dict[str, Any] | None,
+        arguments: dict[str, Any] | str | None,
         principal: Principal = ANONYMOUS,
         *,
+        conversation_id: str = "default",
+        call_id: str | None = None,
         progress_callback: ProgressCallback | None = None,
-    ) -> CallToolResult:
-        """Run one call by qualified name and return an MCP result (errors as ``isError`` results)."""
-        tool = self.registry.snapshot().get(name)
-        if tool is None or not self.is_visible(principal, tool):
-            return _error(f"unknown tool {name!r}; use tool_search to find tools")
-        try:
-            return await self.manager.call_tool(
-                tool.server,
-                tool.original_name,
-                arguments or {},
-                timeout_seconds=tool.timeout_seconds,
-                progress_callback=progress_callback,
-            )
-        except (UpstreamUnavailable, CallTimeout, UpstreamError) as err:
-            return _error(str(err))
+    ) -> ToolResult:
+        """Run one call by qualified name through the pipeline.
 
+        Args:
+            name: qualified tool name.
+            arguments: a JSON object, or its raw text (parsed by the pipeline).
+            principal: the caller; invisible and denied tools answer like unknown ones.
+            conversation_id: names the event-log file and spill folder.
+            call_id: the caller's id for the call (generated when ``None``).
+            progress_callback: receives upstream progress notifications.
 
-def _error(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
+        Returns:
+            Exactly one :class:`~host.calls.ToolResult`; failures are results, never exceptions
+            (only :class:`host.pipeline.PipelineFatal` escapes, for broken invariants).
+        """
+        ctx = CallContext(principal=principal, conversation_id=conversation_id,
+                          progress_callback=progress_callback)
+        return await self.pipeline.call(name, arguments, ctx, call_id=call_id)

@@ -22,8 +22,9 @@ from host.paths import data_dir as resolve_data_dir
 from host.runtime import HostRuntime
 from registry import Principal
 from servers.display import live_status, servers_table, tools_table
-from servers.registry_server import create_registry_server, tool_definition_json
-from servers.serve import DEFAULT_HOST, DEFAULT_PORT, serve_http, serve_stdio
+from registry.search import tool_definition
+from servers.registry_server import create_registry_server
+from servers.serve import DEFAULT_HOST, DEFAULT_PORT, serve_http, serve_stdio, shutdown_on_signals
 
 __all__ = ["app", "main"]
 
@@ -99,24 +100,26 @@ def serve(
 
     async def body() -> None:
         rt = HostRuntime(cfg, data_dir=root, reconnect=True)
-        with live_status(err, rt.statuses(), enabled=not stdio) as refresh:
-            rt.manager.on_status = refresh
-            async with rt:
-                rt.manager.on_status = None
-                err.print(servers_table(rt.statuses()))
-                principal = Principal(user=user)
-                srv = create_registry_server(rt, expose=expose, principal_for=lambda _ctx: principal)  # type: ignore[arg-type]
-                if stdio:
-                    await serve_stdio(srv)
-                else:
-                    await serve_http(
-                        srv,
-                        host=host,
-                        port=port,
-                        on_ready=lambda url: err.print(
-                            f"[green]toolhost serving {len(rt.registry)} tools at {url}[/green] (Ctrl+C to stop)"
-                        ),
-                    )
+        async with shutdown_on_signals() as stop:
+            with live_status(err, rt.statuses(), enabled=not stdio) as refresh:
+                rt.manager.on_status = refresh
+                async with rt:
+                    rt.manager.on_status = None
+                    err.print(servers_table(rt.statuses()))
+                    principal = Principal(user=user)
+                    srv = create_registry_server(rt, expose=expose, principal_for=lambda _ctx: principal)  # type: ignore[arg-type]
+                    if stdio:
+                        await serve_stdio(srv, stop=stop)
+                    else:
+                        await serve_http(
+                            srv,
+                            host=host,
+                            port=port,
+                            stop=stop,
+                            on_ready=lambda url: err.print(
+                                f"[green]toolhost serving {len(rt.registry)} tools at {url}[/green] (Ctrl+C to stop)"
+                            ),
+                        )
         err.print("toolhost stopped; all servers closed.")
 
     _run(body)
@@ -130,7 +133,7 @@ def tools(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonOp
     async def body(rt: HostRuntime) -> None:
         records = rt.visible_tools()
         if as_json:
-            out.print_json(json.dumps([tool_definition_json(t) for t in records]))
+            out.print_json(json.dumps([tool_definition(t) for t in records]))
         else:
             out.print(tools_table(records, title=f"{len(records)} tools"))
 
@@ -149,14 +152,14 @@ def search(
     cfg, root = _load(config, data_dir)
 
     async def body(rt: HostRuntime) -> None:
-        hits = rt.search(query, limit=limit)
+        result = rt.search(query, limit=limit)
         if as_json:
-            out.print_json(json.dumps([tool_definition_json(h.tool) | {"score": h.score} for h in hits]))
+            out.print_json(json.dumps([tool_definition(h.tool) | {"score": h.score} for h in result.hits]))
             return
-        if not hits:
-            out.print(f"No tool matches {query!r}.")
+        if not result.hits:
+            out.print(result.message or f"No tool matches {query!r}.", soft_wrap=True)
             return
-        out.print(tools_table([h.tool for h in hits], title=f"Top {len(hits)} for {query!r}"))
+        out.print(tools_table([h.tool for h in result.hits], title=f"Top {len(result.hits)} for {query!r}"))
 
     _run(_with_runtime, cfg, root, body)
 
@@ -183,12 +186,14 @@ def call(
     async def body(rt: HostRuntime) -> bool:
         result = await rt.call(name, parsed)
         if as_json:
-            out.print_json(result.model_dump_json(by_alias=True, exclude_none=True))
+            out.print_json(result.model_dump_json(exclude_none=True))
         else:
             for block in result.content:
                 text = getattr(block, "text", None)
-                out.print(text if text is not None else f"[{block.type} content]", markup=False)
-        return bool(result.is_error)
+                out.print(text if text is not None else f"[{block.type} content]", markup=False, soft_wrap=True)
+            if result.is_error and result.error is not None:
+                err.print(f"[red]{result.status.value}[/red] at {result.error.where or 'call'}")
+        return result.is_error
 
     if _run(_with_runtime, cfg, root, body):
         raise typer.Exit(1)

@@ -2,11 +2,14 @@
 
 ``tools/list`` shows (filtered by the caller's permissions):
 
-* ``tool_search(query, limit=5)`` — BM25 search over names, descriptions and parameters;
-  returns the matching tools' full definitions (qualified name, description, input schema,
-  risk) as JSON text and as ``structuredContent`` ``{"tools": [...]}``;
-* ``call_tool(name, arguments)`` — runs a tool by qualified name;
-* every ``always_load`` tool, directly;
+* ``tool_search(query, limit=5)`` — BM25 search over names, descriptions and parameters
+  (:mod:`registry.search`; also ``select:a,b`` and ``regex:PATTERN``); returns compact lines
+  for the model plus the matching tools' full definitions (qualified name, description,
+  input schema, risk) as JSON text and as ``structuredContent`` ``{"tools": [...]}``;
+* ``call_tool(name, arguments)`` — runs a tool by qualified name through the call pipeline;
+* every ``always_load`` tool, directly, and — deferred loading — every tool a search on this
+  client connection returned (handshake-era connections; a ``tools/list_changed`` notification
+  announces them; 2026-07-28 exchanges are stateless and keep the short list);
 * with ``expose="all"``, every visible tool directly instead (small setups).
 
 A tool may also be called directly by its qualified name. Unknown, invisible and denied
@@ -20,6 +23,7 @@ hand so the model always sees why a call failed). No import-time side effects.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -36,8 +40,11 @@ from mcp.types import (
 
 from host.runtime import HostRuntime
 from registry import ANONYMOUS, Principal, ToolRecord
+from registry.search import DeferredLoadingState, tool_definition
+from registry.search import format_result as format_search
+from servers.results import to_mcp_result
 
-__all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "create_registry_server", "tool_definition_json"]
+__all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "create_registry_server"]
 
 TOOL_SEARCH = "tool_search"
 CALL_TOOL = "call_tool"
@@ -91,19 +98,6 @@ _CALL_TOOL = Tool(
 )
 
 
-def tool_definition_json(tool: ToolRecord) -> dict[str, Any]:
-    """The definition a search hit returns: ``{name, title, description, input_schema, risk, server, annotations}``."""
-    return {
-        "name": tool.qualified_name,
-        "title": tool.display_title,
-        "description": tool.description,
-        "input_schema": tool.input_schema,
-        "risk": tool.risk.value,
-        "server": tool.server,
-        "annotations": tool.annotations.to_wire(),
-    }
-
-
 def _as_mcp_tool(tool: ToolRecord) -> Tool:
     ann = tool.annotations
     return Tool(
@@ -126,6 +120,14 @@ def _text_error(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
+async def _announce_list_changed(ctx: ServerRequestContext[Any, Any]) -> None:
+    """Tell the client its tool list grew (legacy sessions; best effort, never fails the call)."""
+    try:
+        await ctx.session.send_tool_list_changed()
+    except Exception:  # noqa: BLE001 - a client that cannot take notifications still gets the result
+        return
+
+
 def create_registry_server(
     runtime: HostRuntime,
     *,
@@ -145,17 +147,28 @@ def create_registry_server(
         A low-level ``Server``; run it with ``stdio_server()`` or ``streamable_http_app()``.
     """
     resolve = principal_for or (lambda _ctx: ANONYMOUS)
+    # Deferred loading per client connection: tools a search returned stay listed for it.
+    loaded: weakref.WeakKeyDictionary[Any, DeferredLoadingState] = weakref.WeakKeyDictionary()
+
+    def state_of(ctx: ServerRequestContext[Any, Any]) -> DeferredLoadingState:
+        """The connection's loaded tools. Handshake-era connections (stdio, stateful HTTP) keep
+        state across requests; a 2026-07-28 exchange is stateless, so it gets a fresh, empty state
+        (its tools stay reachable through call_tool)."""
+        conn = getattr(ctx.session, "_connection", None)
+        if conn is None or ctx.protocol_version >= "2026":
+            return DeferredLoadingState()
+        state = loaded.get(conn)
+        if state is None:
+            state = loaded[conn] = DeferredLoadingState()
+        return state
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None) -> ListToolsResult:
         principal = resolve(ctx)
-        visible = runtime.visible_tools(principal)
         if expose == "all":
-            direct = visible
-            meta_tools: list[Tool] = []
-        else:
-            direct = [t for t in visible if t.always_load]
-            meta_tools = [_SEARCH_TOOL, _CALL_TOOL]
-        return ListToolsResult(tools=meta_tools + [_as_mcp_tool(t) for t in direct])
+            return ListToolsResult(tools=[_as_mcp_tool(t) for t in runtime.visible_tools(principal)])
+        visible, _key = runtime.visibility(principal)
+        declared = state_of(ctx).declared(runtime.registry.snapshot(), visible)
+        return ListToolsResult(tools=[_SEARCH_TOOL, _CALL_TOOL] + [_as_mcp_tool(t) for t in declared])
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
         principal = resolve(ctx)
@@ -165,7 +178,10 @@ def create_registry_server(
             await ctx.session.report_progress(progress, total, message)
 
         if params.name == TOOL_SEARCH:
-            return _search(runtime, principal, args)
+            result, hits = _search(runtime, principal, args)
+            if expose == "search" and state_of(ctx).mark_loaded(hits):
+                await _announce_list_changed(ctx)
+            return result
         if params.name == CALL_TOOL:
             target = args.get("name")
             if not isinstance(target, str) or not target:
@@ -173,16 +189,11 @@ def create_registry_server(
             inner = args.get("arguments", {})
             if inner is None:
                 inner = {}
-            if isinstance(inner, str):
-                try:
-                    inner = json.loads(inner) if inner.strip() else {}
-                except json.JSONDecodeError as err:
-                    return _text_error(f"call_tool 'arguments' is not valid JSON ({err.msg} at column {err.colno}); "
-                                       "pass an object")
-            if not isinstance(inner, dict):
+            if not isinstance(inner, (dict, str)):
                 return _text_error(f"call_tool 'arguments' must be an object, got {type(inner).__name__}")
-            return await runtime.call(target, inner, principal, progress_callback=forward_progress)
-        return await runtime.call(params.name, args, principal, progress_callback=forward_progress)
+            # A JSON string is parsed by the pipeline (with a precise error when it is not an object).
+            return to_mcp_result(await runtime.call(target, inner, principal, progress_callback=forward_progress))
+        return to_mcp_result(await runtime.call(params.name, args, principal, progress_callback=forward_progress))
 
     return Server(
         name,
@@ -196,23 +207,23 @@ def create_registry_server(
     )
 
 
-def _search(runtime: HostRuntime, principal: Principal, args: dict[str, Any]) -> CallToolResult:
+def _search(runtime: HostRuntime, principal: Principal, args: dict[str, Any]) -> tuple[CallToolResult, list[str]]:
+    """Run ``tool_search``; returns the MCP result and the qualified names of the hits."""
     query = args.get("query")
     if not isinstance(query, str):
-        return _text_error("tool_search needs 'query': a few words describing what you want to do")
+        return _text_error("tool_search needs 'query': a few words describing what you want to do"), []
     limit = args.get("limit", 5)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
-        return _text_error(f"tool_search 'limit' must be an integer from 1 to {MAX_SEARCH_LIMIT}")
-    hits = runtime.search(query, principal, limit=limit)
-    tools = [tool_definition_json(h.tool) | {"score": round(h.score, 4)} for h in hits]
-    if not tools:
-        servers = sorted({t.server for t in runtime.visible_tools(principal)})
-        text = (
-            f"No tool matches {query!r}. Try other keywords (a verb and an object, e.g. 'list orders'). "
-            f"Servers available: {', '.join(servers) or 'none'}."
-        )
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content={"tools": []})
-    return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps({"tools": tools}, ensure_ascii=False))],
-        structured_content={"tools": tools},
+        return _text_error(f"tool_search 'limit' must be an integer from 1 to {MAX_SEARCH_LIMIT}"), []
+    result = runtime.search(query, principal, limit=limit)
+    tools = [tool_definition(h.tool) | {"score": round(h.score, 4)} for h in result.hits]
+    structured: dict[str, Any] = {"tools": tools}
+    if result.message:
+        structured["message"] = result.message
+    text = format_search(result)
+    if tools:
+        text += "\n\nFull definitions (JSON):\n" + json.dumps({"tools": tools}, ensure_ascii=False)
+    return (
+        CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured),
+        [h.tool.qualified_name for h in result.hits],
     )

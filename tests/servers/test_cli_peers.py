@@ -74,7 +74,7 @@ def test_call_returns_real_values(peers_config, tmp_path, git_repo):
                     '{"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}',
                     "--config", str(peers_config), "--data-dir", d, "--json")
     assert code == 0, out
-    assert json.loads(out)["structuredContent"]["target"]["datetime"].endswith("T21:00:00+09:00")
+    assert json.loads(out)["structured"]["target"]["datetime"].endswith("T21:00:00+09:00")
 
     code, out = run("call", "git__git_log", json.dumps({"repo_path": str(git_repo)}), "--config", str(peers_config),
                     "--data-dir", d)
@@ -85,6 +85,6 @@ def test_call_returns_real_values(peers_config, tmp_path, git_repo):
 def test_call_errors_exit_nonzero_with_the_reason(peers_config, tmp_path):
     d = str(tmp_path / "d")
     code, out = run("call", "time__nope", "{}", "--config", str(peers_config), "--data-dir", d)
-    assert code == 1 and "unknown tool 'time__nope'" in out
+    assert code == 1 and "there is no tool named 'time__nope'" in out and "tool_search" in out
     code, _ = run("call", "time__convert_time", "[1]", "--config", str(peers_config), "--data-dir", d)
     assert code == 2

@@ -1,0 +1,126 @@
+"""The registry server used by the SDK's own client: in-process and over real streamable HTTP."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp import Client
+
+from registry import PatternPolicy, Principal
+from servers.registry_server import create_registry_server
+from servers.serve import serve_http
+from tests.servers.conftest import example, runtime
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_http_list_search_and_call(tmp_path):
+    servers = {"orders": example("servers.examples.orders"),
+               "notes": example("servers.examples.notes", "--data-dir", str(tmp_path / "notes")) | {
+                   "toolhost": {"always_load": ["list_notes"]}}}
+    async with runtime(servers, tmp_path) as rt:
+        srv = create_registry_server(rt)
+        stop = anyio.Event()
+        ready: list[str] = []
+        got_url = anyio.Event()
+
+        def on_ready(url: str) -> None:
+            ready.append(url)
+            got_url.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: serve_http(srv, port=0, stop=stop, on_ready=on_ready))
+            with anyio.fail_after(20):
+                await got_url.wait()
+            url = ready[0]
+            assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+            with anyio.fail_after(30):
+                async with Client(url) as c:
+                    names = [t.name for t in (await c.list_tools()).tools]
+                    assert names == ["tool_search", "call_tool", "notes__list_notes"]
+
+                    found = await c.call_tool("tool_search", {"query": "cancel my order", "limit": 3})
+                    top3 = [t["name"] for t in found.structured_content["tools"]]
+                    assert "orders__cancel_order" in top3
+                    hit = next(t for t in found.structured_content["tools"] if t["name"] == "orders__cancel_order")
+                    assert hit["risk"] == "destructive" and hit["input_schema"]["required"] == ["order_id"]
+                    text = found.content[0].text
+                    assert text.startswith("Found 3 tool(s), now callable:\n- " + top3[0] + ": ")
+                    assert "- orders__cancel_order: Cancel an order that has not shipped yet and refund it." in text
+                    assert "(params: order_id: string, reason?: string)" in text
+                    # 2026-07-28 exchanges are stateless: the short list stays short.
+                    names = [t.name for t in (await c.list_tools(cache_mode="refresh")).tools]
+                    assert names == ["tool_search", "call_tool", "notes__list_notes"]
+
+                    done = await c.call_tool("call_tool", {"name": "orders__cancel_order",
+                                                           "arguments": {"order_id": "A1005"}})
+                    assert not done.is_error and done.structured_content["refund_cents"] == 15900
+
+                    refused = await c.call_tool("call_tool", {"name": "orders__cancel_order",
+                                                              "arguments": {"order_id": "A1003"}})
+                    assert refused.is_error and "already shipped" in refused.content[0].text
+
+                    direct = await c.call_tool("notes__list_notes", {})
+                    assert direct.structured_content == {"notes": [], "count": 0}
+            stop.set()
+
+
+async def test_unknown_and_invisible_tools_answer_the_same(tmp_path):
+    async with runtime({"orders": example("servers.examples.orders")}, tmp_path,
+                       policy=PatternPolicy(allow=("orders__get_order",))) as rt:
+        srv = create_registry_server(rt, principal_for=lambda _ctx: Principal(user="u"))
+        with anyio.fail_after(20):
+            async with Client(srv) as c:
+                hidden = await c.call_tool("call_tool", {"name": "orders__cancel_order", "arguments": {"order_id": "A1001"}})
+                unknown = await c.call_tool("call_tool", {"name": "orders__nonexistent", "arguments": {}})
+                assert hidden.is_error and unknown.is_error
+                assert hidden.content[0].text.replace("cancel_order", "X") == unknown.content[0].text.replace("nonexistent", "X")
+                search = await c.call_tool("tool_search", {"query": "cancel order", "limit": 5})
+                assert [t["name"] for t in search.structured_content["tools"]] == ["orders__get_order"]
+
+
+async def test_expose_all_lists_every_visible_tool(tmp_path):
+    async with runtime({"orders": example("servers.examples.orders")}, tmp_path) as rt:
+        srv = create_registry_server(rt, expose="all")
+        with anyio.fail_after(20):
+            async with Client(srv) as c:
+                tools = {t.name: t for t in (await c.list_tools()).tools}
+                assert sorted(tools) == ["orders__cancel_order", "orders__get_order", "orders__list_orders"]
+                assert tools["orders__cancel_order"].annotations.destructive_hint is True
+                r = await c.call_tool("orders__get_order", {"order_id": "A1001"})
+                assert r.structured_content["customer"] == "ada@example.com"
+
+
+async def test_bad_meta_tool_arguments_are_explained(tmp_path):
+    async with runtime({"orders": example("servers.examples.orders")}, tmp_path) as rt:
+        srv = create_registry_server(rt)
+        with anyio.fail_after(20):
+            async with Client(srv) as c:
+                r1 = await c.call_tool("call_tool", {"name": "orders__get_order", "arguments": "{oops"})
+                assert r1.is_error and "not valid JSON" in r1.content[0].text
+                r2 = await c.call_tool("call_tool", {"name": "orders__get_order", "arguments": "{\"order_id\": \"A1002\"}"})
+                assert not r2.is_error and r2.structured_content["status"] == "paid"
+                r3 = await c.call_tool("tool_search", {"query": "orders", "limit": 0})
+                assert r3.is_error and "from 1 to 50" in r3.content[0].text
+
+
+async def test_search_hits_are_loaded_for_the_connection(tmp_path):
+    """Deferred loading on a handshake-era connection: hits join tools/list and a list_changed is sent."""
+    async with runtime({"orders": example("servers.examples.orders")}, tmp_path) as rt:
+        srv = create_registry_server(rt)
+        changed = anyio.Event()
+
+        async def on_message(message) -> None:
+            if type(message).__name__ == "ToolListChangedNotification":
+                changed.set()
+
+        with anyio.fail_after(20):
+            async with Client(srv, mode="legacy", message_handler=on_message) as c:
+                assert [t.name for t in (await c.list_tools()).tools] == ["tool_search", "call_tool"]
+                await c.call_tool("tool_search", {"query": "select:orders__get_order"})
+                await changed.wait()
+                listed = {t.name: t for t in (await c.list_tools()).tools}
+                assert list(listed) == ["tool_search", "call_tool", "orders__get_order"]
+                assert listed["orders__get_order"].input_schema["required"] == ["order_id"]
+                direct = await c.call_tool("orders__get_order", {"order_id": "A1002"})
+                assert direct.structured_content["status"] == "paid"
