@@ -19,14 +19,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+from rich.console import Console
+from rich.table import Table
 
-from host.access import AccessControl  # noqa: E402
-from registry.policy import AllowAll, Principal  # noqa: E402
-from registry.search import SearchIndex  # noqa: E402
-from registry.store import ToolRegistry  # noqa: E402
-from registry.tool import Risk, ToolAnnotations, ToolDefinition, ToolOverrides, build_record  # noqa: E402
+from host.access import AccessControl
+from registry.policy import AllowAll, Principal
+from registry.search import SearchIndex
+from registry.store import ToolRegistry
+from registry.tool import Risk, ToolAnnotations, ToolDefinition, ToolOverrides, build_record
 
 VERBS = ["get", "list", "create", "update", "delete", "cancel", "search", "export", "sync", "archive"]
 NOUNS = ["order", "invoice", "customer", "ticket", "note", "file", "branch", "user", "report", "event"]
@@ -42,13 +42,19 @@ def make_registry(n: int) -> ToolRegistry:
         for i in range(per_server):
             verb, noun = VERBS[i % 10], NOUNS[(i // 10 + s) % 10]
             name = f"{verb}_{noun}_{i}"
-            recs.append(build_record(
-                server=server, qualified_name=f"{server}__{name}",
-                definition=ToolDefinition(name=name, description=f"{verb.title()} a {noun} in system {server}.",
-                                          input_schema={"type": "object", "properties": {f"{noun}_id": {"type": "string"}}},
-                                          annotations=ToolAnnotations()),
-                overrides=ToolOverrides(risk=risks[i % 3]),
-            ))
+            recs.append(
+                build_record(
+                    server=server,
+                    qualified_name=f"{server}__{name}",
+                    definition=ToolDefinition(
+                        name=name,
+                        description=f"{verb.title()} a {noun} in system {server}.",
+                        input_schema={"type": "object", "properties": {f"{noun}_id": {"type": "string"}}},
+                        annotations=ToolAnnotations(),
+                    ),
+                    overrides=ToolOverrides(risk=risks[i % 3]),
+                )
+            )
         reg.replace_server(server, recs)
     return reg
 
@@ -74,9 +80,14 @@ def main() -> None:
         access = AccessControl.open(Path(tmp))
         access.users.add("alice")
         for pattern, risk, effect in [
-            ("srv00*__get_*", "read", "allow"), ("srv01*__list_*", "read", "allow"), ("server:srv020", "write", "allow"),
-            ("srv03*__*_order_*", "destructive", "allow"), ("srv04?__search_*", "read", "allow"),
-            ("srv050__get_order_0", "read", "allow"), ("*__delete_*", "destructive", "deny"), ("srv09*", "write", "allow"),
+            ("srv00*__get_*", "read", "allow"),
+            ("srv01*__list_*", "read", "allow"),
+            ("server:srv020", "write", "allow"),
+            ("srv03*__*_order_*", "destructive", "allow"),
+            ("srv04?__search_*", "read", "allow"),
+            ("srv050__get_order_0", "read", "allow"),
+            ("*__delete_*", "destructive", "deny"),
+            ("srv09*", "write", "allow"),
         ]:
             access.grants.add("alice", pattern, max_risk=risk, effect=effect)
         access.roles.add("readers")
@@ -94,12 +105,32 @@ def main() -> None:
         base = per_op_us(lambda: [allow_all.evaluate(alice, t) for t in tools], n, ns.repeat)
         checks = [
             ("AllowAll.evaluate (baseline)", base),
-            ("GrantPolicy.evaluate, cold (9 grants, 1 role)", per_op_us(lambda: (grants_only.clear_memo(), [grants_only.evaluate(alice, t) for t in tools]), n, ns.repeat)),
-            ("GrantPolicy.evaluate, memoized", per_op_us(lambda: [grants_only.evaluate(alice, t) for t in tools], n, ns.repeat)),
-            ("PinnedPolicy.evaluate (grants + pins)", per_op_us(lambda: [req.policy.evaluate(alice, t) for t in tools], n, ns.repeat)),
-            ("AccessControl.for_request (revision read, cache hit)", per_op_us(lambda: [access.for_request(alice) for _ in range(2000)], 2000, ns.repeat)),
-            ("per call: for_request + evaluate", per_op_us(lambda: [access.for_request(alice).evaluate(t) for t in tools[:2000]], 2000, ns.repeat)),
-            ("AccessControl.evaluate (live, per tool)", per_op_us(lambda: [access.evaluate(alice, t) for t in tools[:2000]], 2000, ns.repeat)),
+            (
+                "GrantPolicy.evaluate, cold (9 grants, 1 role)",
+                per_op_us(
+                    lambda: (grants_only.clear_memo(), [grants_only.evaluate(alice, t) for t in tools]), n, ns.repeat
+                ),
+            ),
+            (
+                "GrantPolicy.evaluate, memoized",
+                per_op_us(lambda: [grants_only.evaluate(alice, t) for t in tools], n, ns.repeat),
+            ),
+            (
+                "PinnedPolicy.evaluate (grants + pins)",
+                per_op_us(lambda: [req.policy.evaluate(alice, t) for t in tools], n, ns.repeat),
+            ),
+            (
+                "AccessControl.for_request (revision read, cache hit)",
+                per_op_us(lambda: [access.for_request(alice) for _ in range(2000)], 2000, ns.repeat),
+            ),
+            (
+                "per call: for_request + evaluate",
+                per_op_us(lambda: [access.for_request(alice).evaluate(t) for t in tools[:2000]], 2000, ns.repeat),
+            ),
+            (
+                "AccessControl.evaluate (live, per tool)",
+                per_op_us(lambda: [access.evaluate(alice, t) for t in tools[:2000]], 2000, ns.repeat),
+            ),
         ]
         for name, v in checks:
             rows.append(("check per call (µs)", name, v, base))
@@ -109,7 +140,10 @@ def main() -> None:
             access.for_request(alice)
             access.grants.remove("alice", "srv099__x")
             access.for_request(alice)
-        rows.append(("admin change (µs)", "grant add + policy rebuild (×2 incl. remove)", per_op_us(rebuild, 1, 3), base))
+
+        rows.append(
+            ("admin change (µs)", "grant add + policy rebuild (×2 incl. remove)", per_op_us(rebuild, 1, 3), base)
+        )
 
         _, token = access.keys.create("alice")
         access.keys._verified.clear()
@@ -123,8 +157,12 @@ def main() -> None:
         q = "get order"
         s_base = per_op_us(lambda: index.search(q, limit=10), 1, ns.repeat)
         filt = per_op_us(lambda: index.search(q, visible=access.for_request(alice).visible, limit=10), 1, ns.repeat)
-        index.search(q, visible=req.visible, visible_key=req.visible_key, limit=10)  # warm the mask cache
-        cached_s = per_op_us(lambda: (lambda r: index.search(q, visible=r.visible, visible_key=r.visible_key, limit=10))(access.for_request(alice)), 1, ns.repeat)
+
+        def search_as(r):
+            return index.search(q, visible=r.visible, visible_key=r.visible_key, limit=10)
+
+        search_as(req)  # warm the mask cache
+        cached_s = per_op_us(lambda: search_as(access.for_request(alice)), 1, ns.repeat)
         manual = per_op_us(lambda: [t for t in reg.tools() if req.visible(t)], 1, ns.repeat)
         for name, v in [
             (f"search {n} tools, unfiltered (baseline)", s_base),

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -206,8 +206,14 @@ class AccessControl:
         """Record the definitions ``server`` serves now (pins new tools, holds changed ones)."""
         report = self.pins.observe(server, records)
         for name in report.changed:
-            self.audit(action="pin", tool=name, decision="deny", rule="pin:changed", status="changed",
-                       detail=f"served definition of {server} changed; held until `toolhost pins accept`")
+            self.audit(
+                action="pin",
+                tool=name,
+                decision="deny",
+                rule="pin:changed",
+                status="changed",
+                detail=f"served definition of {server} changed; held until `toolhost pins accept`",
+            )
         for name in report.held:
             self.audit(action="pin", tool=name, decision="deny", rule="pin:held", status="held")
         return report
@@ -295,6 +301,8 @@ class ApprovalGate:
                 await anyio.to_thread.run_sync(partial(approvals.deny, req.id, by=f"{principal.user} (elicitation)"))
                 return ApprovalOutcome(False, req.id, "the user declined", rejected=True)
         return ApprovalOutcome(
-            False, req.id, f"approval {req.id} is pending; an admin runs `toolhost approvals approve {req.id}`, "
-            "then the same call can run once"
+            False,
+            req.id,
+            f"approval {req.id} is pending; an admin runs `toolhost approvals approve {req.id}`, "
+            "then the same call can run once",
         )

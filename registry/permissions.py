@@ -214,14 +214,15 @@ class GrantPolicy:
 
     @classmethod
     def from_grants(
-        cls, grants_by_user: Mapping[str, Iterable[Grant]], roles: Iterable[Role] = (), user_roles: Mapping[str, Sequence[str]] | None = None
+        cls,
+        grants_by_user: Mapping[str, Iterable[Grant]],
+        roles: Iterable[Role] = (),
+        user_roles: Mapping[str, Sequence[str]] | None = None,
     ) -> GrantPolicy:
         """Convenience constructor: ``{user: [Grant, ...]}``, roles, and ``{user: [role, ...]}``."""
         user_roles = user_roles or {}
         names = set(grants_by_user) | set(user_roles)
-        users = {
-            u: UserAccess(tuple(grants_by_user.get(u, ())), tuple(user_roles.get(u, ()))) for u in names
-        }
+        users = {u: UserAccess(tuple(grants_by_user.get(u, ())), tuple(user_roles.get(u, ()))) for u in names}
         return cls(users, {r.name: r for r in roles})
 
     def users(self) -> list[str]:
@@ -301,7 +302,9 @@ class PinnedPolicy:
     Denials carry rule ``"pin:changed"`` or ``"pin:held"``.
     """
 
-    def __init__(self, inner: Policy, pins: Mapping[str, tuple[str, str | None]], *, hold_unpinned: bool = False) -> None:
+    def __init__(
+        self, inner: Policy, pins: Mapping[str, tuple[str, str | None]], *, hold_unpinned: bool = False
+    ) -> None:
         self.inner = inner
         self.pins = pins
         self.hold_unpinned = hold_unpinned

@@ -14,7 +14,7 @@ import datetime as dt
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -27,15 +27,15 @@ from registry.permissions import Grant
 __all__ = ["register"]
 
 DataDir = Annotated[
-    Optional[Path], typer.Option("--data-dir", help="Data folder (default: $TOOLHOST_HOME or the per-user default).")
+    Path | None, typer.Option("--data-dir", help="Data folder (default: $TOOLHOST_HOME or the per-user default).")
 ]
 DbUrl = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--db-url", envvar="TOOLHOST_DB_URL", help="SQLAlchemy URL (default: SQLite in the data folder)."),
 ]
 MaxRisk = Annotated[str, typer.Option("--max-risk", help="Highest risk covered: read, write or destructive.")]
 ApprovalOpt = Annotated[
-    Optional[bool],
+    bool | None,
     typer.Option(
         "--approval/--no-approval",
         help="Always / never ask a human before calls (default: ask for destructive tools only).",
@@ -77,7 +77,7 @@ def _console() -> Console:
 def _when(ts: float | None) -> str:
     if ts is None:
         return "-"
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def _approval_text(g: Grant) -> str:
@@ -186,12 +186,16 @@ def roles_grant(
 ) -> None:
     """Add a grant to ROLE (PATTERN: server:NAME or a glob like orders__*)."""
     with _access(data_dir, db_url) as a:
-        g = a.grants.add(role, pattern, effect="deny" if deny else "allow", max_risk=max_risk, approval=approval, kind="role")
+        g = a.grants.add(
+            role, pattern, effect="deny" if deny else "allow", max_risk=max_risk, approval=approval, kind="role"
+        )
     typer.echo(f"added grant #{g.id} {g.rule}")
 
 
 @roles_app.command("revoke")
-def roles_revoke(role: str, pattern: str, deny: DenyOpt = False, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
+def roles_revoke(
+    role: str, pattern: str, deny: DenyOpt = False, data_dir: DataDir = None, db_url: DbUrl = None
+) -> None:
     """Remove ROLE's grant(s) with PATTERN (allow grants; --deny for deny grants)."""
     with _access(data_dir, db_url) as a:
         a.grants.remove(role, pattern, effect="deny" if deny else "allow", kind="role")
@@ -217,7 +221,7 @@ def grants_add(
 
 @grants_app.command("list")
 def grants_list(
-    user: Annotated[Optional[str], typer.Argument(help="Only this user's own grants.")] = None,
+    user: Annotated[str | None, typer.Argument(help="Only this user's own grants.")] = None,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
 ) -> None:
@@ -228,7 +232,9 @@ def grants_list(
 
 
 @grants_app.command("remove")
-def grants_remove(user: str, pattern: str, deny: DenyOpt = False, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
+def grants_remove(
+    user: str, pattern: str, deny: DenyOpt = False, data_dir: DataDir = None, db_url: DbUrl = None
+) -> None:
     """Remove USER's grant with PATTERN (allow grants; --deny for deny grants)."""
     with _access(data_dir, db_url) as a:
         a.grants.remove(user, pattern, effect="deny" if deny else "allow")
@@ -252,7 +258,7 @@ def keys_create(
 
 @keys_app.command("list")
 def keys_list(
-    user: Annotated[Optional[str], typer.Argument()] = None, data_dir: DataDir = None, db_url: DbUrl = None
+    user: Annotated[str | None, typer.Argument()] = None, data_dir: DataDir = None, db_url: DbUrl = None
 ) -> None:
     """List API keys (never the secrets)."""
     with _access(data_dir, db_url) as a:
@@ -269,7 +275,7 @@ def keys_list(
 @keys_app.command("revoke")
 def keys_revoke(
     user: str,
-    key_id: Annotated[Optional[str], typer.Argument(help="The key id (see keys list); omit with --all.")] = None,
+    key_id: Annotated[str | None, typer.Argument(help="The key id (see keys list); omit with --all.")] = None,
     all_keys: Annotated[bool, typer.Option("--all", help="Revoke every active key of USER.")] = False,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
@@ -285,8 +291,10 @@ def keys_revoke(
 # -- approvals ----------------------------------------------------------------------------------
 @approvals_app.command("list")
 def approvals_list(
-    status: Annotated[str, typer.Option("--status", help="open (default), pending, approved, denied, used, expired, all")] = "open",
-    user: Annotated[Optional[str], typer.Option("--user")] = None,
+    status: Annotated[
+        str, typer.Option("--status", help="open (default), pending, approved, denied, used, expired, all")
+    ] = "open",
+    user: Annotated[str | None, typer.Option("--user")] = None,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
 ) -> None:
@@ -297,7 +305,9 @@ def approvals_list(
     for col in ("id", "user", "tool", "status", "arguments", "requested", "expires"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r.id, r.user, r.tool, r.status, r.arguments_redacted[:60], _when(r.created_at), _when(r.expires_at))
+        table.add_row(
+            r.id, r.user, r.tool, r.status, r.arguments_redacted[:60], _when(r.created_at), _when(r.expires_at)
+        )
     _console().print(table)
 
 
@@ -322,8 +332,8 @@ def approvals_deny(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = N
 # -- pins ---------------------------------------------------------------------------------------
 @pins_app.command("list")
 def pins_list(
-    status: Annotated[Optional[str], typer.Option("--status", help="trusted, changed or held")] = None,
-    server: Annotated[Optional[str], typer.Option("--server")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="trusted, changed or held")] = None,
+    server: Annotated[str | None, typer.Option("--server")] = None,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
 ) -> None:
@@ -335,7 +345,12 @@ def pins_list(
         table.add_column(col)
     for p in rows:
         table.add_row(
-            p.tool, p.server, p.status, (p.definition_hash or "-")[:12], (p.pending_hash or "-")[:12], _when(p.updated_at)
+            p.tool,
+            p.server,
+            p.status,
+            (p.definition_hash or "-")[:12],
+            (p.pending_hash or "-")[:12],
+            _when(p.updated_at),
         )
     _console().print(table)
 
@@ -350,8 +365,8 @@ def pins_diff(tool: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None
 
 @pins_app.command("accept")
 def pins_accept(
-    tool: Annotated[Optional[str], typer.Argument(help="Qualified tool name; omit with --server.")] = None,
-    server: Annotated[Optional[str], typer.Option("--server", help="Accept every changed/held tool of SERVER.")] = None,
+    tool: Annotated[str | None, typer.Argument(help="Qualified tool name; omit with --server.")] = None,
+    server: Annotated[str | None, typer.Option("--server", help="Accept every changed/held tool of SERVER.")] = None,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
 ) -> None:
@@ -367,10 +382,10 @@ def pins_accept(
 
 # -- audit --------------------------------------------------------------------------------------
 def audit_command(
-    user: Annotated[Optional[str], typer.Option("--user")] = None,
-    tool: Annotated[Optional[str], typer.Option("--tool")] = None,
-    status: Annotated[Optional[str], typer.Option("--status", help="e.g. ok, unknown_tool, approval_required")] = None,
-    action: Annotated[Optional[str], typer.Option("--action", help="call, list, search, auth, approval, pin")] = None,
+    user: Annotated[str | None, typer.Option("--user")] = None,
+    tool: Annotated[str | None, typer.Option("--tool")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="e.g. ok, unknown_tool, approval_required")] = None,
+    action: Annotated[str | None, typer.Option("--action", help="call, list, search, auth, approval, pin")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=10_000)] = 30,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
@@ -383,8 +398,16 @@ def audit_command(
         table.add_column(col)
     for r in rows:
         table.add_row(
-            _when(r.at), r.user or "-", r.key_id or "-", r.action, r.tool or "-", r.decision or "-", r.rule or "-",
-            r.status or "-", "-" if r.duration_ms is None else f"{r.duration_ms:.1f}", (r.arguments or "-")[:50],
+            _when(r.at),
+            r.user or "-",
+            r.key_id or "-",
+            r.action,
+            r.tool or "-",
+            r.decision or "-",
+            r.rule or "-",
+            r.status or "-",
+            "-" if r.duration_ms is None else f"{r.duration_ms:.1f}",
+            (r.arguments or "-")[:50],
         )
     _console().print(table)
 

@@ -90,7 +90,9 @@ def _token_of(ctx: Any) -> AccessToken | None:
     return get_access_token()
 
 
-def principal_resolver(access: AccessControl | None = None, *, stdio_user: str | None = None) -> Callable[[Any], Principal]:
+def principal_resolver(
+    access: AccessControl | None = None, *, stdio_user: str | None = None
+) -> Callable[[Any], Principal]:
     """A ``PrincipalResolver`` for ``create_registry_server(principal_for=...)``.
 
     HTTP requests map to the authenticated key's user (``NOBODY`` without one). Requests without

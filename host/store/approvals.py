@@ -102,7 +102,8 @@ class Approvals:
         with self.store.write() as conn:
             self._expire(conn, now)
             row = conn.execute(
-                select(s.approvals).where(
+                select(s.approvals)
+                .where(
                     and_(
                         s.approvals.c.user == user,
                         s.approvals.c.tool == tool,
@@ -121,21 +122,21 @@ class Approvals:
             ).first()
             if row is not None:
                 return _info(row)
-            values = dict(
-                id="ap_" + secrets.token_hex(8),
-                user=user,
-                key_id=key_id,
-                tool=tool,
-                arguments_hash=h,
-                arguments_redacted=redacted_json(arguments or {}),
-                rule=rule,
-                status="pending",
-                created_at=now,
-                expires_at=now + self.pending_ttl_seconds,
-                decided_at=None,
-                decided_by=None,
-                used_at=None,
-            )
+            values = {
+                "id": "ap_" + secrets.token_hex(8),
+                "user": user,
+                "key_id": key_id,
+                "tool": tool,
+                "arguments_hash": h,
+                "arguments_redacted": redacted_json(arguments or {}),
+                "rule": rule,
+                "status": "pending",
+                "created_at": now,
+                "expires_at": now + self.pending_ttl_seconds,
+                "decided_at": None,
+                "decided_by": None,
+                "used_at": None,
+            }
             conn.execute(insert(s.approvals).values(**values))
         return ApprovalInfo(**values)
 

@@ -19,14 +19,14 @@ from sqlalchemy import and_, insert, select
 from host.store import schema as s
 from host.store.db import Store
 
-__all__ = ["AuditEntry", "AuditLog", "MAX_VALUE_CHARS", "REDACTED", "redact", "redacted_json"]
+__all__ = ["MAX_VALUE_CHARS", "REDACTED", "AuditEntry", "AuditLog", "redact", "redacted_json"]
 
 REDACTED = "[REDACTED]"
 MAX_VALUE_CHARS = 200
 """Longest string value kept in an audit row (characters); longer ones are cut with an ellipsis."""
 
 _SECRET_KEY = re.compile(
-    r"(token|secret|passw(or)?d|api[_-]?key|authorization|cookie|credential|private[_-]?key|session)", re.I
+    r"(token|secret|passw(or)?d|api[_-]?key|authorization|cookie|credential|private[_-]?key|session)", re.IGNORECASE
 )
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
 _TH_KEY = re.compile(r"\bth_[0-9a-f]{12}_[A-Za-z0-9_-]+")

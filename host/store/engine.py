@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sqlalchemy import Connection, Engine, create_engine, event
 
-__all__ = ["DB_FILE_NAME", "BUSY_TIMEOUT_SECONDS", "default_url", "open_engine", "read_tx", "write_tx"]
+__all__ = ["BUSY_TIMEOUT_SECONDS", "DB_FILE_NAME", "default_url", "open_engine", "read_tx", "write_tx"]
 
 DB_FILE_NAME = "toolhost.db"
 """File name of the SQLite database inside the data folder."""
@@ -81,6 +81,5 @@ def write_tx(engine: Engine) -> Iterator[Connection]:
 @contextmanager
 def read_tx(engine: Engine) -> Iterator[Connection]:
     """A read transaction: one consistent snapshot for several SELECTs."""
-    with engine.connect() as conn:
-        with conn.begin():
-            yield conn
+    with engine.connect() as conn, conn.begin():
+        yield conn

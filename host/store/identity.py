@@ -93,7 +93,9 @@ class Users:
         """Every user, sorted by name, with roles and counts."""
         with self.store.read() as conn:
             roles: dict[str, list[str]] = {}
-            for user, role in conn.execute(select(s.user_roles.c.user, s.user_roles.c.role).order_by(s.user_roles.c.role)):
+            for user, role in conn.execute(
+                select(s.user_roles.c.user, s.user_roles.c.role).order_by(s.user_roles.c.role)
+            ):
                 roles.setdefault(user, []).append(role)
             grants = dict(
                 conn.execute(
@@ -139,7 +141,9 @@ class Users:
     def unassign_role(self, user: str, role: str) -> None:
         """Take the role from ``user``. Raises NotFound when not a member."""
         with self.store.write() as conn:
-            res = conn.execute(delete(s.user_roles).where(and_(s.user_roles.c.user == user, s.user_roles.c.role == role)))
+            res = conn.execute(
+                delete(s.user_roles).where(and_(s.user_roles.c.user == user, s.user_roles.c.role == role))
+            )
             if res.rowcount == 0:
                 _require(conn, "user", user)
                 _require(conn, "role", role)
@@ -168,7 +172,9 @@ class Roles:
         """Every role, sorted, with members and grant counts."""
         with self.store.read() as conn:
             members: dict[str, list[str]] = {}
-            for user, role in conn.execute(select(s.user_roles.c.user, s.user_roles.c.role).order_by(s.user_roles.c.user)):
+            for user, role in conn.execute(
+                select(s.user_roles.c.user, s.user_roles.c.role).order_by(s.user_roles.c.user)
+            ):
                 members.setdefault(role, []).append(user)
             grants = dict(
                 conn.execute(
@@ -228,7 +234,9 @@ class Grants:
         try:
             grant = Grant(GrantEffect(effect), pattern, parse_risk(max_risk), approval, source=f"{kind}:{subject}")
         except InvalidGrantPattern as e:
-            raise InvalidValue("pattern", pattern, f"{e.reason} (use server:NAME or a glob such as orders__*)") from None
+            raise InvalidValue(
+                "pattern", pattern, f"{e.reason} (use server:NAME or a glob such as orders__*)"
+            ) from None
         except ValueError:
             raise InvalidValue("effect", effect, "expected allow or deny") from None
         with self.store.write() as conn:
@@ -285,7 +293,9 @@ class Grants:
             _require(conn, kind, subject)
             n = conn.execute(delete(s.grants).where(cond)).rowcount
             if n == 0:
-                raise NotFound("grant", pattern, f"{kind} {subject!r} has no grant {pattern!r}; see `toolhost grants list`")
+                raise NotFound(
+                    "grant", pattern, f"{kind} {subject!r} has no grant {pattern!r}; see `toolhost grants list`"
+                )
             bump_revision(conn)
         return n
 

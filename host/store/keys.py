@@ -136,7 +136,9 @@ class ApiKeys:
                 cond = and_(cond, s.api_keys.c.key_id == key_id)
             ids = [r[0] for r in conn.execute(select(s.api_keys.c.key_id).where(cond))]
             if key_id is not None and not ids:
-                raise NotFound("key", key_id, f"no active key {key_id!r} for user {user!r}; see `toolhost keys list {user}`")
+                raise NotFound(
+                    "key", key_id, f"no active key {key_id!r} for user {user!r}; see `toolhost keys list {user}`"
+                )
             if ids:
                 conn.execute(update(s.api_keys).where(cond).values(revoked_at=now))
                 bump_revision(conn)

@@ -84,7 +84,9 @@ def _info(r) -> PinInfo:
 class Pins:
     """Pin store. ``first_seen`` / ``new_tools``: see module docstring."""
 
-    def __init__(self, store: Store, *, new_tools: TrustDefault = "trusted", first_seen: TrustDefault = "trusted") -> None:
+    def __init__(
+        self, store: Store, *, new_tools: TrustDefault = "trusted", first_seen: TrustDefault = "trusted"
+    ) -> None:
         for name, value in (("new_tools", new_tools), ("first_seen", first_seen)):
             if value not in ("trusted", "held"):
                 raise InvalidValue(name, value, "expected trusted or held")
@@ -101,7 +103,8 @@ class Pins:
         now = time.time()
         with self.store.write() as conn:
             existing = {
-                r.tool: r for r in conn.execute(select(s.pins).where(s.pins.c.tool.in_([x.qualified_name for x in records])))
+                r.tool: r
+                for r in conn.execute(select(s.pins).where(s.pins.c.tool.in_([x.qualified_name for x in records])))
             }
             known_server = (
                 conn.execute(
@@ -117,16 +120,25 @@ class Pins:
                     if default == "trusted":
                         conn.execute(
                             insert(s.pins).values(
-                                tool=qn, server=server, definition_hash=h, definition_json=definition_json(rec),
-                                status="trusted", pinned_at=now, updated_at=now,
+                                tool=qn,
+                                server=server,
+                                definition_hash=h,
+                                definition_json=definition_json(rec),
+                                status="trusted",
+                                pinned_at=now,
+                                updated_at=now,
                             )
                         )
                         report.pinned.append(qn)
                     else:
                         conn.execute(
                             insert(s.pins).values(
-                                tool=qn, server=server, status="held", pending_hash=h,
-                                pending_json=definition_json(rec), updated_at=now,
+                                tool=qn,
+                                server=server,
+                                status="held",
+                                pending_hash=h,
+                                pending_json=definition_json(rec),
+                                updated_at=now,
                             )
                         )
                         report.held.append(qn)
@@ -134,21 +146,24 @@ class Pins:
                 if row.status == "held":
                     if row.pending_hash != h:
                         conn.execute(
-                            update(s.pins).where(s.pins.c.tool == qn)
+                            update(s.pins)
+                            .where(s.pins.c.tool == qn)
                             .values(pending_hash=h, pending_json=definition_json(rec), updated_at=now)
                         )
                     report.held.append(qn)
                 elif row.definition_hash == h:
                     if row.status != "trusted":
                         conn.execute(
-                            update(s.pins).where(s.pins.c.tool == qn)
+                            update(s.pins)
+                            .where(s.pins.c.tool == qn)
                             .values(status="trusted", pending_hash=None, pending_json=None, updated_at=now)
                         )
                         report.restored.append(qn)
                 else:
                     if row.status != "changed" or row.pending_hash != h:
                         conn.execute(
-                            update(s.pins).where(s.pins.c.tool == qn)
+                            update(s.pins)
+                            .where(s.pins.c.tool == qn)
                             .values(status="changed", pending_hash=h, pending_json=definition_json(rec), updated_at=now)
                         )
                     report.changed.append(qn)
@@ -159,7 +174,10 @@ class Pins:
     def states(self) -> dict[str, tuple[str, str | None]]:
         """``{tool: (status, pinned hash)}`` for every pin (what the visibility check needs)."""
         with self.store.read() as conn:
-            return {r.tool: (r.status, r.definition_hash) for r in conn.execute(select(s.pins.c.tool, s.pins.c.status, s.pins.c.definition_hash))}
+            return {
+                r.tool: (r.status, r.definition_hash)
+                for r in conn.execute(select(s.pins.c.tool, s.pins.c.status, s.pins.c.definition_hash))
+            }
 
     def list(self, *, status: str | None = None, server: str | None = None) -> list[PinInfo]:
         """Pins sorted by tool name, optionally filtered."""
@@ -185,9 +203,7 @@ class Pins:
             return ""
         old = (row.definition_json or "").splitlines(keepends=True)
         new = row.pending_json.splitlines(keepends=True)
-        return "".join(
-            difflib.unified_diff(old, new, fromfile=f"{tool} (pinned)", tofile=f"{tool} (served now)")
-        )
+        return "".join(difflib.unified_diff(old, new, fromfile=f"{tool} (pinned)", tofile=f"{tool} (served now)"))
 
     def accept(self, tool: str, *, server: str | None = None) -> list[str]:
         """Pin the served definition of ``tool`` (or of every changed/held tool of ``server`` when
@@ -208,9 +224,16 @@ class Pins:
                 raise NotFound("pending change", tool, "nothing to accept; see `toolhost pins list --status changed`")
             for r in rows:
                 conn.execute(
-                    update(s.pins).where(s.pins.c.tool == r.tool).values(
-                        status="trusted", definition_hash=r.pending_hash, definition_json=r.pending_json,
-                        pending_hash=None, pending_json=None, pinned_at=now, updated_at=now,
+                    update(s.pins)
+                    .where(s.pins.c.tool == r.tool)
+                    .values(
+                        status="trusted",
+                        definition_hash=r.pending_hash,
+                        definition_json=r.pending_json,
+                        pending_hash=None,
+                        pending_json=None,
+                        pinned_at=now,
+                        updated_at=now,
                     )
                 )
             bump_revision(conn)

@@ -10,8 +10,9 @@ from host.access import AccessControl
 from registry.tool import Risk, ToolAnnotations, ToolDefinition, ToolOverrides, ToolRecord, build_record
 
 
-def make_record(qualified_name: str, risk: Risk | str = Risk.READ, *, server: str | None = None,
-                description: str = "") -> ToolRecord:
+def make_record(
+    qualified_name: str, risk: Risk | str = Risk.READ, *, server: str | None = None, description: str = ""
+) -> ToolRecord:
     """A ToolRecord named ``qualified_name`` (server = the part before ``__`` unless given) with ``risk``."""
     server = server or qualified_name.partition("__")[0]
     original = qualified_name.partition("__")[2] or qualified_name

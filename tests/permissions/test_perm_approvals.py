@@ -31,8 +31,13 @@ async def prepare(access: AccessControl, principal: Principal, order_id: str, ho
     call = ToolCall(call_id="c1", name="orders__cancel_order", arguments={"order_id": order_id})
     with anyio.fail_after(10):
         return await prepare_call(
-            call, snapshot=reg.snapshot(), policy=access.policy(), principal=principal,
-            validators=ValidatorCache(), approvals=hook or access.approval_hook(), suggest=reg.suggest,
+            call,
+            snapshot=reg.snapshot(),
+            policy=access.policy(),
+            principal=principal,
+            validators=ValidatorCache(),
+            approvals=hook or access.approval_hook(),
+            suggest=reg.suggest,
         )
 
 
@@ -45,12 +50,20 @@ async def test_destructive_call_waits_for_approval_then_runs_once(access: Access
     first = await prepare(access, bob, "A1")
     assert isinstance(first, ToolResult) and first.status is ResultStatus.APPROVAL_REQUIRED
     approval_id = first.error.approval_id
-    assert approval_id and approval_id.startswith("ap_") and f"toolhost approvals approve {approval_id}" in first.error.message
+    assert (
+        approval_id
+        and approval_id.startswith("ap_")
+        and f"toolhost approvals approve {approval_id}" in first.error.message
+    )
     again = await prepare(access, bob, "A1")
     assert again.error.approval_id == approval_id  # the same call reuses its pending request
     [pending] = access.approvals.list(status="pending")
-    assert (pending.user, pending.key_id, pending.tool, pending.rule) == ("bob", "k1", "orders__cancel_order",
-                                                                        "allow:orders__*@user:bob")
+    assert (pending.user, pending.key_id, pending.tool, pending.rule) == (
+        "bob",
+        "k1",
+        "orders__cancel_order",
+        "allow:orders__*@user:bob",
+    )
 
     access.approvals.approve(approval_id, by="admin")
     other_args = await prepare(access, bob, "A2")

@@ -43,7 +43,10 @@ def test_users_grants_keys_roundtrip(cli) -> None:
     assert "unknown user 'bob'" in cli("grants", "add", "bob", "orders__*", ok=False).output
     assert "invalid pattern" in cli("grants", "add", "alice", "orders__[", ok=False).output
     assert "invalid risk" in cli("grants", "add", "alice", "orders__*", "--max-risk", "huge", ok=False).output
-    assert "added grant #1 allow:orders__*@user:alice" in cli("grants", "add", "alice", "orders__*", "--max-risk", "write").output
+    assert (
+        "added grant #1 allow:orders__*@user:alice"
+        in cli("grants", "add", "alice", "orders__*", "--max-risk", "write").output
+    )
     assert "already exists" in cli("grants", "add", "alice", "orders__*", ok=False).output
     cli("grants", "add", "alice", "orders__cancel_order", "--deny")
     cli("grants", "add", "alice", "server:notes", "--approval")
@@ -62,7 +65,10 @@ def test_users_grants_keys_roundtrip(cli) -> None:
     assert "unknown user 'zed'" in cli("keys", "create", "zed", ok=False).output
     users = cli("users", "list").output
     assert re.search(r"alice\s+│ -\s+│ 3\s+│ 0", users)
-    assert "removed grant orders__cancel_order" in cli("grants", "remove", "alice", "orders__cancel_order", "--deny").output
+    assert (
+        "removed grant orders__cancel_order"
+        in cli("grants", "remove", "alice", "orders__cancel_order", "--deny").output
+    )
     assert "has no grant" in cli("grants", "remove", "alice", "nope__*", ok=False).output
     cli("users", "remove", "alice")
     assert "unknown user 'alice'" in cli("users", "remove", "alice", ok=False).output
@@ -102,8 +108,14 @@ def test_approvals_pins_audit(cli, record) -> None:
     assert "exactly one of" in cli("pins", "accept", ok=False).output
     assert "accepted 1 definition(s): rug__q" in cli("pins", "accept", "rug__q").output
     assert "nothing to accept" in cli("pins", "accept", "rug__q", ok=False).output
-    access.audit(action="call", principal=Principal("alice", key_id="k1"), tool="notes__read_note", decision="allow",
-                 status="ok", arguments={"title": "t"})
+    access.audit(
+        action="call",
+        principal=Principal("alice", key_id="k1"),
+        tool="notes__read_note",
+        decision="allow",
+        status="ok",
+        arguments={"title": "t"},
+    )
     access.audit(action="call", principal=Principal("bob"), tool="orders__x", decision="deny", status="unknown_tool")
     out = cli("audit", "--user", "alice").output
     assert "notes__read_note" in out and "orders__x" not in out

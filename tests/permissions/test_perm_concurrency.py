@@ -35,7 +35,11 @@ def test_two_processes_adding_and_removing_grants_lose_nothing(tmp_path: Path) -
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", WORKER, url, tag, str(N)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=root,
         )
         for tag in ("a", "b")
     ]

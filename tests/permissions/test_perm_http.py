@@ -42,13 +42,17 @@ def _free_port() -> int:
 @asynccontextmanager
 async def serving(tmp_path, access: AccessControl):
     cfg = parse_config(
-        {"toolhost": {"connect_timeout_seconds": 30},
-         "mcpServers": {
-             "orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]},
-             "notes": {"command": sys.executable,
-                       "args": ["-m", "servers.examples.notes", "--data-dir", str(tmp_path / "notes")],
-                       "toolhost": {"always_load": ["list_notes"]}},
-         }},
+        {
+            "toolhost": {"connect_timeout_seconds": 30},
+            "mcpServers": {
+                "orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]},
+                "notes": {
+                    "command": sys.executable,
+                    "args": ["-m", "servers.examples.notes", "--data-dir", str(tmp_path / "notes")],
+                    "toolhost": {"always_load": ["list_notes"]},
+                },
+            },
+        },
         data_dir=tmp_path,
     )
     async with HostRuntime(cfg, data_dir=tmp_path, policy=access) as rt:
@@ -59,8 +63,16 @@ async def serving(tmp_path, access: AccessControl):
         stop = anyio.Event()
         ready = anyio.Event()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: serve_http(server, port=port, stop=stop, token_verifier=ApiKeyVerifier(access),
-                                             auth=auth_settings(url), on_ready=lambda _u: ready.set()))
+            tg.start_soon(
+                lambda: serve_http(
+                    server,
+                    port=port,
+                    stop=stop,
+                    token_verifier=ApiKeyVerifier(access),
+                    auth=auth_settings(url),
+                    on_ready=lambda _u: ready.set(),
+                )
+            )
             with anyio.fail_after(20):
                 await ready.wait()
             try:
@@ -73,9 +85,8 @@ async def serving(tmp_path, access: AccessControl):
 @asynccontextmanager
 async def client(url: str, token: str | None):
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx2.AsyncClient(headers=headers) as http:
-        async with Client(streamable_http_client(url, http_client=http)) as c:
-            yield c
+    async with httpx2.AsyncClient(headers=headers) as http, Client(streamable_http_client(url, http_client=http)) as c:
+        yield c
 
 
 _DID_YOU_MEAN = re.compile(r" ?[Dd]id you mean:? ([^?]*)\?")
@@ -119,7 +130,11 @@ async def test_two_users_see_find_and_run_different_tools(tmp_path, access, peop
     async with serving(tmp_path, access) as url:
         with anyio.fail_after(60):
             async with client(url, people["alice"]) as c:
-                assert [t.name for t in (await c.list_tools()).tools] == ["tool_search", "call_tool", "notes__list_notes"]
+                assert [t.name for t in (await c.list_tools()).tools] == [
+                    "tool_search",
+                    "call_tool",
+                    "notes__list_notes",
+                ]
                 found = await c.call_tool("tool_search", {"query": "order note", "limit": 50})
                 assert {t["name"] for t in found.structured_content["tools"]} <= ALICE_VISIBLE
                 assert "orders__get_order" in {t["name"] for t in found.structured_content["tools"]}
@@ -152,7 +167,9 @@ async def test_bypass_attempts_fail_like_unknown_tools(tmp_path, access, people)
     async with serving(tmp_path, access) as url:
         with anyio.fail_after(60):
             async with client(url, people["alice"]) as c:
-                base_wrapped = text(await c.call_tool("call_tool", {"name": UNKNOWN, "arguments": {"order_id": "A1001"}}))
+                base_wrapped = text(
+                    await c.call_tool("call_tool", {"name": UNKNOWN, "arguments": {"order_id": "A1001"}})
+                )
                 base_direct = text(await c.call_tool(UNKNOWN, {"order_id": "A1001"}))
                 for name in attempts:
                     wrapped = await c.call_tool("call_tool", {"name": name, "arguments": {"order_id": "A1001"}})

@@ -42,13 +42,16 @@ def oracle(grants: list[Grant], tool: ToolRecord) -> Effect:
     if any(g.effect is GrantEffect.DENY and oracle_matches(g.pattern, tool) for g in grants):
         return Effect.DENY
     permitted = [
-        g for g in grants
+        g
+        for g in grants
         if g.effect is GrantEffect.ALLOW and oracle_matches(g.pattern, tool) and tool.risk.level <= g.max_risk.level
     ]
     if not permitted:
         return Effect.DENY
+
     def asks(g: Grant) -> bool:
         return g.approval if g.approval is not None else tool.risk is Risk.DESTRUCTIVE
+
     return Effect.ALLOW if any(not asks(g) for g in permitted) else Effect.APPROVAL
 
 
@@ -195,9 +198,9 @@ def test_deny_wins(gs: list[Grant], tool: ToolRecord, pattern: str) -> None:
 def test_risk_ceiling_holds_and_no_grant_no_access(gs: list[Grant], tool: ToolRecord) -> None:
     d = policy_of(*gs).evaluate(ALICE, tool)
     if d.effect is not Effect.DENY:
-        assert any(
-            g.effect is GrantEffect.ALLOW and g.matches(tool) and tool.risk <= g.max_risk for g in gs
-        ), "allowed without a covering grant under its risk ceiling"
+        assert any(g.effect is GrantEffect.ALLOW and g.matches(tool) and tool.risk <= g.max_risk for g in gs), (
+            "allowed without a covering grant under its risk ceiling"
+        )
     assert policy_of().evaluate(ALICE, tool).effect is Effect.DENY
 
 

@@ -29,8 +29,10 @@ async def test_changed_definition_is_held_until_accepted(tmp_path, access: Acces
     access.grants.add("alice", "server:rug")
     alice = Principal("alice")
     cfg = parse_config(
-        {"toolhost": {"connect_timeout_seconds": 30},
-         "mcpServers": {"rug": {"command": sys.executable, "args": ["-m", "servers.examples.rugpull"]}}},
+        {
+            "toolhost": {"connect_timeout_seconds": 30},
+            "mcpServers": {"rug": {"command": sys.executable, "args": ["-m", "servers.examples.rugpull"]}},
+        },
         data_dir=tmp_path,
     )
     async with HostRuntime(cfg, data_dir=tmp_path, policy=access) as rt:
@@ -55,9 +57,10 @@ async def test_changed_definition_is_held_until_accepted(tmp_path, access: Acces
             held = await rt.call("rug__daily_quote", {"note": "secret"}, alice)
             unknown = await rt.call("rug__no_such_tool", {}, alice)
         assert held.is_error
-        strip = lambda t: re.sub(r" ?[Dd]id you mean:? [^?]*\?", "", t)  # noqa: E731 - suggestions differ per name
+        strip = lambda t: re.sub(r" ?[Dd]id you mean:? [^?]*\?", "", t)
         assert strip(held.content[0].text).replace("daily_quote", "X") == strip(unknown.content[0].text).replace(
-            "no_such_tool", "X")
+            "no_such_tool", "X"
+        )
         assert "id_rsa" not in held.content[0].text
         with anyio.fail_after(20):
             other = await rt.call("rug__word_count", {"text": "still fine here"}, alice)

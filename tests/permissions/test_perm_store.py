@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -124,8 +125,8 @@ def test_api_keys(access: AccessControl) -> None:
     with access.store.read() as conn:
         row = conn.execute(select(s.api_keys)).one()
     assert token.encode() not in bytes(row.hash) and row.kdf == "scrypt:16384:8:1" and len(row.salt) == 16
-    raw = (access.store.url.removeprefix("sqlite:///"))
-    assert token.split("_", 2)[2].encode() not in open(raw, "rb").read()  # the secret is nowhere in the file
+    raw = access.store.url.removeprefix("sqlite:///")
+    assert token.split("_", 2)[2].encode() not in Path(raw).read_bytes()  # the secret is nowhere in the file
     p = access.authenticate(token)
     assert p == Principal("alice", (), info.key_id)
     assert access.keys.list("alice")[0].last_used_at is not None
@@ -177,7 +178,7 @@ def test_approvals_lifecycle(access: AccessControl) -> None:
     d = ap.request("alice", "orders__cancel", {"id": 9})
     assert ap.deny(d.id).status == "denied"
     assert ap.request("alice", "orders__cancel", {"id": 9}).status == "denied"  # no new request after a denial
-    assert [x.id for x in ap.list(status="all")][0] == d.id
+    assert ap.list(status="all")[0].id == d.id
 
 
 def test_approval_expiry(access: AccessControl) -> None:
@@ -241,11 +242,28 @@ def test_audit_and_redaction(access: AccessControl) -> None:
     assert redact("use th_0123456789ab_SECRETsecretSECRET now") == "use th_[REDACTED] now"
     assert redact("x" * 500).endswith("…") and len(redact("x" * 500)) == 200
     alice = Principal("alice", key_id="k1")
-    access.audit(action="call", principal=alice, tool="orders__get", decision="allow", rule="allow:*",
-                 status="ok", duration_seconds=0.0123, arguments={"id": 1, "authorization": "Bearer x"})
-    access.audit(action="call", principal=Principal("bob"), tool="orders__cancel", decision="deny", status="unknown_tool")
+    access.audit(
+        action="call",
+        principal=alice,
+        tool="orders__get",
+        decision="allow",
+        rule="allow:*",
+        status="ok",
+        duration_seconds=0.0123,
+        arguments={"id": 1, "authorization": "Bearer x"},
+    )
+    access.audit(
+        action="call", principal=Principal("bob"), tool="orders__cancel", decision="deny", status="unknown_tool"
+    )
     [e] = access.audit_log.query(user="alice")
-    assert (e.user, e.key_id, e.tool, e.decision, e.rule, e.status) == ("alice", "k1", "orders__get", "allow", "allow:*", "ok")
+    assert (e.user, e.key_id, e.tool, e.decision, e.rule, e.status) == (
+        "alice",
+        "k1",
+        "orders__get",
+        "allow",
+        "allow:*",
+        "ok",
+    )
     assert e.duration_ms == pytest.approx(12.3)
     assert e.arguments == '{"authorization":"[REDACTED]","id":1}'
     assert [x.user for x in access.audit_log.query(status="unknown_tool")] == ["bob"]
