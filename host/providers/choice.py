@@ -6,17 +6,16 @@ makes a call mandatory), plus ``parallel`` (``False``: at most one call per resp
 
 Mapping (the ``tools`` array is never changed by a choice, so the prompt-cache prefix stays):
 
-==============  =========================================  ==========================================  ==============================
-internal        OpenAI Chat Completions                    OpenAI Responses                            Anthropic Messages
-==============  =========================================  ==========================================  ==============================
-auto            ``"auto"``                                 ``"auto"``                                  ``{"type": "auto"}``
-required        ``"required"``                             ``"required"``                              ``{"type": "any"}``
-none            ``"none"``                                 ``"none"``                                  ``{"type": "none"}``
-tool            ``{"type":"function","function":{name}}``  ``{"type":"function","name"}``             ``{"type":"tool","name"}``
-allowed         ``{"type":"allowed_tools","allowed_tools":  ``{"type":"allowed_tools","mode",``        ``auto``/``any`` (one name:
-                {"mode","tools":[...]}}``                  ``"tools":[...]}``                          ``tool``); host-enforced
-no parallel     ``parallel_tool_calls: false``             ``parallel_tool_calls: false``              ``disable_parallel_tool_use``
-==============  =========================================  ==========================================  ==============================
+* auto: Chat/Responses ``"auto"``; Anthropic ``{"type": "auto"}``.
+* required: Chat/Responses ``"required"``; Anthropic ``{"type": "any"}``.
+* none: Chat/Responses ``"none"``; Anthropic ``{"type": "none"}``.
+* tool: Chat ``{"type": "function", "function": {"name"}}``; Responses ``{"type": "function",
+  "name"}``; Anthropic ``{"type": "tool", "name"}``.
+* allowed: Chat ``{"type": "allowed_tools", "allowed_tools": {"mode", "tools": [...]}}``;
+  Responses ``{"type": "allowed_tools", "mode", "tools": [...]}`` (``mode`` is ``required`` when
+  ``require``); Anthropic ``auto``/``any`` (one required name: ``tool``), enforced by the host.
+* no parallel calls: Chat/Responses ``parallel_tool_calls: false``; Anthropic
+  ``disable_parallel_tool_use: true`` inside ``tool_choice``.
 
 Anthropic has no allowed-subset choice: :attr:`ChoiceParams.host_enforced` is then ``True`` and
 the host must reject calls outside :meth:`ToolChoice.permits` (the loop turns them into error

@@ -224,7 +224,8 @@ def anthropic_history(messages: list[dict[str, Any]], *, system: Any = None) -> 
                 continue
             call_id = b.get("tool_use_id", "")
             inner = b.get("content")
-            refs = [r.get("tool_name") for r in inner or [] if isinstance(r, dict) and r.get("type") == "tool_reference"]
+            refs = [r.get("tool_name") for r in inner or []
+                    if isinstance(r, dict) and r.get("type") == "tool_reference"]
             status = ResultStatus.TOOL_ERROR if b.get("is_error") else ResultStatus.OK
             structured = {"loaded": refs} if refs or names.get(call_id) == TOOL_SEARCH_NAME else None
             results.append(ToolResult(call_id=call_id, name=names.get(call_id, ""), status=status,

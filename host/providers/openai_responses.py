@@ -41,7 +41,14 @@ from host.providers.deferred import (
     loaded_names,
 )
 from host.providers.errors import MalformedResponse
-from host.providers.render import ANTHROPIC_IMAGE_TYPES, arguments_object, arguments_text, data_url, pair_conversation, result_text
+from host.providers.render import (
+    ANTHROPIC_IMAGE_TYPES,
+    arguments_object,
+    arguments_text,
+    data_url,
+    pair_conversation,
+    result_text,
+)
 from host.providers.strict import openai_parameters
 from registry.tool import ToolRecord
 
@@ -96,7 +103,7 @@ def _parts_from_items(items: list[dict[str, Any]], api: str) -> tuple[list[Any],
                 continue  # hosted search: nothing for the client to run
             if kind == "tool_search_call":
                 args = item.get("arguments")
-                raw = args if isinstance(args, str) else json.dumps(args if args is not None else {}, ensure_ascii=False)
+                raw = args if isinstance(args, str) else json.dumps(args or {}, ensure_ascii=False)
                 call = ToolCall(call_id=item.get("call_id") or item.get("id") or f"tool_search_{i}",
                                 name=TOOL_SEARCH_NAME, raw_arguments=raw, index=n_calls)
             else:

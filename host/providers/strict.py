@@ -357,7 +357,8 @@ def close_objects(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def openai_parameters(name: str, schema: dict[str, Any] | None, *, strict: bool) -> tuple[dict[str, Any], bool, list[str]]:
+def openai_parameters(name: str, schema: dict[str, Any] | None, *,
+                      strict: bool) -> tuple[dict[str, Any], bool, list[str]]:
     """The ``parameters`` for an OpenAI function declaration: strict when safe, else normalized.
 
     Returns:

@@ -22,6 +22,8 @@ from host.providers import (
     UserTurn,
 )
 
+from .records import catalog
+from .scripted import parallel_with_failure
 from .sdk_check import (
     load_json,
     sdk_message,
@@ -30,8 +32,6 @@ from .sdk_check import (
     validate_chat_request,
     validate_responses_request,
 )
-from .records import catalog
-from .scripted import parallel_with_failure
 
 ADAPTERS = {"openai_chat": OpenAIChatAdapter(), "openai_responses": OpenAIResponsesAdapter(),
             "anthropic_messages": AnthropicMessagesAdapter()}

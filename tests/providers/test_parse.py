@@ -13,13 +13,13 @@ import pytest
 from host.calls import TextBlock, ToolCall
 from host.pipeline.accumulate import ArgumentAccumulator
 from host.providers import (
+    TOOL_SEARCH_NAME,
     AnthropicMessagesAdapter,
     MalformedResponse,
     OpenAIChatAdapter,
     OpenAIResponsesAdapter,
     Reasoning,
     StopReason,
-    TOOL_SEARCH_NAME,
 )
 
 from .sdk_check import (
