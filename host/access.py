@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -49,11 +51,27 @@ from registry.policy import Decision, Policy, Principal
 from registry.store import ToolRegistry
 from registry.tool import ToolRecord
 
-__all__ = ["AccessControl", "ApprovalGate", "ElicitApproval", "RequestAccess"]
+__all__ = ["AccessControl", "ApprovalGate", "ElicitApproval", "RequestAccess", "approval_elicitation"]
 
 ElicitApproval = Callable[[ApprovalInfo, ToolRecord], Awaitable[bool | None]]
 """``async elicit(approval, tool) -> True (approve) | False (deny) | None (no answer)``: asks the
 connected user through MCP elicitation when the client supports it."""
+
+_ELICIT: ContextVar[ElicitApproval | None] = ContextVar("toolhost_approval_elicit", default=None)
+
+
+@contextmanager
+def approval_elicitation(elicit: ElicitApproval | None) -> Iterator[None]:
+    """Within this block, :class:`ApprovalGate` asks through ``elicit`` (per request; ``None``: never).
+
+    The pipeline's approval hook is shared by all requests, while elicitation needs the current
+    request's session; a context variable carries it (child tasks inherit it).
+    """
+    token = _ELICIT.set(elicit)
+    try:
+        yield
+    finally:
+        _ELICIT.reset(token)
 
 
 @dataclass(frozen=True)
@@ -276,7 +294,7 @@ class ApprovalGate:
 
     def __init__(self, access: AccessControl, elicit: ElicitApproval | None = None) -> None:
         self.access = access
-        self.elicit = elicit
+        self.elicit = elicit  # fixed asker; else the one set by approval_elicitation() for the request
 
     async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any]) -> ApprovalOutcome:
         approvals = self.access.approvals
@@ -290,8 +308,9 @@ class ApprovalGate:
         )
         if req.status == "denied":
             return ApprovalOutcome(False, req.id, f"approval {req.id} was denied by {req.decided_by}", rejected=True)
-        if self.elicit is not None:
-            answer = await self.elicit(req, tool)
+        elicit = self.elicit or _ELICIT.get()
+        if elicit is not None:
+            answer = await elicit(req, tool)
             if answer is True:
                 await anyio.to_thread.run_sync(partial(approvals.approve, req.id, by=f"{principal.user} (elicitation)"))
                 used = await anyio.to_thread.run_sync(approvals.consume, principal.user, name, arguments)

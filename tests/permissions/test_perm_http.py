@@ -56,6 +56,7 @@ async def serving(tmp_path, access: AccessControl):
         data_dir=tmp_path,
     )
     async with HostRuntime(cfg, data_dir=tmp_path, policy=access) as rt:
+        rt.pipeline.approvals = access.approval_hook()
         unwatch = access.watch(rt.registry)
         port = _free_port()
         url = f"http://127.0.0.1:{port}/mcp"
@@ -121,7 +122,9 @@ def people(access: AccessControl) -> dict[str, str]:
     access.grants.add("bob", "notes__[rw]*_note", max_risk="write")  # read_note, write_note
     access.users.add("carol")
     access.grants.add("carol", "*", approval=False)
-    tokens = {name: access.keys.create(name)[1] for name in ("alice", "bob", "carol")}
+    access.users.add("dora")
+    access.grants.add("dora", "orders__cancel_order")  # destructive: approval by default
+    tokens = {name: access.keys.create(name)[1] for name in ("alice", "bob", "carol", "dora")}
     access.keys.revoke("carol")
     return tokens
 
@@ -203,3 +206,25 @@ async def test_bypass_attempts_fail_like_unknown_tools(tmp_path, access, people)
     assert carol_key_id in {e.key_id for e in rejected}
     assert people["carol"] not in repr(rejected)  # the secret never reaches the log
     assert all(e.status == "invalid_key" and e.decision == "deny" for e in rejected)
+
+
+async def test_destructive_call_waits_for_approval_over_http(tmp_path, access, people) -> None:
+    async with serving(tmp_path, access) as url:
+        with anyio.fail_after(60):
+            async with client(url, people["dora"]) as c:
+                waiting = await c.call_tool(
+                    "call_tool", {"name": "orders__cancel_order", "arguments": {"order_id": "A1002"}}
+                )
+                err = waiting.meta["toolhost/error"]
+                assert waiting.is_error and err["code"] == "approval_required"
+                approval_id = err["approval_id"]
+                assert f"toolhost approvals approve {approval_id}" in text(waiting)
+                [pending] = access.approvals.list(status="pending")
+                assert (pending.id, pending.user, pending.key_id) == (approval_id, "dora", people["dora"].split("_")[1])
+
+                access.approvals.approve(approval_id, by="admin")  # what `toolhost approvals approve` does
+                done = await c.call_tool("orders__cancel_order", {"order_id": "A1002"})
+                assert not done.is_error, text(done)
+                again = await c.call_tool("orders__cancel_order", {"order_id": "A1002"})
+                assert again.is_error and again.meta["toolhost/error"]["code"] == "approval_required"
+                assert again.meta["toolhost/error"]["approval_id"] != approval_id  # ran once; a new request

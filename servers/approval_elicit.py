@@ -1,0 +1,69 @@
+"""Asking the connected user to approve a call through MCP elicitation (form mode).
+
+:func:`elicitor_for` returns an :data:`host.access.ElicitApproval` for the current request when
+the client declared the ``elicitation`` capability, else ``None`` (the call then stays pending
+until ``toolhost approvals approve ID``). The user sees the tool, its risk and the redacted
+arguments and answers with one boolean; ``accept`` + true approves, ``decline`` or false denies,
+``cancel`` or any failure (no back channel on 2026-07-28 stateless connections, timeout) leaves
+the approval pending. Source: MCP spec, client features, Elicitation (``elicitation/create``).
+
+Wiring in a request handler (e.g. the registry server's ``call_tool``)::
+
+    with approval_elicitation(elicitor_for(ctx)):
+        result = await runtime.call(...)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from mcp.types import ClientCapabilities, ElicitationCapability
+
+from host.access import ElicitApproval, approval_elicitation
+from host.store import ApprovalInfo
+from registry.tool import ToolRecord
+
+__all__ = ["ELICIT_TIMEOUT_SECONDS", "approval_elicitation", "elicitor_for"]
+
+ELICIT_TIMEOUT_SECONDS = 120.0
+"""How long to wait for the user's answer before leaving the approval pending (seconds)."""
+
+_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"approve": {"type": "boolean", "title": "Run this call once?", "default": False}},
+    "required": ["approve"],
+}
+
+
+def elicitor_for(ctx: Any, *, timeout_seconds: float = ELICIT_TIMEOUT_SECONDS) -> ElicitApproval | None:
+    """An elicitation-based approver for the request ``ctx`` (``ServerRequestContext``), or ``None``."""
+    session = getattr(ctx, "session", None)
+    if session is None:
+        return None
+    try:
+        supported = session.check_client_capability(ClientCapabilities(elicitation=ElicitationCapability()))
+    except Exception:  # noqa: BLE001 - a session that cannot tell does not get asked
+        return None
+    if not supported:
+        return None
+
+    async def ask(approval: ApprovalInfo, tool: ToolRecord) -> bool | None:
+        message = (
+            f"Allow {tool.qualified_name} ({tool.risk.value}) to run once with arguments "
+            f"{approval.arguments_redacted}? Approval id {approval.id}."
+        )
+        try:
+            with anyio.fail_after(timeout_seconds):
+                result = await session.elicit_form(
+                    message, _SCHEMA, related_request_id=getattr(ctx, "request_id", None)
+                )
+        except Exception:  # noqa: BLE001 - no back channel / timeout / client error: stay pending
+            return None
+        if result.action == "accept":
+            return (result.content or {}).get("approve") is True
+        if result.action == "decline":
+            return False
+        return None
+
+    return ask
