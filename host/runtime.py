@@ -42,6 +42,8 @@ class HostRuntime:
         policy: decides what each principal may see and call (default: allow all).
         reconnect: keep reconnecting failed servers (``serve``) or try once (CLI one-shots).
         on_status: called on every server status change (live display).
+        conversation_id: event-log file and spill folder for calls that name none (e.g. one
+            per ``serve`` run, ``"cli"`` for CLI calls).
     """
 
     def __init__(
@@ -52,8 +54,10 @@ class HostRuntime:
         policy: Policy | None = None,
         reconnect: bool = False,
         on_status: Callable[[ServerStatus], None] | None = None,
+        conversation_id: str = "default",
     ) -> None:
         self.config = config
+        self.conversation_id = conversation_id
         self.data_dir = data_dir
         self.policy: Policy = policy or AllowAll()
         self.registry = ToolRegistry()
@@ -126,7 +130,7 @@ class HostRuntime:
         arguments: dict[str, Any] | str | None,
         principal: Principal = ANONYMOUS,
         *,
-        conversation_id: str = "default",
+        conversation_id: str | None = None,
         call_id: str | None = None,
         progress_callback: ProgressCallback | None = None,
     ) -> ToolResult:
@@ -136,7 +140,7 @@ class HostRuntime:
             name: qualified tool name.
             arguments: a JSON object, or its raw text (parsed by the pipeline).
             principal: the caller; invisible and denied tools answer like unknown ones.
-            conversation_id: names the event-log file and spill folder.
+            conversation_id: names the event-log file and spill folder (default: the runtime's).
             call_id: the caller's id for the call (generated when ``None``).
             progress_callback: receives upstream progress notifications.
 
@@ -144,6 +148,6 @@ class HostRuntime:
             Exactly one :class:`~host.calls.ToolResult`; failures are results, never exceptions
             (only :class:`host.pipeline.PipelineFatal` escapes, for broken invariants).
         """
-        ctx = CallContext(principal=principal, conversation_id=conversation_id,
+        ctx = CallContext(principal=principal, conversation_id=conversation_id or self.conversation_id,
                           progress_callback=progress_callback)
         return await self.pipeline.call(name, arguments, ctx, call_id=call_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -64,7 +65,7 @@ def _run(coro_fn: Any, *args: Any) -> Any:
 
 async def _with_runtime(cfg: HostConfig, root: Path, body: Any, report_failures: bool = True) -> Any:
     """Connect every server (live status on a terminal), run ``body(runtime)``, disconnect."""
-    rt = HostRuntime(cfg, data_dir=root)
+    rt = HostRuntime(cfg, data_dir=root, conversation_id="cli")
     with live_status(err, rt.statuses()) as refresh:
         rt.manager.on_status = refresh
         async with rt:
@@ -99,7 +100,8 @@ def serve(
     cfg, root = _load(config, data_dir)
 
     async def body() -> None:
-        rt = HostRuntime(cfg, data_dir=root, reconnect=True)
+        run_id = "serve-" + time.strftime("%Y%m%dT%H%M%S")
+        rt = HostRuntime(cfg, data_dir=root, reconnect=True, conversation_id=run_id)
         async with shutdown_on_signals() as stop:
             with live_status(err, rt.statuses(), enabled=not stdio) as refresh:
                 rt.manager.on_status = refresh
