@@ -39,6 +39,7 @@ from host.providers.errors import HistoryError, MalformedResponse, ProviderError
 from host.providers.openai_chat import ChatStreamParser, OpenAIChatAdapter
 from host.providers.openai_responses import OpenAIResponsesAdapter, ResponsesStreamParser
 from host.providers.schema import NormalizedSchema, find_ref_cycles, inline_refs, normalize_schema
+from host.providers.sse import SSEDecoder, iter_sse_events
 from host.providers.strict import (
     StrictConversion,
     decode_strict_arguments,
@@ -70,6 +71,7 @@ __all__ = [
     "Reasoning",
     "ResponsesStreamParser",
     "ResultsTurn",
+    "SSEDecoder",
     "SchemaCycle",
     "StopReason",
     "StreamParser",
@@ -87,6 +89,7 @@ __all__ = [
     "encode_strict_arguments",
     "find_ref_cycles",
     "inline_refs",
+    "iter_sse_events",
     "loaded_from_conversation",
     "loaded_names",
     "normalize_schema",
