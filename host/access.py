@@ -277,6 +277,44 @@ class AccessControl:
             detail=detail,
         )
 
+    def audit_call(
+        self,
+        principal: Principal,
+        name: str,
+        arguments: Any,
+        *,
+        status: str,
+        duration_seconds: float | None = None,
+        tool: ToolRecord | None = None,
+        detail: str | None = None,
+    ) -> int:
+        """Audit one ``tools/call`` after it finished: the decision and rule are re-derived from the
+        current policy (``tool`` is the registry record, ``None`` when the name is unknown, which
+        is recorded as ``deny`` with rule ``unknown-tool``), so denied names the caller was told are
+        "unknown" still show their real deciding rule here. ``status`` is the result status
+        (``ok``, ``unknown_tool``, ``approval_required``, ...); arguments are redacted."""
+        if tool is None:
+            decision: Decision | str = "deny"
+            rule: str | None = "unknown-tool"
+        else:
+            decision = self.evaluate(principal, tool)
+            rule = decision.rule
+        return self.audit(
+            action="call",
+            principal=principal,
+            tool=name,
+            decision=decision,
+            rule=rule,
+            status=status,
+            duration_seconds=duration_seconds,
+            arguments=arguments,
+            detail=detail,
+        )
+
+    async def audit_call_async(self, principal: Principal, name: str, arguments: Any, **kwargs: Any) -> int:
+        """:meth:`audit_call` on a worker thread."""
+        return await anyio.to_thread.run_sync(partial(self.audit_call, principal, name, arguments, **kwargs))
+
     async def audit_async(self, **kwargs: Any) -> int:
         """:meth:`audit` on a worker thread (never blocks the event loop on a busy database)."""
         return await anyio.to_thread.run_sync(partial(self.audit, **kwargs))

@@ -281,3 +281,21 @@ def test_request_view_and_revision(access: AccessControl, record) -> None:
     assert access.revision == rev + 1
     assert not req.visible(record("orders__cancel", "write"))  # a request keeps its snapshot
     assert access.for_request(Principal("alice")).visible(record("orders__cancel", "write"))  # the next one sees it
+
+
+def test_audit_call_records_the_real_rule_behind_unknown(access: AccessControl, record) -> None:
+    access.users.add("alice")
+    access.grants.add("alice", "orders__*")
+    access.grants.add("alice", "orders__cancel", effect="deny")
+    alice = Principal("alice", key_id="k9")
+    cancel = record("orders__cancel", "destructive")
+    access.audit_call(alice, "orders__cancel", {"id": 1}, status="unknown_tool", duration_seconds=0.001, tool=cancel)
+    access.audit_call(alice, "Orders__Cancel", {}, status="unknown_tool")
+    access.audit_call(alice, "orders__get", {"token": "t"}, status="ok", tool=record("orders__get", "read"))
+    rows = [(e.tool, e.decision, e.rule, e.status, e.key_id) for e in access.audit_log.query(user="alice")]
+    assert rows == [
+        ("orders__get", "allow", "allow:orders__*@user:alice", "ok", "k9"),
+        ("Orders__Cancel", "deny", "unknown-tool", "unknown_tool", "k9"),
+        ("orders__cancel", "deny", "deny:orders__cancel@user:alice", "unknown_tool", "k9"),
+    ]
+    assert access.audit_log.query(tool="orders__get")[0].arguments == '{"token":"[REDACTED]"}'
