@@ -34,6 +34,7 @@ from host.providers.deferred import (
     run_tool_search,
     search_result,
 )
+from host.providers.dialects import gemini_schema
 from host.providers.driver import ProviderModel, WithToolSearch, to_conversation, to_messages
 from host.providers.errors import HistoryError, MalformedResponse, ProviderError, SchemaCycle
 from host.providers.openai_chat import ChatStreamParser, OpenAIChatAdapter
@@ -88,6 +89,7 @@ __all__ = [
     "deferred_state",
     "encode_strict_arguments",
     "find_ref_cycles",
+    "gemini_schema",
     "inline_refs",
     "iter_sse_events",
     "loaded_from_conversation",

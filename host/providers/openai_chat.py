@@ -38,6 +38,7 @@ from host.providers.deferred import (
     loaded_names,
     split_catalog,
 )
+from host.providers.dialects import gemini_schema
 from host.providers.errors import MalformedResponse
 from host.providers.render import (
     ANTHROPIC_IMAGE_TYPES,
@@ -85,21 +86,36 @@ class OpenAIChatAdapter:
 
     Args:
         strict: declare tools with ``strict: true`` when the schema converts safely.
+        schema_dialect: ``"openai"``, or ``"gemini"`` for Gemini's OpenAI-compatible endpoint
+            (schemas rewritten by :func:`host.providers.dialects.gemini_schema`, never strict,
+            ``parameters`` omitted for tools without parameters).
         images_in_user_message: the model accepts images: relay tool-result images in a user
             message after the tool messages (else they are described in text only).
     """
 
     api = API_CHAT
 
-    def __init__(self, *, strict: bool = True, images_in_user_message: bool = True) -> None:
-        self.strict = strict
+    def __init__(self, *, strict: bool = True, images_in_user_message: bool = True,
+                 schema_dialect: str = "openai") -> None:
+        if schema_dialect not in ("openai", "gemini"):
+            raise ValueError(f"schema_dialect must be 'openai' or 'gemini', got {schema_dialect!r}")
+        self.strict = strict and schema_dialect == "openai"
         self.images_in_user_message = images_in_user_message
+        self.schema_dialect = schema_dialect
 
     # -- declarations ---------------------------------------------------------------------
     def _function(self, name: str, description: str, schema: dict[str, Any] | None, decl: Declarations) -> None:
-        params, is_strict, notes = openai_parameters(name, schema, strict=self.strict)
-        decl.tools.append({"type": "function", "function": {"name": name, "description": description,
-                                                             "parameters": params, "strict": is_strict}})
+        if self.schema_dialect == "gemini":
+            norm = gemini_schema(schema)
+            params, is_strict, notes = norm.schema, False, [f"{name}: {n}" for n in norm.notes]
+            function: dict[str, Any] = {"name": name, "description": description}
+            if params.get("properties"):
+                function["parameters"] = params
+            decl.tools.append({"type": "function", "function": function})
+        else:
+            params, is_strict, notes = openai_parameters(name, schema, strict=self.strict)
+            decl.tools.append({"type": "function", "function": {"name": name, "description": description,
+                                                                 "parameters": params, "strict": is_strict}})
         decl.strict[name] = is_strict
         decl.notes.extend(notes)
         if schema is not None:
