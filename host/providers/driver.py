@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from host.calls import TextBlock, ToolCall, ToolResult
@@ -36,24 +36,24 @@ Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | AsyncIterable[dict[
 """``async send(request_params) -> response`` (a whole response dict, or stream events)."""
 
 
-def to_conversation(messages: Sequence[Message], remembered: Sequence[AssistantTurn] = ()) -> Conversation:
+def to_conversation(messages: Sequence[Message],
+                    remembered: Mapping[int, AssistantTurn] | None = None) -> Conversation:
     """The loop's history as a conversation.
 
     Args:
-        remembered: assistant turns as parsed, in order; the k-th assistant message takes the
-            k-th one's reasoning parts, stop reason and item ids when its call count matches
-            (calls themselves always come from the history: renamed ids, normalized arguments).
+        remembered: message index → the assistant turn as parsed; that message takes its
+            reasoning parts, stop reason and item ids when the call count matches (calls always
+            come from the history: renamed ids, normalized arguments).
     """
     conv = Conversation()
-    k = 0
-    for m in messages:
+    remembered = remembered or {}
+    for k, m in enumerate(messages):
         if m.role == "system":
             conv.system = f"{conv.system}\n{m.text}" if conv.system else m.text
         elif m.role == "user":
             conv.add(UserTurn.text(m.text))
         elif m.role == "assistant":
-            turn = remembered[k] if k < len(remembered) else None
-            k += 1
+            turn = remembered.get(k)
             if turn is not None and len(turn.calls) == len(m.calls):
                 calls = iter(m.calls)
                 parts = [next(calls) if isinstance(p, ToolCall) else p for p in turn.parts]
@@ -107,7 +107,8 @@ class ProviderModel:
         self.tool_search = tool_search
         self.choice = choice
         self.params = dict(params or {})
-        self.turns: list[AssistantTurn] = []
+        self.turns: dict[int, AssistantTurn] = {}
+        """History index at which the loop appends each reply → the turn as parsed."""
         self.requests: list[dict[str, Any]] = []
 
     async def __call__(self, history: list[Message]) -> Message:
@@ -124,7 +125,7 @@ class ProviderModel:
             async for event in response:
                 parser.feed(event)
             turn = parser.turn()
-        self.turns.append(turn)
+        self.turns[len(history)] = turn  # the loop appends the reply right after ``history``
         calls = [prepared.declarations.decode_call(c) for c in turn.calls]
         return Message(role="assistant", text=turn.text, calls=calls)
 

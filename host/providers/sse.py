@@ -79,7 +79,8 @@ class SSEDecoder:
         try:
             event = json.loads(payload)
         except ValueError as exc:
-            raise MalformedResponse(self.api, f"stream event {name or ''}".strip(), f"data is not JSON ({exc})") from exc
+            where = f"stream event {name or ''}".strip()
+            raise MalformedResponse(self.api, where, f"data is not JSON ({exc})") from exc
         if not isinstance(event, dict):
             raise MalformedResponse(self.api, "stream", "event data is not a JSON object")
         if name and "type" not in event:
