@@ -17,6 +17,7 @@ Shapes (Anthropic API reference, Messages; guides "Handle tool calls", "Tool sea
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -172,8 +173,6 @@ class AnthropicMessagesAdapter:
             MalformedResponse: ``content`` missing, or a tool_use without id/name or with a
                 non-object input.
         """
-        import json
-
         content = response.get("content")
         if not isinstance(content, list):
             raise MalformedResponse(self.api, "content", "expected a list of content blocks")

@@ -22,6 +22,7 @@ Every adapter implements :class:`ProviderAdapter` and works on plain dicts (no S
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
@@ -29,6 +30,7 @@ from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from host.calls import ContentBlock, TextBlock, ToolCall, ToolResult
+from host.providers.strict import decode_strict_arguments
 from registry.tool import ToolRecord
 
 __all__ = [
@@ -187,10 +189,6 @@ class Declarations:
         Returns the call with ``arguments`` set (``raw_arguments`` untouched) when the tool was
         declared strict and the text is a JSON object; otherwise the call unchanged.
         """
-        import json
-
-        from host.providers.strict import decode_strict_arguments
-
         if not self.strict.get(call.name) or call.arguments is not None:
             return call
         try:

@@ -46,6 +46,7 @@ from host.providers.render import (
     arguments_object,
     arguments_text,
     data_url,
+    media_note,
     pair_conversation,
     result_text,
 )
@@ -56,8 +57,6 @@ __all__ = ["OpenAIResponsesAdapter", "ResponsesStreamParser"]
 
 
 def _user_content(content: list[Any]) -> list[dict[str, Any]]:
-    from host.providers.render import media_note
-
     out: list[dict[str, Any]] = []
     for b in content:
         if isinstance(b, TextBlock):

@@ -37,7 +37,7 @@ from typing import Any
 
 from jsonschema.validators import Draft202012Validator, validator_for
 
-from host.providers.schema import find_ref_cycles, resolve_local_ref, walk_subschemas
+from host.providers.schema import find_ref_cycles, normalize_schema, resolve_local_ref, walk_subschemas
 
 __all__ = [
     "MAX_STRICT_DEPTH",
@@ -364,8 +364,6 @@ def openai_parameters(name: str, schema: dict[str, Any] | None, *,
     Returns:
         ``(parameters, is_strict, notes)``; a note names the tool and why it is not strict.
     """
-    from host.providers.schema import normalize_schema
-
     if strict:
         conv = to_strict_schema(schema)
         if conv.ok and conv.schema is not None:
