@@ -42,6 +42,7 @@ from host.providers.render import (
     pair_conversation,
     result_text,
     sanitize_anthropic_id,
+    wire_name,
 )
 from host.providers.schema import normalize_schema
 from registry.tool import ToolRecord
@@ -134,7 +135,7 @@ class AnthropicMessagesAdapter:
                         content.append({"type": "text", "text": part.text})
                 else:
                     pair = next(pairs)
-                    content.append({"type": "tool_use", "id": pair.wire_id, "name": part.name,
+                    content.append({"type": "tool_use", "id": pair.wire_id, "name": wire_name(part.name),
                                     "input": arguments_object(part)})
             messages.append({"role": "assistant", "content": content or [{"type": "text", "text": "(no content)"}]})
             if seg.pairs:

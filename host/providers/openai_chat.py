@@ -47,6 +47,7 @@ from host.providers.render import (
     media_note,
     pair_conversation,
     result_text,
+    wire_name,
 )
 from host.providers.strict import openai_parameters
 from registry.tool import ToolRecord
@@ -170,7 +171,8 @@ class OpenAIChatAdapter:
             msg: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
             if pairs:
                 msg["tool_calls"] = [{"id": p.wire_id, "type": "function",
-                                      "function": {"name": p.call.name, "arguments": arguments_text(p.call)}}
+                                      "function": {"name": wire_name(p.call.name),
+                                                   "arguments": arguments_text(p.call)}}
                                      for p in pairs]
             elif msg["content"] is None:
                 msg["content"] = ""

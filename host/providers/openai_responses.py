@@ -49,6 +49,7 @@ from host.providers.render import (
     media_note,
     pair_conversation,
     result_text,
+    wire_name,
 )
 from host.providers.strict import openai_parameters
 from registry.tool import ToolRecord
@@ -210,7 +211,7 @@ class OpenAIResponsesAdapter:
                         item = {"type": "tool_search_call", "call_id": pair.wire_id, "execution": "client",
                                 "status": "completed", "arguments": arguments_object(part)}
                     else:
-                        item = {"type": "function_call", "call_id": pair.wire_id, "name": part.name,
+                        item = {"type": "function_call", "call_id": pair.wire_id, "name": wire_name(part.name),
                                 "arguments": arguments_text(part)}
                     if item_id:
                         item["id"] = item_id

@@ -13,6 +13,7 @@ Result text (BR-17, BR-19): failures carry their error text; media never becomes
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from typing import Any
 from host.calls import AudioBlock, ErrorInfo, ImageBlock, ResourceBlock, ResultStatus, TextBlock, ToolCall, ToolResult
 from host.providers.base import AssistantTurn, Conversation, ResultsTurn, UserTurn
 from host.providers.errors import HistoryError
+from registry.naming import MAX_NAME_CHARS, is_valid_name, sanitize_part
 
 __all__ = [
     "ANTHROPIC_IMAGE_TYPES",
@@ -34,12 +36,28 @@ __all__ = [
     "pair_conversation",
     "result_text",
     "sanitize_anthropic_id",
+    "wire_name",
 ]
 
 ANTHROPIC_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 """Image media types the Anthropic and OpenAI image inputs accept."""
 
 _ANTHROPIC_ID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def wire_name(name: str) -> str:
+    """A tool name every API accepts (``^[a-zA-Z0-9_-]{1,64}$``, BR-14), for replayed history.
+
+    Valid names (every qualified name) are unchanged; others (``calendar.respondToEvent``, a
+    68-character name) get illegal characters replaced by ``_`` and, when too long, are cut and
+    given ``_`` + 8 hex digits of their sha256, deterministically.
+    """
+    if is_valid_name(name):
+        return name
+    out = sanitize_part(name)
+    if len(out) > MAX_NAME_CHARS:
+        out = out[: MAX_NAME_CHARS - 9] + "_" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return out
 
 
 def sanitize_anthropic_id(call_id: str) -> str:

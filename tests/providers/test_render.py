@@ -240,3 +240,33 @@ def test_audio_and_resource_results_become_notes_never_base64():
     blocks = AnthropicMessagesAdapter().render_messages(conv)[-1]["content"][0]["content"]
     assert [b["text"] for b in blocks][1:] == text.split("\n")
     assert ImageBlock  # imported for the image tests above
+
+
+def test_illegal_names_in_replayed_history_are_made_valid_br14():
+    long_name = "mcp__chrome_devtools_mcp_chrome_devtools_performance_analyze_insight"  # 68 characters
+    conv = Conversation(turns=[UserTurn.text("x"), AssistantTurn(parts=[
+        ToolCall(call_id="c1", name="calendar.respondToEvent", raw_arguments="{}"),
+        ToolCall(call_id="c2", name=long_name, raw_arguments="{}", index=1),
+        ToolCall(call_id="c3", name="weather__get_forecast", raw_arguments="{}", index=2)]),
+        ResultsTurn(results=[ToolResult(call_id=c, name="x", status=ResultStatus.UNKNOWN_TOOL) for c in ("c1", "c2", "c3")])])
+    chat = OpenAIChatAdapter().prepare(conv, [], model="m").params
+    validate_chat_request(chat)
+    names = [tc["function"]["name"] for tc in chat["messages"][1]["tool_calls"]]
+    assert names[0] == "calendar_respondToEvent" and names[2] == "weather__get_forecast"
+    assert len(names[1]) == 64 and names[1].startswith(long_name[:55] + "_")
+    responses = OpenAIResponsesAdapter().render_input(conv)
+    anthropic = AnthropicMessagesAdapter().render_messages(conv)
+    assert [i["name"] for i in responses if i.get("type") == "function_call"] == names
+    assert [b["name"] for b in anthropic[1]["content"]] == names
+
+
+def test_chat_assistant_message_replayed_as_received():
+    from .sdk_check import load_json, sdk_chat_completion
+
+    data = sdk_chat_completion(load_json("chat_completion_parallel.json"))
+    turn = OpenAIChatAdapter().parse_response(data)
+    conv = Conversation(turns=[UserTurn.text("weather?"), turn, ResultsTurn(results=[
+        ToolResult(call_id=c.call_id, name=c.name, content=[TextBlock(text="ok")]) for c in turn.calls])])
+    received = data["choices"][0]["message"]
+    rendered = OpenAIChatAdapter().render_messages(conv)[1]
+    assert rendered == {k: received.get(k) for k in ("role", "content", "tool_calls")}
