@@ -47,13 +47,17 @@ class FakeAPI:
         self.requests: list[dict[str, Any]] = []
 
     async def __call__(self, params: dict[str, Any]) -> dict[str, Any] | AsyncIterator[dict[str, Any]]:
-        {"openai_chat": validate_chat_request, "openai_responses": validate_responses_request,
-         "anthropic_messages": validate_anthropic_request}[self.api](params)
+        {
+            "openai_chat": validate_chat_request,
+            "openai_responses": validate_responses_request,
+            "anthropic_messages": validate_anthropic_request,
+        }[self.api](params)
         self.requests.append(params)
         n = len(self.requests)
         step = self.steps[n - 1]
-        build = {"openai_chat": self._chat, "openai_responses": self._responses,
-                 "anthropic_messages": self._anthropic}[self.api]
+        build = {"openai_chat": self._chat, "openai_responses": self._responses, "anthropic_messages": self._anthropic}[
+            self.api
+        ]
         whole, events = build(step, n)
         if not self.stream:
             return whole
@@ -69,21 +73,68 @@ class FakeAPI:
         finish = "tool_calls" if step.calls else "stop"
         message: dict[str, Any] = {"role": "assistant", "content": step.text or None}
         if step.calls:
-            message["tool_calls"] = [{"id": cid, "type": "function",
-                                      "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
-                                     for cid, name, args in step.calls]
-        whole = sdk_chat_completion({"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": "m",
-                                     "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
+            message["tool_calls"] = [
+                {
+                    "id": cid,
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+                }
+                for cid, name, args in step.calls
+            ]
+        whole = sdk_chat_completion(
+            {
+                "id": f"chatcmpl-{n}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            }
+        )
         head = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 0, "model": "m"}
-        events = [{**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": step.text or None},
-                                        "finish_reason": None}]}]
+        events = [
+            {
+                **head,
+                "choices": [
+                    {"index": 0, "delta": {"role": "assistant", "content": step.text or None}, "finish_reason": None}
+                ],
+            }
+        ]
         for i, (cid, name, args) in enumerate(step.calls):
             text = json.dumps(args, ensure_ascii=False)
             half = len(text) // 2
-            events.append({**head, "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [
-                {"index": i, "id": cid, "type": "function", "function": {"name": name, "arguments": text[:half]}}]}}]})
-            events.append({**head, "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [
-                {"index": i, "function": {"arguments": text[half:]}}]}}]})
+            events.append(
+                {
+                    **head,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": None,
+                            "delta": {
+                                "tool_calls": [
+                                    {
+                                        "index": i,
+                                        "id": cid,
+                                        "type": "function",
+                                        "function": {"name": name, "arguments": text[:half]},
+                                    }
+                                ]
+                            },
+                        }
+                    ],
+                }
+            )
+            events.append(
+                {
+                    **head,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": None,
+                            "delta": {"tool_calls": [{"index": i, "function": {"arguments": text[half:]}}]},
+                        }
+                    ],
+                }
+            )
         events.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         return whole, [sdk_chat_chunk(e) for e in events]
 
@@ -92,36 +143,104 @@ class FakeAPI:
         output: list[dict[str, Any]] = [dict(REASONING)] if step.reasoning else []
         for i, (cid, name, args) in enumerate(step.calls):
             if name == TOOL_SEARCH_NAME:
-                output.append({"type": "tool_search_call", "id": f"ts_{n}_{i}", "execution": "client",
-                               "call_id": cid, "status": "completed", "arguments": args})
+                output.append(
+                    {
+                        "type": "tool_search_call",
+                        "id": f"ts_{n}_{i}",
+                        "execution": "client",
+                        "call_id": cid,
+                        "status": "completed",
+                        "arguments": args,
+                    }
+                )
             else:
-                output.append({"type": "function_call", "id": f"fc_{n}_{i}", "call_id": cid, "name": name,
-                               "arguments": json.dumps(args, ensure_ascii=False), "status": "completed"})
+                output.append(
+                    {
+                        "type": "function_call",
+                        "id": f"fc_{n}_{i}",
+                        "call_id": cid,
+                        "name": name,
+                        "arguments": json.dumps(args, ensure_ascii=False),
+                        "status": "completed",
+                    }
+                )
         if step.text:
-            output.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
-                           "content": [{"type": "output_text", "text": step.text, "annotations": []}]})
-        base = {"id": f"resp_{n}", "object": "response", "created_at": 0, "model": "m", "parallel_tool_calls": True,
-                "tool_choice": "auto", "tools": []}
+            output.append(
+                {
+                    "type": "message",
+                    "id": f"msg_{n}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": step.text, "annotations": []}],
+                }
+            )
+        base = {
+            "id": f"resp_{n}",
+            "object": "response",
+            "created_at": 0,
+            "model": "m",
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+        }
         whole = sdk_response({**base, "status": "completed", "output": output})
-        events: list[dict[str, Any]] = [{"type": "response.created", "sequence_number": 0,
-                                         "response": {**base, "status": "in_progress", "output": []}}]
+        events: list[dict[str, Any]] = [
+            {
+                "type": "response.created",
+                "sequence_number": 0,
+                "response": {**base, "status": "in_progress", "output": []},
+            }
+        ]
         for idx, item in enumerate(output):
             if item["type"] == "function_call":
-                events.append({"type": "response.output_item.added", "sequence_number": len(events),
-                               "output_index": idx, "item": {**item, "arguments": "", "status": "in_progress"}})
+                events.append(
+                    {
+                        "type": "response.output_item.added",
+                        "sequence_number": len(events),
+                        "output_index": idx,
+                        "item": {**item, "arguments": "", "status": "in_progress"},
+                    }
+                )
                 text = item["arguments"]
-                for piece in (text[: len(text) // 2], text[len(text) // 2:]):
-                    events.append({"type": "response.function_call_arguments.delta", "sequence_number": len(events),
-                                   "item_id": item["id"], "output_index": idx, "delta": piece})
-                events.append({"type": "response.function_call_arguments.done", "sequence_number": len(events),
-                               "item_id": item["id"], "output_index": idx, "name": item["name"], "arguments": text})
+                for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
+                    events.append(
+                        {
+                            "type": "response.function_call_arguments.delta",
+                            "sequence_number": len(events),
+                            "item_id": item["id"],
+                            "output_index": idx,
+                            "delta": piece,
+                        }
+                    )
+                events.append(
+                    {
+                        "type": "response.function_call_arguments.done",
+                        "sequence_number": len(events),
+                        "item_id": item["id"],
+                        "output_index": idx,
+                        "name": item["name"],
+                        "arguments": text,
+                    }
+                )
             else:
-                events.append({"type": "response.output_item.added", "sequence_number": len(events),
-                               "output_index": idx, "item": item})
-            events.append({"type": "response.output_item.done", "sequence_number": len(events),
-                           "output_index": idx, "item": item})
-        events.append({"type": "response.completed", "sequence_number": len(events),
-                       "response": {**base, "status": "completed", "output": output}})
+                events.append(
+                    {
+                        "type": "response.output_item.added",
+                        "sequence_number": len(events),
+                        "output_index": idx,
+                        "item": item,
+                    }
+                )
+            events.append(
+                {"type": "response.output_item.done", "sequence_number": len(events), "output_index": idx, "item": item}
+            )
+        events.append(
+            {
+                "type": "response.completed",
+                "sequence_number": len(events),
+                "response": {**base, "status": "completed", "output": output},
+            }
+        )
         return whole, [sdk_response_event(e) for e in events]
 
     # -- Anthropic Messages ----------------------------------------------------------------
@@ -131,31 +250,70 @@ class FakeAPI:
             content.append({"type": "text", "text": step.text})
         content += [{"type": "tool_use", "id": cid, "name": name, "input": args} for cid, name, args in step.calls]
         stop = "tool_use" if step.calls else "end_turn"
-        msg = {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": "m", "stop_sequence": None,
-               "usage": {"input_tokens": 1, "output_tokens": 1}}
+        msg = {
+            "id": f"msg_{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
         whole = sdk_message({**msg, "content": content, "stop_reason": stop})
-        events: list[dict[str, Any]] = [{"type": "message_start", "message": {**msg, "content": [],
-                                                                             "stop_reason": None}}]
+        events: list[dict[str, Any]] = [
+            {"type": "message_start", "message": {**msg, "content": [], "stop_reason": None}}
+        ]
         for idx, block in enumerate(content):
             if block["type"] == "thinking":
-                events += [{"type": "content_block_start", "index": idx,
-                            "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
-                           {"type": "content_block_delta", "index": idx,
-                            "delta": {"type": "thinking_delta", "thinking": block["thinking"]}},
-                           {"type": "content_block_delta", "index": idx,
-                            "delta": {"type": "signature_delta", "signature": block["signature"]}}]
+                events += [
+                    {
+                        "type": "content_block_start",
+                        "index": idx,
+                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                    },
+                    {
+                        "type": "content_block_delta",
+                        "index": idx,
+                        "delta": {"type": "thinking_delta", "thinking": block["thinking"]},
+                    },
+                    {
+                        "type": "content_block_delta",
+                        "index": idx,
+                        "delta": {"type": "signature_delta", "signature": block["signature"]},
+                    },
+                ]
             elif block["type"] == "text":
-                events += [{"type": "content_block_start", "index": idx, "content_block": {"type": "text", "text": ""}},
-                           {"type": "content_block_delta", "index": idx,
-                            "delta": {"type": "text_delta", "text": block["text"]}}]
+                events += [
+                    {"type": "content_block_start", "index": idx, "content_block": {"type": "text", "text": ""}},
+                    {
+                        "type": "content_block_delta",
+                        "index": idx,
+                        "delta": {"type": "text_delta", "text": block["text"]},
+                    },
+                ]
             else:
                 text = json.dumps(block["input"], ensure_ascii=False)
-                events.append({"type": "content_block_start", "index": idx, "content_block": {
-                    "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
-                events += [{"type": "content_block_delta", "index": idx,
-                            "delta": {"type": "input_json_delta", "partial_json": piece}}
-                           for piece in (text[: len(text) // 2], text[len(text) // 2:])]
+                events.append(
+                    {
+                        "type": "content_block_start",
+                        "index": idx,
+                        "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}},
+                    }
+                )
+                events += [
+                    {
+                        "type": "content_block_delta",
+                        "index": idx,
+                        "delta": {"type": "input_json_delta", "partial_json": piece},
+                    }
+                    for piece in (text[: len(text) // 2], text[len(text) // 2 :])
+                ]
             events.append({"type": "content_block_stop", "index": idx})
-        events += [{"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                    "usage": {"output_tokens": 1}}, {"type": "message_stop"}]
+        events += [
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 1},
+            },
+            {"type": "message_stop"},
+        ]
         return whole, [sdk_message_event(e) for e in events]

@@ -36,10 +36,24 @@ CHAT = {
     "required": {"tool_choice": "required"},
     "none": {"tool_choice": "none"},
     "tool": {"tool_choice": {"type": "function", "function": {"name": A}}},
-    "allowed": {"tool_choice": {"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": [
-        {"type": "function", "function": {"name": A}}, {"type": "function", "function": {"name": B}}]}}},
-    "allowed_required": {"tool_choice": {"type": "allowed_tools", "allowed_tools": {"mode": "required", "tools": [
-        {"type": "function", "function": {"name": A}}, {"type": "function", "function": {"name": B}}]}}},
+    "allowed": {
+        "tool_choice": {
+            "type": "allowed_tools",
+            "allowed_tools": {
+                "mode": "auto",
+                "tools": [{"type": "function", "function": {"name": A}}, {"type": "function", "function": {"name": B}}],
+            },
+        }
+    },
+    "allowed_required": {
+        "tool_choice": {
+            "type": "allowed_tools",
+            "allowed_tools": {
+                "mode": "required",
+                "tools": [{"type": "function", "function": {"name": A}}, {"type": "function", "function": {"name": B}}],
+            },
+        }
+    },
     "required_serial": {"tool_choice": "required", "parallel_tool_calls": False},
 }
 RESPONSES = {
@@ -47,10 +61,20 @@ RESPONSES = {
     "required": {"tool_choice": "required"},
     "none": {"tool_choice": "none"},
     "tool": {"tool_choice": {"type": "function", "name": A}},
-    "allowed": {"tool_choice": {"type": "allowed_tools", "mode": "auto",
-                                "tools": [{"type": "function", "name": A}, {"type": "function", "name": B}]}},
-    "allowed_required": {"tool_choice": {"type": "allowed_tools", "mode": "required",
-                                         "tools": [{"type": "function", "name": A}, {"type": "function", "name": B}]}},
+    "allowed": {
+        "tool_choice": {
+            "type": "allowed_tools",
+            "mode": "auto",
+            "tools": [{"type": "function", "name": A}, {"type": "function", "name": B}],
+        }
+    },
+    "allowed_required": {
+        "tool_choice": {
+            "type": "allowed_tools",
+            "mode": "required",
+            "tools": [{"type": "function", "name": A}, {"type": "function", "name": B}],
+        }
+    },
     "required_serial": {"tool_choice": "required", "parallel_tool_calls": False},
 }
 ANTHROPIC = {
@@ -77,9 +101,12 @@ def test_choice_mapping_per_api(key):
 def test_choice_requests_validate_and_keep_the_tools_array(key):
     conv = Conversation(turns=[UserTurn.text("hi")])
     tools = catalog()
-    base = {a.api: a.prepare(conv, tools, model="m", max_tokens=8) if a.api == "anthropic_messages"
-            else a.prepare(conv, tools, model="m")
-            for a in (OpenAIChatAdapter(), OpenAIResponsesAdapter(), AnthropicMessagesAdapter())}
+    base = {
+        a.api: a.prepare(conv, tools, model="m", max_tokens=8)
+        if a.api == "anthropic_messages"
+        else a.prepare(conv, tools, model="m")
+        for a in (OpenAIChatAdapter(), OpenAIResponsesAdapter(), AnthropicMessagesAdapter())
+    }
     chat = OpenAIChatAdapter().prepare(conv, tools, model="m", choice=CHOICES[key]).params
     responses = OpenAIResponsesAdapter().prepare(conv, tools, model="m", choice=CHOICES[key]).params
     anthropic = AnthropicMessagesAdapter().prepare(conv, tools, model="m", choice=CHOICES[key], max_tokens=8)
@@ -93,7 +120,9 @@ def test_choice_requests_validate_and_keep_the_tools_array(key):
 
 
 def test_single_required_allowed_tool_is_a_forced_tool_for_anthropic():
-    assert anthropic_choice(ToolChoice.allowed([A], require=True)).params == {"tool_choice": {"type": "tool", "name": A}}
+    assert anthropic_choice(ToolChoice.allowed([A], require=True)).params == {
+        "tool_choice": {"type": "tool", "name": A}
+    }
 
 
 def test_permits():

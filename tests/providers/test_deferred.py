@@ -59,8 +59,9 @@ def test_search_loads_into_the_shared_state_and_the_history():
     assert state.loaded == [ETA]
     result = before.turns[-1].results[0]
     assert result.structured == {"loaded": [ETA]}
-    assert result.content[0].text == ("Found 1 tool(s), now callable:\n"
-                                      f"- {ETA}: Look up the shipping ETA of an order. (params: order_id: string)")
+    assert result.content[0].text == (
+        f"Found 1 tool(s), now callable:\n- {ETA}: Look up the shipping ETA of an order. (params: order_id: string)"
+    )
     assert deferred_state(conv).loaded == state.loaded
 
 
@@ -78,11 +79,18 @@ def test_anthropic_defer_loading_and_tool_reference():
     validate_anthropic_request(first.params)
     validate_anthropic_request(later.params)
     assert [(t["name"], t.get("defer_loading")) for t in first.params["tools"]] == [
-        ("weather__get_forecast", None), ("files__read_image", None), (ETA, True), (TOOL_SEARCH_NAME, None)]
+        ("weather__get_forecast", None),
+        ("files__read_image", None),
+        (ETA, True),
+        (TOOL_SEARCH_NAME, None),
+    ]
     assert json.dumps(first.params["tools"]) == json.dumps(later.params["tools"])  # nothing changes: cache kept
     search_result = later.params["messages"][2]["content"][0]
-    assert search_result == {"type": "tool_result", "tool_use_id": "call_s",
-                             "content": [{"type": "tool_reference", "tool_name": ETA}]}
+    assert search_result == {
+        "type": "tool_result",
+        "tool_use_id": "call_s",
+        "content": [{"type": "tool_reference", "tool_name": ETA}],
+    }
     assert later.params["messages"][3]["content"][0]["name"] == ETA
 
 
@@ -91,12 +99,21 @@ def test_responses_client_tool_search_and_output():
     params = OpenAIResponsesAdapter().prepare(conv, tools, model="m", tool_search=True).params
     validate_responses_request(params)
     kinds = [(t["type"], t.get("name"), t.get("defer_loading")) for t in params["tools"]]
-    assert kinds == [("function", "weather__get_forecast", None), ("function", "files__read_image", None),
-                     ("tool_search", None, None), ("function", ETA, True)]
+    assert kinds == [
+        ("function", "weather__get_forecast", None),
+        ("function", "files__read_image", None),
+        ("tool_search", None, None),
+        ("function", ETA, True),
+    ]
     assert params["tools"][2]["execution"] == "client"
     call, output = params["input"][1], params["input"][2]
-    assert call == {"type": "tool_search_call", "call_id": "call_s", "execution": "client", "status": "completed",
-                    "arguments": {"query": "shipping eta of an order"}}
+    assert call == {
+        "type": "tool_search_call",
+        "call_id": "call_s",
+        "execution": "client",
+        "status": "completed",
+        "arguments": {"query": "shipping eta of an order"},
+    }
     assert output["type"] == "tool_search_output" and output["call_id"] == "call_s"
     assert output["execution"] == "client" and output["status"] == "completed"
     assert output["tools"] == [params["tools"][3]]  # the same definition the catalog declares
@@ -128,8 +145,11 @@ def test_exported_names_identical_across_declarations_hits_and_history_br14():
     hits = {t["name"] for t in json.loads(chat["messages"][2]["content"])["loaded"]}
     hits |= {b["tool_name"] for b in anthropic["messages"][2]["content"][0]["content"]}
     hits |= {t["name"] for t in responses["input"][2]["tools"]}
-    replayed = {chat["messages"][3]["tool_calls"][0]["function"]["name"], anthropic["messages"][3]["content"][0]["name"],
-                responses["input"][3]["name"]}
+    replayed = {
+        chat["messages"][3]["tool_calls"][0]["function"]["name"],
+        anthropic["messages"][3]["content"][0]["name"],
+        responses["input"][3]["name"],
+    }
     assert hits == replayed == {ETA} and ETA in declared
     assert all(pattern.match(n) for n in declared | hits | replayed)
 
@@ -150,15 +170,21 @@ def test_switching_api_mid_conversation_keeps_the_loaded_tools():
 
 
 def test_tool_search_without_query_is_an_invalid_arguments_result():
-    result = run_tool_search(ToolCall(call_id="c", name=TOOL_SEARCH_NAME, raw_arguments="{}"), _index(catalog()),
-                             DeferredLoadingState())
+    result = run_tool_search(
+        ToolCall(call_id="c", name=TOOL_SEARCH_NAME, raw_arguments="{}"), _index(catalog()), DeferredLoadingState()
+    )
     assert result.status is ResultStatus.INVALID_ARGUMENTS
-    assert result.error.message == ('tool_search needs {"query": "what the tool should do"}: '
-                                    "'query' must be a non-empty string.")
+    assert result.error.message == (
+        'tool_search needs {"query": "what the tool should do"}: \'query\' must be a non-empty string.'
+    )
 
 
 def test_search_hidden_tools_are_never_loaded():
     state = DeferredLoadingState()
-    result = run_tool_search(ToolCall(call_id="c", name=TOOL_SEARCH_NAME, raw_arguments='{"query":"shipping eta"}'),
-                             _index(catalog()), state, visible=lambda t: t.server != "shipping")
+    result = run_tool_search(
+        ToolCall(call_id="c", name=TOOL_SEARCH_NAME, raw_arguments='{"query":"shipping eta"}'),
+        _index(catalog()),
+        state,
+        visible=lambda t: t.server != "shipping",
+    )
     assert ETA not in result.structured["loaded"] and ETA not in state.loaded

@@ -20,8 +20,13 @@ BR12 = {
         "meta": {"$ref": "#/$defs/Meta"},
     },
     "required": ["kind"],
-    "$defs": {"Meta": {"type": "object", "additionalProperties": {"type": "string"},
-                       "properties": {"owner": {"type": "string", "format": "email"}}}},
+    "$defs": {
+        "Meta": {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+            "properties": {"owner": {"type": "string", "format": "email"}},
+        }
+    },
 }
 
 
@@ -46,9 +51,13 @@ def test_br12_gemini_subset():
 
 
 def test_recursive_refs_become_plain_objects():
-    tree = {"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}},
-            "$defs": {"Node": {"type": "object", "properties": {"kids": {"type": "array",
-                                                                        "items": {"$ref": "#/$defs/Node"}}}}}}
+    tree = {
+        "type": "object",
+        "properties": {"root": {"$ref": "#/$defs/Node"}},
+        "$defs": {
+            "Node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}
+        },
+    }
     out = gemini_schema(tree)
     assert out.schema["properties"]["root"] == {"type": "object"}
     assert out.notes[0] == "$.properties.root: recursive $ref '#/$defs/Node' replaced by a plain object (wider)"
@@ -60,5 +69,6 @@ def test_chat_adapter_with_gemini_dialect():
     assert decl.strict == {"cal__add_event": False, "clock__now": False}
     assert decl.tools[0]["function"]["parameters"] == gemini_schema(BR12).schema
     assert decl.tools[1] == {"type": "function", "function": {"name": "clock__now", "description": "now tool"}}
-    validate_chat_request({"model": "gemini-2.5-flash", "messages": [{"role": "user", "content": "hi"}],
-                           "tools": decl.tools})
+    validate_chat_request(
+        {"model": "gemini-2.5-flash", "messages": [{"role": "user", "content": "hi"}], "tools": decl.tools}
+    )

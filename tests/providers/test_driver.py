@@ -25,10 +25,14 @@ from .records import catalog
 
 def _history() -> list[Message]:
     call = ToolCall(call_id="old_1", name="weather__get_forecast", raw_arguments='{"city":"Oslo"}')
-    return [Message(role="system", text="sys"), Message(role="user", text="earlier question"),
-            Message(role="assistant", text="", calls=[call]),
-            Message(role="tool", result=ToolResult(call_id="old_1", name=call.name, content=[TextBlock(text="4°C")])),
-            Message(role="assistant", text="It is 4°C."), Message(role="user", text="and Paris?")]
+    return [
+        Message(role="system", text="sys"),
+        Message(role="user", text="earlier question"),
+        Message(role="assistant", text="", calls=[call]),
+        Message(role="tool", result=ToolResult(call_id="old_1", name=call.name, content=[TextBlock(text="4°C")])),
+        Message(role="assistant", text="It is 4°C."),
+        Message(role="user", text="and Paris?"),
+    ]
 
 
 def test_messages_round_trip_through_a_conversation():
@@ -39,13 +43,21 @@ def test_messages_round_trip_through_a_conversation():
 @pytest.mark.anyio
 async def test_resumed_history_gets_the_reasoning_on_the_right_message():
     history = _history()
-    fake = FakeAPI("anthropic_messages", [
-        Step(reasoning=True, calls=[("toolu_new", "weather__get_forecast", {"city": "Paris"})]), Step(text="ok")])
+    fake = FakeAPI(
+        "anthropic_messages",
+        [Step(reasoning=True, calls=[("toolu_new", "weather__get_forecast", {"city": "Paris"})]), Step(text="ok")],
+    )
     model = ProviderModel(AnthropicMessagesAdapter(), fake, catalog(), model="m", params={"max_tokens": 64})
     with anyio.fail_after(5):
         reply = await model(history)
-    history = [*history, reply, Message(role="tool", result=ToolResult(
-        call_id="toolu_new", name="weather__get_forecast", content=[TextBlock(text="18°C")]))]
+    history = [
+        *history,
+        reply,
+        Message(
+            role="tool",
+            result=ToolResult(call_id="toolu_new", name="weather__get_forecast", content=[TextBlock(text="18°C")]),
+        ),
+    ]
     with anyio.fail_after(5):
         await model(history)
     assistants = [m for m in fake.requests[1]["messages"] if m["role"] == "assistant"]
@@ -71,9 +83,11 @@ async def test_with_tool_search_answers_searches_and_keeps_call_order():
     inner, index = _Pipeline(), SearchIndex()
     index.replace_server("shipping", [t for t in catalog() if t.server == "shipping"])
     wrapped = WithToolSearch(inner, index, DeferredLoadingState())
-    calls = [ToolCall(call_id="a", name="weather__get_forecast", raw_arguments="{}"),
-             ToolCall(call_id="s", name=TOOL_SEARCH_NAME, raw_arguments='{"query":"shipping eta"}', index=1),
-             ToolCall(call_id="b", name="files__read_image", raw_arguments="{}", index=2)]
+    calls = [
+        ToolCall(call_id="a", name="weather__get_forecast", raw_arguments="{}"),
+        ToolCall(call_id="s", name=TOOL_SEARCH_NAME, raw_arguments='{"query":"shipping eta"}', index=1),
+        ToolCall(call_id="b", name="files__read_image", raw_arguments="{}", index=2),
+    ]
     with anyio.fail_after(5):
         results = await wrapped.run_batch(calls, CallContext())
     assert [r.call_id for r in results] == ["a", "s", "b"]

@@ -40,10 +40,15 @@ from .fake_api import REASONING, THINKING, FakeAPI, Step
 
 GET_ORDER = "orders__get_order"
 SCRIPT = [
-    Step(reasoning=True, text="Looking these up.", calls=[
-        ("call_a1", "flaky__lookup_order", {"order_id": "A1"}),
-        ("call_z9", "flaky__lookup_order", {"order_id": "Z9"}),
-        ("call_img", "flaky__image", {})]),
+    Step(
+        reasoning=True,
+        text="Looking these up.",
+        calls=[
+            ("call_a1", "flaky__lookup_order", {"order_id": "A1"}),
+            ("call_z9", "flaky__lookup_order", {"order_id": "Z9"}),
+            ("call_img", "flaky__image", {}),
+        ],
+    ),
     Step(calls=[("call_search", TOOL_SEARCH_NAME, {"query": "look up one order by its id", "limit": 1})]),
     Step(calls=[("call_get", GET_ORDER, {"order_id": "A1001"})]),
     Step(text="A1 shipped, Z9 does not exist, and A1001 is on its way."),
@@ -54,15 +59,25 @@ class Executor:
     def __init__(self) -> None:
         self.clients: dict[str, Client] = {}
 
-    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any], *, timeout_seconds: float,
-                        progress_callback: ProgressCallback | None = None) -> CallToolResult:
+    async def call_tool(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout_seconds: float,
+        progress_callback: ProgressCallback | None = None,
+    ) -> CallToolResult:
         with anyio.fail_after(timeout_seconds):
             return await self.clients[server].call_tool(tool, arguments)
 
 
 async def _run(api: str, stream: bool, tmp_path) -> tuple[Any, FakeAPI, DeferredLoadingState, ProviderModel]:
-    adapter = {"openai_chat": OpenAIChatAdapter(), "openai_responses": OpenAIResponsesAdapter(),
-               "anthropic_messages": AnthropicMessagesAdapter()}[api]
+    adapter = {
+        "openai_chat": OpenAIChatAdapter(),
+        "openai_responses": OpenAIResponsesAdapter(),
+        "anthropic_messages": AnthropicMessagesAdapter(),
+    }[api]
     registry, executor = ToolRegistry(), Executor()
     async with AsyncExitStack() as stack:
         for server, app in {"flaky": flaky.create_server(), "orders": orders.create_server()}.items():
@@ -70,10 +85,19 @@ async def _run(api: str, stream: bool, tmp_path) -> tuple[Any, FakeAPI, Deferred
             executor.clients[server] = client
             tools = (await client.list_tools()).tools
             names = assign_qualified_names(server, [t.name for t in tools], server=server)
-            registry.replace_server(server, [
-                build_record(server=server, qualified_name=names[t.name], definition=tool_definition(t),
-                             overrides=ToolOverrides(always_load=server == "flaky"), default_timeout_seconds=5.0)
-                for t in tools])
+            registry.replace_server(
+                server,
+                [
+                    build_record(
+                        server=server,
+                        qualified_name=names[t.name],
+                        definition=tool_definition(t),
+                        overrides=ToolOverrides(always_load=server == "flaky"),
+                        default_timeout_seconds=5.0,
+                    )
+                    for t in tools
+                ],
+            )
         index = SearchIndex()
         index.attach(registry)
         state = DeferredLoadingState()
@@ -122,7 +146,11 @@ def _chat(second, third, fourth):
 def _responses(second, third, fourth):
     items = second["input"]
     assert items[1] == REASONING  # encrypted reasoning replayed verbatim
-    assert [i["call_id"] for i in items if i.get("type") == "function_call_output"] == ["call_a1", "call_z9", "call_img"]
+    assert [i["call_id"] for i in items if i.get("type") == "function_call_output"] == [
+        "call_a1",
+        "call_z9",
+        "call_img",
+    ]
     image_output = [i for i in items if i.get("call_id") == "call_img" and i.get("type") == "function_call_output"][0]
     assert [p["type"] for p in image_output["output"]] == ["input_text", "input_image"]
     search_out = [i for i in third["input"] if i.get("type") == "tool_search_output"][0]
@@ -138,8 +166,11 @@ def _anthropic(second, third, fourth):
     assert results[1]["is_error"] is True and "is_error" not in results[0]
     assert [b["type"] for b in results[2]["content"]] == ["text", "image"]
     search = third["messages"][4]["content"][0]
-    assert search == {"type": "tool_result", "tool_use_id": "call_search",
-                      "content": [{"type": "tool_reference", "tool_name": GET_ORDER}]}
+    assert search == {
+        "type": "tool_result",
+        "tool_use_id": "call_search",
+        "content": [{"type": "tool_reference", "tool_name": GET_ORDER}],
+    }
     deferred = {t["name"]: t.get("defer_loading") for t in fourth["tools"]}
     assert deferred[GET_ORDER] is True and deferred["flaky__lookup_order"] is None
     assert json.dumps(second["tools"]) == json.dumps(third["tools"]) == json.dumps(fourth["tools"])
@@ -157,16 +188,23 @@ async def test_strict_nulls_for_optional_arguments_are_decoded_before_the_pipeli
         executor.clients["orders"] = client
         tools = (await client.list_tools()).tools
         names = assign_qualified_names("orders", [t.name for t in tools], server="orders")
-        registry.replace_server("orders", [build_record(server="orders", qualified_name=names[t.name],
-                                                        definition=tool_definition(t)) for t in tools])
-        fake = FakeAPI("openai_chat", [
-            Step(calls=[("c1", "orders__list_orders", {"status": None, "customer": None, "limit": None})]),
-            Step(text="done")])
+        registry.replace_server(
+            "orders",
+            [build_record(server="orders", qualified_name=names[t.name], definition=tool_definition(t)) for t in tools],
+        )
+        fake = FakeAPI(
+            "openai_chat",
+            [
+                Step(calls=[("c1", "orders__list_orders", {"status": None, "customer": None, "limit": None})]),
+                Step(text="done"),
+            ],
+        )
         model = ProviderModel(OpenAIChatAdapter(), fake, registry.tools, model="m")
         pipeline = Pipeline(registry, executor, spill_dir=tmp_path / "spill")
         with anyio.fail_after(30):
-            outcome = await run_conversation(model, pipeline, [Message(role="user", text="list")],
-                                             CallContext(conversation_id="strict"))
+            outcome = await run_conversation(
+                model, pipeline, [Message(role="user", text="list")], CallContext(conversation_id="strict")
+            )
     declared = {t["function"]["name"]: t["function"]["strict"] for t in fake.requests[0]["tools"]}
     assert declared["orders__list_orders"] is True
     result = [m.result for m in outcome.messages if m.role == "tool"][0]

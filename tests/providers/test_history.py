@@ -33,10 +33,16 @@ from .sdk_check import (
     validate_responses_request,
 )
 
-ADAPTERS = {"openai_chat": OpenAIChatAdapter(), "openai_responses": OpenAIResponsesAdapter(),
-            "anthropic_messages": AnthropicMessagesAdapter()}
-VALIDATE = {"openai_chat": validate_chat_request, "openai_responses": validate_responses_request,
-            "anthropic_messages": validate_anthropic_request}
+ADAPTERS = {
+    "openai_chat": OpenAIChatAdapter(),
+    "openai_responses": OpenAIResponsesAdapter(),
+    "anthropic_messages": AnthropicMessagesAdapter(),
+}
+VALIDATE = {
+    "openai_chat": validate_chat_request,
+    "openai_responses": validate_responses_request,
+    "anthropic_messages": validate_anthropic_request,
+}
 
 
 def _request(api: str, conv: Conversation) -> dict:
@@ -51,8 +57,9 @@ def _shape(conv: Conversation) -> list:
     out = []
     for turn in conv.turns:
         if isinstance(turn, AssistantTurn):
-            out.append(("assistant", turn.text, [(c.call_id, c.name, json.loads(c.raw_arguments or "{}"))
-                                                 for c in turn.calls]))
+            out.append(
+                ("assistant", turn.text, [(c.call_id, c.name, json.loads(c.raw_arguments or "{}")) for c in turn.calls])
+            )
         elif isinstance(turn, ResultsTurn):
             out.append(("results", [(r.call_id, r.name, r.text) for r in turn.results]))
         else:
@@ -69,8 +76,11 @@ def _sorted_results(conv: Conversation) -> Conversation:
             results = []
             for r in sorted(turn.results, key=lambda r: order[r.call_id]):
                 if r.is_error and r.status is not ResultStatus.TOOL_ERROR:
-                    r = ToolResult(call_id=r.call_id, name=r.name,
-                                   content=[TextBlock(text=f"Error ({r.error.code}): {r.error.message}")])
+                    r = ToolResult(
+                        call_id=r.call_id,
+                        name=r.name,
+                        content=[TextBlock(text=f"Error ({r.error.code}): {r.error.message}")],
+                    )
                 results.append(r)
             turn = ResultsTurn(results=results)
         turns.append(turn)
@@ -95,29 +105,59 @@ def test_anthropic_keeps_the_failure_flag_through_its_own_history():
 
 def test_recorded_anthropic_response_replays_thinking_only_to_anthropic():
     turn = AnthropicMessagesAdapter().parse_response(sdk_message(load_json("anthropic_message_parallel.json")))
-    conv = Conversation(turns=[UserTurn.text("weather?"), turn, ResultsTurn(results=[
-        ToolResult(call_id=c.call_id, name=c.name, content=[TextBlock(text="ok")]) for c in turn.calls])])
+    conv = Conversation(
+        turns=[
+            UserTurn.text("weather?"),
+            turn,
+            ResultsTurn(
+                results=[ToolResult(call_id=c.call_id, name=c.name, content=[TextBlock(text="ok")]) for c in turn.calls]
+            ),
+        ]
+    )
     anthropic = _request("anthropic_messages", conv)
     assert anthropic["messages"][1]["content"][0]["type"] == "thinking"
-    assert anthropic["messages"][1]["content"][0]["signature"] == load_json(
-        "anthropic_message_parallel.json")["content"][0]["signature"]
+    assert (
+        anthropic["messages"][1]["content"][0]["signature"]
+        == load_json("anthropic_message_parallel.json")["content"][0]["signature"]
+    )
     chat = _request("openai_chat", conv)
-    assert chat["messages"][1] == {"role": "assistant", "content": "I'll check both cities.", "tool_calls": [
-        {"id": "toolu_01A", "type": "function",
-         "function": {"name": "weather__get_forecast", "arguments": '{"city": "Paris", "days": 2}'}},
-        {"id": "toolu_01B", "type": "function",
-         "function": {"name": "weather__get_forecast", "arguments": '{"city": "杭州", "days": 1}'}}]}
+    assert chat["messages"][1] == {
+        "role": "assistant",
+        "content": "I'll check both cities.",
+        "tool_calls": [
+            {
+                "id": "toolu_01A",
+                "type": "function",
+                "function": {"name": "weather__get_forecast", "arguments": '{"city": "Paris", "days": 2}'},
+            },
+            {
+                "id": "toolu_01B",
+                "type": "function",
+                "function": {"name": "weather__get_forecast", "arguments": '{"city": "杭州", "days": 1}'},
+            },
+        ],
+    }
 
 
 def test_recorded_responses_output_replays_reasoning_and_item_ids():
     turn = OpenAIResponsesAdapter().parse_response(sdk_response(load_json("responses_parallel.json")))
-    conv = Conversation(turns=[UserTurn.text("weather?"), turn, ResultsTurn(results=[
-        ToolResult(call_id=c.call_id, name=c.name, content=[TextBlock(text="ok")]) for c in turn.calls])])
+    conv = Conversation(
+        turns=[
+            UserTurn.text("weather?"),
+            turn,
+            ResultsTurn(
+                results=[ToolResult(call_id=c.call_id, name=c.name, content=[TextBlock(text="ok")]) for c in turn.calls]
+            ),
+        ]
+    )
     items = _request("openai_responses", conv)["input"]
     assert items[1] == load_json("responses_parallel.json")["output"][0]  # reasoning verbatim (encrypted)
     assert [(i["type"], i.get("id"), i["call_id"]) for i in items[2:6]] == [
-        ("function_call", "fc_001", "call_weather_1"), ("function_call", "fc_002", "call_weather_2"),
-        ("function_call_output", None, "call_weather_1"), ("function_call_output", None, "call_weather_2")]
+        ("function_call", "fc_001", "call_weather_1"),
+        ("function_call", "fc_002", "call_weather_2"),
+        ("function_call_output", None, "call_weather_1"),
+        ("function_call_output", None, "call_weather_2"),
+    ]
     anthropic = _request("anthropic_messages", conv)
     assert [b["type"] for b in anthropic["messages"][1]["content"]] == ["tool_use", "tool_use"]
 
@@ -126,9 +166,11 @@ def test_recorded_responses_output_replays_reasoning_and_item_ids():
 
 _IDS = st.text(string.ascii_letters + string.digits + "_-", min_size=1, max_size=12)
 _NAMES = st.from_regex(r"[a-z]{1,6}__[a-z_]{1,8}", fullmatch=True)
-_JSON = st.recursive(st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=10),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                     max_leaves=8)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
 _ARGS = st.dictionaries(st.text(min_size=1, max_size=6), _JSON, max_size=4)
 _TEXT = st.text(min_size=1, max_size=30).filter(lambda t: t.strip() == t and t)
 
@@ -137,14 +179,28 @@ _TEXT = st.text(min_size=1, max_size=30).filter(lambda t: t.strip() == t and t)
 def _conversations(draw):
     n_calls = draw(st.integers(1, 3))
     ids = draw(st.lists(_IDS, min_size=n_calls, max_size=n_calls, unique=True))
-    calls = [ToolCall(call_id=i, name=draw(_NAMES), raw_arguments=json.dumps(draw(_ARGS), ensure_ascii=False), index=k)
-             for k, i in enumerate(ids)]
-    results = [ToolResult(call_id=c.call_id, name=c.name, content=[TextBlock(text=draw(_TEXT))],
-                          status=draw(st.sampled_from([ResultStatus.OK, ResultStatus.TOOL_ERROR]))) for c in calls]
+    calls = [
+        ToolCall(call_id=i, name=draw(_NAMES), raw_arguments=json.dumps(draw(_ARGS), ensure_ascii=False), index=k)
+        for k, i in enumerate(ids)
+    ]
+    results = [
+        ToolResult(
+            call_id=c.call_id,
+            name=c.name,
+            content=[TextBlock(text=draw(_TEXT))],
+            status=draw(st.sampled_from([ResultStatus.OK, ResultStatus.TOOL_ERROR])),
+        )
+        for c in calls
+    ]
     text = draw(st.one_of(st.just(""), _TEXT))
     parts = ([TextBlock(text=text)] if text else []) + calls
-    return Conversation(turns=[UserTurn.text(draw(_TEXT)), AssistantTurn(parts=parts, stop=StopReason.TOOL_USE),
-                               ResultsTurn(results=results)])
+    return Conversation(
+        turns=[
+            UserTurn.text(draw(_TEXT)),
+            AssistantTurn(parts=parts, stop=StopReason.TOOL_USE),
+            ResultsTurn(results=results),
+        ]
+    )
 
 
 @pytest.mark.parametrize("api", sorted(ADAPTERS))

@@ -9,8 +9,7 @@ import host.providers
 
 
 def test_no_sdk_imported_at_runtime():
-    code = ("import sys, host.providers; "
-            "print(sorted(m for m in ('openai', 'anthropic') if m in sys.modules))")
+    code = "import sys, host.providers; print(sorted(m for m in ('openai', 'anthropic') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
 

@@ -74,11 +74,25 @@ def test_chat_stream_utf8_bytes_split_inside_a_character_stay_byte_identical():
     """BR-07: the pipeline accumulator decodes bytes incrementally; the parser passes str pieces."""
     acc = ArgumentAccumulator()
     parser = OpenAIChatAdapter().stream_parser(acc)
-    parser.feed({"choices": [{"index": 0, "delta": {"tool_calls": [
-        {"index": 0, "id": "c1", "function": {"name": "weather__get_forecast", "arguments": ""}}]}}]})
+    parser.feed(
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {"index": 0, "id": "c1", "function": {"name": "weather__get_forecast", "arguments": ""}}
+                        ]
+                    },
+                }
+            ]
+        }
+    )
     text = '{"city":"杭州"}'
-    for piece in [text[i:i + 1] for i in range(len(text))]:
-        parser.feed({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}}]})
+    for piece in [text[i : i + 1] for i in range(len(text))]:
+        parser.feed(
+            {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}}]}
+        )
     parser.feed({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
     assert parser.turn().calls[0].raw_arguments.encode() == text.encode()
 
@@ -87,30 +101,90 @@ def test_chat_stream_two_calls_sharing_an_index_stay_separate():
     """BR-04: some servers send every call at index 0 with a new id; arguments must not concatenate."""
     parser = OpenAIChatAdapter().stream_parser(ArgumentAccumulator())
     for n, pid in enumerate((3, 9, 11)):
-        parser.feed({"choices": [{"index": 0, "delta": {"tool_calls": [
-            {"index": 0, "id": f"call_{n}", "function": {"name": "gitlab__get_project", "arguments": ""}}]}}]})
-        parser.feed({"choices": [{"index": 0, "delta": {"tool_calls": [
-            {"index": 0, "function": {"arguments": json.dumps({"project_id": pid})}}]}}]})
+        parser.feed(
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": f"call_{n}",
+                                    "function": {"name": "gitlab__get_project", "arguments": ""},
+                                }
+                            ]
+                        },
+                    }
+                ]
+            }
+        )
+        parser.feed(
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [{"index": 0, "function": {"arguments": json.dumps({"project_id": pid})}}]
+                        },
+                    }
+                ]
+            }
+        )
     parser.feed({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
     assert [_args(c) for c in parser.turn().calls] == [{"project_id": 3}, {"project_id": 9}, {"project_id": 11}]
 
 
 def test_chat_forced_tool_choice_finish_stop_still_means_calls():
-    response = {"id": "x", "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "a__b", "arguments": "{}"}}]}}]}
+    response = {
+        "id": "x",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "a__b", "arguments": "{}"}}],
+                },
+            }
+        ],
+    }
     assert OpenAIChatAdapter().parse_response(response).stop is StopReason.TOOL_USE
 
 
 def test_chat_length_cut_marks_calls_incomplete():
-    response = {"id": "x", "choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant",
-                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "a__b", "arguments": "{\"q\":"}}]}}]}
+    response = {
+        "id": "x",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "length",
+                "message": {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "a__b", "arguments": '{"q":'}}
+                    ],
+                },
+            }
+        ],
+    }
     turn = OpenAIChatAdapter().parse_response(response)
     assert turn.stop is StopReason.MAX_TOKENS and not turn.stop.calls_complete
 
 
 def test_chat_tool_call_without_id_is_a_clear_error():
-    bad = {"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "tool_calls": [
-        {"type": "function", "function": {"name": "a__b", "arguments": "{}"}}]}}]}
+    bad = {
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "tool_calls": [{"type": "function", "function": {"name": "a__b", "arguments": "{}"}}],
+                },
+            }
+        ]
+    }
     with pytest.raises(MalformedResponse) as err:
         OpenAIChatAdapter().parse_response(bad)
     assert err.value.where == "choices[0].message.tool_calls[0]"
@@ -138,33 +212,46 @@ def test_responses_stream_matches_whole_response():
 
 def test_responses_stream_done_event_alone_carries_the_arguments():
     parser = OpenAIResponsesAdapter().stream_parser(ArgumentAccumulator())
-    parser.feed({"type": "response.output_item.added", "output_index": 0,
-                 "item": {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "a__b", "arguments": ""}})
-    parser.feed({"type": "response.function_call_arguments.done", "output_index": 0, "item_id": "fc_1",
-                 "arguments": "{\"x\":1}"})
+    parser.feed(
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "a__b", "arguments": ""},
+        }
+    )
+    parser.feed(
+        {"type": "response.function_call_arguments.done", "output_index": 0, "item_id": "fc_1", "arguments": '{"x":1}'}
+    )
     parser.feed({"type": "response.completed", "response": {"id": "r", "status": "completed"}})
-    assert parser.turn().calls[0].raw_arguments == "{\"x\":1}"
+    assert parser.turn().calls[0].raw_arguments == '{"x":1}'
 
 
 def test_responses_client_tool_search_call_becomes_a_tool_search_call():
     turn = OpenAIResponsesAdapter().parse_response(sdk_response(load_json("responses_tool_search_call.json")))
-    assert turn.calls == [ToolCall(call_id="call_search_1", name=TOOL_SEARCH_NAME,
-                                   raw_arguments='{"query": "shipping eta"}', index=0)]
+    assert turn.calls == [
+        ToolCall(call_id="call_search_1", name=TOOL_SEARCH_NAME, raw_arguments='{"query": "shipping eta"}', index=0)
+    ]
     assert turn.item_ids == {0: "ts_001"}
 
 
 def test_responses_incomplete_max_output_tokens():
     turn = OpenAIResponsesAdapter().parse_response(
-        {"id": "r", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": []})
+        {"id": "r", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": []}
+    )
     assert turn.stop is StopReason.MAX_TOKENS
 
 
 def test_anthropic_whole_message_keeps_thinking_text_and_object_inputs():
     turn = AnthropicMessagesAdapter().parse_response(sdk_message(load_json("anthropic_message_parallel.json")))
     _check_two_calls(turn.calls, ("toolu_01A", "toolu_01B"))
-    assert turn.parts[0] == Reasoning(api="anthropic_messages", data={
-        "type": "thinking", "thinking": "Two cities, so two parallel calls.",
-        "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"})
+    assert turn.parts[0] == Reasoning(
+        api="anthropic_messages",
+        data={
+            "type": "thinking",
+            "thinking": "Two cities, so two parallel calls.",
+            "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds",
+        },
+    )
     assert turn.parts[1] == TextBlock(text="I'll check both cities.")
     assert turn.stop is StopReason.TOOL_USE
 
@@ -184,8 +271,13 @@ def test_anthropic_stream_matches_whole_message():
 def test_anthropic_tool_use_without_input_deltas_gives_empty_text():
     """BR-06: a no-parameter tool streams no input_json_delta; the pipeline reads "" as {}."""
     parser = AnthropicMessagesAdapter().stream_parser(ArgumentAccumulator())
-    parser.feed({"type": "content_block_start", "index": 0,
-                 "content_block": {"type": "tool_use", "id": "toolu_1", "name": "clock__now", "input": {}}})
+    parser.feed(
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "clock__now", "input": {}},
+        }
+    )
     parser.feed({"type": "content_block_stop", "index": 0})
     parser.feed({"type": "message_delta", "delta": {"stop_reason": "tool_use"}})
     parser.feed({"type": "message_stop"})
@@ -193,7 +285,11 @@ def test_anthropic_tool_use_without_input_deltas_gives_empty_text():
 
 
 def test_anthropic_tool_use_with_non_object_input_is_a_clear_error():
-    bad = {"id": "m", "content": [{"type": "tool_use", "id": "t", "name": "a__b", "input": []}], "stop_reason": "tool_use"}
+    bad = {
+        "id": "m",
+        "content": [{"type": "tool_use", "id": "t", "name": "a__b", "input": []}],
+        "stop_reason": "tool_use",
+    }
     with pytest.raises(MalformedResponse) as err:
         AnthropicMessagesAdapter().parse_response(bad)
     assert err.value.where == "content[0]"

@@ -30,19 +30,26 @@ def _sse(events, *, named: bool, done: bool = False) -> bytes:
     return ": keep-alive comment\n\n".join(out).encode("utf-8")
 
 
-@pytest.mark.parametrize(("api", "fixture", "named"), [
-    ("openai_chat", "chat_stream_parallel.jsonl", False),
-    ("openai_responses", "responses_stream_parallel.jsonl", True),
-    ("anthropic_messages", "anthropic_stream_parallel.jsonl", True)])
+@pytest.mark.parametrize(
+    ("api", "fixture", "named"),
+    [
+        ("openai_chat", "chat_stream_parallel.jsonl", False),
+        ("openai_responses", "responses_stream_parallel.jsonl", True),
+        ("anthropic_messages", "anthropic_stream_parallel.jsonl", True),
+    ],
+)
 def test_one_byte_chunks_give_the_same_events(api, fixture, named):
     events = load_events(fixture)
     body = _sse(events, named=named, done=api == "openai_chat")
     decoder = SSEDecoder(api)
-    got = [e for i in range(len(body)) for e in decoder.feed(body[i:i + 1])] + decoder.close()
+    got = [e for i in range(len(body)) for e in decoder.feed(body[i : i + 1])] + decoder.close()
     assert got == events
     assert decoder.done is (api == "openai_chat")
-    adapter = {"openai_chat": OpenAIChatAdapter(), "openai_responses": OpenAIResponsesAdapter(),
-               "anthropic_messages": AnthropicMessagesAdapter()}[api]
+    adapter = {
+        "openai_chat": OpenAIChatAdapter(),
+        "openai_responses": OpenAIResponsesAdapter(),
+        "anthropic_messages": AnthropicMessagesAdapter(),
+    }[api]
     parser = adapter.stream_parser(ArgumentAccumulator())
     for event in got:
         parser.feed(event)
@@ -53,11 +60,11 @@ def test_one_byte_chunks_give_the_same_events(api, fixture, named):
 
 @pytest.mark.anyio
 async def test_async_iteration_over_byte_chunks_and_crlf():
-    body = b"event: message_stop\r\ndata: {\"type\":\"message_stop\"}\r\n\r\ndata: {\"a\": 1}"
+    body = b'event: message_stop\r\ndata: {"type":"message_stop"}\r\n\r\ndata: {"a": 1}'
 
     async def chunks():
         for i in range(0, len(body), 3):
-            yield body[i:i + 3]
+            yield body[i : i + 3]
 
     with anyio.fail_after(5):
         got = [e async for e in iter_sse_events(chunks())]

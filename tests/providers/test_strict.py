@@ -17,16 +17,25 @@ from .records import record
 
 
 def test_br10_optional_params_and_uri_format():
-    schema = {"type": "object", "properties": {"url": {"type": "string", "format": "uri"},
-                                               "params": {"type": "object", "properties": {"q": {"type": "string"}}}},
-              "required": ["url"]}
+    schema = {
+        "type": "object",
+        "properties": {
+            "url": {"type": "string", "format": "uri"},
+            "params": {"type": "object", "properties": {"q": {"type": "string"}}},
+        },
+        "required": ["url"],
+    }
     conv = to_strict_schema(schema)
     assert conv.schema == {
         "type": "object",
         "properties": {
             "url": {"type": "string"},
-            "params": {"type": ["object", "null"], "properties": {"q": {"type": ["string", "null"]}},
-                       "required": ["q"], "additionalProperties": False},
+            "params": {
+                "type": ["object", "null"],
+                "properties": {"q": {"type": ["string", "null"]}},
+                "required": ["q"],
+                "additionalProperties": False,
+            },
         },
         "required": ["url", "params"],
         "additionalProperties": False,
@@ -36,7 +45,11 @@ def test_br10_optional_params_and_uri_format():
 
 def test_no_properties_root_is_a_no_argument_tool():
     assert to_strict_schema({"type": "object"}).schema == {
-        "type": "object", "properties": {}, "required": [], "additionalProperties": False}
+        "type": "object",
+        "properties": {},
+        "required": [],
+        "additionalProperties": False,
+    }
 
 
 def test_optional_enum_gets_null_in_enum_too():
@@ -45,35 +58,62 @@ def test_optional_enum_gets_null_in_enum_too():
 
 
 def test_optional_ref_is_wrapped_in_any_of_with_null():
-    conv = to_strict_schema({"type": "object", "properties": {"q": {"$ref": "#/$defs/Q"}},
-                             "$defs": {"Q": {"type": "object", "properties": {"t": {"type": "string"}},
-                                             "required": ["t"]}}})
+    conv = to_strict_schema(
+        {
+            "type": "object",
+            "properties": {"q": {"$ref": "#/$defs/Q"}},
+            "$defs": {"Q": {"type": "object", "properties": {"t": {"type": "string"}}, "required": ["t"]}},
+        }
+    )
     assert conv.schema["properties"]["q"] == {"anyOf": [{"$ref": "#/$defs/Q"}, {"type": "null"}]}
     assert conv.schema["$defs"]["Q"]["additionalProperties"] is False
 
 
 def test_ref_with_annotation_siblings_is_inlined():
-    conv = to_strict_schema({"type": "object", "properties": {"q": {"$ref": "#/$defs/Q", "description": "query"}},
-                             "required": ["q"], "$defs": {"Q": {"type": "string"}}})
+    conv = to_strict_schema(
+        {
+            "type": "object",
+            "properties": {"q": {"$ref": "#/$defs/Q", "description": "query"}},
+            "required": ["q"],
+            "$defs": {"Q": {"type": "string"}},
+        }
+    )
     assert conv.schema["properties"]["q"] == {"type": "string", "description": "query"}
 
 
 def test_recursive_ref_stays_a_ref():
-    tree = {"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}}, "required": ["root"],
-            "$defs": {"Node": {"type": "object", "properties": {"name": {"type": "string"},
-                                                                "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
-                               "required": ["name", "kids"]}}}
+    tree = {
+        "type": "object",
+        "properties": {"root": {"$ref": "#/$defs/Node"}},
+        "required": ["root"],
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                },
+                "required": ["name", "kids"],
+            }
+        },
+    }
     conv = to_strict_schema(tree)
     assert conv.ok and conv.schema["$defs"]["Node"]["properties"]["kids"]["items"] == {"$ref": "#/$defs/Node"}
 
 
 def test_unconvertible_shapes_are_reported_not_narrowed():
     cases = {
-        "free-form map": {"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {"type": "string"}}}},
+        "free-form map": {
+            "type": "object",
+            "properties": {"m": {"type": "object", "additionalProperties": {"type": "string"}}},
+        },
         "open object": {"type": "object", "properties": {"m": {"type": "object"}}},
         "oneOf": {"type": "object", "properties": {"u": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}},
-        "ref sibling": {"type": "object", "properties": {"q": {"$ref": "#/$defs/Q", "maxLength": 3}},
-                        "$defs": {"Q": {"type": "string", "maxLength": 9}}},
+        "ref sibling": {
+            "type": "object",
+            "properties": {"q": {"$ref": "#/$defs/Q", "maxLength": 3}},
+            "$defs": {"Q": {"type": "string", "maxLength": 9}},
+        },
         "nullable optional": {"type": "object", "properties": {"n": {"type": ["string", "null"]}}},
         "untyped": {"type": "object", "properties": {"x": {}}},
         "root anyOf": {"anyOf": [{"type": "object"}, {"type": "string"}]},
@@ -94,20 +134,35 @@ def test_unconvertible_shapes_are_reported_not_narrowed():
 
 
 def test_declared_non_strict_with_reason_logged():
-    tool = record("kv", "put", {"type": "object", "properties": {"data": {"type": "object", "additionalProperties": True}},
-                                "required": ["data"]})
+    tool = record(
+        "kv",
+        "put",
+        {
+            "type": "object",
+            "properties": {"data": {"type": "object", "additionalProperties": True}},
+            "required": ["data"],
+        },
+    )
     decl = OpenAIChatAdapter().declare_tools([tool])
     fn = decl.tools[0]["function"]
     assert fn["strict"] is False and decl.strict == {"kv__put": False}
     assert fn["parameters"]["properties"]["data"] == {"type": "object", "additionalProperties": True, "properties": {}}
-    assert decl.notes == ["kv__put: declared with strict=false because $.properties.data.additionalProperties: "
-                          "free-form map (keys not declared) cannot be strict"]
+    assert decl.notes == [
+        "kv__put: declared with strict=false because $.properties.data.additionalProperties: "
+        "free-form map (keys not declared) cannot be strict"
+    ]
 
 
 def test_decode_call_maps_strict_nulls_back_to_absent_for_the_pipeline():
-    tool = record("weather", "get", {"type": "object", "properties": {"city": {"type": "string"},
-                                                                       "days": {"type": "integer"}},
-                                     "required": ["city"]})
+    tool = record(
+        "weather",
+        "get",
+        {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city"],
+        },
+    )
     decl = OpenAIChatAdapter().declare_tools([tool])
     assert decl.strict == {"weather__get": True}
     call = ToolCall(call_id="c1", name="weather__get", raw_arguments='{"city":"Paris","days":null}')
@@ -156,20 +211,32 @@ def _typed(kind, schema, root):
     if kind == "string":
         return st.text(max_size=schema.get("maxLength", 8))
     if kind == "array":
-        return st.lists(from_schema(schema["items"], root), min_size=schema.get("minItems", 0),
-                        max_size=schema.get("maxItems", 3))
+        return st.lists(
+            from_schema(schema["items"], root), min_size=schema.get("minItems", 0), max_size=schema.get("maxItems", 3)
+        )
     props = schema.get("properties", {})
     required = set(schema.get("required", []))
     return st.fixed_dictionaries(
         {k: from_schema(v, root) for k, v in props.items() if k in required},
-        optional={k: from_schema(v, root) for k, v in props.items() if k not in required})
+        optional={k: from_schema(v, root) for k, v in props.items() if k not in required},
+    )
+
 
 _LEAVES = st.one_of(
-    st.sampled_from([{"type": "string"}, {"type": "integer"}, {"type": "number"}, {"type": "boolean"},
-                     {"type": "string", "maxLength": 4}, {"type": "integer", "minimum": 0, "maximum": 9},
-                     {"type": "string", "format": "uri"}]),
+    st.sampled_from(
+        [
+            {"type": "string"},
+            {"type": "integer"},
+            {"type": "number"},
+            {"type": "boolean"},
+            {"type": "string", "maxLength": 4},
+            {"type": "integer", "minimum": 0, "maximum": 9},
+            {"type": "string", "format": "uri"},
+        ]
+    ),
     st.lists(st.sampled_from(["x", "y", "z"]), min_size=1, max_size=3, unique=True).map(
-        lambda e: {"type": "string", "enum": e}),
+        lambda e: {"type": "string", "enum": e}
+    ),
 )
 _NULLABLE = st.just({"type": ["string", "null"], "default": None})
 
@@ -177,8 +244,13 @@ _NULLABLE = st.just({"type": ["string", "null"], "default": None})
 def _object(children):
     return st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), children, min_size=0, max_size=3).flatmap(
         lambda props: st.sets(st.sampled_from(sorted(props) or ["_"])).map(
-            lambda req: {"type": "object", "properties": props,
-                         **({"required": sorted(r for r in req if r in props)} if props else {})}))
+            lambda req: {
+                "type": "object",
+                "properties": props,
+                **({"required": sorted(r for r in req if r in props)} if props else {}),
+            }
+        )
+    )
 
 
 _SCHEMAS = st.recursive(
