@@ -110,8 +110,11 @@ def adapter_for(api: str) -> ProviderAdapter:
     Raises:
         ValueError: unknown API name (the message lists the known ones).
     """
-    adapters = {API_CHAT: OpenAIChatAdapter, API_RESPONSES: OpenAIResponsesAdapter,
-                API_ANTHROPIC: AnthropicMessagesAdapter}
+    adapters = {
+        API_CHAT: OpenAIChatAdapter,
+        API_RESPONSES: OpenAIResponsesAdapter,
+        API_ANTHROPIC: AnthropicMessagesAdapter,
+    }
     if api not in adapters:
         raise ValueError(f"unknown provider API {api!r}; use one of {sorted(adapters)}")
     return adapters[api]()

@@ -49,9 +49,15 @@ from registry.tool import ToolRecord
 
 __all__ = ["AnthropicMessagesAdapter", "AnthropicStreamParser"]
 
-_STOP = {"tool_use": StopReason.TOOL_USE, "end_turn": StopReason.END_TURN, "stop_sequence": StopReason.END_TURN,
-         "max_tokens": StopReason.MAX_TOKENS, "model_context_window_exceeded": StopReason.MAX_TOKENS,
-         "refusal": StopReason.REFUSAL, "pause_turn": StopReason.PAUSED}
+_STOP = {
+    "tool_use": StopReason.TOOL_USE,
+    "end_turn": StopReason.END_TURN,
+    "stop_sequence": StopReason.END_TURN,
+    "max_tokens": StopReason.MAX_TOKENS,
+    "model_context_window_exceeded": StopReason.MAX_TOKENS,
+    "refusal": StopReason.REFUSAL,
+    "pause_turn": StopReason.PAUSED,
+}
 _THINKING = ("thinking", "redacted_thinking")
 
 
@@ -73,15 +79,15 @@ class AnthropicMessagesAdapter:
 
     api = API_ANTHROPIC
 
-    def declare_tools(self, tools: Sequence[ToolRecord], *, tool_search: bool = False,
-                      loaded: Sequence[str] = ()) -> Declarations:
+    def declare_tools(
+        self, tools: Sequence[ToolRecord], *, tool_search: bool = False, loaded: Sequence[str] = ()
+    ) -> Declarations:
         """Every tool; with ``tool_search`` the non-``always_load`` ones get ``defer_loading: true``
         and ``tool_search`` is declared last. ``loaded`` is not needed (tool_reference loads)."""
         decl = Declarations()
         for r in tools:
             norm = normalize_schema(r.input_schema)
-            tool: dict[str, Any] = {"name": r.qualified_name, "description": r.description,
-                                    "input_schema": norm.schema}
+            tool: dict[str, Any] = {"name": r.qualified_name, "description": r.description, "input_schema": norm.schema}
             if tool_search and not r.always_load:
                 tool["defer_loading"] = True
             decl.tools.append(tool)
@@ -89,12 +95,25 @@ class AnthropicMessagesAdapter:
             decl.schemas[r.qualified_name] = r.input_schema
             decl.notes.extend(f"{r.qualified_name}: {n}" for n in norm.notes)
         if tool_search:
-            decl.tools.append({"name": TOOL_SEARCH_NAME, "description": TOOL_SEARCH_DESCRIPTION,
-                               "input_schema": TOOL_SEARCH_PARAMETERS})
+            decl.tools.append(
+                {
+                    "name": TOOL_SEARCH_NAME,
+                    "description": TOOL_SEARCH_DESCRIPTION,
+                    "input_schema": TOOL_SEARCH_PARAMETERS,
+                }
+            )
         return decl
 
-    def prepare(self, conversation: Conversation, tools: Sequence[ToolRecord], *, model: str,
-                choice: ToolChoice | None = None, tool_search: bool = False, **params: Any) -> PreparedRequest:
+    def prepare(
+        self,
+        conversation: Conversation,
+        tools: Sequence[ToolRecord],
+        *,
+        model: str,
+        choice: ToolChoice | None = None,
+        tool_search: bool = False,
+        **params: Any,
+    ) -> PreparedRequest:
         """Request body (``model``, ``system``, ``messages``, ``tools``, ``tool_choice``…)."""
         decl = self.declare_tools(tools, tool_search=tool_search)
         declared = {t["name"] for t in decl.tools}
@@ -135,12 +154,19 @@ class AnthropicMessagesAdapter:
                         content.append({"type": "text", "text": part.text})
                 else:
                     pair = next(pairs)
-                    content.append({"type": "tool_use", "id": pair.wire_id, "name": wire_name(part.name),
-                                    "input": arguments_object(part)})
+                    content.append(
+                        {
+                            "type": "tool_use",
+                            "id": pair.wire_id,
+                            "name": wire_name(part.name),
+                            "input": arguments_object(part),
+                        }
+                    )
             messages.append({"role": "assistant", "content": content or [{"type": "text", "text": "(no content)"}]})
             if seg.pairs:
-                messages.append({"role": "user", "content": [self._result(p.result, p.wire_id, search_names)
-                                                            for p in seg.pairs]})
+                messages.append(
+                    {"role": "user", "content": [self._result(p.result, p.wire_id, search_names) for p in seg.pairs]}
+                )
         return messages
 
     def _result(self, result: ToolResult, wire_id: str, search_names: set[str] | None) -> dict[str, Any]:
@@ -156,8 +182,9 @@ class AnthropicMessagesAdapter:
         for b in result.content:
             if isinstance(b, ImageBlock):
                 if b.mime_type in ANTHROPIC_IMAGE_TYPES:
-                    content.append({"type": "image", "source": {"type": "base64", "media_type": b.mime_type,
-                                                                "data": b.data}})
+                    content.append(
+                        {"type": "image", "source": {"type": "base64", "media_type": b.mime_type, "data": b.data}}
+                    )
                 else:
                     content.append({"type": "text", "text": media_note(b, attached=False)})
             elif not isinstance(b, TextBlock):

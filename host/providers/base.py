@@ -253,13 +253,22 @@ class ProviderAdapter(Protocol):
 
     api: str
 
-    def declare_tools(self, tools: Sequence[ToolRecord], *, tool_search: bool = False,
-                      loaded: Sequence[str] = ()) -> Declarations:
+    def declare_tools(
+        self, tools: Sequence[ToolRecord], *, tool_search: bool = False, loaded: Sequence[str] = ()
+    ) -> Declarations:
         """The ``tools`` array for ``tools`` (deferred ones per API when ``tool_search``)."""
         ...
 
-    def prepare(self, conversation: Conversation, tools: Sequence[ToolRecord], *, model: str,
-                choice: Any = None, tool_search: bool = False, **params: Any) -> PreparedRequest:
+    def prepare(
+        self,
+        conversation: Conversation,
+        tools: Sequence[ToolRecord],
+        *,
+        model: str,
+        choice: Any = None,
+        tool_search: bool = False,
+        **params: Any,
+    ) -> PreparedRequest:
         """Complete request parameters (JSON-able) for ``conversation``, with its declarations."""
         ...
 

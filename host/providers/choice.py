@@ -110,9 +110,13 @@ def chat_choice(choice: ToolChoice) -> ChoiceParams:
     if choice.mode == "tool":
         value: Any = {"type": "function", "function": {"name": choice.names[0]}}
     elif choice.mode == "allowed":
-        value = {"type": "allowed_tools", "allowed_tools": {
-            "mode": "required" if choice.require else "auto",
-            "tools": [{"type": "function", "function": {"name": n}} for n in choice.names]}}
+        value = {
+            "type": "allowed_tools",
+            "allowed_tools": {
+                "mode": "required" if choice.require else "auto",
+                "tools": [{"type": "function", "function": {"name": n}} for n in choice.names],
+            },
+        }
     else:
         value = choice.mode
     params: dict[str, Any] = {"tool_choice": value}
@@ -128,16 +132,23 @@ def responses_choice(choice: ToolChoice, *, search_tool: str | None = None) -> C
         search_tool: name of the client ``tool_search`` tool, which Responses lists as
             ``{"type": "tool_search"}`` (not a function) inside ``allowed_tools``.
     """
+
     def entry(name: str) -> dict[str, Any]:
         return {"type": "tool_search"} if name == search_tool else {"type": "function", "name": name}
 
     if choice.mode == "tool":
         name = choice.names[0]
-        value: Any = entry(name) if name != search_tool else {"type": "allowed_tools", "mode": "required",
-                                                              "tools": [entry(name)]}
+        value: Any = (
+            entry(name)
+            if name != search_tool
+            else {"type": "allowed_tools", "mode": "required", "tools": [entry(name)]}
+        )
     elif choice.mode == "allowed":
-        value = {"type": "allowed_tools", "mode": "required" if choice.require else "auto",
-                 "tools": [entry(n) for n in choice.names]}
+        value = {
+            "type": "allowed_tools",
+            "mode": "required" if choice.require else "auto",
+            "tools": [entry(n) for n in choice.names],
+        }
     else:
         value = choice.mode
     params: dict[str, Any] = {"tool_choice": value}

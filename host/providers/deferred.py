@@ -75,13 +75,20 @@ def search_result(call: ToolCall, hits: Sequence[ToolRecord] | SearchResult) -> 
         result = SearchResult([SearchHit(tool=r, score=0.0) for r in hits], "select")
     names = [h.tool.qualified_name for h in result.hits]
     text = format_result(result) or "No tools matched the query. Try other words."
-    return ToolResult(call_id=call.call_id, name=TOOL_SEARCH_NAME, content=[TextBlock(text=text)],
-                      structured={"loaded": names})
+    return ToolResult(
+        call_id=call.call_id, name=TOOL_SEARCH_NAME, content=[TextBlock(text=text)], structured={"loaded": names}
+    )
 
 
-def run_tool_search(call: ToolCall, index: SearchIndex, state: DeferredLoadingState, *,
-                    visible: Callable[[ToolRecord], bool] | None = None, default_limit: int = 5,
-                    max_limit: int = 20) -> ToolResult:
+def run_tool_search(
+    call: ToolCall,
+    index: SearchIndex,
+    state: DeferredLoadingState,
+    *,
+    visible: Callable[[ToolRecord], bool] | None = None,
+    default_limit: int = 5,
+    max_limit: int = 20,
+) -> ToolResult:
     """Answer a ``tool_search`` call: search ``index``, load the hits into ``state``.
 
     Args:
@@ -97,10 +104,14 @@ def run_tool_search(call: ToolCall, index: SearchIndex, state: DeferredLoadingSt
     query = args.get("query") if isinstance(args, dict) else None
     if not isinstance(query, str) or not query.strip():
         problem = args.message if isinstance(args, ArgumentParseError) else "'query' must be a non-empty string"
-        message = f"tool_search needs {{\"query\": \"what the tool should do\"}}: {problem}."
-        return ToolResult(call_id=call.call_id, name=TOOL_SEARCH_NAME, status=ResultStatus.INVALID_ARGUMENTS,
-                          content=[TextBlock(text=message)],
-                          error=ErrorInfo(code=ResultStatus.INVALID_ARGUMENTS.value, message=message, where="validate"))
+        message = f'tool_search needs {{"query": "what the tool should do"}}: {problem}.'
+        return ToolResult(
+            call_id=call.call_id,
+            name=TOOL_SEARCH_NAME,
+            status=ResultStatus.INVALID_ARGUMENTS,
+            content=[TextBlock(text=message)],
+            error=ErrorInfo(code=ResultStatus.INVALID_ARGUMENTS.value, message=message, where="validate"),
+        )
     limit = args.get("limit", default_limit)
     limit = max(1, min(max_limit, limit if isinstance(limit, int) and not isinstance(limit, bool) else default_limit))
     result = index.search(query, visible=visible, limit=limit)

@@ -24,11 +24,30 @@ from host.providers.schema import NormalizedSchema, find_ref_cycles, inline_refs
 
 __all__ = ["GEMINI_KEYWORDS", "gemini_schema"]
 
-GEMINI_KEYWORDS = frozenset({
-    "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems", "properties",
-    "required", "minProperties", "maxProperties", "minLength", "maxLength", "pattern", "minimum", "maximum",
-    "items", "anyOf", "propertyOrdering",
-})
+GEMINI_KEYWORDS = frozenset(
+    {
+        "type",
+        "format",
+        "title",
+        "description",
+        "nullable",
+        "enum",
+        "maxItems",
+        "minItems",
+        "properties",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "items",
+        "anyOf",
+        "propertyOrdering",
+    }
+)
 _FORMATS = {"string": {"enum", "date-time"}, "integer": {"int32", "int64"}, "number": {"float", "double"}}
 _QUIET = frozenset({"$schema", "$id", "$comment", "default", "examples", "deprecated", "readOnly", "writeOnly"})
 _NULL = {"type": "null"}
@@ -40,6 +59,7 @@ def gemini_schema(schema: dict[str, Any] | None) -> NormalizedSchema:
     root, notes = norm.schema, list(norm.notes)
     cyclic = set(find_ref_cycles(root))
     if cyclic:
+
         def cut(node: dict[str, Any], path: str) -> None:
             if node.get("$ref") in cyclic:
                 notes.append(f"{path}: recursive $ref {node.pop('$ref')!r} replaced by a plain object (wider)")

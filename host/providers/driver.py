@@ -36,8 +36,7 @@ Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | AsyncIterable[dict[
 """``async send(request_params) -> response`` (a whole response dict, or stream events)."""
 
 
-def to_conversation(messages: Sequence[Message],
-                    remembered: Mapping[int, AssistantTurn] | None = None) -> Conversation:
+def to_conversation(messages: Sequence[Message], remembered: Mapping[int, AssistantTurn] | None = None) -> Conversation:
     """The loop's history as a conversation.
 
     Args:
@@ -96,10 +95,17 @@ class ProviderModel:
         params: extra request parameters (e.g. ``{"max_tokens": 1024}``, ``{"stream": True}``).
     """
 
-    def __init__(self, adapter: ProviderAdapter, send: Send,
-                 tools: Sequence[ToolRecord] | Callable[[], Sequence[ToolRecord]], *, model: str,
-                 tool_search: bool = False, choice: ToolChoice | None = None,
-                 params: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        adapter: ProviderAdapter,
+        send: Send,
+        tools: Sequence[ToolRecord] | Callable[[], Sequence[ToolRecord]],
+        *,
+        model: str,
+        tool_search: bool = False,
+        choice: ToolChoice | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> None:
         self.adapter = adapter
         self.send = send
         self.tools = tools
@@ -114,8 +120,9 @@ class ProviderModel:
     async def __call__(self, history: list[Message]) -> Message:
         tools = self.tools() if callable(self.tools) else self.tools
         conversation = to_conversation(history, self.turns)
-        prepared = self.adapter.prepare(conversation, tools, model=self.model, choice=self.choice,
-                                        tool_search=self.tool_search, **self.params)
+        prepared = self.adapter.prepare(
+            conversation, tools, model=self.model, choice=self.choice, tool_search=self.tool_search, **self.params
+        )
         self.requests.append(prepared.params)
         response = await self.send(prepared.params)
         if isinstance(response, dict):
@@ -141,8 +148,14 @@ class WithToolSearch:
         visible: the caller's permission predicate for search hits.
     """
 
-    def __init__(self, pipeline: Any, index: SearchIndex, state: DeferredLoadingState, *,
-                 visible: Callable[[ToolRecord], bool] | None = None) -> None:
+    def __init__(
+        self,
+        pipeline: Any,
+        index: SearchIndex,
+        state: DeferredLoadingState,
+        *,
+        visible: Callable[[ToolRecord], bool] | None = None,
+    ) -> None:
         self.pipeline = pipeline
         self.index = index
         self.state = state

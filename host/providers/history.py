@@ -90,8 +90,11 @@ def chat_history(messages: list[dict[str, Any]]) -> Conversation:
             for i, tc in enumerate(msg.get("tool_calls") or []):
                 fn = tc.get("function") or {}
                 names[tc["id"]] = fn.get("name", "")
-                parts.append(ToolCall(call_id=tc["id"], name=fn.get("name", ""),
-                                      raw_arguments=fn.get("arguments") or "", index=i))
+                parts.append(
+                    ToolCall(
+                        call_id=tc["id"], name=fn.get("name", ""), raw_arguments=fn.get("arguments") or "", index=i
+                    )
+                )
             conv.add(_finish_turn(parts, API_CHAT))
         elif role == "tool":
             call_id = msg.get("tool_call_id", "")
@@ -160,15 +163,24 @@ def responses_history(items: list[dict[str, Any]] | str, *, instructions: str | 
             args = item.get("arguments")
             raw = args if isinstance(args, str) else json.dumps(args or {}, ensure_ascii=False)
             names[call_id] = name
-            parts.append(ToolCall(call_id=call_id, name=name, raw_arguments=raw,
-                                  index=sum(isinstance(p, ToolCall) for p in parts)))
+            parts.append(
+                ToolCall(
+                    call_id=call_id, name=name, raw_arguments=raw, index=sum(isinstance(p, ToolCall) for p in parts)
+                )
+            )
         elif kind in ("function_call_output", "tool_search_output"):
             flush_assistant()
             call_id = item.get("call_id") or ""
             if kind == "tool_search_output":
                 loaded = [t.get("name") for t in item.get("tools") or [] if isinstance(t, dict)]
-                results.append(ToolResult(call_id=call_id, name=TOOL_SEARCH_NAME, structured={"loaded": loaded},
-                                          content=[TextBlock(text=f"Loaded: {', '.join(loaded)}")]))
+                results.append(
+                    ToolResult(
+                        call_id=call_id,
+                        name=TOOL_SEARCH_NAME,
+                        structured={"loaded": loaded},
+                        content=[TextBlock(text=f"Loaded: {', '.join(loaded)}")],
+                    )
+                )
                 continue
             output = item.get("output")
             blocks = [TextBlock(text=output)] if isinstance(output, str) else []
@@ -211,9 +223,14 @@ def anthropic_history(messages: list[dict[str, Any]], *, system: Any = None) -> 
                     parts.append(Reasoning(api=API_ANTHROPIC, data=b))
                 elif b.get("type") == "tool_use":
                     names[b["id"]] = b.get("name", "")
-                    parts.append(ToolCall(call_id=b["id"], name=b.get("name", ""),
-                                          raw_arguments=json.dumps(b.get("input") or {}, ensure_ascii=False),
-                                          index=sum(isinstance(p, ToolCall) for p in parts)))
+                    parts.append(
+                        ToolCall(
+                            call_id=b["id"],
+                            name=b.get("name", ""),
+                            raw_arguments=json.dumps(b.get("input") or {}, ensure_ascii=False),
+                            index=sum(isinstance(p, ToolCall) for p in parts),
+                        )
+                    )
             conv.add(_finish_turn(parts, API_ANTHROPIC))
             continue
         results: list[ToolResult] = []
@@ -224,12 +241,20 @@ def anthropic_history(messages: list[dict[str, Any]], *, system: Any = None) -> 
                 continue
             call_id = b.get("tool_use_id", "")
             inner = b.get("content")
-            refs = [r.get("tool_name") for r in inner or []
-                    if isinstance(r, dict) and r.get("type") == "tool_reference"]
+            refs = [
+                r.get("tool_name") for r in inner or [] if isinstance(r, dict) and r.get("type") == "tool_reference"
+            ]
             status = ResultStatus.TOOL_ERROR if b.get("is_error") else ResultStatus.OK
             structured = {"loaded": refs} if refs or names.get(call_id) == TOOL_SEARCH_NAME else None
-            results.append(ToolResult(call_id=call_id, name=names.get(call_id, ""), status=status,
-                                      content=_anthropic_blocks(inner), structured=structured))
+            results.append(
+                ToolResult(
+                    call_id=call_id,
+                    name=names.get(call_id, ""),
+                    status=status,
+                    content=_anthropic_blocks(inner),
+                    structured=structured,
+                )
+            )
         if results:
             conv.add(ResultsTurn(results=results))
         if rest:

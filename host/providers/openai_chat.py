@@ -54,8 +54,13 @@ from registry.tool import ToolRecord
 
 __all__ = ["ChatStreamParser", "OpenAIChatAdapter"]
 
-_FINISH = {"tool_calls": StopReason.TOOL_USE, "function_call": StopReason.TOOL_USE, "stop": StopReason.END_TURN,
-           "length": StopReason.MAX_TOKENS, "content_filter": StopReason.REFUSAL}
+_FINISH = {
+    "tool_calls": StopReason.TOOL_USE,
+    "function_call": StopReason.TOOL_USE,
+    "stop": StopReason.END_TURN,
+    "length": StopReason.MAX_TOKENS,
+    "content_filter": StopReason.REFUSAL,
+}
 
 
 def _stop(finish_reason: str | None, has_calls: bool) -> StopReason:
@@ -75,8 +80,12 @@ def _user_parts(content: list[Any]) -> str | list[dict[str, Any]]:
         elif isinstance(b, ImageBlock) and b.mime_type in ANTHROPIC_IMAGE_TYPES:
             parts.append({"type": "image_url", "image_url": {"url": data_url(b)}})
         elif isinstance(b, AudioBlock) and b.mime_type in ("audio/wav", "audio/x-wav", "audio/mpeg", "audio/mp3"):
-            parts.append({"type": "input_audio", "input_audio": {"data": b.data,
-                                                                  "format": "wav" if "wav" in b.mime_type else "mp3"}})
+            parts.append(
+                {
+                    "type": "input_audio",
+                    "input_audio": {"data": b.data, "format": "wav" if "wav" in b.mime_type else "mp3"},
+                }
+            )
         else:
             parts.append({"type": "text", "text": media_note(b, attached=False)})
     return parts
@@ -96,8 +105,9 @@ class OpenAIChatAdapter:
 
     api = API_CHAT
 
-    def __init__(self, *, strict: bool = True, images_in_user_message: bool = True,
-                 schema_dialect: str = "openai") -> None:
+    def __init__(
+        self, *, strict: bool = True, images_in_user_message: bool = True, schema_dialect: str = "openai"
+    ) -> None:
         if schema_dialect not in ("openai", "gemini"):
             raise ValueError(f"schema_dialect must be 'openai' or 'gemini', got {schema_dialect!r}")
         self.strict = strict and schema_dialect == "openai"
@@ -115,15 +125,20 @@ class OpenAIChatAdapter:
             decl.tools.append({"type": "function", "function": function})
         else:
             params, is_strict, notes = openai_parameters(name, schema, strict=self.strict)
-            decl.tools.append({"type": "function", "function": {"name": name, "description": description,
-                                                                 "parameters": params, "strict": is_strict}})
+            decl.tools.append(
+                {
+                    "type": "function",
+                    "function": {"name": name, "description": description, "parameters": params, "strict": is_strict},
+                }
+            )
         decl.strict[name] = is_strict
         decl.notes.extend(notes)
         if schema is not None:
             decl.schemas[name] = schema
 
-    def declare_tools(self, tools: Sequence[ToolRecord], *, tool_search: bool = False,
-                      loaded: Sequence[str] = ()) -> Declarations:
+    def declare_tools(
+        self, tools: Sequence[ToolRecord], *, tool_search: bool = False, loaded: Sequence[str] = ()
+    ) -> Declarations:
         """Function declarations: all ``tools``; with ``tool_search``: ``always_load`` ones,
         then ``tool_search``, then the loaded ones in load order (appended at the end)."""
         decl = Declarations()
@@ -140,8 +155,16 @@ class OpenAIChatAdapter:
         return decl
 
     # -- requests -------------------------------------------------------------------------
-    def prepare(self, conversation: Conversation, tools: Sequence[ToolRecord], *, model: str,
-                choice: ToolChoice | None = None, tool_search: bool = False, **params: Any) -> PreparedRequest:
+    def prepare(
+        self,
+        conversation: Conversation,
+        tools: Sequence[ToolRecord],
+        *,
+        model: str,
+        choice: ToolChoice | None = None,
+        tool_search: bool = False,
+        **params: Any,
+    ) -> PreparedRequest:
         """Request body for ``conversation`` (``model``, ``messages``, ``tools``, ``tool_choice``…).
 
         Extra ``params`` (e.g. ``max_completion_tokens``, ``stream``) are passed through.
@@ -156,8 +179,9 @@ class OpenAIChatAdapter:
         body.update(params)
         return PreparedRequest(params=body, declarations=decl)
 
-    def render_messages(self, conversation: Conversation, records: dict[str, ToolRecord] | None = None,
-                        tool_search: bool = False) -> list[dict[str, Any]]:
+    def render_messages(
+        self, conversation: Conversation, records: dict[str, ToolRecord] | None = None, tool_search: bool = False
+    ) -> list[dict[str, Any]]:
         """The ``messages`` array for ``conversation`` (see module docstring)."""
         records = records or {}
         messages: list[dict[str, Any]] = []
@@ -170,10 +194,14 @@ class OpenAIChatAdapter:
             turn, pairs = seg.assistant, seg.pairs or []
             msg: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
             if pairs:
-                msg["tool_calls"] = [{"id": p.wire_id, "type": "function",
-                                      "function": {"name": wire_name(p.call.name),
-                                                   "arguments": arguments_text(p.call)}}
-                                     for p in pairs]
+                msg["tool_calls"] = [
+                    {
+                        "id": p.wire_id,
+                        "type": "function",
+                        "function": {"name": wire_name(p.call.name), "arguments": arguments_text(p.call)},
+                    }
+                    for p in pairs
+                ]
             elif msg["content"] is None:
                 msg["content"] = ""
             messages.append(msg)
@@ -185,8 +213,14 @@ class OpenAIChatAdapter:
                 messages.append({"role": "user", "content": images})
         return messages
 
-    def _tool_content(self, result: ToolResult, records: dict[str, ToolRecord], tool_search: bool,
-                      images: list[dict[str, Any]], wire_id: str) -> str:
+    def _tool_content(
+        self,
+        result: ToolResult,
+        records: dict[str, ToolRecord],
+        tool_search: bool,
+        images: list[dict[str, Any]],
+        wire_id: str,
+    ) -> str:
         if tool_search and result.name == TOOL_SEARCH_NAME and not result.is_error:
             loaded = []
             for name in loaded_names(result):
@@ -233,11 +267,21 @@ class OpenAIChatAdapter:
                 continue
             if not tc.get("id") or not fn.get("name"):
                 raise MalformedResponse(self.api, f"choices[0].message.tool_calls[{i}]", "needs id and function.name")
-            parts.append(ToolCall(call_id=tc["id"], name=fn["name"], raw_arguments=fn.get("arguments") or "",
-                                  index=len([p for p in parts if isinstance(p, ToolCall)])))
+            parts.append(
+                ToolCall(
+                    call_id=tc["id"],
+                    name=fn["name"],
+                    raw_arguments=fn.get("arguments") or "",
+                    index=len([p for p in parts if isinstance(p, ToolCall)]),
+                )
+            )
         has_calls = any(isinstance(p, ToolCall) for p in parts)
-        return AssistantTurn(parts=parts, stop=_stop(choices[0].get("finish_reason"), has_calls), api=self.api,
-                             response_id=response.get("id"))
+        return AssistantTurn(
+            parts=parts,
+            stop=_stop(choices[0].get("finish_reason"), has_calls),
+            api=self.api,
+            response_id=response.get("id"),
+        )
 
     def stream_parser(self, accumulator: AccumulatorLike) -> ChatStreamParser:
         return ChatStreamParser(accumulator)
@@ -301,6 +345,9 @@ class ChatStreamParser:
         calls = self.acc.calls()
         parts: list[Any] = [TextBlock(text="".join(self._text))] if "".join(self._text) else []
         parts.extend(calls)
-        return AssistantTurn(parts=parts, stop=_stop(self._finish, bool(calls)) if self.done else StopReason.OTHER,
-                             api=API_CHAT, response_id=self._id)
-
+        return AssistantTurn(
+            parts=parts,
+            stop=_stop(self._finish, bool(calls)) if self.done else StopReason.OTHER,
+            api=API_CHAT,
+            response_id=self._id,
+        )

@@ -90,8 +90,11 @@ def _parts_from_items(items: list[dict[str, Any]], api: str) -> tuple[list[Any],
             parts.append(Reasoning(api=api, data=item))
         elif kind == "message" and item.get("role", "assistant") == "assistant":
             content = item.get("content")
-            text = content if isinstance(content, str) else "".join(
-                c.get("text") or c.get("refusal") or "" for c in content or [] if isinstance(c, dict))
+            text = (
+                content
+                if isinstance(content, str)
+                else "".join(c.get("text") or c.get("refusal") or "" for c in content or [] if isinstance(c, dict))
+            )
             if text:
                 if item.get("id"):
                     ids[len(parts)] = item["id"]
@@ -104,11 +107,16 @@ def _parts_from_items(items: list[dict[str, Any]], api: str) -> tuple[list[Any],
             if kind == "tool_search_call":
                 args = item.get("arguments")
                 raw = args if isinstance(args, str) else json.dumps(args or {}, ensure_ascii=False)
-                call = ToolCall(call_id=item.get("call_id") or item.get("id") or f"tool_search_{i}",
-                                name=TOOL_SEARCH_NAME, raw_arguments=raw, index=n_calls)
+                call = ToolCall(
+                    call_id=item.get("call_id") or item.get("id") or f"tool_search_{i}",
+                    name=TOOL_SEARCH_NAME,
+                    raw_arguments=raw,
+                    index=n_calls,
+                )
             else:
-                call = ToolCall(call_id=item["call_id"], name=item["name"], raw_arguments=item.get("arguments") or "",
-                                index=n_calls)
+                call = ToolCall(
+                    call_id=item["call_id"], name=item["name"], raw_arguments=item.get("arguments") or "", index=n_calls
+                )
             if item.get("id"):
                 ids[len(parts)] = item["id"]
             parts.append(call)
@@ -133,8 +141,13 @@ class OpenAIResponsesAdapter:
 
     def _function(self, record: ToolRecord, *, deferred: bool, decl: Declarations | None = None) -> dict[str, Any]:
         params, is_strict, notes = openai_parameters(record.qualified_name, record.input_schema, strict=self.strict)
-        tool: dict[str, Any] = {"type": "function", "name": record.qualified_name, "description": record.description,
-                                "parameters": params, "strict": is_strict}
+        tool: dict[str, Any] = {
+            "type": "function",
+            "name": record.qualified_name,
+            "description": record.description,
+            "parameters": params,
+            "strict": is_strict,
+        }
         if deferred:
             tool["defer_loading"] = True
         if decl is not None:
@@ -144,8 +157,9 @@ class OpenAIResponsesAdapter:
             decl.notes.extend(notes)
         return tool
 
-    def declare_tools(self, tools: Sequence[ToolRecord], *, tool_search: bool = False,
-                      loaded: Sequence[str] = ()) -> Declarations:
+    def declare_tools(
+        self, tools: Sequence[ToolRecord], *, tool_search: bool = False, loaded: Sequence[str] = ()
+    ) -> Declarations:
         """Functions; with ``tool_search``: ``always_load`` ones, the client ``tool_search`` tool,
         then every other tool with ``defer_loading: true`` (when ``declare_deferred``)."""
         decl = Declarations()
@@ -156,8 +170,14 @@ class OpenAIResponsesAdapter:
         for r in tools:
             if r.always_load:
                 self._function(r, deferred=False, decl=decl)
-        decl.tools.append({"type": "tool_search", "execution": "client", "description": TOOL_SEARCH_DESCRIPTION,
-                           "parameters": TOOL_SEARCH_PARAMETERS})
+        decl.tools.append(
+            {
+                "type": "tool_search",
+                "execution": "client",
+                "description": TOOL_SEARCH_DESCRIPTION,
+                "parameters": TOOL_SEARCH_PARAMETERS,
+            }
+        )
         for r in tools:
             if not r.always_load:
                 tool = self._function(r, deferred=True, decl=decl if self.declare_deferred else None)
@@ -166,8 +186,16 @@ class OpenAIResponsesAdapter:
                     decl.schemas[r.qualified_name] = r.input_schema
         return decl
 
-    def prepare(self, conversation: Conversation, tools: Sequence[ToolRecord], *, model: str,
-                choice: ToolChoice | None = None, tool_search: bool = False, **params: Any) -> PreparedRequest:
+    def prepare(
+        self,
+        conversation: Conversation,
+        tools: Sequence[ToolRecord],
+        *,
+        model: str,
+        choice: ToolChoice | None = None,
+        tool_search: bool = False,
+        **params: Any,
+    ) -> PreparedRequest:
         """Request body (``model``, ``instructions``, ``input``, ``tools``, ``tool_choice``…)."""
         decl = self.declare_tools(tools, tool_search=tool_search)
         records = {r.qualified_name: r for r in tools}
@@ -182,8 +210,9 @@ class OpenAIResponsesAdapter:
         body.update(params)
         return PreparedRequest(params=body, declarations=decl)
 
-    def render_input(self, conversation: Conversation, records: dict[str, ToolRecord] | None = None,
-                     tool_search: bool = False) -> list[dict[str, Any]]:
+    def render_input(
+        self, conversation: Conversation, records: dict[str, ToolRecord] | None = None, tool_search: bool = False
+    ) -> list[dict[str, Any]]:
         """The ``input`` items for ``conversation`` (see module docstring)."""
         records = records or {}
         items: list[dict[str, Any]] = []
@@ -201,18 +230,34 @@ class OpenAIResponsesAdapter:
                         items.append(part.data)
                 elif isinstance(part, TextBlock):
                     if item_id:
-                        items.append({"type": "message", "id": item_id, "role": "assistant", "status": "completed",
-                                      "content": [{"type": "output_text", "text": part.text, "annotations": []}]})
+                        items.append(
+                            {
+                                "type": "message",
+                                "id": item_id,
+                                "role": "assistant",
+                                "status": "completed",
+                                "content": [{"type": "output_text", "text": part.text, "annotations": []}],
+                            }
+                        )
                     elif part.text:
                         items.append({"role": "assistant", "content": part.text})
                 else:
                     pair = next(pairs)
                     if tool_search and part.name == TOOL_SEARCH_NAME:
-                        item = {"type": "tool_search_call", "call_id": pair.wire_id, "execution": "client",
-                                "status": "completed", "arguments": arguments_object(part)}
+                        item = {
+                            "type": "tool_search_call",
+                            "call_id": pair.wire_id,
+                            "execution": "client",
+                            "status": "completed",
+                            "arguments": arguments_object(part),
+                        }
                     else:
-                        item = {"type": "function_call", "call_id": pair.wire_id, "name": wire_name(part.name),
-                                "arguments": arguments_text(part)}
+                        item = {
+                            "type": "function_call",
+                            "call_id": pair.wire_id,
+                            "name": wire_name(part.name),
+                            "arguments": arguments_text(part),
+                        }
                     if item_id:
                         item["id"] = item_id
                     items.append(item)
@@ -220,12 +265,18 @@ class OpenAIResponsesAdapter:
                 items.append(self._output(pair.result, pair.wire_id, records, tool_search))
         return items
 
-    def _output(self, result: ToolResult, wire_id: str, records: dict[str, ToolRecord],
-                tool_search: bool) -> dict[str, Any]:
+    def _output(
+        self, result: ToolResult, wire_id: str, records: dict[str, ToolRecord], tool_search: bool
+    ) -> dict[str, Any]:
         if tool_search and result.name == TOOL_SEARCH_NAME and not result.is_error:
             tools = [self._function(records[n], deferred=True) for n in loaded_names(result) if n in records]
-            return {"type": "tool_search_output", "call_id": wire_id, "execution": "client", "status": "completed",
-                    "tools": tools}
+            return {
+                "type": "tool_search_output",
+                "call_id": wire_id,
+                "execution": "client",
+                "status": "completed",
+                "tools": tools,
+            }
         images = [b for b in result.content if isinstance(b, ImageBlock) and b.mime_type in ANTHROPIC_IMAGE_TYPES]
         if not images:
             return {"type": "function_call_output", "call_id": wire_id, "output": result_text(result)}
@@ -248,8 +299,9 @@ class OpenAIResponsesAdapter:
             raise MalformedResponse(self.api, "output", "expected a list of output items")
         parts, ids = _parts_from_items(output, self.api)
         has_calls = any(isinstance(p, ToolCall) for p in parts)
-        return AssistantTurn(parts=parts, stop=_stop(response, has_calls), api=self.api,
-                             response_id=response.get("id"), item_ids=ids)
+        return AssistantTurn(
+            parts=parts, stop=_stop(response, has_calls), api=self.api, response_id=response.get("id"), item_ids=ids
+        )
 
     def stream_parser(self, accumulator: AccumulatorLike) -> ResponsesStreamParser:
         return ResponsesStreamParser(accumulator)
@@ -332,7 +384,8 @@ class ResponsesStreamParser:
             elif kind == "message":
                 done_parts, _ = _parts_from_items([item], API_RESPONSES)
                 text = "".join(p.text for p in done_parts if isinstance(p, TextBlock)) or "".join(
-                    self._text.get(idx, []))
+                    self._text.get(idx, [])
+                )
                 if text:
                     if item.get("id"):
                         ids[len(parts)] = item["id"]
@@ -343,5 +396,6 @@ class ResponsesStreamParser:
                 parts.append(next(calls))
         has_calls = any(isinstance(p, ToolCall) for p in parts)
         stop = _stop(self._response, has_calls) if self.done else StopReason.OTHER
-        return AssistantTurn(parts=parts, stop=stop, api=API_RESPONSES, response_id=self._response.get("id"),
-                             item_ids=ids)
+        return AssistantTurn(
+            parts=parts, stop=stop, api=API_RESPONSES, response_id=self._response.get("id"), item_ids=ids
+        )

@@ -118,8 +118,9 @@ def error_line(error: ErrorInfo | None, status: ResultStatus) -> str:
     return f"Error ({error.code}): {error.message}"
 
 
-def result_text(result: ToolResult, *, image_note: Callable[[ImageBlock], str] | None = None,
-                include_media_notes: bool = True) -> str:
+def result_text(
+    result: ToolResult, *, image_note: Callable[[ImageBlock], str] | None = None, include_media_notes: bool = True
+) -> str:
     """All of a result as text: text blocks, notes for media, the error line for failures.
 
     Args:
@@ -171,13 +172,21 @@ class Segment:
 
 
 def _missing_result(call: ToolCall) -> ToolResult:
-    return ToolResult(call_id=call.call_id, name=call.name, status=ResultStatus.NOT_EXECUTED,
-                      error=ErrorInfo(code=ResultStatus.NOT_EXECUTED.value, where="history",
-                                      message="No result was recorded for this call; it was not executed."))
+    return ToolResult(
+        call_id=call.call_id,
+        name=call.name,
+        status=ResultStatus.NOT_EXECUTED,
+        error=ErrorInfo(
+            code=ResultStatus.NOT_EXECUTED.value,
+            where="history",
+            message="No result was recorded for this call; it was not executed.",
+        ),
+    )
 
 
-def pair_conversation(conversation: Conversation, api: str, *,
-                      sanitize: Callable[[str], str] | None = None) -> list[Segment]:
+def pair_conversation(
+    conversation: Conversation, api: str, *, sanitize: Callable[[str], str] | None = None
+) -> list[Segment]:
     """Split a conversation into segments with every call paired to exactly one result.
 
     Args:
@@ -223,8 +232,12 @@ def pair_conversation(conversation: Conversation, api: str, *,
             pairs.append(PairedCall(call=call, wire_id=wire, result=found or _missing_result(call)))
         for k, (turn_at, res) in enumerate(results):
             if not taken[k]:
-                raise HistoryError(api, turn_at, f"result for call id {res.call_id!r} has no matching call in the "
-                                                 "previous assistant turn; every result must answer one call")
+                raise HistoryError(
+                    api,
+                    turn_at,
+                    f"result for call id {res.call_id!r} has no matching call in the "
+                    "previous assistant turn; every result must answer one call",
+                )
         segments.append(Segment(turn_index=i, assistant=turn, pairs=pairs))
         i = j
     return segments

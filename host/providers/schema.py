@@ -43,8 +43,19 @@ ANNOTATION_KEYWORDS = frozenset(
 """Keywords that never change which values a schema accepts."""
 
 _SUBSCHEMA_DICT_KEYS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SUBSCHEMA_KEYS = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-                   "unevaluatedProperties", "unevaluatedItems", "additionalItems")
+_SUBSCHEMA_KEYS = (
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+)
 _SUBSCHEMA_LIST_KEYS = ("anyOf", "oneOf", "allOf", "prefixItems")
 
 
@@ -186,7 +197,7 @@ def _rename_definitions(schema: dict[str, Any], notes: list[str]) -> None:
     def rewrite(node: dict[str, Any], _path: str) -> None:
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/definitions/"):
-            node["$ref"] = "#/$defs/" + ref[len("#/definitions/"):]
+            node["$ref"] = "#/$defs/" + ref[len("#/definitions/") :]
 
     walk_subschemas(schema, "$", rewrite)
 

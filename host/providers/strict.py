@@ -30,14 +30,18 @@ nesting deeper than 10): the tool is then declared with ``strict: false`` and th
 
 from __future__ import annotations
 
-import copy
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema.validators import Draft202012Validator, validator_for
-
-from host.providers.schema import find_ref_cycles, normalize_schema, resolve_local_ref, walk_subschemas
+from host.providers.arguments import (
+    accepts_null,
+    close_objects,
+    decode_strict_arguments,
+    encode_strict_arguments,
+    make_validator,
+    prepare_schema,
+)
+from host.providers.schema import find_ref_cycles, normalize_schema, resolve_local_ref
 
 __all__ = [
     "MAX_STRICT_DEPTH",
@@ -48,22 +52,70 @@ __all__ = [
     "openai_parameters",
     "to_strict_schema",
 ]
+# decode/encode/close_objects live in host.providers.arguments; re-exported here for callers
+# that think of them as part of strict mode.
 
 MAX_STRICT_DEPTH = 10
 """Deepest object nesting OpenAI strict mode accepts."""
 
 SUPPORTED_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"})
-_KEPT = frozenset({
-    "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$ref",
-    "$defs", "description", "title", "pattern", "format", "multipleOf", "maximum", "exclusiveMaximum",
-    "minimum", "exclusiveMinimum", "minItems", "maxItems",
-})
+_KEPT = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "$ref",
+        "$defs",
+        "description",
+        "title",
+        "pattern",
+        "format",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "minItems",
+        "maxItems",
+    }
+)
 _SILENT_DROP = frozenset({"default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "$schema", "$id"})
-_WIDENING_DROP = frozenset({"minLength", "maxLength", "uniqueItems", "contains", "minContains", "maxContains",
-                            "minProperties", "maxProperties"})
-_STRUCTURAL = frozenset({"oneOf", "allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas",
-                         "dependencies", "patternProperties", "propertyNames", "unevaluatedProperties",
-                         "unevaluatedItems", "prefixItems", "additionalItems"})
+_WIDENING_DROP = frozenset(
+    {
+        "minLength",
+        "maxLength",
+        "uniqueItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "minProperties",
+        "maxProperties",
+    }
+)
+_STRUCTURAL = frozenset(
+    {
+        "oneOf",
+        "allOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentRequired",
+        "dependentSchemas",
+        "dependencies",
+        "patternProperties",
+        "propertyNames",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "prefixItems",
+        "additionalItems",
+    }
+)
 _ABSENT = object()
 
 
@@ -86,34 +138,10 @@ class StrictConversion:
         return self.schema is not None
 
 
-def _validator(root: dict[str, Any]):
-    cls = validator_for(root, default=Draft202012Validator)
-    return cls(root)
-
-
-def _accepts_null(validator, sub: Any) -> bool:
-    if not isinstance(sub, dict | bool):
-        return False
-    try:
-        return validator.evolve(schema=sub).is_valid(None)
-    except Exception:  # an unusable subschema: treat as not nullable
-        return False
-
-
-def _prepare(schema: dict[str, Any]) -> dict[str, Any]:
-    root = copy.deepcopy(schema)
-    if isinstance(root.get("definitions"), dict):
-        defs = root.pop("definitions")
-        defs.update(root.get("$defs") or {})
-        root["$defs"] = defs
-        root = json.loads(json.dumps(root).replace('"#/definitions/', '"#/$defs/'))
-    return root
-
-
 class _Converter:
     def __init__(self, root: dict[str, Any]) -> None:
         self.root = root
-        self.validator = _validator(root)
+        self.validator = make_validator(root)
         self.problems: list[str] = []
         self.notes: list[str] = []
         self.cyclic = set(find_ref_cycles(root))
@@ -218,10 +246,11 @@ class _Converter:
             sub_path = f"{path}.properties.{name}"
             converted = self.convert(sub, sub_path, depth + 1)
             if name not in required:
-                if _accepts_null(self.validator, sub):
+                if accepts_null(self.validator, sub):
                     if not (isinstance(sub, dict) and "default" in sub and sub["default"] is None):
-                        self.problems.append(f"{sub_path}: optional and nullable without default null "
-                                             "(absent and null would merge)")
+                        self.problems.append(
+                            f"{sub_path}: optional and nullable without default null (absent and null would merge)"
+                        )
                 else:
                     converted = _make_nullable(converted)
             new_props[name] = converted
@@ -258,7 +287,7 @@ def to_strict_schema(schema: dict[str, Any] | None) -> StrictConversion:
     Returns:
         :class:`StrictConversion` with the schema, or ``schema=None`` and the problems found.
     """
-    root = _prepare(schema if isinstance(schema, dict) else {"type": "object", "properties": {}})
+    root = prepare_schema(schema if isinstance(schema, dict) else {"type": "object", "properties": {}})
     conv = _Converter(root)
     defs = root.get("$defs")
     out = conv.convert({k: v for k, v in root.items() if k != "$defs"}, "$", 0, is_root=True)
@@ -269,96 +298,9 @@ def to_strict_schema(schema: dict[str, Any] | None) -> StrictConversion:
     return StrictConversion(schema=out, problems=[], notes=conv.notes)
 
 
-def _deref(root: dict[str, Any], node: Any) -> Any:
-    seen = 0
-    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and seen < 64:
-        target = resolve_local_ref(root, node["$ref"])
-        if not isinstance(target, dict):
-            return node
-        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-        seen += 1
-    return node
-
-
-def _transcode(value: Any, node: Any, root: dict[str, Any], validator, *, encode: bool) -> Any:
-    node = _deref(root, node)
-    if not isinstance(node, dict):
-        return value
-    all_of = node.get("allOf")
-    if isinstance(all_of, list) and len(all_of) == 1:
-        node = {**_deref(root, all_of[0]), **{k: v for k, v in node.items() if k != "allOf"}}
-    branches = node.get("anyOf")
-    if isinstance(branches, list):
-        for branch in branches:
-            candidate = _transcode(value, branch, root, validator, encode=encode)
-            check = candidate if not encode else value
-            if validator.evolve(schema=_deref(root, branch)).is_valid(check):
-                return candidate
-    props = node.get("properties")
-    if isinstance(value, dict) and isinstance(props, dict):
-        required = set(node.get("required") or [])
-        out: dict[str, Any] = {}
-        for key, sub_value in value.items():
-            sub = props.get(key)
-            if sub is None:
-                out[key] = sub_value
-            elif not encode and sub_value is None and key not in required and not _accepts_null(validator, sub):
-                continue  # strict "null" for an optional, non-nullable property means "absent"
-            else:
-                out[key] = _transcode(sub_value, sub, root, validator, encode=encode)
-        if encode:
-            for key in props:
-                if key not in out:
-                    out[key] = None
-            out = {key: out[key] for key in [*props, *[k for k in out if k not in props]]}
-        return out
-    items = node.get("items")
-    if isinstance(value, list) and isinstance(items, dict):
-        return [_transcode(v, items, root, validator, encode=encode) for v in value]
-    return value
-
-
-def decode_strict_arguments(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """Map arguments a model produced under the strict schema back to the original's terms.
-
-    Removes ``null`` values of optional properties whose original schema does not accept
-    ``null`` (strict mode's encoding of "absent"), at every level. Everything else is kept.
-
-    Args:
-        arguments: the parsed argument object.
-        schema: the tool's **original** input schema.
-    """
-    root = _prepare(schema)
-    return _transcode(arguments, root, root, _validator(root), encode=False)
-
-
-def encode_strict_arguments(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """The inverse of :func:`decode_strict_arguments`: absent optional properties become ``null``.
-
-    Used to replay, under a strict declaration, arguments written in the original's terms.
-    """
-    root = _prepare(schema)
-    return _transcode(arguments, root, root, _validator(root), encode=True)
-
-
-def close_objects(schema: dict[str, Any]) -> dict[str, Any]:
-    """The "closed" reading of ``schema`` that strict conversion preserves exactly.
-
-    Every object subschema that declares ``properties`` (and the root) gets
-    ``additionalProperties: false`` when it sets nothing. Used by tests and docs.
-    """
-    out = _prepare(schema)
-
-    def close(node: dict[str, Any], path: str) -> None:
-        if ("properties" in node or path == "$") and "additionalProperties" not in node:
-            node["additionalProperties"] = False
-
-    walk_subschemas(out, "$", close)
-    return out
-
-
-def openai_parameters(name: str, schema: dict[str, Any] | None, *,
-                      strict: bool) -> tuple[dict[str, Any], bool, list[str]]:
+def openai_parameters(
+    name: str, schema: dict[str, Any] | None, *, strict: bool
+) -> tuple[dict[str, Any], bool, list[str]]:
     """The ``parameters`` for an OpenAI function declaration: strict when safe, else normalized.
 
     Returns:
