@@ -19,3 +19,14 @@ def test_public_names_resolve():
     for name in host.providers.__all__:
         assert getattr(host.providers, name) is not None
     assert host.providers.adapter_for("anthropic_messages").api == "anthropic_messages"
+
+
+def test_every_adapter_implements_the_shared_interface():
+    from host.pipeline.accumulate import ArgumentAccumulator
+    from host.providers import AccumulatorLike, ProviderAdapter, StreamParser, adapter_for
+
+    assert isinstance(ArgumentAccumulator(), AccumulatorLike)
+    for api in ("openai_chat", "openai_responses", "anthropic_messages"):
+        adapter = adapter_for(api)
+        assert isinstance(adapter, ProviderAdapter) and adapter.api == api
+        assert isinstance(adapter.stream_parser(ArgumentAccumulator()), StreamParser)
