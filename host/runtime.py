@@ -26,7 +26,7 @@ from host.connection import ServerStatus
 from host.events import EventLog
 from host.executor import ProgressCallback
 from host.manager import ServerManager
-from host.pipeline import CallContext, Pipeline
+from host.pipeline import ApprovalHook, CallContext, Pipeline
 from registry import ANONYMOUS, AllowAll, Policy, Principal, Risk, ToolRecord, ToolRegistry
 from registry.search import SearchIndex, SearchResult
 
@@ -39,7 +39,10 @@ class HostRuntime:
     Args:
         config: parsed configuration.
         data_dir: the data folder.
-        policy: decides what each principal may see and call (default: allow all).
+        policy: decides what each principal may see and call (default: allow all). A policy
+            with ``for_request(principal)`` (e.g. :class:`host.access.AccessControl`) is asked
+            once per request for a consistent view (``.visible``, ``.visible_key``).
+        approvals: decides calls the policy marks ``approval`` (see :class:`host.pipeline.ApprovalHook`).
         reconnect: keep reconnecting failed servers (``serve``) or try once (CLI one-shots).
         on_status: called on every server status change (live display).
         conversation_id: event-log file and spill folder for calls that name none (e.g. one
@@ -52,6 +55,7 @@ class HostRuntime:
         *,
         data_dir: Path,
         policy: Policy | None = None,
+        approvals: ApprovalHook | None = None,
         reconnect: bool = False,
         on_status: Callable[[ServerStatus], None] | None = None,
         conversation_id: str = "default",
@@ -68,7 +72,12 @@ class HostRuntime:
         )
         self.event_log = EventLog(data_dir / "events")
         self.pipeline = Pipeline(
-            self.registry, self.manager, self.policy, spill_dir=data_dir / "spill", event_log=self.event_log
+            self.registry,
+            self.manager,
+            self.policy,
+            spill_dir=data_dir / "spill",
+            event_log=self.event_log,
+            approvals=approvals,
         )
 
     async def __aenter__(self) -> HostRuntime:
@@ -87,21 +96,26 @@ class HostRuntime:
 
     def visible_tools(self, principal: Principal = ANONYMOUS) -> list[ToolRecord]:
         """Every tool the principal may see, sorted by qualified name."""
-        return [t for t in self.registry.tools() if self.is_visible(principal, t)]
+        visible, _key = self.visibility(principal)
+        return [t for t in self.registry.tools() if visible(t)]
 
     def statuses(self) -> list[ServerStatus]:
         """Status of every configured server, in config order."""
         return self.manager.statuses()
 
     def visibility(self, principal: Principal) -> tuple[Callable[[ToolRecord], bool], Hashable | None]:
-        """``(predicate, cache_key)`` of what ``principal`` may see.
+        """``(predicate, cache_key)`` of what ``principal`` may see in this request.
 
-        The key lets the search index cache the visibility mask; it includes the policy's
-        ``revision`` when the policy has one (so grant changes apply on the next request),
-        and is ``None`` (no caching) for policies without one.
+        A policy with ``for_request`` answers from one consistent view (one revision read);
+        the key (caller + policy revision) lets the search index cache the visibility mask,
+        so grant changes apply on the next request. Other policies get no key (no caching)
+        unless they are :class:`~registry.AllowAll`.
         """
-        revision = getattr(self.policy, "revision", None)
-        key = None if revision is None and not isinstance(self.policy, AllowAll) else (principal, revision)
+        for_request = getattr(self.policy, "for_request", None)
+        if for_request is not None:
+            view = for_request(principal)
+            return view.visible, view.visible_key
+        key = (principal, "allow-all") if isinstance(self.policy, AllowAll) else None
         return (lambda tool: self.is_visible(principal, tool)), key
 
     def search(

@@ -18,14 +18,19 @@ import typer
 from rich.console import Console
 
 from host.config import HostConfig, load_config
+from host.access import AccessControl
 from host.errors import ConfigError
+from host.store import StoreError
 from host.paths import data_dir as resolve_data_dir
 from host.runtime import HostRuntime
 from registry import Principal
 from servers.display import live_status, servers_table, tools_table
 from registry.search import tool_definition
 from servers.registry_server import create_registry_server
-from servers.serve import DEFAULT_HOST, DEFAULT_PORT, serve_http, serve_stdio, shutdown_on_signals
+from servers.access_mode import open_access
+from servers.admin_cli import register as register_admin_commands
+from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver
+from servers.serve import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH, serve_http, serve_stdio, shutdown_on_signals
 
 __all__ = ["app", "main"]
 
@@ -45,6 +50,13 @@ DataDirOpt = Annotated[
     Path | None, typer.Option("--data-dir", help="Data folder (default: $TOOLHOST_HOME, else per-user).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+DbUrlOpt = Annotated[
+    str | None,
+    typer.Option("--db-url", envvar="TOOLHOST_DB_URL", help="Permission database URL (default: SQLite in the data folder)."),
+]
+UserOpt = Annotated[
+    str | None, typer.Option("--user", help="Act as this user: only their grants apply (default: full local access).")
+]
 
 
 def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]:
@@ -63,16 +75,37 @@ def _run(coro_fn: Any, *args: Any) -> Any:
         raise typer.Exit(130) from None
 
 
-async def _with_runtime(cfg: HostConfig, root: Path, body: Any, report_failures: bool = True) -> Any:
-    """Connect every server (live status on a terminal), run ``body(runtime)``, disconnect."""
-    rt = HostRuntime(cfg, data_dir=root, conversation_id="cli")
-    with live_status(err, rt.statuses()) as refresh:
-        rt.manager.on_status = refresh
-        async with rt:
-            rt.manager.on_status = None
-            if report_failures:
-                _report_failures(rt)
-            return await body(rt)
+async def _with_runtime(
+    cfg: HostConfig, root: Path, body: Any, report_failures: bool = True, user: str | None = None,
+    db_url: str | None = None,
+) -> Any:
+    """Connect every server (live status on a terminal), run ``body(runtime, principal)``, disconnect.
+
+    With ``user``, that user's grants, pins and approvals apply; otherwise full local access.
+    """
+    access = principal = None
+    if user is not None:
+        access = _open_access(root, "on", db_url)
+        try:
+            principal = access.principal_for_user(user)  # type: ignore[union-attr]
+        except StoreError as e:
+            err.print(f"[red]{e}[/red]")
+            raise typer.Exit(2) from None
+    rt = HostRuntime(cfg, data_dir=root, conversation_id="cli", policy=access,
+                     approvals=access.approval_hook() if access is not None else None)
+    try:
+        if access is not None:
+            access.watch(rt.registry)
+        with live_status(err, rt.statuses()) as refresh:
+            rt.manager.on_status = refresh
+            async with rt:
+                rt.manager.on_status = None
+                if report_failures:
+                    _report_failures(rt)
+                return await body(rt, principal or Principal())
+    finally:
+        if access is not None:
+            access.close()
 
 
 def _report_failures(rt: HostRuntime) -> None:
@@ -86,30 +119,59 @@ def serve(
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
     host: Annotated[str, typer.Option(help="Interface to bind for HTTP.")] = DEFAULT_HOST,
-    port: Annotated[int, typer.Option(help="TCP port for HTTP.")] = DEFAULT_PORT,
+    port: Annotated[int, typer.Option(help="TCP port for HTTP (0: any free port).")] = DEFAULT_PORT,
     stdio: Annotated[bool, typer.Option("--stdio", help="Serve MCP over stdin/stdout instead of HTTP.")] = False,
     expose: Annotated[
         str, typer.Option(help="'search': tool_search + call_tool (+ always_load tools); 'all': every tool.")
     ] = "search",
-    user: Annotated[str, typer.Option(help="User the stdio caller acts as.")] = "local",
+    auth: Annotated[
+        str, typer.Option(help="Per-user permissions: 'auto' (on once users exist), 'on' or 'off'.")
+    ] = "auto",
+    user: Annotated[str | None, typer.Option(help="User the stdio client acts as (required with permissions).")] = None,
+    db_url: DbUrlOpt = None,
 ) -> None:
     """Start the registry MCP server (streamable HTTP on 127.0.0.1:8765/mcp, or --stdio)."""
     if expose not in ("search", "all"):
         err.print(f"[red]--expose must be 'search' or 'all', got {expose!r}[/red]")
         raise typer.Exit(2)
     cfg, root = _load(config, data_dir)
+    access = _open_access(root, auth, db_url)
+    if access is not None and stdio and not user:
+        err.print("[red]permissions are on: pass --user NAME for the stdio client[/red] (see `toolhost users list`)")
+        raise typer.Exit(2)
 
     async def body() -> None:
         run_id = "serve-" + time.strftime("%Y%m%dT%H%M%S")
-        rt = HostRuntime(cfg, data_dir=root, reconnect=True, conversation_id=run_id)
+        rt = HostRuntime(
+            cfg,
+            data_dir=root,
+            reconnect=True,
+            conversation_id=run_id,
+            policy=access,
+            approvals=access.approval_hook() if access is not None else None,
+        )
+        if access is not None:
+            access.watch(rt.registry)  # pin definitions from the first listing on (BR-24)
+        verifier = settings = None
+        if access is None:
+            local = Principal(user=user or "local")
+            resolve: Any = lambda _ctx: local  # noqa: E731
+            err.print("[yellow]open access:[/yellow] no users are configured, so every client may use every tool "
+                      "(add users with `toolhost users add`, or pass --auth on).")
+        else:
+            try:
+                resolve = principal_resolver(access, stdio_user=user if stdio else None)
+            except StoreError as e:
+                err.print(f"[red]{e}[/red]")
+                raise typer.Exit(2) from None
+            verifier, settings = ApiKeyVerifier(access), auth_settings(f"http://{host}:{port}{MCP_PATH}")
         async with shutdown_on_signals() as stop:
             with live_status(err, rt.statuses(), enabled=not stdio) as refresh:
                 rt.manager.on_status = refresh
                 async with rt:
                     rt.manager.on_status = None
                     err.print(servers_table(rt.statuses()))
-                    principal = Principal(user=user)
-                    srv = create_registry_server(rt, expose=expose, principal_for=lambda _ctx: principal)  # type: ignore[arg-type]
+                    srv = create_registry_server(rt, expose=expose, principal_for=resolve, access=access)  # type: ignore[arg-type]
                     if stdio:
                         await serve_stdio(srv, stop=stop)
                     else:
@@ -118,28 +180,50 @@ def serve(
                             host=host,
                             port=port,
                             stop=stop,
+                            token_verifier=verifier,
+                            auth=settings,
                             on_ready=lambda url: err.print(
-                                f"[green]toolhost serving {len(rt.registry)} tools at {url}[/green] (Ctrl+C to stop)"
+                                f"[green]toolhost serving {len(rt.registry)} tools at {url}[/green]"
+                                + (" (API key required)" if access is not None else "")
+                                + " (Ctrl+C to stop)"
                             ),
                         )
         err.print("toolhost stopped; all servers closed.")
 
-    _run(body)
+    try:
+        _run(body)
+    finally:
+        if access is not None:
+            access.close()
+
+
+def _open_access(root: Path, mode: str, db_url: str | None) -> AccessControl | None:
+    try:
+        return open_access(root, mode, db_url=db_url)  # type: ignore[arg-type]
+    except (ValueError, StoreError) as e:
+        err.print(f"[red]{e}[/red]")
+        raise typer.Exit(2) from None
 
 
 @app.command()
-def tools(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonOpt = False) -> None:
+def tools(
+    config: ConfigOpt = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+    user: UserOpt = None,
+    db_url: DbUrlOpt = None,
+) -> None:
     """List every tool of every configured server (name, server, risk, timeout, description)."""
     cfg, root = _load(config, data_dir)
 
-    async def body(rt: HostRuntime) -> None:
-        records = rt.visible_tools()
+    async def body(rt: HostRuntime, principal: Principal) -> None:
+        records = rt.visible_tools(principal)
         if as_json:
             out.print_json(json.dumps([tool_definition(t) for t in records]))
         else:
             out.print(tools_table(records, title=f"{len(records)} tools"))
 
-    _run(_with_runtime, cfg, root, body)
+    _run(_with_runtime, cfg, root, body, True, user, db_url)
 
 
 @app.command()
@@ -149,12 +233,14 @@ def search(
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
+    user: UserOpt = None,
+    db_url: DbUrlOpt = None,
 ) -> None:
     """Search the tools of every configured server (BM25 over names, descriptions, parameters)."""
     cfg, root = _load(config, data_dir)
 
-    async def body(rt: HostRuntime) -> None:
-        result = rt.search(query, limit=limit)
+    async def body(rt: HostRuntime, principal: Principal) -> None:
+        result = rt.search(query, principal, limit=limit)
         if as_json:
             out.print_json(json.dumps([tool_definition(h.tool) | {"score": h.score} for h in result.hits]))
             return
@@ -163,7 +249,7 @@ def search(
             return
         out.print(tools_table([h.tool for h in result.hits], title=f"Top {len(result.hits)} for {query!r}"))
 
-    _run(_with_runtime, cfg, root, body)
+    _run(_with_runtime, cfg, root, body, True, user, db_url)
 
 
 @app.command()
@@ -173,6 +259,8 @@ def call(
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
+    user: UserOpt = None,
+    db_url: DbUrlOpt = None,
 ) -> None:
     """Call one tool by its qualified name; exits 1 when the result is an error."""
     try:
@@ -185,8 +273,8 @@ def call(
         raise typer.Exit(2)
     cfg, root = _load(config, data_dir)
 
-    async def body(rt: HostRuntime) -> bool:
-        result = await rt.call(name, parsed)
+    async def body(rt: HostRuntime, principal: Principal) -> bool:
+        result = await rt.call(name, parsed, principal)
         if as_json:
             out.print_json(result.model_dump_json(exclude_none=True))
         else:
@@ -197,7 +285,7 @@ def call(
                 err.print(f"[red]{result.status.value}[/red] at {result.error.where or 'call'}")
         return result.is_error
 
-    if _run(_with_runtime, cfg, root, body):
+    if _run(_with_runtime, cfg, root, body, True, user, db_url):
         raise typer.Exit(1)
 
 
@@ -206,7 +294,7 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
     """Connect to every configured server and show its status (connected / failed with reason, tool count)."""
     cfg, root = _load(config, data_dir)
 
-    async def body(rt: HostRuntime) -> None:
+    async def body(rt: HostRuntime, _principal: Principal) -> None:
         if as_json:
             rows = [
                 {
@@ -226,6 +314,9 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
             out.print(servers_table(rt.statuses()))
 
     _run(_with_runtime, cfg, root, body, False)
+
+
+register_admin_commands(app)
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ hand so the model always sees why a call failed). No import-time side effects.
 from __future__ import annotations
 
 import json
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any, Literal
@@ -38,10 +39,12 @@ from mcp.types import (
     ToolAnnotations,
 )
 
+from host.access import AccessControl, approval_elicitation
 from host.runtime import HostRuntime
 from registry import ANONYMOUS, Principal, ToolRecord
 from registry.search import DeferredLoadingState, tool_definition
 from registry.search import format_result as format_search
+from servers.approval_elicit import elicitor_for
 from servers.results import to_mcp_result
 
 __all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "create_registry_server"]
@@ -133,6 +136,7 @@ def create_registry_server(
     *,
     expose: Expose = "search",
     principal_for: PrincipalResolver | None = None,
+    access: AccessControl | None = None,
     name: str = "toolhost",
 ) -> Server[Any]:
     """Build the registry MCP server over a running :class:`HostRuntime`.
@@ -141,6 +145,8 @@ def create_registry_server(
         runtime: connections, registry, search and policy.
         expose: ``"search"`` (tool_search + call_tool + always_load tools) or ``"all"``.
         principal_for: maps each request to its caller (default: the anonymous local user).
+        access: per-user access control: every list, search and call is audited, and calls that
+            need approval ask the user through MCP elicitation when the client supports it.
         name: the server name reported to clients.
 
     Returns:
@@ -165,20 +171,44 @@ def create_registry_server(
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None) -> ListToolsResult:
         principal = resolve(ctx)
         if expose == "all":
-            return ListToolsResult(tools=[_as_mcp_tool(t) for t in runtime.visible_tools(principal)])
-        visible, _key = runtime.visibility(principal)
-        declared = state_of(ctx).declared(runtime.registry.snapshot(), visible)
-        return ListToolsResult(tools=[_SEARCH_TOOL, _CALL_TOOL] + [_as_mcp_tool(t) for t in declared])
+            tools = [_as_mcp_tool(t) for t in runtime.visible_tools(principal)]
+        else:
+            visible, _key = runtime.visibility(principal)
+            declared = state_of(ctx).declared(runtime.registry.snapshot(), visible)
+            tools = [_SEARCH_TOOL, _CALL_TOOL] + [_as_mcp_tool(t) for t in declared]
+        if access is not None:
+            await access.audit_async(action="list", principal=principal, status="ok", detail=f"{len(tools)} tools")
+        return ListToolsResult(tools=tools)
+
+    async def run_call(
+        ctx: ServerRequestContext[Any, Any], principal: Principal, target: str, arguments: dict[str, Any] | str
+    ) -> CallToolResult:
+        async def forward_progress(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(progress, total, message)
+
+        if access is None:
+            return to_mcp_result(await runtime.call(target, arguments, principal, progress_callback=forward_progress))
+        started = time.perf_counter()
+        with approval_elicitation(elicitor_for(ctx)):
+            result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
+        await access.audit_call_async(
+            principal,
+            target,
+            arguments,
+            status=result.status.value,
+            duration_seconds=time.perf_counter() - started,
+            tool=runtime.registry.snapshot().get(target),
+        )
+        return to_mcp_result(result)
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
         principal = resolve(ctx)
         args = dict(params.arguments or {})
-
-        async def forward_progress(progress: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(progress, total, message)
-
         if params.name == TOOL_SEARCH:
             result, hits = _search(runtime, principal, args)
+            if access is not None:
+                await access.audit_async(action="search", principal=principal, status="ok",
+                                         detail=f"{len(hits)} hits for {str(args.get('query'))[:100]!r}")
             if expose == "search" and state_of(ctx).mark_loaded(hits):
                 await _announce_list_changed(ctx)
             return result
@@ -192,8 +222,8 @@ def create_registry_server(
             if not isinstance(inner, (dict, str)):
                 return _text_error(f"call_tool 'arguments' must be an object, got {type(inner).__name__}")
             # A JSON string is parsed by the pipeline (with a precise error when it is not an object).
-            return to_mcp_result(await runtime.call(target, inner, principal, progress_callback=forward_progress))
-        return to_mcp_result(await runtime.call(params.name, args, principal, progress_callback=forward_progress))
+            return await run_call(ctx, principal, target, inner)
+        return await run_call(ctx, principal, params.name, args)
 
     return Server(
         name,
