@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -31,6 +32,8 @@ from registry.search import DeferredLoadingState, SearchIndex
 from registry.tool import ToolRecord
 
 __all__ = ["ProviderModel", "Send", "WithToolSearch", "to_conversation", "to_messages"]
+
+logger = logging.getLogger("toolhost.providers")
 
 Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | AsyncIterable[dict[str, Any]]]]
 """``async send(request_params) -> response`` (a whole response dict, or stream events)."""
@@ -116,6 +119,7 @@ class ProviderModel:
         self.turns: dict[int, AssistantTurn] = {}
         """History index at which the loop appends each reply → the turn as parsed."""
         self.requests: list[dict[str, Any]] = []
+        self._logged: set[str] = set()
 
     async def __call__(self, history: list[Message]) -> Message:
         tools = self.tools() if callable(self.tools) else self.tools
@@ -124,6 +128,10 @@ class ProviderModel:
             conversation, tools, model=self.model, choice=self.choice, tool_search=self.tool_search, **self.params
         )
         self.requests.append(prepared.params)
+        for note in prepared.declarations.notes:  # non-strict reasons, dropped keywords: once each
+            if note not in self._logged:
+                self._logged.add(note)
+                logger.info("%s declaration: %s", self.adapter.api, note)
         response = await self.send(prepared.params)
         if isinstance(response, dict):
             turn = self.adapter.parse_response(response)

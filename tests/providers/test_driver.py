@@ -94,3 +94,22 @@ async def test_with_tool_search_answers_searches_and_keeps_call_order():
     assert inner.batches == [["a", "b"]]
     assert results[1].structured == {"loaded": ["shipping__get_eta"]}
     assert wrapped.state.loaded == ["shipping__get_eta"] and wrapped.event_log is None
+
+
+@pytest.mark.anyio
+async def test_non_strict_reasons_are_logged_once(caplog):
+    from host.providers import OpenAIChatAdapter
+
+    from .records import record
+
+    tool = record("kv", "put", {"type": "object", "properties": {"data": {"type": "object"}}})
+    fake = FakeAPI("openai_chat", [Step(text="a"), Step(text="b")])
+    model = ProviderModel(OpenAIChatAdapter(), fake, [tool], model="m")
+    caplog.set_level("INFO", logger="toolhost.providers")
+    with anyio.fail_after(5):
+        await model([Message(role="user", text="x")])
+        await model([Message(role="user", text="y")])
+    assert [r.getMessage() for r in caplog.records] == [
+        "openai_chat declaration: kv__put: declared with strict=false because "
+        "$.properties.data: object without properties (free-form map) cannot be strict"
+    ]
