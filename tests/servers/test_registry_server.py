@@ -9,7 +9,7 @@ from mcp import Client
 from registry import PatternPolicy, Principal
 from servers.registry_server import create_registry_server
 from servers.serve import serve_http
-from tests.servers.conftest import example, runtime
+from tests.servers.conftest import everything, example, runtime
 
 pytestmark = pytest.mark.anyio
 
@@ -124,3 +124,21 @@ async def test_search_hits_are_loaded_for_the_connection(tmp_path):
                 assert listed["orders__get_order"].input_schema["required"] == ["order_id"]
                 direct = await c.call_tool("orders__get_order", {"order_id": "A1002"})
                 assert direct.structured_content["status"] == "paid"
+
+
+async def test_upstream_progress_is_forwarded_to_the_client(tmp_path):
+    """server-everything's long-running operation reports 3 steps; our client sees all of them."""
+    async with runtime({"ev": everything()}, tmp_path) as rt:
+        srv = create_registry_server(rt)
+        seen: list[tuple[float, float | None]] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append((progress, total))
+
+        with anyio.fail_after(30):
+            async with Client(srv) as c:
+                r = await c.call_tool("call_tool", {"name": "ev__trigger-long-running-operation",
+                                                    "arguments": {"duration": 0.3, "steps": 3}},
+                                      progress_callback=on_progress)
+        assert not r.is_error
+        assert seen == [(1, 3), (2, 3), (3, 3)]
