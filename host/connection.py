@@ -38,7 +38,15 @@ from host.errors import CallTimeout, ServerConnectError, UpstreamError, Upstream
 from host.executor import ProgressCallback
 from host.paths import logs_dir, safe_file_name
 
-__all__ = ["MAX_LIST_PAGES", "SAFE_ENV_VARS", "ConnectionState", "ServerConnection", "ServerStatus", "list_all_tools"]
+__all__ = [
+    "MAX_LIST_PAGES",
+    "SAFE_ENV_VARS",
+    "ConnectionState",
+    "ServerConnection",
+    "ServerStatus",
+    "call_client_tool",
+    "list_all_tools",
+]
 
 SAFE_ENV_VARS = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 """Parent variables a stdio child inherits; everything else must be set in its ``env``."""
@@ -341,33 +349,66 @@ class ServerConnection:
         client = self._client
         if client is None or self.status.state is not ConnectionState.CONNECTED:
             raise UpstreamUnavailable(self.name, self.status.error or self.status.state.value)
-        try:
-            # The SDK's read timeout cancels the request upstream (notifications/cancelled);
-            # the outer bound only guards against a transport that stops answering entirely.
-            with anyio.fail_after(timeout_seconds + 5.0):
-                return await client.call_tool(
-                    tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback
-                )
-        except MCPError as err:
-            # -32000/-32001 are also free for servers to use ("implementation-defined server errors"),
-            # so only the SDK's own local errors (fixed message, no data) mean timeout / closed.
-            if err.code == REQUEST_TIMEOUT and err.data is None and err.message.endswith("timed out"):
-                raise CallTimeout(self.name, tool, timeout_seconds) from None
-            if err.code == CONNECTION_CLOSED and err.data is None and err.message == "Connection closed":
-                self._connection_lost(err.message)
-                raise UpstreamUnavailable(self.name, f"connection closed: {err.message}") from None
-            raise UpstreamError(self.name, tool, err.code, err.message, err.data) from None
-        except TimeoutError:
-            raise CallTimeout(self.name, tool, timeout_seconds) from None
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, httpx2.TransportError) as err:
-            self._connection_lost(_describe(err))
-            raise UpstreamUnavailable(self.name, f"connection lost: {_describe(err)}") from None
+        return await call_client_tool(
+            client,
+            self.name,
+            tool,
+            arguments,
+            timeout_seconds=timeout_seconds,
+            progress_callback=progress_callback,
+            on_lost=self._connection_lost,
+        )
 
     def _connection_lost(self, reason: str) -> None:
         if self.status.state is ConnectionState.CONNECTED:
             self._fail("connection", reason)
             self._client = None
             self._wake.set()
+
+
+async def call_client_tool(
+    client: Client,
+    server: str,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    timeout_seconds: float,
+    progress_callback: ProgressCallback | None = None,
+    on_lost: Callable[[str], None] | None = None,
+) -> CallToolResult:
+    """One ``tools/call`` on an entered SDK ``Client``, with SDK errors mapped to host errors.
+
+    The SDK's read timeout cancels the request upstream (``notifications/cancelled``); an
+    outer bound of ``timeout_seconds + 5`` guards against a transport that stops answering.
+    JSON-RPC codes -32000/-32001 are also free for servers to use ("implementation-defined
+    server errors"), so only the SDK's own local errors (fixed message, no data) mean
+    closed / timed out.
+
+    Args:
+        on_lost: called with a reason when the connection turns out to be closed.
+
+    Raises:
+        CallTimeout, UpstreamUnavailable, UpstreamError: see :class:`host.executor.ToolExecutor`.
+    """
+    try:
+        with anyio.fail_after(timeout_seconds + 5.0):
+            return await client.call_tool(
+                tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback
+            )
+    except MCPError as err:
+        if err.code == REQUEST_TIMEOUT and err.data is None and "timed out" in err.message.lower():
+            raise CallTimeout(server, tool, timeout_seconds) from None
+        if err.code == CONNECTION_CLOSED and err.data is None and err.message == "Connection closed":
+            if on_lost is not None:
+                on_lost(err.message)
+            raise UpstreamUnavailable(server, f"connection closed: {err.message}") from None
+        raise UpstreamError(server, tool, err.code, err.message, err.data) from None
+    except TimeoutError:
+        raise CallTimeout(server, tool, timeout_seconds) from None
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, httpx2.TransportError) as err:
+        if on_lost is not None:
+            on_lost(_describe(err))
+        raise UpstreamUnavailable(server, f"connection lost: {_describe(err)}") from None
 
 
 def _describe(err: BaseException) -> str:

@@ -1,9 +1,7 @@
 """Pipeline test fixtures: example MCP servers connected in-process, behind a ToolExecutor.
 
-:class:`InProcessExecutor` maps SDK errors exactly like ``host.connection.ServerConnection.call_tool``
-(REQUEST_TIMEOUT / TimeoutError → CallTimeout, CONNECTION_CLOSED / closed streams →
-UpstreamUnavailable, any other MCPError → UpstreamError), so the pipeline sees the same
-exceptions as in production.
+:class:`InProcessExecutor` maps SDK errors with production's own
+:func:`host.connection.call_client_tool`, so the pipeline sees the same exceptions as in production.
 """
 
 from __future__ import annotations
@@ -18,10 +16,10 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
-from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult
+from mcp.types import CallToolResult
 
-from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
+from host.connection import call_client_tool
+from host.errors import UpstreamUnavailable
 from host.executor import ProgressCallback
 from host.manager import tool_definition
 from host.pipeline import CallContext, Pipeline
@@ -50,21 +48,9 @@ class InProcessExecutor:
         if client is None:
             raise UpstreamUnavailable(server, "not connected")
         self.calls.append((server, tool, arguments))
-        try:
-            with anyio.fail_after(timeout_seconds + 5.0):
-                return await client.call_tool(
-                    tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback
-                )
-        except MCPError as err:
-            if err.code == REQUEST_TIMEOUT:
-                raise CallTimeout(server, tool, timeout_seconds) from None
-            if err.code == CONNECTION_CLOSED:
-                raise UpstreamUnavailable(server, f"connection closed: {err.message}") from None
-            raise UpstreamError(server, tool, err.code, err.message, err.data) from None
-        except TimeoutError:
-            raise CallTimeout(server, tool, timeout_seconds) from None
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as err:
-            raise UpstreamUnavailable(server, f"connection lost: {type(err).__name__}") from None
+        return await call_client_tool(
+            client, server, tool, arguments, timeout_seconds=timeout_seconds, progress_callback=progress_callback
+        )
 
 
 @dataclass

@@ -19,6 +19,7 @@ from mcp.types import CallToolResult
 from host.calls import ImageBlock, ResultStatus
 from host.executor import ProgressCallback
 from host.loop import StopReason, run_conversation
+from host.connection import call_client_tool
 from host.manager import tool_definition
 from host.pipeline import CallContext, Pipeline
 from host.pipeline.transcript import Message
@@ -68,8 +69,7 @@ class Executor:
         timeout_seconds: float,
         progress_callback: ProgressCallback | None = None,
     ) -> CallToolResult:
-        with anyio.fail_after(timeout_seconds):
-            return await self.clients[server].call_tool(tool, arguments)
+        return await call_client_tool(self.clients[server], server, tool, arguments, timeout_seconds=timeout_seconds)
 
 
 async def _run(api: str, stream: bool, tmp_path) -> tuple[Any, FakeAPI, DeferredLoadingState, ProviderModel]:
