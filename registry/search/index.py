@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -146,68 +146,91 @@ class SearchIndex:
     def replace_server(self, server: str, records: Sequence[ToolRecord]) -> None:
         """Index ``records`` as all of ``server``'s tools (an empty sequence removes the server).
 
-        Costs O(postings of the old and new tools' tokens), not O(index).
+        Costs O(postings of the old and new tools' tokens) plus O(tools) of array copies, not a
+        rebuild.
 
         Raises:
             ValueError: a record belongs to another server, or its qualified name is indexed
                 under another server. The index is left unchanged.
         """
-        for rec in records:
-            if rec.server != server:
-                raise ValueError(f"record {rec.qualified_name!r} belongs to server {rec.server!r}, not {server!r}")
-        docs = [(rec.qualified_name, self.document(rec)) for rec in records]  # outside the lock
+        self.replace_servers({server: records})
+
+    def replace_servers(self, changes: Mapping[str, Sequence[ToolRecord]]) -> None:
+        """Apply several servers' :meth:`replace_server` in one update (use it for bulk loads:
+        one update per server would copy the index once per server).
+
+        Raises:
+            ValueError: as :meth:`replace_server`; nothing is applied.
+        """
+        docs: dict[str, list[tuple[str, list[str]]]] = {}
+        for server, records in changes.items():
+            for rec in records:
+                if rec.server != server:
+                    raise ValueError(
+                        f"record {rec.qualified_name!r} belongs to server {rec.server!r}, not {server!r}"
+                    )
+            docs[server] = [(rec.qualified_name, self.document(rec)) for rec in records]  # outside the lock
         with self._write_lock:
-            self._state = self._replaced(self._state, server, records, docs)
+            self._state = self._replaced(self._state, changes, docs)
 
     def remove_server(self, server: str) -> None:
         """Drop every tool of ``server`` (no-op when it has none)."""
-        self.replace_server(server, ())
+        self.replace_servers({server: ()})
 
     def attach(self, registry: ToolRegistry) -> Callable[[], None]:
         """Index ``registry``'s current tools and follow its changes; returns an unsubscribe function."""
         unsubscribe = registry.subscribe(lambda server, _old, new: self.replace_server(server, new))
         snap = registry.snapshot()
-        for server, recs in snap.by_server.items():
-            self.replace_server(server, recs)
-        for server in set(self._state.servers) - set(snap.by_server):
-            self.remove_server(server)
+        changes: dict[str, Sequence[ToolRecord]] = {s: () for s in self._state.servers if s not in snap.by_server}
+        changes.update(snap.by_server)
+        self.replace_servers(changes)
         return unsubscribe
 
     def _replaced(
-        self, st: _State, server: str, records: Sequence[ToolRecord], docs: list[tuple[str, list[str]]]
+        self,
+        st: _State,
+        changes: Mapping[str, Sequence[ToolRecord]],
+        docs: Mapping[str, list[tuple[str, list[str]]]],
     ) -> _State:
-        old_names = st.servers.get(server, ())
+        old_names = [name for server in changes for name in st.servers.get(server, ())]
         old_set = set(old_names)
-        for rec in records:
-            if rec.qualified_name in st.by_name and rec.qualified_name not in old_set:
-                other = st.by_name[rec.qualified_name].server
-                raise ValueError(f"qualified name {rec.qualified_name!r} is already indexed for server {other!r}")
-        corpus = st.corpus.update(remove=old_names, add=docs)
+        new_names: set[str] = set()
+        for server, records in changes.items():
+            for rec in records:
+                name = rec.qualified_name
+                if (name in st.by_name and name not in old_set) or name in new_names:
+                    other = st.by_name[name].server if name in st.by_name else server
+                    raise ValueError(f"qualified name {name!r} is already indexed for server {other!r}")
+                new_names.add(name)
+        corpus = st.corpus.update(remove=old_names, add=[d for server in changes for d in docs[server]])
         cap = corpus.capacity
         recs = list(st.records) + [None] * (cap - len(st.records))
         server_code = _grown(st.server_code, cap, -1)
         risk_level = _grown(st.risk_level, cap, 0)
         by_name = dict(st.by_name)
         server_ids = st.server_ids
-        if server not in server_ids:
-            server_ids = {**server_ids, server: len(server_ids)}
+        missing = [s for s in changes if s not in server_ids]
+        if missing:
+            server_ids = {**server_ids, **{s: len(server_ids) + i for i, s in enumerate(missing)}}
         for name in old_names:
             slot = st.corpus.slot_of[name]
-            recs[slot] = None
-            server_code[slot] = -1
+            if corpus.keys[slot] is None:
+                recs[slot] = None
+                server_code[slot] = -1
             by_name.pop(name, None)
-        code = server_ids[server]
-        for rec in records:
-            slot = corpus.slot_of[rec.qualified_name]
-            recs[slot] = rec
-            server_code[slot] = code
-            risk_level[slot] = rec.risk.level
-            by_name[rec.qualified_name] = rec
         servers = dict(st.servers)
-        if records:
-            servers[server] = tuple(r.qualified_name for r in records)
-        else:
-            servers.pop(server, None)
+        for server, records in changes.items():
+            code = server_ids[server]
+            for rec in records:
+                slot = corpus.slot_of[rec.qualified_name]
+                recs[slot] = rec
+                server_code[slot] = code
+                risk_level[slot] = rec.risk.level
+                by_name[rec.qualified_name] = rec
+            if records:
+                servers[server] = tuple(r.qualified_name for r in records)
+            else:
+                servers.pop(server, None)
         return _State(corpus, tuple(recs), server_code, risk_level, server_ids, servers, by_name, st.generation + 1)
 
     # -- search ---------------------------------------------------------------------------
