@@ -114,7 +114,7 @@ class SearchIndex:
         self.tokenizer = tokenizer
         self._write_lock = threading.Lock()
         self._cache_lock = threading.Lock()
-        self._mask_cache: OrderedDict[tuple[int, Hashable], np.ndarray] = OrderedDict()
+        self._mask_cache: OrderedDict[tuple[int, Hashable], np.ndarray | None] = OrderedDict()
         self._state = _State(
             corpus=Corpus(params),
             records=(),
@@ -285,18 +285,20 @@ class SearchIndex:
         return SearchResult(hits, "bm25")
 
     def _mask(self, st: _State, visible: Callable[[ToolRecord], bool] | None, key: Hashable | None) -> np.ndarray | None:
+        """Visibility over slots, or ``None`` when every tool is visible (global statistics)."""
         if visible is None:
             return None
         cache_key = (st.generation, key)
         if key is not None:
             with self._cache_lock:
-                hit = self._mask_cache.get(cache_key)
-                if hit is not None:
+                if cache_key in self._mask_cache:
                     self._mask_cache.move_to_end(cache_key)
-                    return hit
-        mask = np.fromiter(
+                    return self._mask_cache[cache_key]
+        mask: np.ndarray | None = np.fromiter(
             (rec is not None and bool(visible(rec)) for rec in st.records), dtype=bool, count=len(st.records)
         )
+        if int(mask.sum()) == len(st.by_name):  # type: ignore[union-attr]
+            mask = None  # all visible: identical statistics, no per-query masking cost
         if key is not None:
             with self._cache_lock:
                 self._mask_cache[cache_key] = mask
