@@ -175,15 +175,22 @@ class ServerConnection:
         self._client: Client | None = None
         self._stop = anyio.Event()
         self._wake = anyio.Event()
+        self._connect_scope: anyio.CancelScope | None = None
         self._relist = False
         self._stderr_path = logs_dir(data_dir) / f"{safe_file_name(config.name)}.stderr.log"
         self._stderr_offset = 0
 
     # -- lifecycle ---------------------------------------------------------------------
     def stop(self) -> None:
-        """Ask the owner task to close the session and return (idempotent)."""
+        """Ask the owner task to close the session and return (idempotent).
+
+        A connect attempt in progress (spawn, handshake, listing) is abandoned at once rather
+        than waited out, so Ctrl+C never waits for a hung server's connect timeout.
+        """
         self._stop.set()
         self._wake.set()
+        if self._connect_scope is not None:
+            self._connect_scope.cancel()
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Own the connection until :meth:`stop`; reports started after the first attempt ends."""
@@ -216,6 +223,9 @@ class ServerConnection:
         try:
             with anyio.CancelScope() as scope:
                 scope.deadline = anyio.current_time() + self.connect_timeout_seconds
+                self._connect_scope = scope
+                if self._stop.is_set():
+                    scope.cancel()
                 async with AsyncExitStack() as stack:
                     client = await self._open(stack)
                     stage = "handshake"
@@ -223,17 +233,22 @@ class ServerConnection:
                     stage = "list_tools"
                     tools, warnings = await list_all_tools(client, self.name)
                     scope.deadline = math.inf
+                    self._connect_scope = None
                     self._client = client
                     connected = True
                     self._record_connected(client, tools, warnings, time.perf_counter() - t0)
                     report_started()
                     await self._serve(client, stack)
             if scope.cancelled_caught and not connected:
-                self._fail(stage, f"no answer within the connect timeout of {self.connect_timeout_seconds:g} s")
+                if self._stop.is_set():
+                    self._fail(stage, "stopped while connecting")
+                else:
+                    self._fail(stage, f"no answer within the connect timeout of {self.connect_timeout_seconds:g} s")
         except Exception as err:  # noqa: BLE001 - one server's failure must not reach the others
             self._fail(stage if not connected else "connection", _describe(err))
         finally:
             self._client = None
+            self._connect_scope = None
         if connected and not self._stop.is_set() and self.status.state is ConnectionState.CONNECTED:
             self._fail("connection", "the server closed the connection")
         if not connected:
@@ -320,7 +335,9 @@ class ServerConnection:
             self.on_status(self.status)
 
     def stderr_tail(self, lines: int = _STDERR_TAIL_LINES) -> str:
-        """The last ``lines`` lines the child wrote to stderr during the current attempt."""
+        """The last ``lines`` lines the child wrote to stderr during the current attempt (stdio only)."""
+        if not isinstance(self.config, StdioServerConfig):
+            return ""
         try:
             with open(self._stderr_path, encoding="utf-8", errors="replace") as fh:
                 fh.seek(self._stderr_offset)

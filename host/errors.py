@@ -2,6 +2,7 @@
 
     HostError
     ├── ConfigError            the mcpServers config is invalid (carries the JSON path)
+    ├── DataDirError           the data folder cannot be used (carries the path)
     ├── ServerConnectError     a server failed to start / handshake / list (carries stderr tail)
     ├── UpstreamUnavailable    the server is not connected (down, failed, closed): fail fast
     ├── UpstreamError          the server answered a request with a JSON-RPC error
@@ -18,6 +19,7 @@ from typing import Any
 __all__ = [
     "CallTimeout",
     "ConfigError",
+    "DataDirError",
     "HostError",
     "ServerConnectError",
     "UpstreamError",
@@ -44,6 +46,22 @@ class ConfigError(HostError):
         self.source = source
         where = f"{source}: " if source else ""
         super().__init__(f"{where}{path}: {problem}")
+
+
+class DataDirError(HostError):
+    """The data folder cannot be created or written.
+
+    Attributes:
+        path: the folder that was tried.
+        reason: what went wrong (the OS error text).
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(
+            f"data folder {path}: {reason} (pass --data-dir or set $TOOLHOST_HOME to a writable folder)"
+        )
 
 
 class ServerConnectError(HostError):

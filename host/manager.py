@@ -148,6 +148,12 @@ class ServerManager:
     ) -> None:
         await self.aclose(exc_type, exc, tb)
 
+    def request_stop(self) -> None:
+        """Stop every connection without waiting (safe from a signal handler task): connect
+        attempts in progress are abandoned, so entering or exiting returns promptly."""
+        for conn in self.connections.values():
+            conn.stop()
+
     async def aclose(
         self,
         exc_type: type[BaseException] | None = None,
@@ -155,8 +161,7 @@ class ServerManager:
         tb: TracebackType | None = None,
     ) -> None:
         """Stop every connection and wait for the owner tasks to finish."""
-        for conn in self.connections.values():
-            conn.stop()
+        self.request_stop()
         tg, self._tg = self._tg, None
         if tg is not None:
             await tg.__aexit__(exc_type, exc, tb)

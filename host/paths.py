@@ -20,6 +20,8 @@ import os
 import re
 from pathlib import Path
 
+from host.errors import DataDirError
+
 __all__ = ["ENV_HOME", "data_dir", "default_data_dir", "logs_dir", "safe_file_name", "server_dir"]
 
 ENV_HOME = "TOOLHOST_HOME"
@@ -39,6 +41,9 @@ def data_dir(explicit: str | os.PathLike[str] | None = None, *, create: bool = T
     Args:
         explicit: the ``--data-dir`` value, or ``None``.
         create: create the folder (and parents) when missing.
+
+    Raises:
+        host.errors.DataDirError: the path is a file, lies below a file, or cannot be created.
     """
     if explicit:
         path = Path(explicit)
@@ -48,7 +53,16 @@ def data_dir(explicit: str | os.PathLike[str] | None = None, *, create: bool = T
         path = default_data_dir()
     path = path.expanduser().resolve()
     if create:
-        path.mkdir(parents=True, exist_ok=True)
+        if path.exists() and not path.is_dir():
+            raise DataDirError(str(path), "exists and is not a folder")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise DataDirError(str(path), err.strerror or str(err)) from None
+        if not path.is_dir():
+            raise DataDirError(str(path), "exists and is not a folder")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise DataDirError(str(path), "is not writable")
     return path
 
 

@@ -8,6 +8,7 @@ Commands: ``serve``, ``tools``, ``search``, ``call``, ``servers``. Every command
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ from rich.console import Console
 
 from host.config import HostConfig, load_config
 from host.access import AccessControl
-from host.errors import ConfigError
+from host.errors import ConfigError, HostError
 from host.store import StoreError
 from host.paths import data_dir as resolve_data_dir
 from host.runtime import HostRuntime
@@ -27,10 +28,10 @@ from registry import Principal
 from servers.display import live_status, servers_table, tools_table
 from registry.search import tool_definition
 from servers.registry_server import create_registry_server
-from servers.access_mode import open_access
+from servers.access_mode import OpenAccessPolicy, is_loopback, open_access
 from servers.admin_cli import register as register_admin_commands
 from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver
-from servers.serve import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH, serve_http, serve_stdio, shutdown_on_signals
+from servers.serve import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH, bind_socket, serve_http, serve_stdio, shutdown_on_signals
 
 __all__ = ["app", "main"]
 
@@ -85,7 +86,7 @@ async def _with_runtime(
     """
     access = principal = None
     if user is not None:
-        access = _open_access(root, "on", db_url)
+        access, _enforce = _open_access(root, "on", db_url)
         try:
             principal = access.principal_for_user(user)  # type: ignore[union-attr]
         except StoreError as e:
@@ -119,7 +120,7 @@ def serve(
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
     host: Annotated[str, typer.Option(help="Interface to bind for HTTP.")] = DEFAULT_HOST,
-    port: Annotated[int, typer.Option(help="TCP port for HTTP (0: any free port).")] = DEFAULT_PORT,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port for HTTP (0: any free port).")] = DEFAULT_PORT,
     stdio: Annotated[bool, typer.Option("--stdio", help="Serve MCP over stdin/stdout instead of HTTP.")] = False,
     expose: Annotated[
         str, typer.Option(help="'search': tool_search + call_tool (+ always_load tools); 'all': every tool.")
@@ -135,59 +136,78 @@ def serve(
         err.print(f"[red]--expose must be 'search' or 'all', got {expose!r}[/red]")
         raise typer.Exit(2)
     cfg, root = _load(config, data_dir)
-    access = _open_access(root, auth, db_url)
-    if access is not None and stdio and not user:
+    access, enforce = _open_access(root, auth, db_url)
+    if not enforce and not stdio and not is_loopback(host):
+        if auth != "off":
+            err.print(f"[red]refusing to serve every tool without API keys on {host}[/red]: add users "
+                      "(`toolhost users add`, `toolhost keys create`) or pass --auth off to allow it")
+            raise typer.Exit(2)
+        err.print(f"[bold red]warning:[/bold red] --auth off on {host}: anyone who can reach this port may "
+                  "run every tool")
+    if enforce and stdio and not user:
         err.print("[red]permissions are on: pass --user NAME for the stdio client[/red] (see `toolhost users list`)")
         raise typer.Exit(2)
+    sock = None if stdio else _bind(host, port)
 
     async def body() -> None:
         run_id = "serve-" + time.strftime("%Y%m%dT%H%M%S")
+        if access is None:
+            policy: Any = None
+        else:
+            policy = access if enforce else OpenAccessPolicy(access)
         rt = HostRuntime(
             cfg,
             data_dir=root,
             reconnect=True,
             conversation_id=run_id,
-            policy=access,
-            approvals=access.approval_hook() if access is not None else None,
+            policy=policy,
+            approvals=access.approval_hook() if enforce and access is not None else None,
         )
         if access is not None:
             access.watch(rt.registry)  # pin definitions from the first listing on (BR-24)
         verifier = settings = None
-        if access is None:
+        if not enforce:
             local = Principal(user=user or "local")
             resolve: Any = lambda _ctx: local  # noqa: E731
             err.print("[yellow]open access:[/yellow] no users are configured, so every client may use every tool "
-                      "(add users with `toolhost users add`, or pass --auth on).")
+                      "(add users with `toolhost users add` and restart, or pass --auth on).")
         else:
+            assert access is not None
             try:
                 resolve = principal_resolver(access, stdio_user=user if stdio else None)
             except StoreError as e:
                 err.print(f"[red]{e}[/red]")
                 raise typer.Exit(2) from None
             verifier, settings = ApiKeyVerifier(access), auth_settings(f"http://{host}:{port}{MCP_PATH}")
-        async with shutdown_on_signals() as stop:
+        async with shutdown_on_signals() as stop, anyio.create_task_group() as guard:
+            guard.start_soon(_stop_when, stop, rt)  # Ctrl+C while connecting abandons the attempts at once
             with live_status(err, rt.statuses(), enabled=not stdio) as refresh:
                 rt.manager.on_status = refresh
                 async with rt:
                     rt.manager.on_status = None
                     err.print(servers_table(rt.statuses()))
-                    srv = create_registry_server(rt, expose=expose, principal_for=resolve, access=access)  # type: ignore[arg-type]
-                    if stdio:
+                    srv = create_registry_server(rt, expose=expose, principal_for=resolve,
+                                                 access=access if enforce else None)  # type: ignore[arg-type]
+                    if stop.is_set():
+                        pass
+                    elif stdio:
                         await serve_stdio(srv, stop=stop)
                     else:
                         await serve_http(
                             srv,
                             host=host,
                             port=port,
+                            sock=sock,
                             stop=stop,
                             token_verifier=verifier,
                             auth=settings,
                             on_ready=lambda url: err.print(
                                 f"[green]toolhost serving {len(rt.registry)} tools at {url}[/green]"
-                                + (" (API key required)" if access is not None else "")
+                                + (" (API key required)" if enforce else "")
                                 + " (Ctrl+C to stop)"
                             ),
                         )
+            guard.cancel_scope.cancel()
         err.print("toolhost stopped; all servers closed.")
 
     try:
@@ -195,9 +215,26 @@ def serve(
     finally:
         if access is not None:
             access.close()
+        if sock is not None:
+            sock.close()
 
 
-def _open_access(root: Path, mode: str, db_url: str | None) -> AccessControl | None:
+async def _stop_when(stop: anyio.Event, rt: HostRuntime) -> None:
+    await stop.wait()
+    rt.manager.request_stop()
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """Bind the HTTP socket before connecting any server, so a taken port fails at once."""
+    try:
+        return bind_socket(host, port)
+    except OSError as e:
+        err.print(f"[red]cannot listen on {host}:{port}: {e.strerror or e}[/red] "
+                  "(choose another --port, or stop the program using it)")
+        raise typer.Exit(2) from None
+
+
+def _open_access(root: Path, mode: str, db_url: str | None) -> tuple[AccessControl | None, bool]:
     try:
         return open_access(root, mode, db_url=db_url)  # type: ignore[arg-type]
     except (ValueError, StoreError) as e:
@@ -320,8 +357,13 @@ register_admin_commands(app)
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app(prog_name="toolhost")
+    """Console-script entry point: runs the app; a :class:`host.errors.HostError` (bad data folder,
+    unreadable config, …) becomes one ``error:`` line and exit status 2, never a traceback."""
+    try:
+        app(prog_name="toolhost", standalone_mode=True)
+    except HostError as e:
+        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -16,7 +17,7 @@ import uvicorn
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
-__all__ = ["serve_http", "serve_stdio", "shutdown_on_signals"]
+__all__ = ["bind_socket", "serve_http", "serve_stdio", "shutdown_on_signals"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -29,6 +30,28 @@ class _QuietSignalsServer(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (IPv4 or IPv6), for :func:`serve_http`.
+
+    Raises:
+        OSError: the address is in use or cannot be assigned.
+        ValueError: the port is outside 0-65535.
+    """
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port must be 0-65535, got {port}")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+        sock.listen(2048)
+        sock.set_inheritable(True)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 @contextlib.asynccontextmanager
@@ -63,6 +86,7 @@ async def serve_http(
     *,
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
+    sock: socket.socket | None = None,
     stop: anyio.Event,
     token_verifier: Any = None,
     auth: Any = None,
@@ -74,6 +98,7 @@ async def serve_http(
         server: the registry server.
         host: interface to bind (``127.0.0.1`` by default; DNS-rebinding protection is on for loopback).
         port: TCP port (0: any free port; ``on_ready`` receives the real one).
+        sock: an already bound socket (:func:`bind_socket`) to serve on instead of binding here.
         stop: set it to shut down (see :func:`shutdown_on_signals`).
         token_verifier: an SDK ``TokenVerifier`` for bearer API keys (``None``: no auth).
         auth: the SDK ``AuthSettings`` that go with ``token_verifier``.
@@ -98,12 +123,12 @@ async def serve_http(
             if http.started and on_ready is not None:
                 bound = port
                 for srv in getattr(http, "servers", []):
-                    for sock in srv.sockets:
-                        bound = sock.getsockname()[1]
+                    for listener in srv.sockets:
+                        bound = listener.getsockname()[1]
                 on_ready(f"http://{host}:{bound}{MCP_PATH}")
 
         tg.start_soon(announce)
-        await http.serve()
+        await http.serve(sockets=[sock] if sock is not None else None)
         tg.cancel_scope.cancel()
 
 

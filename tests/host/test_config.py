@@ -137,3 +137,18 @@ def test_child_gets_safe_environment_plus_its_own_env(monkeypatch):
     assert env["MY_VAR"] == "1" and env["LANG"] == "C.UTF-8"
     assert set(env) - {"MY_VAR"} <= set(SAFE_ENV_VARS)
     assert env.get("PATH") == os.environ.get("PATH")
+
+
+@pytest.mark.parametrize(("make", "reason"), [
+    (lambda tmp: tmp / "afile", "exists and is not a folder"),
+    (lambda tmp: tmp / "afile" / "sub", "Not a directory"),
+])
+def test_unusable_data_dir_is_a_clear_error(tmp_path, make, reason):
+    from host.errors import DataDirError
+    from host.paths import data_dir
+
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(DataDirError) as e:
+        data_dir(make(tmp_path))
+    assert str(e.value) == (f"data folder {make(tmp_path)}: {reason} "
+                            "(pass --data-dir or set $TOOLHOST_HOME to a writable folder)")
