@@ -3,7 +3,11 @@
 * Values under keys that name a secret (:data:`SECRET_KEY`: ``token``, ``secret``, ``password``,
   ``api_key``, ``authorization``, ``cookie``, ``private_key``…) become :data:`REDACTED`.
 * Inside any string, bearer/basic credentials and well-known key formats (``sk-…``, ``ghp_…``,
-  ``xoxb-…``, ``AKIA…``) are masked, and in JSON-looking text ``"password": "…"`` pairs too.
+  ``xoxb-…``, ``AKIA…``, toolhost's ``th_<id>_<secret>``) are masked, and so are
+  ``password=…`` / ``api_key: …`` pairs in free text and ``"password": "…"`` pairs in JSON-looking text.
+
+Used by both the event log and the audit log, so one value is never masked in one and kept
+in the other.
 """
 
 from __future__ import annotations
@@ -33,13 +37,15 @@ _SECRET_VALUE = re.compile(
     r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
     r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
     r"|\bAKIA[0-9A-Z]{16}\b"
+    r"|\bth_[0-9a-f]{12}_[A-Za-z0-9_-]{8,}"
 )
 _HINT = re.compile(
     r"(?i)token|secret|passw|passphrase|api.?key|auth|cookie|private|session|credential"
-    r"|bearer|basic|sk-|gh[pousr]_|xox|AKIA"
+    r"|bearer|basic|sk-|gh[pousr]_|xox|AKIA|th_"
 )
 """Cheap pre-check: a string without any of these cannot contain a secret we mask."""
 _JSON_PAIR = re.compile(r'"([A-Za-z0-9_-]{1,64})"\s*:\s*"((?:[^"\\]|\\.)*)"?')
+_TEXT_PAIR = re.compile(r"\b([A-Za-z][A-Za-z0-9_-]{0,63})(\s*[:=]\s*)([^\s,;'\"]+)")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -54,9 +60,19 @@ def _mask(match: re.Match[str]) -> str:
     return f"{scheme} {REDACTED}" if scheme else REDACTED
 
 
+def _mask_text_pairs(text: str) -> str:
+    def pair(m: re.Match[str]) -> str:
+        if is_secret_key(m.group(1)) and m.group(3) != REDACTED:
+            return f"{m.group(1)}{m.group(2)}{REDACTED}"
+        return m.group(0)
+
+    return _TEXT_PAIR.sub(pair, text)
+
+
 def redact_text(text: str) -> str:
-    """Mask credentials inside free text, including ``"secret_key": "value"`` pairs of broken JSON."""
-    text = _SECRET_VALUE.sub(_mask, text)
+    """Mask credentials inside free text, including ``password=…`` pairs and ``"secret_key": "value"``
+    pairs of broken JSON."""
+    text = _mask_text_pairs(_SECRET_VALUE.sub(_mask, text))
 
     def pair(m: re.Match[str]) -> str:
         if is_secret_key(m.group(1)) and m.group(2):
@@ -91,7 +107,5 @@ def redact(value: Any) -> Any:
             if cleaned != parsed:
                 return json.dumps(cleaned, ensure_ascii=False)
             return value
-        if _SECRET_VALUE.search(value):
-            return _SECRET_VALUE.sub(_mask, value)
-        return value
+        return _mask_text_pairs(_SECRET_VALUE.sub(_mask, value))
     return value

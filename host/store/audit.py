@@ -1,15 +1,14 @@
 """The audit log: one row per decision and call, with arguments redacted.
 
-Redaction (:func:`redact`): values under keys that look secret (token, secret, password, passwd,
-api_key/apikey/api-key, authorization, cookie, credential, private_key, session) become
-``"[REDACTED]"``; inside any string, ``Bearer <x>`` and toolhost keys ``th_<id>_<secret>`` are
-masked; strings are cut to :data:`MAX_VALUE_CHARS`. Nested dicts and lists are walked.
+Redaction (:func:`redact`): :func:`registry.redaction.redact`, the rules the event log uses too
+(values under secret-looking keys, bearer credentials, well-known key formats including toolhost's
+``th_<id>_<secret>``, ``password=…`` pairs in text), then strings are cut to
+:data:`MAX_VALUE_CHARS`. Nested dicts and lists are walked.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -18,42 +17,35 @@ from sqlalchemy import and_, insert, select
 
 from host.store import schema as s
 from host.store.db import Store
+from registry.redaction import REDACTED
+from registry.redaction import redact as redact_secrets
 
 __all__ = ["MAX_VALUE_CHARS", "REDACTED", "AuditEntry", "AuditLog", "redact", "redacted_json"]
 
-REDACTED = "[REDACTED]"
 MAX_VALUE_CHARS = 200
 """Longest string value kept in an audit row (characters); longer ones are cut with an ellipsis."""
 
-_SECRET_KEY = re.compile(
-    r"(token|secret|passw(or)?d|api[_-]?key|authorization|cookie|credential|private[_-]?key|session)", re.IGNORECASE
-)
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
-_TH_KEY = re.compile(r"\bth_[0-9a-f]{12}_[A-Za-z0-9_-]+")
+_MAX_DEPTH = 20
 
 
-def _redact_str(value: str) -> str:
-    out = _TH_KEY.sub("th_" + REDACTED, _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", value))
-    if len(out) > MAX_VALUE_CHARS:
-        out = out[: MAX_VALUE_CHARS - 1] + "…"
-    return out
-
-
-def redact(value: Any, *, _depth: int = 0) -> Any:
-    """A copy of ``value`` (JSON-like) with secrets masked (see module docstring)."""
-    if _depth > 20:
+def _cut(value: Any, depth: int = 0) -> Any:
+    if depth > _MAX_DEPTH:
         return "[…]"
     if isinstance(value, dict):
-        return {
-            str(k): REDACTED if _SECRET_KEY.search(str(k)) else redact(v, _depth=_depth + 1) for k, v in value.items()
-        }
+        return {str(k): _cut(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact(v, _depth=_depth + 1) for v in value]
+        return [_cut(v, depth + 1) for v in value]
     if isinstance(value, str):
-        return _redact_str(value)
+        return value if len(value) <= MAX_VALUE_CHARS else value[: MAX_VALUE_CHARS - 1] + "…"
     if value is None or isinstance(value, (bool, int, float)):
         return value
-    return _redact_str(repr(value))
+    return _cut(redact_secrets(repr(value)), depth)
+
+
+def redact(value: Any) -> Any:
+    """A copy of ``value`` (JSON-like) with secrets masked by :func:`registry.redaction.redact` (the
+    same rules as the event log) and strings cut to :data:`MAX_VALUE_CHARS`."""
+    return _cut(redact_secrets(value))
 
 
 def redacted_json(arguments: Any) -> str:
@@ -114,13 +106,13 @@ class AuditLog:
                     user=user,
                     key_id=key_id,
                     action=action,
-                    tool=_redact_str(tool) if tool is not None else None,
+                    tool=_cut(redact_secrets(tool)) if tool is not None else None,
                     decision=decision,
                     rule=rule,
                     status=status,
                     duration_ms=duration_ms,
                     arguments=None if arguments is None else redacted_json(arguments),
-                    detail=None if detail is None else _redact_str(detail),
+                    detail=None if detail is None else _cut(redact_secrets(detail)),
                 )
             )
             return int(res.inserted_primary_key[0])

@@ -234,12 +234,15 @@ def test_pins(access: AccessControl, record) -> None:
 
 
 def test_audit_and_redaction(access: AccessControl) -> None:
-    assert redact({"api_key": "k", "nested": [{"Password": "p", "q": "Bearer abc.def"}], "n": 3}) == {
+    assert redact({"api_key": "k", "nested": [{"Password": "p", "q": "Bearer eyJhbGciOi.J9abc123"}], "n": 3}) == {
         "api_key": "[REDACTED]",
         "nested": [{"Password": "[REDACTED]", "q": "Bearer [REDACTED]"}],
         "n": 3,
     }
-    assert redact("use th_0123456789ab_SECRETsecretSECRET now") == "use th_[REDACTED] now"
+    assert redact("use th_0123456789ab_SECRETsecretSECRET now") == "use [REDACTED] now"
+    # The same rules as the event log: secrets inside free text are masked too.
+    assert redact({"text": "api_key=sk-live-ABCDEF1234567890 password: hunter2"}) == {
+        "text": "api_key=[REDACTED] password: [REDACTED]"}
     assert redact("x" * 500).endswith("…") and len(redact("x" * 500)) == 200
     alice = Principal("alice", key_id="k1")
     access.audit(
