@@ -27,6 +27,7 @@ Errors are :class:`host.errors.ConfigError` naming the JSON path, e.g.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -158,12 +159,15 @@ class HostConfig(BaseModel):
         defaults: the top-level ``toolhost`` block.
         source: the file it came from (``None`` for in-memory configs).
         skipped: names of entries with ``"disabled": true``.
+        warnings: ignored keys, with a suggestion when one looks like a typo (other clients'
+            keys such as ``autoApprove`` are ignored silently).
     """
 
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
     defaults: HostDefaults = Field(default_factory=HostDefaults)
     source: str | None = None
     skipped: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
 
     def connect_timeout_for(self, server: ServerConfig) -> float:
         """Connect budget of one server in seconds (its own, else the default)."""
@@ -241,10 +245,32 @@ _TRANSPORTS = {
 }
 
 
-def _parse_server(name: str, raw: Any, environ: Mapping[str, str], source: str | None) -> ServerConfig | None:
+_SERVER_KEYS = ("command", "args", "env", "cwd", "url", "headers", "type", "transport", "toolhost", "disabled")
+_OTHER_CLIENTS_KEYS = frozenset({
+    "alwaysAllow", "autoApprove", "description", "disabledTools", "envFile", "icon", "name", "timeout",
+    "trust", "includeTools", "excludeTools", "oauth", "auth", "startup_timeout_sec", "tool_timeout_sec",
+})
+_TOP_KEYS = ("mcpServers", "servers", "toolhost", "inputs", "$schema")
+
+
+def _unknown_keys(raw: dict[str, Any], known: tuple[str, ...], path: str, tolerated: frozenset[str]) -> list[str]:
+    out = []
+    for key in raw:
+        if key in known or key in tolerated:
+            continue
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.7)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        out.append(f"{path}.{key}: unknown key, ignored{hint}")
+    return out
+
+
+def _parse_server(
+    name: str, raw: Any, environ: Mapping[str, str], source: str | None, warnings: list[str]
+) -> ServerConfig | None:
     path = f"mcpServers.{name}"
     if not isinstance(raw, dict):
         raise ConfigError(path, f"expected an object with 'command' or 'url', got {type(raw).__name__}", source)
+    warnings.extend(_unknown_keys(raw, _SERVER_KEYS, path, _OTHER_CLIENTS_KEYS))
     if raw.get("disabled") is True:
         return None
     kind = raw.get("type", raw.get("transport"))
@@ -302,11 +328,12 @@ def parse_config(
     except ValidationError as err:
         _raise_validation(err, "toolhost", source)
     cfg = HostConfig(defaults=defaults, source=source)
+    cfg.warnings.extend(_unknown_keys(data, _TOP_KEYS, "$", frozenset()))
     prefixes: dict[str, str] = {}
     for name, raw in servers_raw.items():
         if not isinstance(name, str) or not name.strip():
             raise ConfigError("mcpServers", f"server names must be non-empty strings, got {name!r}", source)
-        server = _parse_server(name, raw, env, source)
+        server = _parse_server(name, raw, env, source, cfg.warnings)
         if server is None:
             cfg.skipped.append(name)
             continue
@@ -323,6 +350,20 @@ def parse_config(
         prefixes[prefix] = name
         cfg.servers[name] = server
     return cfg
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
 
 
 def load_config(
@@ -343,7 +384,11 @@ def load_config(
     except OSError as err:
         raise ConfigError("$", f"cannot read the config file: {err.strerror or err}", source) from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as err:
         raise ConfigError("$", f"invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}", source) from None
+    except _DuplicateKey as dup:
+        raise ConfigError(
+            "$", f"key {dup.key!r} appears twice in one object (JSON would silently keep the last); "
+            "rename or remove one", source) from None
     return parse_config(data, source=source, environ=environ, data_dir=data_dir)

@@ -38,7 +38,7 @@ from registry import (
     build_record,
 )
 
-__all__ = ["ServerManager", "records_from_tools", "tool_definition"]
+__all__ = ["ServerManager", "records_from_tools", "tool_definition", "unmatched_tool_names"]
 
 StatusListener = Callable[[ServerStatus], None]
 
@@ -85,6 +85,25 @@ def records_from_tools(config: HostConfig, server: ServerConfig, tools: list[Too
         )
         for t in kept
     ]
+
+
+def unmatched_tool_names(server: ServerConfig, tools: list[Tool]) -> list[str]:
+    """Warnings for names in the server's ``toolhost`` block that match no listed tool (typos)."""
+    listed = {t.name for t in tools}
+    opts = server.toolhost
+    lists = {
+        "enabled": opts.enabled or [],
+        "disabled": opts.disabled,
+        "always_load": opts.always_load,
+        "risk": list(opts.risk),
+        "tools": list(opts.tools),
+    }
+    out = []
+    for key, names in lists.items():
+        for name in names:
+            if name not in listed:
+                out.append(f"toolhost.{key} names {name!r}, which {server.name!r} does not list")
+    return out
 
 
 class ServerManager:
@@ -170,6 +189,7 @@ class ServerManager:
     def _on_tools(self, server: str, tools: list[Tool], warnings: list[str]) -> None:
         cfg = self.config.servers[server]
         records = records_from_tools(self.config, cfg, tools)
+        warnings.extend(unmatched_tool_names(cfg, tools))
         try:
             self.registry.replace_server(server, records)
         except NameConflict as err:

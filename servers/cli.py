@@ -63,10 +63,13 @@ UserOpt = Annotated[
 def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]:
     root = resolve_data_dir(data_dir)
     try:
-        return load_config(config, data_dir=root), root
+        cfg = load_config(config, data_dir=root)
     except ConfigError as e:
         err.print(f"[red]config error:[/red] {e}")
         raise typer.Exit(2) from None
+    for warning in cfg.warnings:
+        err.print(f"[yellow]config warning:[/yellow] {warning}")
+    return cfg, root
 
 
 def _run(coro_fn: Any, *args: Any) -> Any:
@@ -328,10 +331,12 @@ def call(
 
 @app.command()
 def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonOpt = False) -> None:
-    """Connect to every configured server and show its status (connected / failed with reason, tool count)."""
+    """Connect to every configured server and show its status (connected / failed with reason, tool count).
+
+    Exits 1 when any server failed to connect."""
     cfg, root = _load(config, data_dir)
 
-    async def body(rt: HostRuntime, _principal: Principal) -> None:
+    async def body(rt: HostRuntime, _principal: Principal) -> bool:
         if as_json:
             rows = [
                 {
@@ -349,8 +354,10 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
             out.print_json(json.dumps(rows))
         else:
             out.print(servers_table(rt.statuses()))
+        return any(s.error for s in rt.statuses())
 
-    _run(_with_runtime, cfg, root, body, False)
+    if _run(_with_runtime, cfg, root, body, False):
+        raise typer.Exit(1)
 
 
 register_admin_commands(app)

@@ -152,3 +152,32 @@ def test_unusable_data_dir_is_a_clear_error(tmp_path, make, reason):
         data_dir(make(tmp_path))
     assert str(e.value) == (f"data folder {make(tmp_path)}: {reason} "
                             "(pass --data-dir or set $TOOLHOST_HOME to a writable folder)")
+
+
+def test_unknown_keys_warn_with_a_suggestion_and_other_clients_keys_are_tolerated():
+    cfg = parse({"mcpServer": 1, "mcpServers": {"g": {"command": "x", "argz": ["a"], "autoApprove": ["t"]}}})
+    assert cfg.warnings == ["$.mcpServer: unknown key, ignored (did you mean 'mcpServers'?)",
+                            "mcpServers.g.argz: unknown key, ignored (did you mean 'args'?)"]
+
+
+def test_duplicate_keys_in_the_file_are_an_error(tmp_path):
+    f = tmp_path / "dup.json"
+    f.write_text('{"mcpServers": {"git": {"command": "a"}, "git": {"command": "b"}}}')
+    with pytest.raises(ConfigError) as e:
+        load_config(f)
+    assert str(e.value) == (f"{f}: $: key 'git' appears twice in one object (JSON would silently keep the last); "
+                            "rename or remove one")
+
+
+def test_toolhost_names_that_match_no_tool_are_reported():
+    from mcp.types import Tool
+
+    from host.manager import unmatched_tool_names
+
+    cfg = parse({"mcpServers": {"g": {"command": "x", "toolhost": {
+        "disabled": ["git_rest"], "always_load": ["git_status"], "risk": {"nope": "read"}}}}})
+    tools = [Tool(name="git_status", input_schema={"type": "object"}), Tool(name="git_reset", input_schema={})]
+    assert unmatched_tool_names(cfg.servers["g"], tools) == [
+        "toolhost.disabled names 'git_rest', which 'g' does not list",
+        "toolhost.risk names 'nope', which 'g' does not list",
+    ]
