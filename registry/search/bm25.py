@@ -163,16 +163,22 @@ class Corpus:
                 added_by_token.setdefault(tok, []).append((slot, tf))
 
         postings = dict(self.postings)
-        for tok in set(removed_by_token) | set(added_by_token):
+        gone = np.zeros(len(keys), dtype=bool)
+        gone[removed_slots] = True
+        for tok in removed_by_token.keys() | added_by_token.keys():
             ids, tfs = postings.get(tok, (_EMPTY_IDS, _EMPTY_TFS))
             old_df = len(ids)
             if tok in removed_by_token:
-                keep = ~np.isin(ids, np.asarray(removed_by_token[tok], dtype=np.int64))
+                keep = ~gone[ids]
                 ids, tfs = ids[keep], tfs[keep]
-            if tok in added_by_token:
-                pairs = added_by_token[tok]
-                ids = np.concatenate([ids, np.fromiter((s for s, _ in pairs), dtype=np.int64, count=len(pairs))])
-                tfs = np.concatenate([tfs, np.fromiter((t for _, t in pairs), dtype=np.int64, count=len(pairs))])
+            pairs = added_by_token.get(tok)
+            if pairs:
+                arr = np.array(pairs, dtype=np.int64)
+                if len(ids):
+                    ids = np.concatenate([ids, arr[:, 0]])
+                    tfs = np.concatenate([tfs, arr[:, 1]])
+                else:
+                    ids, tfs = arr[:, 0].copy(), arr[:, 1].copy()
             if old_df:
                 df_hist[old_df] -= 1
                 if not df_hist[old_df]:

@@ -162,16 +162,14 @@ class SearchIndex:
         Raises:
             ValueError: as :meth:`replace_server`; nothing is applied.
         """
-        docs: dict[str, list[tuple[str, list[str]]]] = {}
         for server, records in changes.items():
             for rec in records:
                 if rec.server != server:
                     raise ValueError(
                         f"record {rec.qualified_name!r} belongs to server {rec.server!r}, not {server!r}"
                     )
-            docs[server] = [(rec.qualified_name, self.document(rec)) for rec in records]  # outside the lock
         with self._write_lock:
-            self._state = self._replaced(self._state, changes, docs)
+            self._state = self._replaced(self._state, changes)
 
     def remove_server(self, server: str) -> None:
         """Drop every tool of ``server`` (no-op when it has none)."""
@@ -186,12 +184,7 @@ class SearchIndex:
         self.replace_servers(changes)
         return unsubscribe
 
-    def _replaced(
-        self,
-        st: _State,
-        changes: Mapping[str, Sequence[ToolRecord]],
-        docs: Mapping[str, list[tuple[str, list[str]]]],
-    ) -> _State:
+    def _replaced(self, st: _State, changes: Mapping[str, Sequence[ToolRecord]]) -> _State:
         old_names = [name for server in changes for name in st.servers.get(server, ())]
         old_set = set(old_names)
         new_names: set[str] = set()
@@ -202,7 +195,22 @@ class SearchIndex:
                     other = st.by_name[name].server if name in st.by_name else server
                     raise ValueError(f"qualified name {name!r} is already indexed for server {other!r}")
                 new_names.add(name)
-        corpus = st.corpus.update(remove=old_names, add=[d for server in changes for d in docs[server]])
+        # A tool whose definition is unchanged (same name, same definition hash) keeps its
+        # document: list_changed usually re-sends mostly the same tools.
+        unchanged = {
+            rec.qualified_name
+            for records in changes.values()
+            for rec in records
+            if rec.qualified_name in old_set and st.by_name[rec.qualified_name].definition_hash == rec.definition_hash
+        }
+        remove = [name for name in old_names if name not in unchanged]
+        add = [
+            (rec.qualified_name, self.document(rec))
+            for records in changes.values()
+            for rec in records
+            if rec.qualified_name not in unchanged
+        ]
+        corpus = st.corpus.update(remove=remove, add=add)
         cap = corpus.capacity
         recs = list(st.records) + [None] * (cap - len(st.records))
         server_code = _grown(st.server_code, cap, -1)

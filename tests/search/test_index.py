@@ -221,3 +221,22 @@ def test_readers_see_the_old_or_the_new_index_during_updates():
         t.join(timeout=10)
     git_views = {frozenset(n for n in s if n.startswith("git__")) for s in seen}
     assert git_views <= {frozenset(old), frozenset(new)}
+
+
+def test_list_changed_reindexes_changed_tools_and_keeps_unchanged_ones():
+    cat = catalog()
+    index = _index(cat)
+    changed = tool("weather", "air_quality", "Pollen count for a city.", {"city": {"type": "string"}}, read_only=True)
+    index.replace_server("weather", [cat["weather"][0], cat["weather"][1], changed])
+    assert _names(index.search("pollen", limit=3)) == ["weather__air_quality"]
+    assert "weather__air_quality" not in _names(index.search("AQI index", limit=10))
+    # Same definition, new metadata (risk override): the record is replaced, the document kept.
+    writable = cat["weather"][0].model_copy(update={"risk": Risk.WRITE})
+    index.replace_server("weather", [writable, cat["weather"][1], changed])
+    assert index.search("forecast", max_risk=Risk.READ).hits == []
+    assert _names(index.search("forecast", max_risk=Risk.WRITE)) == ["weather__getForecast"]
+    rebuilt = _index({"orders": cat["orders"], "git": cat["git"], "weather": [writable, cat["weather"][1], changed]})
+    for q in ["pollen city", "forecast days", "temperature wind"]:
+        assert [(h.tool.qualified_name, h.score) for h in index.search(q, limit=10).hits] == [
+            (h.tool.qualified_name, h.score) for h in rebuilt.search(q, limit=10).hits
+        ]
