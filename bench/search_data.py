@@ -132,7 +132,8 @@ _SYN_WORDS = "alpha beta gamma delta omega nova prime lite pro plus core hub clo
 
 
 def pad_tools(tools: Sequence[EvalTool], n: int, seed: int = 7) -> list[EvalTool]:
-    """``tools`` plus synthetic variants up to ``n`` tools (for latency and memory only).
+    """``tools`` plus synthetic variants up to ``n`` tools (for latency and memory only); the
+    first ``n`` of ``tools`` when there are at least ``n``.
 
     A variant copies a real tool under a new server (``<server>-<word><i>``) with one extra
     made-up word in its description, so posting lists grow like a real catalog's and the

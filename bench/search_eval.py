@@ -6,7 +6,8 @@
 Input: the format of ``shared/eval-data/*/normalized`` (tools ``{id, name, server, description,
 input_schema}``, queries ``{id, text}``, qrels ``query_id tool_id score``). Several ``--tools``
 files are pooled, deduplicated on (server, name). ``--pad N`` adds synthetic variants of the
-real tools up to N tools: read latency, memory and update time from such runs, not quality.
+real tools up to N tools (or keeps the first N when there are more): read latency, memory and
+update time from such runs, not quality.
 
 Systems (same queries, same metrics, top 10 each):
 
@@ -156,8 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.tools:
         tools.extend(load_tools(path))
     tools = dedupe_tools(tools)
-    if args.pad and args.pad > len(tools):
-        tools = pad_tools(tools, args.pad)
+    if args.pad:
+        tools = pad_tools(tools, args.pad)  # fewer real tools than --pad: the first N are kept
     qrels = load_qrels(args.qrels)
     queries = [(q, t) for q, t in load_queries(args.queries) if qrels.get(q)]
     if args.max_queries and len(queries) > args.max_queries:
