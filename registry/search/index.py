@@ -15,10 +15,11 @@ Permissions: the caller's ``visible`` predicate is applied *before* ranking, and
 statistics (document count, average length, document frequencies) are computed over the visible
 tools only. So a hidden tool never appears, and the scores a caller sees are exactly those
 rank-bm25 gives on the corpus of the tools that caller may see: they reveal nothing about
-hidden tools (bug case BR-26). The cost is one predicate call per tool per search (about
-0.3 µs × tools with a simple policy); pass ``visible_key`` (anything hashable that identifies the
-caller's permissions, e.g. ``(principal, policy_revision)``) to cache the visibility mask per
-index generation. BM25Plus was chosen over BM25Okapi partly for this: Okapi's IDF floor depends
+hidden tools (bug case BR-26). The cost is one predicate call per tool per search
+(``PatternPolicy``: about 2.6 µs per tool, so 26 ms at 10k tools and 256 ms at 100k); pass
+``visible_key`` (anything hashable that identifies the caller's permissions, e.g.
+``(principal, policy_revision)``) to cache the visibility mask per index generation, which brings
+a search back to 0.16 ms at 10k and 0.57 ms at 100k tools. BM25Plus was chosen over BM25Okapi partly for this: Okapi's IDF floor depends
 on the document frequency of *every* token in the visible corpus, Plus needs only the query's.
 
 Concurrency: every update builds a new immutable state next to the old one and publishes it
