@@ -1,6 +1,7 @@
 """How the search defaults were chosen: grids on DEV data only.
 
     python bench/search_tune.py [--eval-dir ../shared/eval-data] [--grid all|tokenizer|model|k1b|weights|cjk]
+    python bench/search_tune.py --grid feedback   # a what-if on ToolLens test, chooses nothing
 
 Dev data (never the test queries):
 
@@ -135,11 +136,43 @@ def cjk_grid(e: Path) -> None:
         print(f"cjk={mode:<7} probes={n} R@1={100 * r1 / n:.1f} R@5={100 * r5 / n:.1f} first-use load {load_s:.2f} s (traced), {mib:.1f} MiB")
 
 
+def feedback_whatif(e: Path) -> None:
+    """What-if, NOT used for any default: ToolLens tool documents expanded with the train queries
+    whose gold they are (like a query log of searches that led to a call), scored on ToolLens
+    test. It measures how much of the remaining gap is vocabulary mismatch."""
+    from registry.search.tokenize import tokenize
+
+    tools = load_tools(e / "toollens/normalized/tools.jsonl")
+    records, q2id = to_records(tools)
+    id2q = {v: k for k, v in q2id.items()}
+    train_q = dict(load_queries(e / "toollens/normalized/queries_train.jsonl"))
+    extra: dict[str, list[str]] = {}
+    for qid, golds in load_qrels(e / "toollens/normalized/qrels_train.tsv").items():
+        for g in golds:
+            extra.setdefault(id2q[g], []).extend(tokenize(train_q[qid]))
+    test_q = load_queries(e / "toollens/normalized/queries_test.jsonl")
+    test_r = load_qrels(e / "toollens/normalized/qrels_test.tsv")
+    for label, use in (("ToolLens test, documents as shipped", False), ("ToolLens test, + train-query feedback field", True)):
+        docs = [(r.qualified_name, document_tokens(r) + (extra.get(r.qualified_name, []) if use else [])) for r in records]
+        corpus = Corpus.build(DEFAULT_PARAMS, docs)
+        stats = corpus.stats()
+        rankings = {}
+        for qid, text in test_q:
+            slots, scores = corpus.score(tokenize(text), stats)
+            order = sorted(range(len(slots)), key=lambda i: (-scores[i], corpus.keys[slots[i]]))[:10]
+            rankings[qid] = [q2id[corpus.keys[slots[i]]] for i in order]
+        m = summarize(rankings, test_r, [0.0])
+        print(f"{label:<48} R@1={m['r@1']:.2f} R@5={m['r@5']:.2f} R@10={m['r@10']:.2f} NDCG@10={m['ndcg@10']:.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--eval-dir", type=Path, default=EVAL_DIR)
-    ap.add_argument("--grid", default="all", choices=["all", "tokenizer", "model", "k1b", "weights", "cjk"])
+    ap.add_argument("--grid", default="all", choices=["all", "tokenizer", "model", "k1b", "weights", "cjk", "feedback"])
     args = ap.parse_args(argv)
+    if args.grid == "feedback":
+        feedback_whatif(args.eval_dir)
+        return 0
     if args.grid in ("all", "cjk"):
         cjk_grid(args.eval_dir)
         if args.grid == "cjk":
