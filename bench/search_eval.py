@@ -1,7 +1,7 @@
 """Tool-search evaluation: ours vs the plain BM25 baseline vs FastMCP's BM25, in one run.
 
     python bench/search_eval.py --tools T.jsonl [T2.jsonl ...] --queries Q.jsonl --qrels R.tsv \
-        [--pad N] [--max-queries M] [--fastmcp-python PATH|none]
+        [--pad N] [--max-queries M] [--fastmcp-python PATH|none] [--no-expansion]
 
 Input: the format of ``shared/eval-data/*/normalized`` (tools ``{id, name, server, description,
 input_schema}``, queries ``{id, text}``, qrels ``query_id tool_id score``). Several ``--tools``
@@ -11,7 +11,8 @@ update time from such runs, not quality.
 
 Systems (same queries, same metrics, top 10 each):
 
-* ``ours``: ``registry.search.SearchIndex`` (tokenizer, field document, inverted-index BM25Plus);
+* ``ours``: ``registry.search.SearchIndex`` (tokenizer, field document, inverted-index BM25Plus,
+  query expansion with related words; ``--no-expansion`` turns that off);
 * ``baseline``: rank-bm25 ``BM25Okapi`` with defaults over lowercase ``[a-z0-9]+`` tokens after
   camelCase splitting of name + server + description + parameter names/descriptions, scored with
   ``get_scores`` over the whole corpus (the README's reference setup);
@@ -58,12 +59,14 @@ DEFAULT_FASTMCP_PYTHON = "/tmp/fastmcp-venv/bin/python"
 RUNNER = Path(__file__).resolve().parent / "fastmcp_runner.py"
 
 
-def run_ours(tools: list[EvalTool], queries: list[tuple[str, str]], *, measure: bool) -> tuple[dict, dict, dict]:
+def run_ours(
+    tools: list[EvalTool], queries: list[tuple[str, str]], *, measure: bool, expansion: bool = True
+) -> tuple[dict, dict, dict]:
     records, qname_to_id = to_records(tools)
     by_server: dict[str, list] = {}
     for r in records:
         by_server.setdefault(r.server, []).append(r)
-    index = SearchIndex()
+    index = SearchIndex() if expansion else SearchIndex(expansion=None)
     extra: dict = {}
     if measure:
         tracemalloc.start()
@@ -150,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pad", type=int, default=0, help="pad the corpus to N tools (latency/memory only)")
     ap.add_argument("--max-queries", type=int, default=0, help="evaluate an evenly spaced subset of M queries")
     ap.add_argument("--fastmcp-python", default=DEFAULT_FASTMCP_PYTHON, help="python with fastmcp, or 'none'")
+    ap.add_argument("--no-expansion", action="store_true", help="ours without query expansion (plain BM25Plus)")
     ap.add_argument("--label", default="", help="name printed in the table header")
     args = ap.parse_args(argv)
 
@@ -166,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         queries = [queries[int(i * step)] for i in range(args.max_queries)]
 
     results: dict[str, dict] = {}
-    r_ours, t_ours, extra = run_ours(tools, queries, measure=True)
+    r_ours, t_ours, extra = run_ours(tools, queries, measure=True, expansion=not args.no_expansion)
     results["ours"] = summarize(r_ours, qrels, t_ours["lat"]) | extra
     r_base, t_base = run_baseline(tools, queries)
     results["baseline"] = summarize(r_base, qrels, t_base["lat"])

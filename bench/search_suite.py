@@ -1,7 +1,7 @@
 """Run bench/search_eval.py over every set in shared/eval-data, alone and pooled, and padded.
 
     python bench/search_suite.py [--eval-dir ../shared/eval-data] [--fastmcp-python PATH|none]
-                                 [--quick] [--only NAME ...]
+                                 [--quick] [--only NAME ...] [--no-expansion]
 
 Sets: ToolLens test, LiveMCPBench, MetaTool single, MetaTool multi, each over its own tools and
 over all 3,379 real tools pooled (ToolLens + G3 corpus + LiveMCPBench + MetaTool + Docker MCP
@@ -59,12 +59,14 @@ def sets(e: Path) -> list[dict]:
     return out
 
 
-def run_one(spec: dict, fastmcp_python: str, quick: bool) -> dict:
+def run_one(spec: dict, fastmcp_python: str, quick: bool, no_expansion: bool = False) -> dict:
     cmd = [sys.executable, str(HERE / "search_eval.py"), "--tools", *map(str, spec["tools"])]
     cmd += ["--queries", str(spec["queries"]), "--qrels", str(spec["qrels"]), "--label", spec["name"]]
     cmd += ["--fastmcp-python", fastmcp_python]
     if spec.get("pad"):
         cmd += ["--pad", str(spec["pad"])]
+    if no_expansion:
+        cmd += ["--no-expansion"]
     maxq = spec.get("max_queries", 0)
     if quick:
         maxq = min(maxq or 1000, 1000)
@@ -84,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-dir", type=Path, default=DEFAULT_EVAL)
     ap.add_argument("--fastmcp-python", default="/tmp/fastmcp-venv/bin/python")
     ap.add_argument("--quick", action="store_true", help="at most 1,000 queries per set")
+    ap.add_argument("--no-expansion", action="store_true", help="ours without query expansion")
     ap.add_argument("--only", nargs="*", help="run only sets whose name contains one of these words")
     args = ap.parse_args(argv)
 
@@ -91,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     for spec in sets(args.eval_dir):
         if args.only and not any(w.lower() in spec["name"].lower() for w in args.only):
             continue
-        results[spec["name"]] = run_one(spec, args.fastmcp_python, args.quick)
+        results[spec["name"]] = run_one(spec, args.fastmcp_python, args.quick, args.no_expansion)
 
     print("| set | tools | queries | system | R@1 | R@5 | R@10 | NDCG@10 | p50 ms | p95 ms |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -14,18 +14,23 @@ Typical use::
 from registry.search.bm25 import BM25Params, Corpus, Stats
 from registry.search.deferred import DeferredLoadingState
 from registry.search.document import FieldWeights, document_tokens, schema_texts
+from registry.search.expand import DEFAULT_EXPANSION, RELATED_GROUPS, QueryExpansion, RelatedTerms
 from registry.search.format import format_result, hit_line, one_line, param_summary, tool_definition
 from registry.search.index import DEFAULT_PARAMS, MAX_REGEX_CHARS, SearchHit, SearchIndex, SearchResult
 from registry.search.tokenize import STOP_WORDS, Tokenizer, split_identifier, tokenize
 
 __all__ = [
+    "DEFAULT_EXPANSION",
     "DEFAULT_PARAMS",
     "MAX_REGEX_CHARS",
+    "RELATED_GROUPS",
     "STOP_WORDS",
     "BM25Params",
     "Corpus",
     "DeferredLoadingState",
     "FieldWeights",
+    "QueryExpansion",
+    "RelatedTerms",
     "SearchHit",
     "SearchIndex",
     "SearchResult",

@@ -235,6 +235,15 @@ class Corpus:
                 hist[d] += 1
         return hist
 
+    def df(self, token: str, stats: Stats) -> int:
+        """Number of documents (within ``stats.mask``) that contain ``token``."""
+        entry = self.postings.get(token)
+        if entry is None:
+            return 0
+        if stats.mask is None:
+            return len(entry[0])
+        return int(stats.mask[entry[0]].sum())
+
     def idf(self, df: int, stats: Stats) -> float:
         """rank-bm25's IDF of a token in ``df`` documents (0 when ``df`` is 0)."""
         n = stats.n_docs
@@ -246,12 +255,22 @@ class Corpus:
         return stats.okapi_floor if idf < 0 else idf
 
     # -- scoring --------------------------------------------------------------------------
-    def score(self, query: Sequence[str], stats: Stats) -> tuple[np.ndarray, np.ndarray]:
+    def score(
+        self, query: Sequence[str], stats: Stats, weights: Sequence[float] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``(slots, scores)`` of every document (within ``stats.mask``) sharing a query token.
 
-        Duplicated query tokens count once per occurrence, as in rank-bm25. Scores equal
-        ``get_scores`` of rank-bm25 built on the same documents (restricted to the mask).
+        Duplicated query tokens count once per occurrence, as in rank-bm25. Without ``weights``
+        scores equal ``get_scores`` of rank-bm25 built on the same documents (restricted to the
+        mask). ``weights`` (one per query token, e.g. fractional weights of expansion terms from
+        ``registry.search.expand``) multiply each token's contribution, so a query with all
+        weights 1.0 scores as the unweighted query.
+
+        Raises:
+            ValueError: ``weights`` is not as long as ``query``.
         """
+        if weights is not None and len(weights) != len(query):
+            raise ValueError(f"weights has {len(weights)} entries for {len(query)} query tokens")
         p = self.params
         cap = self.capacity
         if not cap or not stats.n_docs:
@@ -259,7 +278,7 @@ class Corpus:
         k1, b, avgdl = p.k1, p.b, stats.avgdl
         hits: list[tuple[np.ndarray, np.ndarray, float]] = []
         matched = np.zeros(cap, dtype=bool)
-        for tok in query:
+        for i, tok in enumerate(query):
             entry = self.postings.get(tok)
             if entry is None:
                 continue
@@ -270,6 +289,8 @@ class Corpus:
                 if not len(ids):
                     continue
             idf = self.idf(len(ids), stats)
+            if weights is not None:
+                idf *= weights[i]
             matched[ids] = True
             hits.append((ids, tfs, idf))
         cand = np.flatnonzero(matched)

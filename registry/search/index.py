@@ -3,7 +3,9 @@
 Query forms (one ``search`` call handles all of them):
 
 * free text → BM25 (rank-bm25's ``BM25Plus``, k1=1.2, b=0.75; see ``registry.search.bm25``) over
-  each tool's weighted document (``registry.search.document``);
+  each tool's weighted document (``registry.search.document``), the query expanded with related
+  words at a fractional weight (``registry.search.expand``: "film" also finds "movie" tools);
+  ``SearchIndex(expansion=None)`` gives plain rank-bm25 scores;
 * ``select:name1,name2`` → exact lookup by qualified name (also case-insensitively, or by the
   original tool name when that is unambiguous), in the order given;
 * ``regex:PATTERN`` → a Python regular expression matched (``re.search``, case-insensitive)
@@ -39,6 +41,7 @@ import numpy as np
 
 from registry.search.bm25 import BM25Params, Corpus
 from registry.search.document import FieldWeights, document_tokens, schema_texts
+from registry.search.expand import DEFAULT_EXPANSION, QueryExpansion
 from registry.search.tokenize import tokenize
 from registry.store import ToolRegistry
 from registry.tool import Risk, ToolRecord
@@ -101,6 +104,9 @@ class SearchIndex:
         params: BM25 model and parameters.
         weights: field repetition weights of the tool documents.
         tokenizer: text → tokens, used for documents and queries alike.
+        expansion: query expansion with related terms (``registry.search.expand``), or ``None``
+            for plain BM25 (scores then equal rank-bm25's). Its related terms must be in
+            ``tokenizer``'s form (the default's are in the default tokenizer's).
     """
 
     def __init__(
@@ -109,8 +115,10 @@ class SearchIndex:
         params: BM25Params = DEFAULT_PARAMS,
         weights: FieldWeights = FieldWeights(),
         tokenizer: Callable[[str], list[str]] = tokenize,
+        expansion: QueryExpansion | None = DEFAULT_EXPANSION,
     ) -> None:
         self.params = params
+        self.expansion = expansion
         self.weights = weights
         self.tokenizer = tokenizer
         self._write_lock = threading.Lock()
@@ -284,7 +292,11 @@ class SearchIndex:
             return SearchResult([], "empty", self._help(st, visible, empty=True))
         mask = self._mask(st, visible, visible_key)
         stats = st.corpus.stats(mask)
-        slots, scores = st.corpus.score(tokens, stats)
+        weights = None
+        if self.expansion is not None:
+            # Only related tokens some *visible* tool has, so hidden tools change nothing.
+            tokens, weights = self.expansion.expand(tokens, lambda t: st.corpus.df(t, stats) > 0)
+        slots, scores = st.corpus.score(tokens, stats, weights)
         if len(slots) and (servers is not None or max_risk is not None):
             sel = keep.array_mask(st, slots)
             slots, scores = slots[sel], scores[sel]

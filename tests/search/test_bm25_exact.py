@@ -89,3 +89,37 @@ def test_update_rejects_a_duplicate_key_and_an_unknown_removal():
         corpus.update(remove=(), add=[("a", ["x2"])])
     with pytest.raises(KeyError):
         corpus.update(remove=["nope"], add=())
+
+
+@pytest.mark.parametrize("model", ["plus", "okapi"])
+@settings(max_examples=100, deadline=None)
+@given(docs=docs_st, query=query_st, data=st.data())
+def test_weighted_scores_are_the_weighted_sum_of_rank_bm25_per_token_scores(model, docs, query, data):
+    weights = data.draw(st.lists(st.sampled_from([0.1, 0.25, 0.5, 1.0, 2.0]), min_size=len(query), max_size=len(query)))
+    corpus = Corpus.build(BM25Params(model=model, k1=1.2, b=0.75), [(f"d{i}", d) for i, d in enumerate(docs)])
+    stats = corpus.stats()
+    slots, scores = corpus.score(query, stats, weights)
+    ref = (BM25Plus if model == "plus" else BM25Okapi)(docs, k1=1.2, b=0.75)
+    want = sum(w * ref.get_scores([tok]) for tok, w in zip(query, weights))
+    by_key = {corpus.keys[s]: sc for s, sc in zip(slots, scores)}
+    for i, d in enumerate(docs):
+        if set(d) & set(query):
+            assert by_key[f"d{i}"] == pytest.approx(want[i], rel=1e-12, abs=1e-12)
+    # All weights 1.0 is the unweighted (rank-bm25-equal) query, bit for bit.
+    s1, sc1 = corpus.score(query, stats, [1.0] * len(query))
+    s0, sc0 = corpus.score(query, stats)
+    assert s1.tolist() == s0.tolist() and sc1.tolist() == sc0.tolist()
+
+
+def test_weights_must_match_the_query_length():
+    corpus = Corpus.build(BM25Params(), [("a", ["git", "log"])])
+    with pytest.raises(ValueError, match="2 entries for 1 query tokens"):
+        corpus.score(["git"], corpus.stats(), [1.0, 0.5])
+
+
+def test_df_counts_documents_within_the_mask():
+    corpus = Corpus.build(BM25Params(), [("a", ["git", "git"]), ("b", ["git"]), ("c", ["log"])])
+    assert corpus.df("git", corpus.stats()) == 2
+    assert corpus.df("nope", corpus.stats()) == 0
+    mask = np.array([False, True, True])
+    assert corpus.df("git", corpus.stats(mask)) == 1

@@ -10,8 +10,8 @@ from registry.tool import Risk
 from ._tools import catalog, tool
 
 
-def _index(cat=None) -> SearchIndex:
-    index = SearchIndex()
+def _index(cat=None, **kwargs) -> SearchIndex:
+    index = SearchIndex(**kwargs)
     for server, recs in (cat or catalog()).items():
         index.replace_server(server, recs)
     return index
@@ -225,7 +225,7 @@ def test_readers_see_the_old_or_the_new_index_during_updates():
 
 def test_list_changed_reindexes_changed_tools_and_keeps_unchanged_ones():
     cat = catalog()
-    index = _index(cat)
+    index = _index(cat, expansion=None)  # plain BM25: "forecast" matches only the forecast tool
     changed = tool("weather", "air_quality", "Pollen count for a city.", {"city": {"type": "string"}}, read_only=True)
     index.replace_server("weather", [cat["weather"][0], cat["weather"][1], changed])
     assert _names(index.search("pollen", limit=3)) == ["weather__air_quality"]
@@ -235,7 +235,9 @@ def test_list_changed_reindexes_changed_tools_and_keeps_unchanged_ones():
     index.replace_server("weather", [writable, cat["weather"][1], changed])
     assert index.search("forecast", max_risk=Risk.READ).hits == []
     assert _names(index.search("forecast", max_risk=Risk.WRITE)) == ["weather__getForecast"]
-    rebuilt = _index({"orders": cat["orders"], "git": cat["git"], "weather": [writable, cat["weather"][1], changed]})
+    rebuilt = _index(
+        {"orders": cat["orders"], "git": cat["git"], "weather": [writable, cat["weather"][1], changed]}, expansion=None
+    )
     for q in ["pollen city", "forecast days", "temperature wind"]:
         assert [(h.tool.qualified_name, h.score) for h in index.search(q, limit=10).hits] == [
             (h.tool.qualified_name, h.score) for h in rebuilt.search(q, limit=10).hits
