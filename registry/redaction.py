@@ -32,7 +32,8 @@ SECRET_KEY = re.compile(
 """
 
 _SECRET_VALUE = re.compile(
-    r"(?i)\b(bearer|basic)\s+(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}"
+    r"(?i)(?<=authorization:\s)(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"
+    r"|(?i:\b(bearer|basic))\s+(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}"
     r"|\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}"
     r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
     r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
@@ -45,7 +46,10 @@ _HINT = re.compile(
 )
 """Cheap pre-check: a string without any of these cannot contain a secret we mask."""
 _JSON_PAIR = re.compile(r'"([A-Za-z0-9_-]{1,64})"\s*:\s*"((?:[^"\\]|\\.)*)"?')
-_TEXT_PAIR = re.compile(r"\b([A-Za-z][A-Za-z0-9_-]{0,63})(\s*[:=]\s*)([^\s,;'\"]+)")
+_TEXT_PAIR = re.compile(
+    r"""\b([A-Za-z][A-Za-z0-9_-]{0,63})(['"]?\s*[:=]\s*)(?!(?:bearer|basic)\s)('[^']*'|"[^"]*"|[^\s,;'"}]+)"""
+)
+_MAX_DEPTH = 64
 
 
 @functools.lru_cache(maxsize=4096)
@@ -56,14 +60,16 @@ def is_secret_key(key: str) -> bool:
 
 
 def _mask(match: re.Match[str]) -> str:
-    scheme = match.group(1)
+    scheme = match.group(1) or match.group(2)
     return f"{scheme} {REDACTED}" if scheme else REDACTED
 
 
 def _mask_text_pairs(text: str) -> str:
     def pair(m: re.Match[str]) -> str:
-        if is_secret_key(m.group(1)) and m.group(3) != REDACTED:
-            return f"{m.group(1)}{m.group(2)}{REDACTED}"
+        value = m.group(3)
+        if is_secret_key(m.group(1)) and value.strip("'\"") != REDACTED and not value.lower() in ("bearer", "basic"):
+            quote = value[0] if value[:1] in ("'", '"') else ""
+            return f"{m.group(1)}{m.group(2)}{quote}{REDACTED}{quote}"
         return m.group(0)
 
     return _TEXT_PAIR.sub(pair, text)
@@ -82,18 +88,24 @@ def redact_text(text: str) -> str:
     return _JSON_PAIR.sub(pair, text) if '"' in text else text
 
 
-def redact(value: Any) -> Any:
-    """A copy of a JSON value with secrets replaced (see module docstring)."""
+def redact(value: Any, _depth: int = 0) -> Any:
+    """A copy of a JSON value with secrets replaced (see module docstring).
+
+    Values nested deeper than 64 levels are replaced by ``"[REDACTED: too deep]"`` (never an
+    exception, whatever the input).
+    """
+    if _depth > _MAX_DEPTH:
+        return f"{REDACTED[:-1]}: too deep]"
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
             if isinstance(k, str) and is_secret_key(k) and v not in (None, "", [], {}):
                 out[k] = REDACTED
             else:
-                out[k] = redact(v)
+                out[k] = redact(v, _depth + 1)
         return out
     if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
+        return [redact(v, _depth + 1) for v in value]
     if isinstance(value, str):
         if not _HINT.search(value):
             return value
@@ -101,11 +113,11 @@ def redact(value: Any) -> Any:
         if stripped[:1] in ("{", "[") and '"' in value:
             try:
                 parsed = json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return redact_text(value)
-            cleaned = redact(parsed)
+            cleaned = redact(parsed, _depth + 1)
             if cleaned != parsed:
                 return json.dumps(cleaned, ensure_ascii=False)
             return value
-        return _mask_text_pairs(_SECRET_VALUE.sub(_mask, value))
+        return redact_text(value)
     return value

@@ -21,16 +21,20 @@ canonical JSON text of that number, so that ``json.dumps(value) == text`` (it ro
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema.exceptions import SchemaError
+from jsonschema import validators as _validators
+from jsonschema.exceptions import SchemaError, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, validator_for
 
-from registry.redaction import redact_text
+from registry.redaction import REDACTED, is_secret_key, redact_text
+from registry.safe_regex import RegexSyntaxError, RegexTimeout
+from registry.safe_regex import search as safe_search
 
 __all__ = [
     "ArgumentParseError",
@@ -160,11 +164,12 @@ class Violation:
 
 @dataclass(frozen=True)
 class Coercion:
-    """A lossless coercion that was applied: ``path``, the string ``given``, the ``value`` used."""
+    """A lossless coercion that was applied: ``path``, the string ``given``, the ``value`` used
+    (both ``"[REDACTED]"`` under a secret-looking key, so they never reach a log)."""
 
     path: str
     given: str
-    value: int | float
+    value: int | float | str
 
 
 @dataclass(frozen=True)
@@ -188,16 +193,59 @@ class ValidationOutcome:
         return not self.violations
 
 
+def _safe_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    """``pattern`` with a time budget: the caller controls the string, the server the pattern."""
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        found = safe_search(pattern, instance)
+    except RegexTimeout:
+        yield ValidationError(
+            f"the value is too expensive to check against the pattern {pattern!r}; send a shorter value"
+        )
+    except RegexSyntaxError:
+        return  # a pattern the engine cannot read is the schema's problem, not the caller's
+    else:
+        if found is None:
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _safe_pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            try:
+                hit = safe_search(pattern, key)
+            except (RegexTimeout, RegexSyntaxError):
+                continue
+            if hit is not None:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+@functools.lru_cache(maxsize=16)
+def _safe_class(cls: type) -> type:
+    return _validators.extend(cls, {"pattern": _safe_pattern, "patternProperties": _safe_pattern_properties})
+
+
 def compile_validator(schema: dict[str, Any]) -> Validator | str:
-    """A validator for ``schema`` honoring its ``$schema`` draft, or a problem string when invalid."""
+    """A validator for ``schema`` honoring its ``$schema`` draft, or a problem string when invalid.
+
+    ``pattern`` and ``patternProperties`` run with a time budget (:mod:`registry.safe_regex`),
+    so a crafted value cannot freeze the host on a backtracking pattern.
+    """
     try:
         cls = validator_for(schema, default=Draft202012Validator)
         cls.check_schema(schema)
-        return cls(schema)
+        return _safe_class(cls)(schema)
     except SchemaError as exc:
         return f"the tool's inputSchema is invalid: {exc.message}"
     except Exception as exc:  # unknown $schema URI etc.
         return f"the tool's inputSchema cannot be used: {exc}"
+
+
+def _secret_path(parts: list[Any] | tuple[Any, ...]) -> bool:
+    return any(isinstance(p, str) and is_secret_key(p) for p in parts)
 
 
 def _short(value: Any) -> str:
@@ -231,10 +279,12 @@ def _describe(error: Any) -> list[Violation]:
         extra = [k for k in error.instance if k not in allowed] or ["?"]
         exp = f"only the properties {sorted(allowed)}" if allowed else "no other properties"
         return [
-            Violation(_path([*where, k]), _short(error.instance.get(k)), exp, f"remove the property {k!r}", kw)
+            Violation(_path([*where, k]), REDACTED if _secret_path([*where, k]) else _short(error.instance.get(k)),
+                      exp, f"remove the property {k!r}", kw)
             for k in extra
         ]
-    given = _short(error.instance)
+    secret = _secret_path(where)
+    given = REDACTED if secret else _short(error.instance)
     if kw == "type":
         types = val if isinstance(val, list) else [val]
         exp = " or ".join(types)
@@ -249,11 +299,11 @@ def _describe(error: Any) -> list[Violation]:
         fix = f"change the value so that {kw} {val!r} holds"
     elif kw in ("anyOf", "oneOf"):
         exp = f"a value matching {kw} of {len(val)} alternatives"
-        sub = [c.message for c in (error.context or [])][:3]
+        sub = [] if secret else [redact_text(c.message) for c in (error.context or [])][:3]
         fix = "match one alternative" + (f" ({'; '.join(sub)})" if sub else "")
     else:
         exp = f"{kw}: {_short(val)}"
-        fix = error.message
+        fix = REDACTED if secret else redact_text(error.message)
     return [Violation(_path(where), given, exp, fix, kw)]
 
 
@@ -300,7 +350,14 @@ def validate_arguments(
     """
     if isinstance(validator, str):
         return ValidationOutcome(arguments, schema_problem=validator)
-    errors = list(validator.iter_errors(arguments))
+    try:
+        errors = list(validator.iter_errors(arguments))
+    except RecursionError:
+        return ValidationOutcome(arguments, violations=(Violation(
+            "$", "<deeply nested value>", "a value the schema can check", "send less deeply nested arguments",
+            "depth"),))
+    except Exception as exc:  # noqa: BLE001 - e.g. a dangling or remote $ref: the schema's problem
+        return ValidationOutcome(arguments, schema_problem=f"the tool's inputSchema cannot be applied: {exc}")
     if not errors:
         return ValidationOutcome(arguments)
     coercions: list[Coercion] = []
@@ -311,7 +368,8 @@ def validate_arguments(
             if value is not None:
                 parts = list(err.absolute_path)
                 current = _set_at(current, parts, value)
-                coercions.append(Coercion(_path(parts), err.instance, value))
+                given = REDACTED if _secret_path(parts) else err.instance
+                coercions.append(Coercion(_path(parts), given, REDACTED if _secret_path(parts) else value))
         if coercions:
             errors = list(validator.iter_errors(current))
             if not errors:

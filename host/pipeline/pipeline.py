@@ -16,22 +16,26 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 
-from host.calls import ToolCall, ToolResult
+from host.calls import ResultStatus, ToolCall, ToolResult
 from host.executor import ToolExecutor
 from host.pipeline.context import CallContext
 from host.pipeline.errors import PipelineFatal
 from host.pipeline.execute import execute_batch
 from host.pipeline.format import SpillStore
 from host.pipeline.prepare import ApprovalHook, Prepared, ValidatorCache, prepare_call
+from host.pipeline.results import error_result
 from registry.policy import AllowAll, Policy
 from registry.store import ToolRegistry
 
 __all__ = ["Pipeline"]
+
+_logger = logging.getLogger("toolhost.pipeline")
 
 _single_ids = itertools.count()
 
@@ -73,7 +77,10 @@ class Pipeline:
 
     def _log(self, ctx: CallContext, kind: str, data: dict[str, Any]) -> None:
         if self.event_log is not None:
-            self.event_log.append(ctx.conversation_id, kind, data, adapter=ctx.adapter)
+            try:
+                self.event_log.append(ctx.conversation_id, kind, data, adapter=ctx.adapter)
+            except Exception:  # noqa: BLE001 - the log is a record, not a reason to fail a call
+                _logger.exception("toolhost: could not write a %s event", kind)
 
     async def run_batch(self, calls: Sequence[ToolCall], ctx: CallContext) -> list[ToolResult]:
         """Run a batch; returns exactly ``len(calls)`` results, ``results[i].call_id == calls[i].call_id``.
@@ -90,11 +97,19 @@ class Pipeline:
             if logging:
                 self._log(ctx, "call", {"call_id": call.call_id, "name": call.name, "index": call.index,
                                         "raw_arguments": call.raw_arguments, "arguments": call.arguments})
-            out = await prepare_call(
-                call, snapshot=snapshot, policy=self.policy, principal=ctx.principal,
-                validators=self._validators, approvals=self.approvals, suggest=self.registry.suggest,
-                coerce=self.coerce,
-            )
+            try:
+                out = await prepare_call(
+                    call, snapshot=snapshot, policy=self.policy, principal=ctx.principal,
+                    validators=self._validators, approvals=self.approvals, suggest=self.registry.suggest,
+                    coerce=self.coerce,
+                )
+            except Exception as exc:  # noqa: BLE001 - a failing policy/approval store fails closed, for this call only
+                _logger.exception("toolhost: authorizing call %s failed", call.call_id)
+                out = error_result(
+                    call, ResultStatus.PERMISSION_DENIED,
+                    f"the call could not be authorized right now ({type(exc).__name__}); try again later",
+                    where="authorize", details={"error": type(exc).__name__},
+                )
             if isinstance(out, ToolResult):
                 slots[pos] = out
                 if logging:
@@ -127,10 +142,14 @@ class Pipeline:
         return results
 
     async def _completed(self, ctx: CallContext, res: ToolResult) -> None:
+        """Log a result and tell the UI; a failing log or callback never costs another call its result."""
         if self.event_log is not None:
             self._log(ctx, "result", res.model_dump(mode="json"))
         if ctx.on_result is not None:
-            await ctx.on_result(res)
+            try:
+                await ctx.on_result(res)
+            except Exception:  # noqa: BLE001
+                _logger.exception("toolhost: the on_result callback failed for call %s", res.call_id)
 
     async def call(
         self, name: str, arguments: dict[str, Any] | str | None, ctx: CallContext, *, call_id: str | None = None

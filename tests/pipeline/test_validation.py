@@ -79,7 +79,7 @@ def test_draft07_schema_with_definitions_is_honored():
               "properties": {"n": {"$ref": "#/definitions/N"}}, "definitions": {"N": {"type": "integer",
                                                                                     "exclusiveMinimum": 0}}}
     v = compile_validator(schema)
-    assert type(v).__name__ == "Draft7Validator"
+    assert v.META_SCHEMA["$schema"] == "http://json-schema.org/draft-07/schema#"  # draft-07 rules apply
     out = validate_arguments(v, {"n": 0})
     assert [(x.path, x.keyword) for x in out.violations] == [("$.n", "exclusiveMinimum")]
 
