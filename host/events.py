@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from host.pipeline.format import safe_file_name
+from host.paths import safe_file_name
 from host.pipeline.transcript import Message
 from registry.redaction import REDACTED, SECRET_KEY, redact
 
@@ -119,7 +119,10 @@ class EventLog:
     def _fd(self, conversation_id: str, path: Path) -> int:
         fd = self._fds.pop(conversation_id, None)
         if fd is None:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                os.write(fd, b"\n")  # a crash tore the last line: end it, so the next event starts cleanly
             if len(self._fds) >= self.max_open_files:
                 os.close(self._fds.pop(next(iter(self._fds))))
         self._fds[conversation_id] = fd  # most recently used last
@@ -157,11 +160,14 @@ class EventLog:
         path = self.path_for(conversation_id)
         if not path.exists():
             return
-        with path.open(encoding="utf-8") as fh:
+        with path.open(encoding="utf-8", errors="surrogateescape") as fh:
             for line in fh:
                 if not line.endswith("\n"):
                     break  # a crash mid-write: the last line is incomplete
-                yield json.loads(line)
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    continue  # a line torn by a crash (and ended by a later append): skipped
 
     def rebuild_history(self, conversation_id: str) -> ReplayResult:
         """The model-visible history from ``message`` and ``transform`` events alone."""

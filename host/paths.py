@@ -16,6 +16,7 @@ Layout::
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -66,13 +67,23 @@ def data_dir(explicit: str | os.PathLike[str] | None = None, *, create: bool = T
     return path
 
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_HASHED = re.compile(r".*-[0-9a-f]{8}")
+_MAX_NAME = 80
 
 
-def safe_file_name(name: str, *, max_chars: int = 80) -> str:
-    """A file name made only of ``[A-Za-z0-9._-]``, never ``.``/``..``, at most ``max_chars`` long."""
-    out = _UNSAFE.sub("_", name).strip("._") or "unnamed"
-    return out[:max_chars]
+def safe_file_name(name: str) -> str:
+    """A file name made from ``name``: only ``[A-Za-z0-9._-]``, no ``..``, no leading dot, ≤ 80 characters.
+
+    When anything had to change (or ``name`` already ends like a hash suffix), an
+    8-hex-digit hash of the original is appended, so two different names never map to the
+    same file (``"call 1"`` and ``"call_1-…"`` stay apart).
+    """
+    cleaned = re.sub(r"\.{2,}", "_", _UNSAFE.sub("_", name)).lstrip(".")[: _MAX_NAME - 9]
+    if cleaned != name or not cleaned or _HASHED.fullmatch(name):
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        cleaned = f"{cleaned or 'x'}-{digest}"
+    return cleaned
 
 
 def logs_dir(root: Path) -> Path:

@@ -87,7 +87,10 @@ class HostRuntime:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self.manager.__aexit__(exc_type, exc, tb)
+        try:
+            await self.manager.__aexit__(exc_type, exc, tb)
+        finally:
+            self.event_log.close()
 
     # -- views filtered by policy ------------------------------------------------------
     def is_visible(self, principal: Principal, tool: ToolRecord) -> bool:

@@ -238,7 +238,7 @@ def definition_hash(definition: ToolDefinition) -> str:
         "annotations": definition.annotations.to_wire(),
     }
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def build_record(

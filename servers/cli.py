@@ -8,6 +8,7 @@ Commands: ``serve``, ``tools``, ``search``, ``call``, ``servers``. Every command
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sys
 import time
@@ -153,7 +154,7 @@ def serve(
     sock = None if stdio else _bind(host, port)
 
     async def body() -> None:
-        run_id = "serve-" + time.strftime("%Y%m%dT%H%M%S")
+        run_id = f"serve-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
         if access is None:
             policy: Any = None
         else:

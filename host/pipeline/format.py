@@ -20,9 +20,8 @@ Empty output becomes :data:`EMPTY_PLACEHOLDER` (some APIs reject empty tool resu
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from typing import Any
 from mcp import types as mt
 
 from host.calls import AudioBlock, ContentBlock, ImageBlock, TextBlock
+from host.paths import safe_file_name
 
 __all__ = [
     "EMPTY_PLACEHOLDER",
@@ -44,31 +44,21 @@ __all__ = [
 EMPTY_PLACEHOLDER = "(no output)"
 """Model text of a successful call that returned nothing."""
 
-_SAFE = re.compile(r"[^A-Za-z0-9._-]")
-_MAX_NAME = 80
-
-
-def safe_file_name(name: str) -> str:
-    """A file name made from ``name``: only ``[A-Za-z0-9._-]``, no ``..``, no leading dot, ≤ 80 characters.
-
-    When anything had to change, an 8-hex-digit hash of the original is appended, so two
-    different names never map to the same file.
-    """
-    cleaned = re.sub(r"\.{2,}", "_", _SAFE.sub("_", name)).lstrip(".")[: _MAX_NAME - 9]
-    if cleaned != name or not cleaned:
-        cleaned = f"{cleaned or 'x'}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
-    return cleaned
-
-
 class SpillStore:
     """Writes full outputs that exceed their budget under ``root/<conversation>/<call>.txt``.
 
+    Files are private to the host's user (folders 0700, files 0600): they hold unredacted tool
+    output. Each conversation folder keeps at most ``max_files_per_conversation`` files; the
+    oldest are deleted first.
+
     Args:
         root: the spill folder (created on first write). Paths never leave it.
+        max_files_per_conversation: how many spill files a conversation keeps.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, max_files_per_conversation: int = 100) -> None:
         self.root = Path(root)
+        self.max_files_per_conversation = max_files_per_conversation
 
     def path_for(self, conversation_id: str, call_id: str) -> Path:
         """Where the full output of ``call_id`` goes (inside :attr:`root`, checked)."""
@@ -79,13 +69,22 @@ class SpillStore:
         return path
 
     def write(self, conversation_id: str, call_id: str, text: str) -> Path:
-        """Write ``text`` (UTF-8) and return its path."""
+        """Write ``text`` (UTF-8, mode 0600) and return its path; prunes the oldest files over the cap."""
         path = self.path_for(conversation_id, call_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8", errors="surrogatepass")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as fh:
+            fh.write(text)
         tmp.replace(path)
+        self._prune(path.parent)
         return path
+
+    def _prune(self, folder: Path) -> None:
+        files = sorted(folder.glob("*.txt"), key=lambda p: p.stat().st_mtime_ns)
+        for old in files[: max(0, len(files) - self.max_files_per_conversation)]:
+            old.unlink(missing_ok=True)
 
 
 def _ref(kind: str, uri: str, name: str | None, mime: str | None, extra: str = "") -> str:

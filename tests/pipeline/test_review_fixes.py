@@ -117,3 +117,31 @@ def test_redaction_never_raises_on_deep_values():
     cur["token"] = "x"
     assert "too deep" in str(redact(deep))
     assert redact("[" * 50000 + '"token"') .startswith("[")
+
+
+def test_a_torn_event_line_does_not_break_later_appends_or_replay(tmp_path):
+    from host.events import EventLog
+
+    log = EventLog(tmp_path)
+    log.append("c", "request", {"n": 1})
+    path = log.path_for("c")
+    log.close()
+    with path.open("ab") as fh:  # a crash in the middle of a write
+        fh.write(b'{"v":1,"seq":1,"kind":"res')
+    fresh = EventLog(tmp_path)
+    fresh.append("c", "request", {"n": 2})
+    assert [e["data"] for e in fresh.events("c")] == [{"n": 1}, {"n": 2}]
+
+
+def test_spill_files_are_private_distinct_and_capped(tmp_path):
+    import stat
+
+    from host.paths import safe_file_name
+    from host.pipeline.format import SpillStore
+
+    assert safe_file_name("call 1") != safe_file_name(safe_file_name("call 1"))
+    store = SpillStore(tmp_path / "spill", max_files_per_conversation=3)
+    paths = [store.write("conv", f"call{i}", "x" * 10) for i in range(5)]
+    assert stat.S_IMODE(paths[-1].stat().st_mode) == 0o600
+    assert stat.S_IMODE(paths[-1].parent.stat().st_mode) == 0o700
+    assert sorted(p.name for p in paths[-1].parent.iterdir()) == ["call2.txt", "call3.txt", "call4.txt"]
