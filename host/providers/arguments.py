@@ -11,12 +11,12 @@ schema that strict conversion preserves exactly.
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 from jsonschema.validators import Draft202012Validator, validator_for
 
 from host.providers.schema import resolve_local_ref, walk_subschemas
+from registry.validation import parse_arguments
 
 __all__ = [
     "accepts_null",
@@ -24,8 +24,23 @@ __all__ = [
     "decode_strict_arguments",
     "encode_strict_arguments",
     "make_validator",
+    "parse_arguments_object",
     "prepare_schema",
 ]
+
+
+def parse_arguments_object(text: str) -> dict[str, Any] | None:
+    """Argument text as a JSON object (``{}`` for blank text), or ``None`` when it is not one.
+
+    Uses :func:`registry.validation.parse_arguments` (which turns too-deep nesting into an
+    error value); ``ValueError`` it lets through (an integer over Python's 4300-digit limit)
+    also gives ``None``. Never raises.
+    """
+    try:
+        parsed = parse_arguments(text)
+    except (ValueError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, dict) else None
 
 
 def make_validator(root: dict[str, Any]):
@@ -48,14 +63,24 @@ def accepts_null(validator, sub: Any) -> bool:
 
 
 def prepare_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``schema`` with ``definitions`` renamed ``$defs`` (refs rewritten)."""
+    """A copy of ``schema`` with ``definitions`` renamed ``$defs`` and ``$ref`` values rewritten.
+
+    Only ``$ref`` values of subschemas change; an ``enum``/``const``/``default`` string that
+    happens to start with ``#/definitions/`` is data and stays as is.
+    """
     root = copy.deepcopy(schema)
     if isinstance(root.get("definitions"), dict):
         defs = root.pop("definitions")
         defs.update(root.get("$defs") or {})
         root["$defs"] = defs
-        root = json.loads(json.dumps(root).replace('"#/definitions/', '"#/$defs/'))
+        walk_subschemas(root, "$", _rewrite_definitions_ref)
     return root
+
+
+def _rewrite_definitions_ref(node: dict[str, Any], _path: str) -> None:
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/definitions/"):
+        node["$ref"] = "#/$defs/" + ref[len("#/definitions/") :]
 
 
 def _deref(root: dict[str, Any], node: Any) -> Any:
@@ -133,13 +158,14 @@ def encode_strict_arguments(arguments: dict[str, Any], schema: dict[str, Any]) -
 def close_objects(schema: dict[str, Any]) -> dict[str, Any]:
     """The "closed" reading of ``schema`` that strict conversion preserves exactly.
 
-    Every object subschema that declares ``properties`` (and the root) gets
-    ``additionalProperties: false`` when it sets nothing. Used by tests and docs.
+    Every object subschema that declares ``properties`` gets ``additionalProperties: false``
+    when it sets nothing; an object without ``properties`` (root included) stays a free-form
+    map, which strict conversion reports instead of closing. Used by tests and docs.
     """
     out = prepare_schema(schema)
 
     def close(node: dict[str, Any], path: str) -> None:
-        if ("properties" in node or path == "$") and "additionalProperties" not in node:
+        if "properties" in node and "additionalProperties" not in node:
             node["additionalProperties"] = False
 
     walk_subschemas(out, "$", close)

@@ -22,7 +22,6 @@ Every adapter implements :class:`ProviderAdapter` and works on plain dicts (no S
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
@@ -30,6 +29,7 @@ from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from host.calls import ContentBlock, TextBlock, ToolCall, ToolResult
+from host.providers.arguments import parse_arguments_object
 from host.providers.strict import decode_strict_arguments
 from registry.tool import ToolRecord
 
@@ -191,11 +191,8 @@ class Declarations:
         """
         if not self.strict.get(call.name) or call.arguments is not None:
             return call
-        try:
-            parsed = json.loads(call.raw_arguments) if call.raw_arguments.strip() else {}
-        except ValueError:
-            return call
-        if not isinstance(parsed, dict):
+        parsed = parse_arguments_object(call.raw_arguments)
+        if parsed is None:  # not an object (or nested too deeply): the pipeline reports it
             return call
         decoded = decode_strict_arguments(parsed, self.schemas[call.name])
         return call.model_copy(update={"arguments": decoded})

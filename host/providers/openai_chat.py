@@ -301,6 +301,8 @@ class ChatStreamParser:
         self.acc = accumulator
         self._text: list[str] = []
         self._ids: dict[int, str | None] = {}
+        self._seen_ids: set[str] = set()  # ids of calls started without an index
+        self._last: tuple[int | None, str | None] | None = None  # key of the most recent call
         self._finish: str | None = None
         self._id: str | None = None
         self.done = False
@@ -324,7 +326,10 @@ class ChatStreamParser:
 
     def _call_delta(self, tc: dict[str, Any]) -> None:
         index = tc.get("index")
-        if not isinstance(index, int):
+        if index is None:
+            self._call_delta_without_index(tc)
+            return
+        if not isinstance(index, int) or isinstance(index, bool):
             raise MalformedResponse(API_CHAT, "choices[0].delta.tool_calls[].index", "expected an integer")
         fn = tc.get("function") or {}
         call_id = tc.get("id") or None
@@ -336,8 +341,45 @@ class ChatStreamParser:
                 self._ids[index] = call_id
             if fn.get("name"):
                 self.acc.set_name(fn["name"], index=index, call_id=self._ids[index])
+        self._last = (index, self._ids[index])
         if fn.get("arguments"):
             self.acc.feed(fn["arguments"], index=index, call_id=self._ids[index])
+
+    def _call_delta_without_index(self, tc: dict[str, Any]) -> None:
+        """Gemini's OpenAI-compatible stream sends no ``index``: key the call by its ``id``.
+
+        A new id starts a call (batch order = order ids first appear); a known id continues
+        it; a delta with neither index nor id (``"id": ""``) continues the most recent call.
+        """
+        fn = tc.get("function") or {}
+        call_id = tc.get("id") or None
+        known = self._key_of(call_id) if call_id is not None else None
+        if call_id is not None and known is None:
+            self.acc.start(call_id=call_id, name=fn.get("name") or None)
+            self._seen_ids.add(call_id)
+            self._last = (None, call_id)
+        else:
+            if known is not None:
+                self._last = known
+            elif self._last is None:
+                raise MalformedResponse(
+                    API_CHAT,
+                    "choices[0].delta.tool_calls[]",
+                    "a tool call delta has neither index nor id and no call was started before it",
+                )
+            if fn.get("name"):
+                self.acc.set_name(fn["name"], index=self._last[0], call_id=self._last[1])
+        if fn.get("arguments"):
+            self.acc.feed(fn["arguments"], index=self._last[0], call_id=self._last[1])
+
+    def _key_of(self, call_id: str) -> tuple[int | None, str] | None:
+        """The accumulator key of an already started call with this id, else ``None``."""
+        if call_id in self._seen_ids:
+            return (None, call_id)
+        for index, known in self._ids.items():
+            if known == call_id:
+                return (index, call_id)
+        return None
 
     def turn(self) -> AssistantTurn:
         if not self.done:

@@ -3,10 +3,13 @@
 Pairing (bug cases BR-01, BR-02): each assistant turn's calls are paired with the results that
 follow it by call id, in call order, one slot per call. Duplicate ids (two calls sharing
 ``call_X`` in one turn, or ``list_dir:0`` reused in a later turn) are renamed deterministically on
-the wire: the first keeps its id, later ones get ``_dup1``, ``_dup2``…, and each result follows
-its call's new id. A call with no recorded result gets a ``not_executed`` error result, so every
-call id sent has exactly one result; a result whose call is not in the previous assistant turn
-raises :class:`~host.providers.errors.HistoryError`.
+the wire by :func:`host.pipeline.transcript.rename_duplicate_ids` (after ``sanitize``): the first
+keeps its id, later ones get ``_dup1``, ``_dup2``…, and each result follows its call's new id.
+A call with no recorded result gets a ``not_executed`` error result, so every call id sent has
+exactly one result; a result whose call is not in the previous assistant turn raises
+:class:`~host.providers.errors.HistoryError`. (That result is built here, not with
+``host.pipeline.results.error_result``: it carries no text block, so :func:`result_text` renders
+its error line once.)
 
 Result text (BR-17, BR-19): failures carry their error text; media never becomes base64 text.
 """
@@ -21,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from host.calls import AudioBlock, ErrorInfo, ImageBlock, ResourceBlock, ResultStatus, TextBlock, ToolCall, ToolResult
+from host.pipeline.transcript import rename_duplicate_ids
+from host.providers.arguments import parse_arguments_object
 from host.providers.base import AssistantTurn, Conversation, ResultsTurn, UserTurn
 from host.providers.errors import HistoryError
 from registry.naming import MAX_NAME_CHARS, is_valid_name, sanitize_part
@@ -69,24 +74,15 @@ def arguments_object(call: ToolCall) -> dict[str, Any]:
     """The call's arguments as an object for history (BR-06): ``""``/non-object text → ``{}``."""
     if call.arguments is not None:
         return dict(call.arguments)
-    text = call.raw_arguments
-    if not text.strip():
-        return {}
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
+    parsed = parse_arguments_object(call.raw_arguments)
+    return parsed if parsed is not None else {}
 
 
 def arguments_text(call: ToolCall) -> str:
     """Argument text for OpenAI history: the raw text when it is a JSON object, else ``{}``-based."""
     text = call.raw_arguments
-    try:
-        if isinstance(json.loads(text), dict):
-            return text
-    except ValueError:
-        pass
+    if text.strip() and parse_arguments_object(text) is not None:
+        return text
     return json.dumps(arguments_object(call), ensure_ascii=False, separators=(",", ":"))
 
 
@@ -216,13 +212,11 @@ def pair_conversation(
             j += 1
         pairs: list[PairedCall] = []
         taken = [False] * len(results)
-        for call in turn.calls:
-            wire = sanitize(call.call_id) if sanitize else call.call_id
-            base, n = wire, 0
-            while wire in used:
-                n += 1
-                wire = f"{base}_dup{n}"
-            used.add(wire)
+        on_wire = turn.calls
+        if sanitize:
+            on_wire = [c.model_copy(update={"call_id": sanitize(c.call_id)}) for c in turn.calls]
+        wire_ids = [c.call_id for c in rename_duplicate_ids(on_wire, used)]
+        for call, wire in zip(turn.calls, wire_ids, strict=True):
             found = None
             for k, (_, res) in enumerate(results):
                 if not taken[k] and res.call_id == call.call_id:

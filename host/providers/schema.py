@@ -10,6 +10,9 @@ every call against the original schema, so widening is safe, narrowing is not):
   support oneOf, allOf, or anyOf at the top level") is flattened into one object whose
   properties are the union and whose ``required`` is what every branch requires: wider, noted.
 * Every nested ``type: object`` gets ``properties: {}`` when missing (same OpenAI rule).
+* Draft-4 boolean ``exclusiveMinimum``/``exclusiveMaximum`` become the numeric draft-6+ form
+  (``{"minimum": 0, "exclusiveMinimum": true}`` → ``{"exclusiveMinimum": 0}``) before
+  ``$schema`` is dropped, so the APIs (which read 2020-12) keep the same bounds.
 * ``definitions`` is renamed ``$defs`` and local refs rewritten; ``$schema``/``$id`` at the root
   are dropped. Local ``$ref``/``$defs`` are **kept** (all three APIs accept them, BR-09); a
   dangling or remote ``$ref`` becomes ``{}`` (accepts anything, noted). :func:`inline_refs`
@@ -30,10 +33,12 @@ from host.providers.errors import SchemaCycle
 __all__ = [
     "ANNOTATION_KEYWORDS",
     "NormalizedSchema",
+    "declares_draft4",
     "find_ref_cycles",
     "inline_refs",
     "normalize_schema",
     "resolve_local_ref",
+    "upgrade_draft4_bounds",
     "walk_subschemas",
 ]
 
@@ -42,7 +47,7 @@ ANNOTATION_KEYWORDS = frozenset(
 )
 """Keywords that never change which values a schema accepts."""
 
-_SUBSCHEMA_DICT_KEYS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SUBSCHEMA_DICT_KEYS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
 _SUBSCHEMA_KEYS = (
     "items",
     "additionalProperties",
@@ -185,6 +190,41 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return expand(schema)
 
 
+def declares_draft4(schema: dict[str, Any]) -> bool:
+    """True when ``$schema`` names draft-04 or draft-03 (boolean ``exclusiveMinimum`` form)."""
+    uri = schema.get("$schema")
+    return isinstance(uri, str) and ("draft-04" in uri or "draft-03" in uri)
+
+
+def upgrade_draft4_bounds(schema: dict[str, Any]) -> list[str]:
+    """Rewrite draft-4 boolean ``exclusiveMinimum``/``exclusiveMaximum`` in place (every subschema).
+
+    ``{"minimum": m, "exclusiveMinimum": true}`` → ``{"exclusiveMinimum": m}`` (same for the
+    maximum); ``false``, or ``true`` without its bound, is removed (it constrains nothing in
+    draft 4). Source: JSON Schema draft-06 release notes ("exclusiveMinimum/Maximum are now numbers").
+
+    Returns:
+        One note per rewritten keyword, naming its JSON path.
+    """
+    notes: list[str] = []
+
+    def fix(node: dict[str, Any], path: str) -> None:
+        for flag, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+            value = node.get(flag)
+            if not isinstance(value, bool):
+                continue
+            limit = node.get(bound)
+            if value and isinstance(limit, int | float) and not isinstance(limit, bool):
+                node[flag] = node.pop(bound)
+                notes.append(f"{path}.{flag}: draft-4 boolean form rewritten as {flag}: {limit!r}")
+            else:
+                node.pop(flag)
+                notes.append(f"{path}.{flag}: draft-4 boolean {value!r} without effect removed")
+
+    walk_subschemas(schema, "$", fix)
+    return notes
+
+
 def _rename_definitions(schema: dict[str, Any], notes: list[str]) -> None:
     defs = schema.pop("definitions", None)
     if not isinstance(defs, dict):
@@ -254,6 +294,7 @@ def normalize_schema(schema: dict[str, Any] | None) -> NormalizedSchema:
     except (TypeError, ValueError):
         out = json.loads(json.dumps(out, default=str))
         notes.append("$: non-JSON values converted to strings")
+    notes.extend(upgrade_draft4_bounds(out))
     for key in ("$schema", "$id"):
         if key in out:
             out.pop(key)

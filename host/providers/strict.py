@@ -13,11 +13,15 @@ original accepts has an encoding the strict schema accepts, with these documente
 
 * An object that declares ``properties`` and does not set ``additionalProperties`` is read as
   closed: undeclared keys are not part of the tool's interface (the model cannot send them).
-  ``additionalProperties: true``/a schema, ``patternProperties`` or a nested object without
-  ``properties`` is a free-form map and **cannot** be converted.
+  ``additionalProperties: true``/a schema, ``patternProperties`` or an object (the root too)
+  without ``properties`` and without ``additionalProperties: false`` is a free-form map and
+  **cannot** be converted (a no-argument tool declares ``"properties": {}``).
 * An optional property becomes required and nullable; ``null`` then means "absent" and
   :func:`decode_strict_arguments` removes it before validation. An optional property that is
-  already nullable can only be converted when its ``default`` is ``null`` (absent ≡ null).
+  already nullable can only be converted when its ``default`` is ``null`` (absent ≡ null). A
+  property with ``anyOf`` beside other keywords is wrapped as ``{"anyOf": [it, {"type": "null"}]}``.
+* Draft-4 boolean ``exclusiveMinimum``/``exclusiveMaximum`` become the numeric form
+  (:func:`host.providers.schema.upgrade_draft4_bounds`) before ``$schema`` is dropped.
 * Pure value constraints the API rejects (``minLength``, ``maxLength``, ``uniqueItems``,
   ``contains``, ``minProperties``, ``maxProperties``, unsupported ``format``) are dropped: that
   widens, never narrows (noted). Annotations (``default``, ``examples``…) are dropped silently.
@@ -41,7 +45,13 @@ from host.providers.arguments import (
     make_validator,
     prepare_schema,
 )
-from host.providers.schema import find_ref_cycles, normalize_schema, resolve_local_ref
+from host.providers.schema import (
+    declares_draft4,
+    find_ref_cycles,
+    normalize_schema,
+    resolve_local_ref,
+    upgrade_draft4_bounds,
+)
 
 __all__ = [
     "MAX_STRICT_DEPTH",
@@ -192,7 +202,7 @@ class _Converter:
         if "object" in types:
             if types - {"object", "null"}:
                 self.problems.append(f"{path}.type mixes object with {sorted(types - {'object', 'null'})}")
-            self._convert_object(node, path, depth, is_root)
+            self._convert_object(node, path, depth)
         if "array" in types:
             items = node.get("items")
             if not isinstance(items, dict):
@@ -228,13 +238,13 @@ class _Converter:
         merged.update(siblings)
         return self.convert(merged, path, depth)
 
-    def _convert_object(self, node: dict[str, Any], path: str, depth: int, is_root: bool) -> None:
+    def _convert_object(self, node: dict[str, Any], path: str, depth: int) -> None:
         extra = node.get("additionalProperties", _ABSENT)
         if extra is not _ABSENT and extra is not False:
             self.problems.append(f"{path}.additionalProperties: free-form map (keys not declared) cannot be strict")
         props = node.get("properties")
         if not isinstance(props, dict):
-            if not is_root and extra is _ABSENT:
+            if extra is _ABSENT:  # the root too: {"type": "object"} accepts any keys
                 self.problems.append(f"{path}: object without properties (free-form map) cannot be strict")
             props = {}
         required = [r for r in node.get("required") or [] if isinstance(r, str)]
@@ -260,9 +270,12 @@ class _Converter:
 
 
 def _make_nullable(node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` or null. Beside ``anyOf``, other keywords (``type``, ``enum``…) reject null too, so wrap."""
     if "$ref" in node or "const" in node:
         return {"anyOf": [node, {"type": "null"}]}
-    if "anyOf" in node and "type" not in node:
+    if "anyOf" in node and set(node) - {"anyOf", "description", "title"}:
+        return {"anyOf": [node, {"type": "null"}]}
+    if "anyOf" in node:
         if {"type": "null"} not in node["anyOf"]:
             node = {**node, "anyOf": [*node["anyOf"], {"type": "null"}]}
         return node
@@ -288,7 +301,10 @@ def to_strict_schema(schema: dict[str, Any] | None) -> StrictConversion:
         :class:`StrictConversion` with the schema, or ``schema=None`` and the problems found.
     """
     root = prepare_schema(schema if isinstance(schema, dict) else {"type": "object", "properties": {}})
+    bound_notes = upgrade_draft4_bounds(root)  # before $schema is dropped: strict mode reads 2020-12
     conv = _Converter(root)
+    if not declares_draft4(root):  # a boolean bound under a newer draft: read as draft 4 (noted)
+        conv.notes.extend(bound_notes)
     defs = root.get("$defs")
     out = conv.convert({k: v for k, v in root.items() if k != "$defs"}, "$", 0, is_root=True)
     if isinstance(defs, dict):

@@ -293,3 +293,48 @@ def test_anthropic_tool_use_with_non_object_input_is_a_clear_error():
     with pytest.raises(MalformedResponse) as err:
         AnthropicMessagesAdapter().parse_response(bad)
     assert err.value.where == "content[0]"
+
+
+def test_chat_stream_gemini_style_calls_without_index_keyed_by_id():
+    """Gemini's OpenAI-compatible stream omits ``tool_calls[].index`` (and ends with "stop").
+
+    Raw dicts: the SDK's ChatCompletionChunk model itself rejects a delta without ``index``.
+    The second chunk has neither index nor id (``"id": ""``): it continues the most recent call.
+    """
+    parser = OpenAIChatAdapter().stream_parser(ArgumentAccumulator())
+    for event in load_events("gemini_chat_stream_parallel.jsonl"):
+        parser.feed(event)
+    turn = parser.turn()
+    assert [c.call_id for c in turn.calls] == ["function-call-1", "function-call-2"]
+    assert [c.name for c in turn.calls] == ["weather__get_forecast", "weather__get_forecast"]
+    assert [_args(c) for c in turn.calls] == [PARIS, HANGZHOU]
+    assert turn.stop is StopReason.TOOL_USE and turn.response_id == "gem-s1"
+
+
+def test_chat_stream_two_indexless_calls_in_one_delta_and_repeated_ids():
+    parser = OpenAIChatAdapter().stream_parser(ArgumentAccumulator())
+
+    def chunk(*calls, finish=None):
+        return {"choices": [{"index": 0, "delta": {"tool_calls": list(calls)}, "finish_reason": finish}]}
+
+    parser.feed(
+        chunk(
+            {"id": "a", "function": {"name": "t__one", "arguments": '{"n":'}},
+            {"id": "b", "function": {"name": "t__two", "arguments": '{"m":'}},
+        )
+    )
+    parser.feed(chunk({"function": {"arguments": "2}"}}))  # no index, no id: continues the latest call (b)
+    parser.feed(chunk({"id": "a", "function": {"arguments": "1"}}))  # a known id continues that call
+    parser.feed(chunk({"id": "", "function": {"arguments": "}"}}, finish="tool_calls"))  # latest is now a
+    turn = parser.turn()
+    assert [(c.call_id, c.name, c.raw_arguments) for c in turn.calls] == [
+        ("a", "t__one", '{"n":1}'),
+        ("b", "t__two", '{"m":2}'),
+    ]
+
+
+def test_chat_stream_delta_without_index_or_id_before_any_call_is_malformed():
+    parser = OpenAIChatAdapter().stream_parser(ArgumentAccumulator())
+    with pytest.raises(MalformedResponse) as info:
+        parser.feed({"choices": [{"index": 0, "delta": {"tool_calls": [{"function": {"arguments": "{}"}}]}}]})
+    assert "choices[0].delta.tool_calls[]" in str(info.value)

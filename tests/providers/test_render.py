@@ -437,3 +437,29 @@ def test_chat_assistant_message_replayed_as_received():
     received = data["choices"][0]["message"]
     rendered = OpenAIChatAdapter().render_messages(conv)[1]
     assert rendered == {k: received.get(k) for k in ("role", "content", "tool_calls")}
+
+
+def test_wire_ids_follow_the_pipeline_renaming_rule():
+    """Renaming is transcript.rename_duplicate_ids: ``a``, ``a_dup1``, then a real ``a_dup1`` → ``a_dup1_dup1``."""
+    from host.pipeline.transcript import rename_duplicate_ids
+
+    calls = [ToolCall(call_id=cid, name="t__x") for cid in ("a", "a", "a_dup1")]
+    conv = Conversation(turns=[UserTurn.text("x"), AssistantTurn(parts=calls)])
+    tool_ids = [m["tool_call_id"] for m in OpenAIChatAdapter().render_messages(conv) if m["role"] == "tool"]
+    assert tool_ids == ["a", "a_dup1", "a_dup1_dup1"]
+    assert tool_ids == [c.call_id for c in rename_duplicate_ids(calls)]
+
+
+DEEP = "[" * 100000
+
+
+def test_deeply_nested_argument_text_renders_as_empty_object_not_recursion_error():
+    from host.providers.render import arguments_object, arguments_text
+
+    call = ToolCall(call_id="c", name="t__x", raw_arguments=DEEP)
+    assert arguments_object(call) == {}
+    assert arguments_text(call) == "{}"
+    deep_object = '{"a":' * 100000
+    assert arguments_object(call.model_copy(update={"raw_arguments": deep_object})) == {}
+    too_many_digits = '{"a":' + "1" * 5000 + "}"  # over Python's int-string limit: ValueError, not JSONDecodeError
+    assert arguments_object(call.model_copy(update={"raw_arguments": too_many_digits})) == {}
