@@ -8,7 +8,7 @@ Query forms (one ``search`` call handles all of them):
   ``SearchIndex(expansion=None)`` gives plain rank-bm25 scores;
 * ``select:name1,name2`` → exact lookup by qualified name (also case-insensitively, or by the
   original tool name when that is unambiguous), in the order given;
-* ``regex:PATTERN`` → a Python regular expression matched (``re.search``, case-insensitive)
+* ``regex:PATTERN`` → a Python regular expression matched (case-insensitive, with a time budget)
   against name, description and parameter names/descriptions, like Anthropic's
   ``tool_search_tool_regex`` (pattern at most 200 characters; names rank above other fields);
 * empty or stop-word-only text → no hits and a help message listing the caller's servers.
@@ -31,8 +31,8 @@ or the new index, never a half-built one. Writers are serialized by a lock.
 
 from __future__ import annotations
 
-import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +42,7 @@ import numpy as np
 from registry.search.bm25 import BM25Params, Corpus
 from registry.search.document import FieldWeights, document_tokens, schema_texts
 from registry.search.expand import DEFAULT_EXPANSION, QueryExpansion
+from registry.safe_regex import RegexSyntaxError, compile_pattern
 from registry.search.tokenize import tokenize
 from registry.store import ToolRegistry
 from registry.tool import Risk, ToolRecord
@@ -53,6 +54,9 @@ DEFAULT_PARAMS = BM25Params(model="plus", k1=1.2, b=0.75, delta=1.0)
 
 MAX_REGEX_CHARS = 200
 """Longest accepted ``regex:`` pattern (characters), as Anthropic's regex tool search."""
+
+REGEX_BUDGET_SECONDS = 0.25
+"""Time one ``regex:`` search may spend matching, over all tools (seconds)."""
 
 _REGEX_TEXT_CHARS = 4000
 _MASK_CACHE_SIZE = 32
@@ -356,18 +360,32 @@ class SearchIndex:
         if len(pattern) > MAX_REGEX_CHARS:
             return SearchResult([], "regex", f"The regex pattern is longer than {MAX_REGEX_CHARS} characters.")
         try:
-            rx = re.compile(pattern, re.IGNORECASE)
-        except re.error as exc:
-            return SearchResult([], "regex", f"Invalid regex {pattern!r}: {exc}. Use Python 're' syntax.")
+            rx = compile_pattern(pattern, ignore_case=True)
+        except RegexSyntaxError as exc:
+            return SearchResult([], "regex", f"Invalid regex {pattern!r}: {exc.reason}. Use Python 're' syntax.")
+        # Patterns come from remote callers: every match runs with a share of one time budget
+        # (registry.safe_regex), so a backtracking pattern cannot freeze the host.
+        deadline = time.monotonic() + REGEX_BUDGET_SECONDS
         found: list[SearchHit] = []
-        for name in sorted(st.by_name):
-            rec = st.by_name[name]
-            if (visible is not None and not visible(rec)) or not keep(rec):
-                continue
-            if rx.search(rec.qualified_name) or rx.search(rec.original_name):
-                found.append(SearchHit(rec, 2.0))
-            elif rx.search(_regex_text(rec)):
-                found.append(SearchHit(rec, 1.0))
+
+        def hit(text: str) -> bool:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            return rx.search(text, timeout=remaining, concurrent=True) is not None
+
+        try:
+            for name in sorted(st.by_name):
+                rec = st.by_name[name]
+                if (visible is not None and not visible(rec)) or not keep(rec):
+                    continue
+                if hit(rec.qualified_name) or hit(rec.original_name):
+                    found.append(SearchHit(rec, 2.0))
+                elif hit(_regex_text(rec)):
+                    found.append(SearchHit(rec, 1.0))
+        except TimeoutError:
+            return SearchResult([], "regex", f"The regex {pattern!r} took longer than {REGEX_BUDGET_SECONDS:g} s "
+                                "to run over the tools; use a simpler pattern (avoid nested repetition).")
         found.sort(key=lambda h: (-h.score, h.tool.qualified_name))
         if not found:
             return SearchResult([], "regex", f"No tool matches the regex {pattern!r}.")
