@@ -74,10 +74,13 @@ class OpenAccessPolicy:
 
     Args:
         access: the permission store; its revision is read once per request.
+        fail_closed: refuse everything once users exist (a server started open); ``False`` for
+            the local admin's CLI, where only the pins apply.
     """
 
-    def __init__(self, access: AccessControl) -> None:
+    def __init__(self, access: AccessControl, *, fail_closed: bool = True) -> None:
         self.access = access
+        self.fail_closed = fail_closed
         self._cached: tuple[int, Policy | None] | None = None
 
     @property
@@ -87,7 +90,7 @@ class OpenAccessPolicy:
     def _current(self) -> tuple[int, Policy | None]:
         rev = self.access.revision
         if self._cached is None or self._cached[0] != rev:
-            closed = bool(self.access.users.list())
+            closed = self.fail_closed and bool(self.access.users.list())
             policy = None if closed else PinnedPolicy(AllowAll(), self.access.pins.states())
             if closed and (self._cached is None or self._cached[1] is not None):
                 log.warning("toolhost: every tool is now refused: %s", RESTART_REASON)

@@ -32,7 +32,16 @@ from servers.registry_server import create_registry_server
 from servers.access_mode import OpenAccessPolicy, is_loopback, open_access
 from servers.admin_cli import register as register_admin_commands
 from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver
-from servers.serve import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH, bind_socket, serve_http, serve_stdio, shutdown_on_signals
+from servers.serve import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    MCP_PATH,
+    bind_socket,
+    host_for_url,
+    serve_http,
+    serve_stdio,
+    shutdown_on_signals,
+)
 
 __all__ = ["app", "main"]
 
@@ -89,6 +98,7 @@ async def _with_runtime(
     With ``user``, that user's grants, pins and approvals apply; otherwise full local access.
     """
     access = principal = None
+    policy: Any = None
     if user is not None:
         access, _enforce = _open_access(root, "on", db_url)
         try:
@@ -96,8 +106,14 @@ async def _with_runtime(
         except StoreError as e:
             err.print(f"[red]{e}[/red]")
             raise typer.Exit(2) from None
-    rt = HostRuntime(cfg, data_dir=root, conversation_id="cli", policy=access,
-                     approvals=access.approval_hook() if access is not None else None)
+        policy = access
+    else:
+        # The local admin sees everything, but definition pins still hold (a rug-pulled tool is
+        # refused here too until `toolhost pins accept`).
+        access, _enforce = _open_access(root, "auto", db_url)
+        policy = OpenAccessPolicy(access, fail_closed=False) if access is not None else None
+    rt = HostRuntime(cfg, data_dir=root, conversation_id="cli", policy=policy,
+                     approvals=access.approval_hook() if user is not None and access is not None else None)
     try:
         if access is not None:
             access.watch(rt.registry)
@@ -182,7 +198,9 @@ def serve(
             except StoreError as e:
                 err.print(f"[red]{e}[/red]")
                 raise typer.Exit(2) from None
-            verifier, settings = ApiKeyVerifier(access), auth_settings(f"http://{host}:{port}{MCP_PATH}")
+            bound_port = sock.getsockname()[1] if sock is not None else port
+            verifier = ApiKeyVerifier(access)
+            settings = auth_settings(f"http://{host_for_url(host)}:{bound_port}{MCP_PATH}")
         async with shutdown_on_signals() as stop, anyio.create_task_group() as guard:
             guard.start_soon(_stop_when, stop, rt)  # Ctrl+C while connecting abandons the attempts at once
             with live_status(err, rt.statuses(), enabled=not stdio) as refresh:

@@ -28,6 +28,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Literal
 
+import anyio
 from mcp.server import Server, ServerRequestContext
 from mcp.types import (
     CallToolRequestParams,
@@ -189,16 +190,21 @@ def create_registry_server(
         if access is None:
             return to_mcp_result(await runtime.call(target, arguments, principal, progress_callback=forward_progress))
         started = time.perf_counter()
-        with approval_elicitation(elicitor_for(ctx)):
-            result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
-        await access.audit_call_async(
-            principal,
-            target,
-            arguments,
-            status=result.status.value,
-            duration_seconds=time.perf_counter() - started,
-            tool=runtime.registry.snapshot().get(target),
-        )
+        status = "cancelled"  # stays so when the client goes away mid-call
+        try:
+            with approval_elicitation(elicitor_for(ctx)):
+                result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
+            status = result.status.value
+        finally:
+            with anyio.CancelScope(shield=True):
+                await access.audit_call_async(
+                    principal,
+                    target,
+                    arguments,
+                    status=status,
+                    duration_seconds=time.perf_counter() - started,
+                    tool=runtime.registry.snapshot().get(target),
+                )
         return to_mcp_result(result)
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:

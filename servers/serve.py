@@ -7,8 +7,11 @@ terminated), so no orphan process is left behind.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
+import os
 import signal
 import socket
+import stat
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -16,12 +19,22 @@ import anyio
 import uvicorn
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 
-__all__ = ["bind_socket", "serve_http", "serve_stdio", "shutdown_on_signals"]
+__all__ = [
+    "bind_socket",
+    "host_for_url",
+    "serve_http",
+    "serve_stdio",
+    "shutdown_on_signals",
+    "transport_security_for",
+]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MCP_PATH = "/mcp"
+GRACEFUL_SHUTDOWN_SECONDS = 5.0
+"""How long open client streams may delay shutdown after SIGINT/SIGTERM (seconds)."""
 
 
 class _QuietSignalsServer(uvicorn.Server):
@@ -30,6 +43,37 @@ class _QuietSignalsServer(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+
+def host_for_url(host: str) -> str:
+    """``host`` as it appears in a URL: IPv6 literals in brackets (``[::1]``)."""
+    bare = host.strip("[]")
+    return f"[{bare}]" if ":" in bare else bare
+
+
+def transport_security_for(host: str) -> TransportSecuritySettings | None:
+    """DNS-rebinding protection for the bound ``host``: only requests whose ``Host`` (and
+    ``Origin``, when sent) name this host or a loopback alias are served.
+
+    The SDK protects only the exact spellings ``127.0.0.1``, ``localhost`` and ``::1``; any
+    other loopback address (``127.0.0.2``, ``[::1]``) would be unprotected, so we always pass
+    settings. A wildcard bind (``0.0.0.0``, ``::``) cannot know its public names: ``None``
+    (no check; toolhost then requires API keys, see ``servers.access_mode``).
+    """
+    bare = host.strip("[]")
+    if bare in ("0.0.0.0", "::", ""):
+        return None
+    names = {host_for_url(bare)}
+    try:
+        if bare == "localhost" or ipaddress.ip_address(bare).is_loopback:
+            names |= {"127.0.0.1", "localhost", "[::1]"}
+    except ValueError:
+        pass  # a host name: only itself
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=sorted(f"{n}:*" for n in names) + sorted(names),
+        allowed_origins=sorted(f"http://{n}:*" for n in names) + sorted(f"https://{n}:*" for n in names),
+    )
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -105,9 +149,21 @@ async def serve_http(
         on_ready: called with the endpoint URL once the socket listens.
     """
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=host, token_verifier=token_verifier, auth=auth
+        streamable_http_path=MCP_PATH,
+        host=host,
+        transport_security=transport_security_for(host),
+        token_verifier=token_verifier,
+        auth=auth,
     )
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+    )
     http = _QuietSignalsServer(config)
 
     async with anyio.create_task_group() as tg:
@@ -125,17 +181,55 @@ async def serve_http(
                 for srv in getattr(http, "servers", []):
                     for listener in srv.sockets:
                         bound = listener.getsockname()[1]
-                on_ready(f"http://{host}:{bound}{MCP_PATH}")
+                on_ready(f"http://{host_for_url(host)}:{bound}{MCP_PATH}")
 
         tg.start_soon(announce)
         await http.serve(sockets=[sock] if sock is not None else None)
         tg.cancel_scope.cancel()
 
 
+class _StdinLines:
+    """Lines of a pipe/socket/tty stdin, read without a worker thread, so cancelling the server
+    really stops the read (the SDK's default reader blocks a thread that cannot be interrupted,
+    and SIGTERM would wait for the client to close stdin)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+        self.eof = False
+        os.set_blocking(fd, False)
+
+    @staticmethod
+    def usable(fd: int) -> bool:
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            return False
+        return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+    def __aiter__(self) -> _StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while b"\n" not in self.buffer and not self.eof:
+            await anyio.wait_readable(self.fd)
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            self.eof = not chunk
+            self.buffer += chunk
+        if not self.buffer:
+            raise StopAsyncIteration
+        line, sep, self.buffer = self.buffer.partition(b"\n")
+        return line.decode("utf-8", "replace") + sep.decode()
+
+
 async def serve_stdio(server: Server[Any], *, stop: anyio.Event) -> None:
     """Serve ``server`` over this process's stdin/stdout until EOF or ``stop`` is set."""
+    stdin: Any = _StdinLines(0) if _StdinLines.usable(0) else None
     async with anyio.create_task_group() as tg:
         tg.start_soon(_until, stop, tg.cancel_scope.cancel)
-        async with stdio_server() as (read, write):
+        async with stdio_server(stdin=stdin) as (read, write):
             await server.run(read, write, server.create_initialization_options())
         tg.cancel_scope.cancel()

@@ -142,3 +142,27 @@ async def test_upstream_progress_is_forwarded_to_the_client(tmp_path):
                                       progress_callback=on_progress)
         assert not r.is_error
         assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.2", "::1"])
+async def test_dns_rebinding_is_refused_on_every_loopback_spelling(tmp_path, host):
+    import httpx2
+
+    async with runtime({"orders": example("servers.examples.orders")}, tmp_path) as rt:
+        srv = create_registry_server(rt)
+        stop, ready = anyio.Event(), anyio.Event()
+        urls: list[str] = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: serve_http(srv, host=host, port=0, stop=stop,
+                                             on_ready=lambda u: (urls.append(u), ready.set())))
+            with anyio.fail_after(20):
+                await ready.wait()
+                body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+                headers = {"Accept": "application/json, text/event-stream"}
+                async with httpx2.AsyncClient() as http:
+                    evil = await http.post(urls[0], json=body, headers={
+                        **headers, "Host": "attacker.example", "Origin": "http://attacker.example"})
+                    assert evil.status_code == 421
+                async with Client(urls[0]) as c:  # the real address still works
+                    assert [t.name for t in (await c.list_tools()).tools] == ["tool_search", "call_tool"]
+            stop.set()

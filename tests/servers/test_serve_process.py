@@ -91,3 +91,22 @@ def test_http_serve_stops_children_on_sigterm(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
+
+
+def test_stdio_serve_stops_on_sigterm_while_the_client_keeps_stdin_open(tmp_path):
+    proc = subprocess.Popen([TOOLHOST, "serve", "--stdio", "--config", str(write_config(tmp_path)),
+                             "--data-dir", str(tmp_path / "d")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stderr:  # the server table ends with its bottom border once every server is up
+            if line.startswith("└"):
+                break
+        children = _children(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)  # stdin stays open: the blocked read must not hold up shutdown
+        assert proc.returncode == 0 and "toolhost stopped; all servers closed." in proc.stderr.read()
+        assert [pid for pid in children if _alive(pid)] == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
