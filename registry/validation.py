@@ -128,6 +128,12 @@ def parse_arguments(raw: str) -> dict[str, Any] | ArgumentParseError:
             message="arguments are nested too deeply to parse; send a flatter JSON object",
             excerpt=excerpt(raw),
         )
+    except ValueError as exc:  # e.g. an integer longer than Python's 4300-digit conversion limit
+        return ArgumentParseError(
+            reason="invalid_json",
+            message=f"arguments cannot be parsed ({exc}); send ordinary JSON values",
+            excerpt=excerpt(raw),
+        )
     if not isinstance(value, dict):
         kind = _json_type(value)
         return ArgumentParseError(

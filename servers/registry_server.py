@@ -53,6 +53,8 @@ __all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "create_re
 TOOL_SEARCH = "tool_search"
 CALL_TOOL = "call_tool"
 MAX_SEARCH_LIMIT = 50
+MAX_QUERY_CHARS = 2000
+"""Longest ``tool_search`` query accepted from a client (characters)."""
 
 Expose = Literal["search", "all"]
 PrincipalResolver = Callable[[ServerRequestContext[Any, Any]], Principal]
@@ -248,6 +250,8 @@ def _search(runtime: HostRuntime, principal: Principal, args: dict[str, Any]) ->
     query = args.get("query")
     if not isinstance(query, str):
         return _text_error("tool_search needs 'query': a few words describing what you want to do"), []
+    if len(query) > MAX_QUERY_CHARS:
+        return _text_error(f"tool_search 'query' is {len(query)} characters; use at most {MAX_QUERY_CHARS}"), []
     limit = args.get("limit", 5)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
         return _text_error(f"tool_search 'limit' must be an integer from 1 to {MAX_SEARCH_LIMIT}"), []

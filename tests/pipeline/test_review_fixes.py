@@ -145,3 +145,11 @@ def test_spill_files_are_private_distinct_and_capped(tmp_path):
     assert stat.S_IMODE(paths[-1].stat().st_mode) == 0o600
     assert stat.S_IMODE(paths[-1].parent.stat().st_mode) == 0o700
     assert sorted(p.name for p in paths[-1].parent.iterdir()) == ["call2.txt", "call3.txt", "call4.txt"]
+
+
+def test_integer_beyond_the_conversion_limit_is_an_argument_error():
+    from registry.validation import ArgumentParseError, parse_arguments
+
+    out = parse_arguments('{"n": ' + "9" * 5000 + "}")
+    assert isinstance(out, ArgumentParseError) and out.reason == "invalid_json"
+    assert out.message.startswith("arguments cannot be parsed (Exceeds the limit (4300 digits)")

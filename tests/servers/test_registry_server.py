@@ -166,3 +166,11 @@ async def test_dns_rebinding_is_refused_on_every_loopback_spelling(tmp_path, hos
                 async with Client(urls[0]) as c:  # the real address still works
                     assert [t.name for t in (await c.list_tools()).tools] == ["tool_search", "call_tool"]
             stop.set()
+
+
+async def test_overlong_search_query_is_refused(tmp_path):
+    async with runtime({"orders": example("servers.examples.orders")}, tmp_path) as rt:
+        with anyio.fail_after(20):
+            async with Client(create_registry_server(rt)) as c:
+                r = await c.call_tool("tool_search", {"query": "select:" + ",".join(["x"] * 2000)})
+    assert r.is_error and r.content[0].text == "tool_search 'query' is 4006 characters; use at most 2000"
