@@ -124,7 +124,9 @@ def result_text(
         include_media_notes: ``False`` leaves media out entirely (when sent as blocks).
     """
     lines: list[str] = []
-    if result.is_error and result.status is not ResultStatus.TOOL_ERROR:
+    has_text = any(isinstance(b, TextBlock) for b in result.content)
+    if result.is_error and result.status is not ResultStatus.TOOL_ERROR and not has_text:
+        # Pipeline errors already carry "<status>: <message>" as text; say it once.
         lines.append(error_line(result.error, result.status))
     for block in result.content:
         if isinstance(block, TextBlock):

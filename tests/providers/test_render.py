@@ -463,3 +463,12 @@ def test_deeply_nested_argument_text_renders_as_empty_object_not_recursion_error
     assert arguments_object(call.model_copy(update={"raw_arguments": deep_object})) == {}
     too_many_digits = '{"a":' + "1" * 5000 + "}"  # over Python's int-string limit: ValueError, not JSONDecodeError
     assert arguments_object(call.model_copy(update={"raw_arguments": too_many_digits})) == {}
+
+
+def test_pipeline_error_text_is_said_once():
+    from host.calls import ResultStatus, ToolCall
+    from host.pipeline.results import error_result
+    from host.providers.render import result_text
+
+    res = error_result(ToolCall(call_id="c", name="t"), ResultStatus.TIMEOUT, "no answer within 1 s", where="execute")
+    assert result_text(res) == "timeout: no answer within 1 s"
