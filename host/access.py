@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -31,9 +32,12 @@ from typing import Any
 import anyio.to_thread
 
 from host.pipeline.prepare import ApprovalOutcome
+from sqlalchemy.exc import SQLAlchemyError
+
 from host.store import (
     ApiKeys,
     ApprovalInfo,
+    ApprovalNotPending,
     Approvals,
     AuditLog,
     Grants,
@@ -42,8 +46,10 @@ from host.store import (
     Pins,
     Roles,
     Store,
+    StoreError,
     Users,
     load_policy,
+    parse_token,
 )
 from host.store.pins import TrustDefault
 from registry.permissions import PinnedPolicy
@@ -52,6 +58,8 @@ from registry.store import ToolRegistry
 from registry.tool import ToolRecord
 
 __all__ = ["AccessControl", "ApprovalGate", "ElicitApproval", "RequestAccess", "approval_elicitation"]
+
+_log = logging.getLogger(__name__)
 
 ElicitApproval = Callable[[ApprovalInfo, ToolRecord], Awaitable[bool | None]]
 """``async elicit(approval, tool) -> True (approve) | False (deny) | None (no answer)``: asks the
@@ -155,6 +163,24 @@ class AccessControl:
             return None
         return Principal(user=info.user, roles=self._roles_of(info.user), key_id=info.key_id)
 
+    def audit_auth_failure(self, token: str | None) -> int:
+        """Audit a rejected credential, aggregated (:meth:`host.store.AuditLog.record_auth_failure`):
+        at most one ``auth``/``invalid_key`` row per minute for a known key id (revoked or wrong
+        secret) and one for all unknown or malformed keys together, so attacker-chosen key ids
+        cannot grow the log either. The token itself is never stored. Returns the row id."""
+        parsed = parse_token(token or "")
+        key_id = parsed[0] if parsed and self.keys.exists(parsed[0]) else None
+        reason = (
+            f"revoked API key or wrong secret for key id {key_id}"
+            if key_id
+            else "missing, malformed or unknown API key"
+        )
+        return self.audit_log.record_auth_failure(key_id, reason=reason, user="<unauthenticated>")
+
+    async def audit_auth_failure_async(self, token: str | None) -> int:
+        """:meth:`audit_auth_failure` on a worker thread."""
+        return await anyio.to_thread.run_sync(self.audit_auth_failure, token)
+
     def principal_for_user(self, user: str) -> Principal:
         """The principal for a trusted local caller (stdio ``--user``).
 
@@ -237,10 +263,49 @@ class AccessControl:
         return report
 
     def watch(self, registry: ToolRegistry) -> Callable[[], None]:
-        """Observe every server already in ``registry`` and each later change; returns unsubscribe."""
+        """Observe every server already in ``registry`` and each later change; returns unsubscribe.
+
+        The listener runs synchronously inside ``registry.replace_server`` (on the event loop, in
+        the connection task) and writes one short transaction (~1 ms on WAL SQLite). **Blocking:**
+        while another process holds the database write lock the write waits up to the busy timeout
+        (:data:`host.store.engine.BUSY_TIMEOUT_SECONDS`, 30 s), stalling that event loop. It is
+        deliberately not deferred to a thread: until a new tool is recorded it has no pin, and an
+        unpinned tool is allowed, so a deferred write would let a new tool of a ``held`` server be
+        called in between. The listener never raises: a store or database error is logged (once
+        per failure streak) and the failed server is observed again, with what the registry then
+        serves, on the next registry change. Security does not depend on the write: a changed
+        definition is refused at once because :class:`registry.permissions.PinnedPolicy` compares
+        the served hash with the pinned one.
+        """
+        failed: set[str] = set()
+
+        def observe_safely(server: str, records: Any) -> None:
+            try:
+                self.observe(server, records)
+            except (StoreError, SQLAlchemyError, OSError) as e:
+                if not failed:
+                    _log.warning(
+                        "could not record the tool definitions of %s in the permission store (%s: %s); "
+                        "retrying on the next tool list change",
+                        server,
+                        type(e).__name__,
+                        e,
+                    )
+                failed.add(server)
+                return
+            failed.discard(server)
+
+        def listener(server: str, _old: Any, new: Any) -> None:
+            for retry in sorted(failed - {server}):
+                observe_safely(retry, registry.by_server(retry))
+            if new:
+                observe_safely(server, new)
+            else:
+                failed.discard(server)
+
         for server in registry.servers():
-            self.observe(server, registry.by_server(server))
-        return registry.subscribe(lambda server, _old, new: self.observe(server, new) if new else None)
+            observe_safely(server, registry.by_server(server))
+        return registry.subscribe(listener)
 
     # -- audit ------------------------------------------------------------------------------
     def audit(
@@ -349,17 +414,47 @@ class ApprovalGate:
         elicit = self.elicit or _ELICIT.get()
         if elicit is not None:
             answer = await elicit(req, tool)
+            by = f"{principal.user} (elicitation)"
             if answer is True:
-                await anyio.to_thread.run_sync(partial(approvals.approve, req.id, by=f"{principal.user} (elicitation)"))
+                try:
+                    await anyio.to_thread.run_sync(partial(approvals.approve, req.id, by=by))
+                except (ApprovalNotPending, NotFound):
+                    pass  # decided meanwhile (e.g. an identical concurrent call shared this request)
                 used = await anyio.to_thread.run_sync(approvals.consume, principal.user, name, arguments)
                 if used is not None:
                     return ApprovalOutcome(True, used.id, "approved by the user")
-            elif answer is False:
-                await anyio.to_thread.run_sync(partial(approvals.deny, req.id, by=f"{principal.user} (elicitation)"))
+                return await self._settled(req)
+            if answer is False:
+                try:
+                    await anyio.to_thread.run_sync(partial(approvals.deny, req.id, by=by))
+                except (ApprovalNotPending, NotFound):
+                    pass  # decided meanwhile; the user still declined this call
                 return ApprovalOutcome(False, req.id, "the user declined", rejected=True)
         return ApprovalOutcome(
             False,
             req.id,
             f"approval {req.id} is pending; an admin runs `toolhost approvals approve {req.id}`, "
             "then the same call can run once",
+        )
+
+    async def _settled(self, req: ApprovalInfo) -> ApprovalOutcome:
+        """The outcome for a call the user approved whose approval could not be used: report what
+        happened to ``req`` (never an exception, never a permission denial for an approved call)."""
+        try:
+            now = await anyio.to_thread.run_sync(self.access.approvals.get, req.id)
+        except NotFound:
+            return ApprovalOutcome(
+                False, req.id, f"approval {req.id} no longer exists (its user was removed); call again to be asked again"
+            )
+        if now.status == "denied":
+            return ApprovalOutcome(False, now.id, f"approval {now.id} was denied by {now.decided_by}", rejected=True)
+        if now.status == "used":
+            return ApprovalOutcome(
+                False,
+                now.id,
+                f"approval {now.id} was approved and already used by an identical concurrent call (an approval "
+                "runs one call); call again to be asked again",
+            )
+        return ApprovalOutcome(
+            False, now.id, f"approval {now.id} is {now.status}; call again to be asked again"
         )

@@ -11,6 +11,8 @@ Wire into the main app with :func:`register`.
 from __future__ import annotations
 
 import datetime as dt
+import json
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from host.access import AccessControl
 from host.store import StoreError
@@ -305,10 +308,64 @@ def approvals_list(
     for col in ("id", "user", "tool", "status", "arguments", "requested", "expires"):
         table.add_column(col)
     for r in rows:
-        table.add_row(
-            r.id, r.user, r.tool, r.status, r.arguments_redacted[:60], _when(r.created_at), _when(r.expires_at)
-        )
+        table.add_row(r.id, r.user, r.tool, r.status, _preview(r), _when(r.created_at), _when(r.expires_at))
     _console().print(table)
+
+
+PREVIEW_CHARS = 60
+"""Characters of the arguments shown per row by ``approvals list`` (``approvals show`` shows all)."""
+
+
+def _preview(r) -> Text:
+    text = r.arguments_redacted
+    if len(text) <= PREVIEW_CHARS:
+        return Text(text)
+    return Text(text[:PREVIEW_CHARS] + f"…(see approvals show {r.id})")
+
+
+def _printable(text: str) -> str:
+    """``text`` with control, format (bidi overrides, zero-width) and separator characters written as
+    ``\\uXXXX``: inside JSON strings that is the same value, and nothing can hide or reorder the rest
+    of the arguments on a terminal."""
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Zl", "Zp") and ch != "\n":
+            out.append("".join(f"\\u{u:04x}" for u in _utf16(ch)))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _utf16(ch: str) -> list[int]:
+    data = ch.encode("utf-16-be", "surrogatepass")
+    return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]
+
+
+@approvals_app.command("show")
+def approvals_show(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
+    """Show one approval with its complete arguments (secrets masked, nothing cut): review them before approving."""
+    with _access(data_dir, db_url) as a:
+        r = a.approvals.get(approval_id)
+    console = Console(soft_wrap=True, highlight=False)  # soft wrap: rich never cuts or folds a line
+    for label, value in (
+        ("approval", r.id),
+        ("status", r.status),
+        ("user", r.user + (f" (key {r.key_id})" if r.key_id else "")),
+        ("tool", r.tool),
+        ("rule", r.rule or "-"),
+        ("requested", _when(r.created_at)),
+        ("expires", _when(r.expires_at)),
+        ("decided", f"{_when(r.decided_at)} by {r.decided_by}" if r.decided_by else "-"),
+        ("used", _when(r.used_at)),
+        ("arguments sha256", r.arguments_hash),
+    ):
+        console.print(Text(f"{label}: {value}"))
+    try:
+        pretty = json.dumps(json.loads(r.arguments_redacted), indent=2, ensure_ascii=False, sort_keys=True)
+    except ValueError:
+        pretty = r.arguments_redacted
+    console.print(Text(f"arguments ({len(r.arguments_redacted)} characters, complete; secrets masked):"))
+    console.print(Text(_printable(pretty)))
 
 
 @approvals_app.command("approve")
@@ -357,27 +414,50 @@ def pins_list(
 
 @pins_app.command("diff")
 def pins_diff(tool: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
-    """Show what changed between the pinned and the served definition of TOOL."""
+    """Show what changed between the pinned and the served definition of TOOL, and its hash."""
     with _access(data_dir, db_url) as a:
-        text = a.pins.diff(tool)
-    typer.echo(text or f"{tool}: no pending change")
+        review = a.pins.review(tool)
+    if review.pending_hash is None:
+        typer.echo(f"{tool}: no pending change")
+        return
+    typer.echo(review.diff, nl=False)
+    typer.echo(f"pending definition hash: {review.pending_hash}")
+    typer.echo(f"accept exactly this definition with: toolhost pins accept {tool} --hash {review.pending_hash}")
 
 
 @pins_app.command("accept")
 def pins_accept(
     tool: Annotated[str | None, typer.Argument(help="Qualified tool name; omit with --server.")] = None,
+    reviewed_hash: Annotated[
+        str | None, typer.Option("--hash", help="The pending definition hash printed by `pins diff TOOL`.")
+    ] = None,
     server: Annotated[str | None, typer.Option("--server", help="Accept every changed/held tool of SERVER.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="With --server: accept definitions without reviewing each.")] = False,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
 ) -> None:
-    """Accept the served definition of TOOL (or of all held tools of --server): it becomes the pin."""
+    """Accept the served definition of TOOL (the one `pins diff` showed, named by --hash), or of all
+    held/changed tools of --server (with --yes): it becomes the pin."""
     if (tool is None) == (server is None):
-        _fail("give exactly one of TOOL or --server SERVER")
+        _fail("give exactly one of TOOL (with --hash) or --server SERVER (with --yes)")
+    if tool is not None and not reviewed_hash:
+        _fail(f"review the change first: run `toolhost pins diff {tool}` and pass the hash it prints with --hash")
+    if server is not None and not yes:
+        _fail(
+            f"--server {server} accepts every pending definition of {server} unreviewed; review each with "
+            "`toolhost pins diff TOOL`, or pass --yes to accept them all"
+        )
     with _access(data_dir, db_url) as a:
-        names = a.pins.accept(tool or "*", server=server)
-        for n in names:
-            a.audit(action="pin", tool=n, decision="allow", status="accepted")
-    typer.echo(f"accepted {len(names)} definition(s): {', '.join(names)}")
+        if tool is not None:
+            pin = a.pins.accept(tool, reviewed_hash or "")
+            accepted = [(pin.tool, pin.definition_hash or "")]
+        else:
+            accepted = a.pins.accept_server(server or "")
+        for name, h in accepted:
+            a.audit(action="pin", tool=name, decision="allow", status="accepted", detail=f"definition {h}")
+    typer.echo(f"accepted {len(accepted)} definition(s):")
+    for name, h in accepted:
+        typer.echo(f"  {name} {h}")
 
 
 # -- audit --------------------------------------------------------------------------------------

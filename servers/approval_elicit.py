@@ -3,7 +3,8 @@
 :func:`elicitor_for` returns an :data:`host.access.ElicitApproval` for the current request when
 the client declared the ``elicitation`` capability, else ``None`` (the call then stays pending
 until ``toolhost approvals approve ID``). The user sees the tool, its risk and the redacted
-arguments and answers with one boolean; ``accept`` + true approves, ``decline`` or false denies,
+arguments (complete up to :data:`ELICIT_MAX_ARGUMENT_CHARS`, else shortened with a warning; see
+:func:`approval_message`) and answers with one boolean; ``accept`` + true approves, ``decline`` or false denies,
 ``cancel`` or any failure (no back channel on 2026-07-28 stateless connections, timeout) leaves
 the approval pending. Source: MCP spec, client features, Elicitation (``elicitation/create``).
 
@@ -24,10 +25,42 @@ from host.access import ElicitApproval, approval_elicitation
 from host.store import ApprovalInfo
 from registry.tool import ToolRecord
 
-__all__ = ["ELICIT_TIMEOUT_SECONDS", "approval_elicitation", "elicitor_for"]
+__all__ = [
+    "ELICIT_MAX_ARGUMENT_CHARS",
+    "ELICIT_TIMEOUT_SECONDS",
+    "approval_elicitation",
+    "approval_message",
+    "elicitor_for",
+]
 
 ELICIT_TIMEOUT_SECONDS = 120.0
 """How long to wait for the user's answer before leaving the approval pending (seconds)."""
+
+ELICIT_MAX_ARGUMENT_CHARS = 2000
+"""Longest arguments text put in the prompt (characters); longer ones are shortened and the prompt says so."""
+
+
+def approval_message(
+    approval: ApprovalInfo, tool: ToolRecord, *, max_argument_chars: int = ELICIT_MAX_ARGUMENT_CHARS
+) -> str:
+    """The question shown to the user: tool, risk, the complete redacted arguments when they fit in
+    ``max_argument_chars``, else their first ``max_argument_chars`` characters and an explicit
+    warning that they were shortened (the approval covers the full arguments, which
+    ``toolhost approvals show ID`` prints)."""
+    args = approval.arguments_redacted
+    if len(args) <= max_argument_chars:
+        shown, note = args, ""
+    else:
+        shown = args[:max_argument_chars] + "…"
+        note = (
+            f" WARNING: the arguments were shortened for this prompt ({max_argument_chars} of {len(args)} "
+            "characters shown); approving covers the full arguments, which an admin can read with "
+            f"`toolhost approvals show {approval.id}`. Decline if you cannot check them."
+        )
+    return (
+        f"Allow {tool.qualified_name} ({tool.risk.value}) to run once with arguments {shown}?{note} "
+        f"Approval id {approval.id}."
+    )
 
 _SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -49,10 +82,7 @@ def elicitor_for(ctx: Any, *, timeout_seconds: float = ELICIT_TIMEOUT_SECONDS) -
         return None
 
     async def ask(approval: ApprovalInfo, tool: ToolRecord) -> bool | None:
-        message = (
-            f"Allow {tool.qualified_name} ({tool.risk.value}) to run once with arguments "
-            f"{approval.arguments_redacted}? Approval id {approval.id}."
-        )
+        message = approval_message(approval, tool)
         try:
             with anyio.fail_after(timeout_seconds):
                 result = await session.elicit_form(

@@ -5,7 +5,8 @@
 ``AccessToken`` with ``client_id = subject = <user>``, ``scopes = ["tools"]`` and
 ``claims = {"key_id": <key_id>}``; anything else gives ``None`` (the SDK answers 401 with
 ``WWW-Authenticate``), and the failure is written to the audit log (action ``auth``, the token
-redacted to its key id).
+redacted to its key id), aggregated to at most one row per key id (or for all unknown keys) per
+minute (:meth:`host.access.AccessControl.audit_auth_failure`).
 
 :func:`principal_resolver` maps each request to its :class:`registry.policy.Principal`: the
 authenticated user over HTTP; over stdio (no HTTP request) the ``--user`` principal.
@@ -28,7 +29,6 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 
 from host.access import AccessControl
-from host.store import parse_token
 from registry.policy import Principal
 
 __all__ = ["NOBODY", "SCOPE", "ApiKeyVerifier", "auth_settings", "principal_from_access_token", "principal_resolver"]
@@ -49,8 +49,7 @@ class ApiKeyVerifier:
     async def verify_token(self, token: str) -> AccessToken | None:
         principal = await anyio.to_thread.run_sync(self.access.authenticate, token)
         if principal is None:
-            parsed = parse_token(token or "")
-            await _audit_rejected(self.access, parsed[0] if parsed else None)
+            await self.access.audit_auth_failure_async(token)
             return None
         return AccessToken(
             token=token,
@@ -59,17 +58,6 @@ class ApiKeyVerifier:
             scopes=[SCOPE],
             claims={"key_id": principal.key_id, "roles": list(principal.roles)},
         )
-
-
-async def _audit_rejected(access: AccessControl, key_id: str | None) -> None:
-    await access.audit_async(
-        action="auth",
-        principal=Principal(user=NOBODY.user, key_id=key_id),
-        decision="deny",
-        rule="api-key",
-        status="invalid_key",
-        detail="unknown, revoked or malformed API key" + (f" (key id {key_id})" if key_id else ""),
-    )
 
 
 def principal_from_access_token(token: AccessToken | None) -> Principal:

@@ -6,14 +6,22 @@ repositories below (or use :class:`host.access.AccessControl`, which holds them 
 """
 
 from host.store.approvals import APPROVED_TTL_SECONDS, PENDING_TTL_SECONDS, ApprovalInfo, Approvals, arguments_hash
-from host.store.audit import AuditEntry, AuditLog, redact, redacted_json
+from host.store.audit import AuditEntry, AuditLog, redact, redacted_full_json, redacted_json
 from host.store.db import Store
 from host.store.engine import DB_FILE_NAME, default_url, open_engine
-from host.store.errors import AlreadyExists, ApprovalNotPending, InvalidValue, NotFound, SchemaTooNew, StoreError
+from host.store.errors import (
+    AlreadyExists,
+    ApprovalNotPending,
+    InvalidValue,
+    NotFound,
+    PinHashMismatch,
+    SchemaTooNew,
+    StoreError,
+)
 from host.store.identity import Grants, RoleInfo, Roles, UserInfo, Users, load_policy, parse_risk
 from host.store.keys import ApiKeys, KeyInfo, parse_token
 from host.store.migrations import SCHEMA_VERSION, migrate
-from host.store.pins import PinInfo, PinReport, Pins, definition_json
+from host.store.pins import PinInfo, PinReport, PinReview, Pins, definition_json
 
 __all__ = [
     "APPROVED_TTL_SECONDS",
@@ -31,8 +39,10 @@ __all__ = [
     "InvalidValue",
     "KeyInfo",
     "NotFound",
+    "PinHashMismatch",
     "PinInfo",
     "PinReport",
+    "PinReview",
     "Pins",
     "RoleInfo",
     "Roles",
@@ -50,5 +60,6 @@ __all__ = [
     "parse_risk",
     "parse_token",
     "redact",
+    "redacted_full_json",
     "redacted_json",
 ]

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import and_, insert, or_, select, update
 
 from host.store import schema as s
-from host.store.audit import redacted_json
+from host.store.audit import redacted_full_json
 from host.store.db import Store
 from host.store.errors import ApprovalNotPending, NotFound
 
@@ -48,8 +48,10 @@ def arguments_hash(arguments: Any) -> str:
 class ApprovalInfo:
     """An approval row.
 
-    Attributes: id (``ap_`` + 16 hex), user, key_id, tool, arguments_hash, arguments_redacted (JSON),
-    rule, status, created_at, expires_at, decided_at, decided_by, used_at (UNIX seconds).
+    Attributes: id (``ap_`` + 16 hex), user, key_id, tool, arguments_hash, arguments_redacted (compact
+    JSON of the full arguments with secrets masked and no value cut, so an approver sees everything
+    the hash covers; rows written before this change may hold values cut to 200 characters), rule,
+    status, created_at, expires_at, decided_at, decided_by, used_at (UNIX seconds).
     """
 
     id: str
@@ -128,7 +130,7 @@ class Approvals:
                 "key_id": key_id,
                 "tool": tool,
                 "arguments_hash": h,
-                "arguments_redacted": redacted_json(arguments or {}),
+                "arguments_redacted": redacted_full_json(arguments or {}),
                 "rule": rule,
                 "status": "pending",
                 "created_at": now,

@@ -3,43 +3,63 @@
 Redaction (:func:`redact`): :func:`registry.redaction.redact`, the rules the event log uses too
 (values under secret-looking keys, bearer credentials, well-known key formats including toolhost's
 ``th_<id>_<secret>``, ``password=…`` pairs in text), then strings are cut to
-:data:`MAX_VALUE_CHARS`. Nested dicts and lists are walked.
+:data:`MAX_VALUE_CHARS`. Nested dicts and lists are walked. Approvals store
+:func:`redacted_full_json` instead (secrets masked, nothing cut): an approver must see every
+character the approved hash covers.
+
+Failed authentication is aggregated (:meth:`AuditLog.record_auth_failure`): at most one
+``auth``/``invalid_key`` row per key id (or per unknown key) per :data:`AUTH_FAILURE_WINDOW_SECONDS`,
+its ``detail`` counting the attempts, so a flood of bad tokens cannot grow the log without bound.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, insert, select
+from sqlalchemy import and_, insert, select, update
 
 from host.store import schema as s
 from host.store.db import Store
 from registry.redaction import REDACTED
 from registry.redaction import redact as redact_secrets
 
-__all__ = ["MAX_VALUE_CHARS", "REDACTED", "AuditEntry", "AuditLog", "redact", "redacted_json"]
+__all__ = [
+    "AUTH_FAILURE_WINDOW_SECONDS",
+    "MAX_VALUE_CHARS",
+    "REDACTED",
+    "AuditEntry",
+    "AuditLog",
+    "redact",
+    "redacted_full_json",
+    "redacted_json",
+]
 
 MAX_VALUE_CHARS = 200
 """Longest string value kept in an audit row (characters); longer ones are cut with an ellipsis."""
 
+AUTH_FAILURE_WINDOW_SECONDS = 60.0
+"""Failed authentications of one key id (or of unknown keys) within this window share one audit row."""
+
 _MAX_DEPTH = 20
+_FAILURES = re.compile(r"^(\d+) failed attempt")
 
 
-def _cut(value: Any, depth: int = 0) -> Any:
-    if depth > _MAX_DEPTH:
+def _cut(value: Any, depth: int = 0, max_chars: int | None = MAX_VALUE_CHARS) -> Any:
+    if max_chars is not None and depth > _MAX_DEPTH:
         return "[…]"
     if isinstance(value, dict):
-        return {str(k): _cut(v, depth + 1) for k, v in value.items()}
+        return {str(k): _cut(v, depth + 1, max_chars) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_cut(v, depth + 1) for v in value]
+        return [_cut(v, depth + 1, max_chars) for v in value]
     if isinstance(value, str):
-        return value if len(value) <= MAX_VALUE_CHARS else value[: MAX_VALUE_CHARS - 1] + "…"
+        return value if max_chars is None or len(value) <= max_chars else value[: max_chars - 1] + "…"
     if value is None or isinstance(value, (bool, int, float)):
         return value
-    return _cut(redact_secrets(repr(value)), depth)
+    return _cut(redact_secrets(repr(value)), depth, max_chars)
 
 
 def redact(value: Any) -> Any:
@@ -51,6 +71,15 @@ def redact(value: Any) -> Any:
 def redacted_json(arguments: Any) -> str:
     """Compact JSON of :func:`redact` ``(arguments)``."""
     return json.dumps(redact(arguments), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def redacted_full_json(arguments: Any) -> str:
+    """Compact JSON of ``arguments`` with secrets masked (:func:`registry.redaction.redact`) and
+    **nothing cut**: what an approver must see. Non-JSON values become their redacted ``repr``;
+    values nested deeper than 64 levels become ``"[REDACTED: too deep]"`` (visible, never silent)."""
+    return json.dumps(
+        _cut(redact_secrets(arguments), max_chars=None), ensure_ascii=False, sort_keys=True, separators=(",", ":")
+    )
 
 
 @dataclass(frozen=True)
@@ -143,3 +172,55 @@ class AuditLog:
             q = q.where(and_(*conds))
         with self.store.read() as conn:
             return [AuditEntry(**r._mapping) for r in conn.execute(q)]
+
+    def record_auth_failure(
+        self,
+        key_id: str | None,
+        *,
+        reason: str,
+        user: str | None = None,
+        rule: str = "api-key",
+        now: float | None = None,
+        window_seconds: float = AUTH_FAILURE_WINDOW_SECONDS,
+    ) -> int:
+        """Record a rejected credential, aggregated: the ``auth``/``invalid_key`` row of the same
+        ``key_id`` (``None``: unknown or malformed keys) written within ``window_seconds`` has its
+        count raised (``detail`` = ``"<n> failed attempt(s) since <first>: <reason>"``); otherwise a
+        new row is added. Returns the row id. ``now``: UNIX seconds (default: the clock)."""
+        now = time.time() if now is None else now
+        key_cond = s.audit.c.key_id.is_(None) if key_id is None else s.audit.c.key_id == key_id
+        with self.store.write() as conn:
+            row = conn.execute(
+                select(s.audit.c.id, s.audit.c.detail)
+                .where(
+                    and_(
+                        s.audit.c.action == "auth",
+                        s.audit.c.status == "invalid_key",
+                        key_cond,
+                        s.audit.c.at > now - window_seconds,
+                    )
+                )
+                .order_by(s.audit.c.id.desc())
+                .limit(1)
+            ).first()
+            if row is not None:
+                m = _FAILURES.match(row.detail or "")
+                count = (int(m.group(1)) if m else 1) + 1
+                first = (row.detail or "").partition(" since ")[2].partition(":")[0] or "?"
+                detail = f"{count} failed attempts since {first}: {_cut(redact_secrets(reason))}"
+                conn.execute(update(s.audit).where(s.audit.c.id == row.id).values(detail=detail))
+                return int(row.id)
+            stamp = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime(now))
+            res = conn.execute(
+                insert(s.audit).values(
+                    at=now,
+                    user=user,
+                    key_id=key_id,
+                    action="auth",
+                    decision="deny",
+                    rule=rule,
+                    status="invalid_key",
+                    detail=f"1 failed attempt since {stamp}: {_cut(redact_secrets(reason))}",
+                )
+            )
+            return int(res.inserted_primary_key[0])

@@ -6,6 +6,7 @@
         ├── AlreadyExists        a duplicate user / role / grant / role membership
         ├── InvalidValue         a malformed name, risk or pattern (carries the field)
         ├── ApprovalNotPending   approve/deny on an approval that is no longer pending
+        ├── PinHashMismatch      `pins accept --hash` names a definition that is no longer pending
         └── SchemaTooNew         the database was migrated by a newer toolhost
 
 Each carries the values involved and says how to fix the problem.
@@ -15,7 +16,15 @@ from __future__ import annotations
 
 from host.errors import HostError
 
-__all__ = ["AlreadyExists", "ApprovalNotPending", "InvalidValue", "NotFound", "SchemaTooNew", "StoreError"]
+__all__ = [
+    "AlreadyExists",
+    "ApprovalNotPending",
+    "InvalidValue",
+    "NotFound",
+    "PinHashMismatch",
+    "SchemaTooNew",
+    "StoreError",
+]
 
 
 class StoreError(HostError):
@@ -58,6 +67,19 @@ class ApprovalNotPending(StoreError):
         self.approval_id = approval_id
         self.status = status
         super().__init__(f"approval {approval_id!r} is {status}, not pending; only pending approvals can be decided")
+
+
+class PinHashMismatch(StoreError):
+    """Attributes: tool, reviewed (the hash the admin gave), pending (the hash pending now)."""
+
+    def __init__(self, tool: str, reviewed: str, pending: str) -> None:
+        self.tool = tool
+        self.reviewed = reviewed
+        self.pending = pending
+        super().__init__(
+            f"the pending definition of {tool!r} is {pending[:12]}…, not the reviewed {reviewed[:12] or '(empty)'}…; "
+            f"the server changed it since: run `toolhost pins diff {tool}` again and accept the hash it prints"
+        )
 
 
 class SchemaTooNew(StoreError):

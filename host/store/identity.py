@@ -118,9 +118,12 @@ class Users:
         ]
 
     def remove(self, name: str) -> None:
-        """Delete a user with its grants, role memberships and API keys. Raises NotFound."""
+        """Delete a user with its grants, role memberships, API keys and approvals (one transaction:
+        a later user of the same name inherits nothing, not even a pending or approved call).
+        Raises NotFound."""
         with self.store.write() as conn:
             _require(conn, "user", name)
+            conn.execute(delete(s.approvals).where(s.approvals.c.user == name))
             conn.execute(delete(s.grants).where(and_(s.grants.c.subject_kind == "user", s.grants.c.subject == name)))
             conn.execute(delete(s.user_roles).where(s.user_roles.c.user == name))
             conn.execute(delete(s.api_keys).where(s.api_keys.c.user == name))

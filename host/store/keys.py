@@ -10,6 +10,10 @@ Verifying runs scrypt (tens of ms). To keep per-request authentication cheap, a 
 verification is remembered in memory as ``sha256(token)`` for that key id; later requests compare
 that digest in constant time and still re-read the key row, so revocation takes effect at the
 next request. ``last_used_at`` is written at most every :data:`LAST_USED_RESOLUTION_SECONDS`.
+
+No timing oracle: a well-formed token whose key id is unknown or revoked still costs one scrypt
+(with the default parameters, against a dummy salt and hash), so "no such key id" takes as long as
+"wrong secret"; every digest comparison uses :func:`hmac.compare_digest`.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ LAST_USED_RESOLUTION_SECONDS = 60.0
 
 _TOKEN_RE = re.compile(r"^th_([0-9a-f]{12})_([A-Za-z0-9_-]{20,128})$")
 _SCRYPT = (2**14, 8, 1)
+_DEFAULT_KDF = "scrypt:{}:{}:{}".format(*_SCRYPT)
+_DUMMY_SALT = secrets.token_bytes(16)
+_DUMMY_HASH = secrets.token_bytes(32)
 
 
 @dataclass(frozen=True)
@@ -95,7 +102,7 @@ class ApiKeys:
         key_id = secrets.token_hex(6)
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_bytes(16)
-        kdf = "scrypt:{}:{}:{}".format(*_SCRYPT)
+        kdf = _DEFAULT_KDF
         digest = hash_secret(secret, salt, kdf)
         now = time.time()
         with self.store.write() as conn:
@@ -146,6 +153,11 @@ class ApiKeys:
             self._verified.pop(i, None)
         return ids
 
+    def exists(self, key_id: str) -> bool:
+        """Whether a key (active or revoked) with this id exists."""
+        with self.store.read() as conn:
+            return conn.execute(select(s.api_keys.c.key_id).where(s.api_keys.c.key_id == key_id)).first() is not None
+
     def verify(self, token: str) -> KeyInfo | None:
         """The active key ``token`` belongs to, or ``None`` (malformed, unknown, revoked, wrong secret).
 
@@ -159,10 +171,12 @@ class ApiKeys:
             row = conn.execute(select(s.api_keys).where(s.api_keys.c.key_id == key_id)).first()
         if row is None or row.revoked_at is not None:
             self._verified.pop(key_id, None)
+            # as slow as a wrong secret: the answer time must not tell which key ids exist
+            hmac.compare_digest(hash_secret(secret, _DUMMY_SALT, _DEFAULT_KDF), _DUMMY_HASH)
             return None
         fast = hashlib.sha256(token.strip().encode("utf-8")).digest()
         cached = self._verified.get(key_id)
-        if cached is not None and cached[1] == row.hash and hmac.compare_digest(cached[0], fast):
+        if cached is not None and hmac.compare_digest(cached[1], row.hash) and hmac.compare_digest(cached[0], fast):
             ok = True
         else:
             ok = hmac.compare_digest(hash_secret(secret, row.salt, row.kdf), row.hash)

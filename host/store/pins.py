@@ -9,7 +9,13 @@ Later, :meth:`Pins.observe` compares what a server serves now:
   is invisible to search and refused at call until an admin runs ``toolhost pins accept``;
 * back to the pinned hash → ``trusted`` again;
 * a tool never seen before → ``trusted`` for a server seen for the first time (``first_seen``),
-  and ``new_tools`` (``"trusted"`` or ``"held"``) for a server that already has trusted tools.
+  and ``new_tools`` (``"trusted"`` or ``"held"``) for a server that already has a pin of any
+  status (a server whose only tool is ``changed`` or ``held`` is still a known server).
+
+Accepting is bound to what the admin reviewed: :meth:`Pins.review` gives the diff together with
+the pending definition hash, and :meth:`Pins.accept` pins only when the pending hash still equals
+that reviewed hash (a conditional UPDATE), so a server flipping v2 → v3 between ``pins diff`` and
+``pins accept`` cannot get v3 accepted unseen (:class:`~host.store.errors.PinHashMismatch`).
 
 Statuses: ``trusted``, ``changed``, ``held`` (a new tool waiting for acceptance).
 """
@@ -27,10 +33,10 @@ from sqlalchemy import and_, insert, select, update
 
 from host.store import schema as s
 from host.store.db import Store, bump_revision
-from host.store.errors import InvalidValue, NotFound
+from host.store.errors import InvalidValue, NotFound, PinHashMismatch
 from registry.tool import ToolRecord
 
-__all__ = ["PinInfo", "PinReport", "Pins", "TrustDefault", "definition_json"]
+__all__ = ["PinInfo", "PinReport", "PinReview", "Pins", "TrustDefault", "definition_json"]
 
 TrustDefault = Literal["trusted", "held"]
 
@@ -77,6 +83,20 @@ class PinReport:
         return set(self.held) | set(self.changed)
 
 
+@dataclass(frozen=True)
+class PinReview:
+    """What ``toolhost pins diff`` shows: tool, status, pinned_hash (None while held), pending_hash
+    (the served definition waiting for acceptance; None when nothing is pending) and the unified
+    diff pinned → pending (``""`` when nothing is pending). Read in one snapshot, so the diff is
+    exactly the definition ``pending_hash`` names."""
+
+    tool: str
+    status: str
+    pinned_hash: str | None
+    pending_hash: str | None
+    diff: str
+
+
 def _info(r) -> PinInfo:
     return PinInfo(r.tool, r.server, r.status, r.definition_hash, r.pending_hash, r.pinned_at, r.updated_at)
 
@@ -106,12 +126,9 @@ class Pins:
                 r.tool: r
                 for r in conn.execute(select(s.pins).where(s.pins.c.tool.in_([x.qualified_name for x in records])))
             }
-            known_server = (
-                conn.execute(
-                    select(s.pins.c.tool).where(and_(s.pins.c.server == server, s.pins.c.status == "trusted")).limit(1)
-                ).first()
-                is not None
-            )
+            # any pin counts (trusted, changed or held): otherwise a server whose only tool is
+            # `changed` would count as new and its new tools would be pinned trusted (new_tools bypass)
+            known_server = conn.execute(select(s.pins.c.tool).where(s.pins.c.server == server).limit(1)).first() is not None
             default = self.new_tools if known_server else self.first_seen
             for rec in records:
                 qn, h = rec.qualified_name, rec.definition_hash
@@ -189,8 +206,8 @@ class Pins:
         with self.store.read() as conn:
             return [_info(r) for r in conn.execute(q)]
 
-    def diff(self, tool: str) -> str:
-        """Unified diff from the pinned to the pending definition (``""`` when nothing is pending).
+    def review(self, tool: str) -> PinReview:
+        """The pending change of ``tool`` with its hash (pass that hash to :meth:`accept`).
 
         Raises:
             NotFound: no pin for ``tool``.
@@ -199,33 +216,82 @@ class Pins:
             row = conn.execute(select(s.pins).where(s.pins.c.tool == tool)).first()
         if row is None:
             raise NotFound("pin", tool)
-        if row.pending_json is None:
-            return ""
-        old = (row.definition_json or "").splitlines(keepends=True)
-        new = row.pending_json.splitlines(keepends=True)
-        return "".join(difflib.unified_diff(old, new, fromfile=f"{tool} (pinned)", tofile=f"{tool} (served now)"))
+        text = ""
+        if row.pending_json is not None:
+            old = (row.definition_json or "").splitlines(keepends=True)
+            new = row.pending_json.splitlines(keepends=True)
+            text = "".join(difflib.unified_diff(old, new, fromfile=f"{tool} (pinned)", tofile=f"{tool} (served now)"))
+        return PinReview(tool, row.status, row.definition_hash, row.pending_hash, text)
 
-    def accept(self, tool: str, *, server: str | None = None) -> list[str]:
-        """Pin the served definition of ``tool`` (or of every changed/held tool of ``server`` when
-        ``tool`` is ``"*"``); return the accepted names.
+    def diff(self, tool: str) -> str:
+        """Unified diff from the pinned to the pending definition (``""`` when nothing is pending).
 
         Raises:
-            NotFound: no pin for ``tool``, or nothing to accept.
+            NotFound: no pin for ``tool``.
+        """
+        return self.review(tool).diff
+
+    def accept(self, tool: str, reviewed_hash: str) -> PinInfo:
+        """Pin the pending definition of ``tool``, but only if its hash is ``reviewed_hash`` (the
+        ``pending_hash`` of the :meth:`review` the admin read); returns the new pin.
+
+        Raises:
+            NotFound: no pin for ``tool``, or nothing pending.
+            PinHashMismatch: the pending definition is not the reviewed one (the server changed it
+                again since): review it again.
         """
         now = time.time()
         with self.store.write() as conn:
-            q = select(s.pins).where(s.pins.c.status.in_(("changed", "held")))
-            q = q.where(s.pins.c.server == server) if tool == "*" and server else q.where(s.pins.c.tool == tool)
-            rows = conn.execute(q).all()
-            if not rows:
-                exists = conn.execute(select(s.pins.c.tool).where(s.pins.c.tool == tool)).first()
-                if tool != "*" and exists is None:
+            res = conn.execute(
+                update(s.pins)
+                .where(
+                    and_(
+                        s.pins.c.tool == tool,
+                        s.pins.c.status.in_(("changed", "held")),
+                        s.pins.c.pending_hash == reviewed_hash,
+                    )
+                )
+                .values(
+                    status="trusted",
+                    definition_hash=s.pins.c.pending_hash,
+                    definition_json=s.pins.c.pending_json,
+                    pending_hash=None,
+                    pending_json=None,
+                    pinned_at=now,
+                    updated_at=now,
+                )
+            )
+            row = conn.execute(select(s.pins).where(s.pins.c.tool == tool)).first()
+            if res.rowcount != 1:
+                if row is None:
                     raise NotFound("pin", tool)
-                raise NotFound("pending change", tool, "nothing to accept; see `toolhost pins list --status changed`")
+                if row.status not in ("changed", "held") or row.pending_hash is None:
+                    raise NotFound(
+                        "pending change", tool, "nothing to accept; see `toolhost pins list --status changed`"
+                    )
+                raise PinHashMismatch(tool, reviewed_hash, row.pending_hash)
+            bump_revision(conn)
+        return _info(row)
+
+    def accept_server(self, server: str) -> list[tuple[str, str]]:
+        """Pin whatever every changed/held tool of ``server`` serves now, unreviewed (the admin
+        asked for it in bulk); returns ``[(tool, accepted hash)]`` sorted by tool.
+
+        Raises:
+            NotFound: ``server`` has nothing pending.
+        """
+        now = time.time()
+        with self.store.write() as conn:
+            q = select(s.pins).where(and_(s.pins.c.server == server, s.pins.c.status.in_(("changed", "held"))))
+            rows = conn.execute(q.order_by(s.pins.c.tool)).all()
+            if not rows:
+                raise NotFound(
+                    "pending change", server, f"server {server!r} has nothing to accept; see `toolhost pins list`"
+                )
             for r in rows:
                 conn.execute(
                     update(s.pins)
-                    .where(s.pins.c.tool == r.tool)
+                    .where(and_(s.pins.c.tool == r.tool, s.pins.c.pending_hash == r.pending_hash))
                     .values(
                         status="trusted",
                         definition_hash=r.pending_hash,
@@ -237,4 +303,4 @@ class Pins:
                     )
                 )
             bump_revision(conn)
-        return [r.tool for r in rows]
+        return [(r.tool, r.pending_hash) for r in rows]

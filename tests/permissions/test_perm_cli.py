@@ -106,8 +106,9 @@ def test_approvals_pins_audit(cli, record) -> None:
     diff = cli("pins", "diff", "rug__q").output
     assert '-  "description": "one"' in diff and '+  "description": "two"' in diff
     assert "exactly one of" in cli("pins", "accept", ok=False).output
-    assert "accepted 1 definition(s): rug__q" in cli("pins", "accept", "rug__q").output
-    assert "nothing to accept" in cli("pins", "accept", "rug__q", ok=False).output
+    h = v2.definition_hash
+    assert f"accepted 1 definition(s):\n  rug__q {h}" in cli("pins", "accept", "rug__q", "--hash", h).output
+    assert "nothing to accept" in cli("pins", "accept", "rug__q", "--hash", h, ok=False).output
     access.audit(
         action="call",
         principal=Principal("alice", key_id="k1"),

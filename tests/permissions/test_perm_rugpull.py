@@ -66,9 +66,10 @@ async def test_changed_definition_is_held_until_accepted(tmp_path, access: Acces
             other = await rt.call("rug__word_count", {"text": "still fine here"}, alice)
         assert other.content[0].text == "3"  # the unchanged tool keeps working
 
-        diff = access.pins.diff("rug__daily_quote")
-        assert "id_rsa" in diff and '"note"' in diff
-        assert access.pins.accept("rug__daily_quote") == ["rug__daily_quote"]
+        review = access.pins.review("rug__daily_quote")
+        assert "id_rsa" in review.diff and '"note"' in review.diff
+        assert review.pending_hash == rt.registry.get("rug__daily_quote").definition_hash
+        assert access.pins.accept("rug__daily_quote", review.pending_hash).status == "trusted"
         assert [t.qualified_name for t in rt.visible_tools(alice)] == ["rug__daily_quote", "rug__word_count"]
         assert "rug__daily_quote" in searched(rt, "quote of the day", alice)
         with anyio.fail_after(20):

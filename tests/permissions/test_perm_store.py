@@ -212,11 +212,13 @@ def test_pins(access: AccessControl, record) -> None:
     # the server reverts: trusted again
     assert access.observe("rug", [v1, other]).restored == ["rug__quote"]
     access.observe("rug", [v2, other])
-    assert access.pins.accept("rug__quote") == ["rug__quote"]
+    assert access.pins.accept("rug__quote", v2.definition_hash).definition_hash == v2.definition_hash
     assert access.evaluate(alice, v2).effect is Effect.ALLOW
     assert access.evaluate(alice, v1).rule == "pin:changed"  # the old definition is no longer the pin
     with pytest.raises(NotFound, match="nothing to accept"):
-        access.pins.accept("rug__quote")
+        access.pins.accept("rug__quote", v2.definition_hash)
+    with pytest.raises(NotFound, match="unknown pin"):
+        access.pins.accept("nope__x", v2.definition_hash)
     with pytest.raises(NotFound, match="unknown pin"):
         access.pins.diff("nope__x")
     # new tools of an already trusted server: trusted by default, held when configured so
@@ -225,7 +227,9 @@ def test_pins(access: AccessControl, record) -> None:
     new2 = record("rug__new2", "read")
     assert access.observe("rug", [v2, other, new2]).held == ["rug__new2"]
     assert access.evaluate(alice, new2).rule == "pin:held"
-    assert access.pins.accept("*", server="rug") == ["rug__new2"]
+    assert access.pins.accept_server("rug") == [("rug__new2", new2.definition_hash)]
+    with pytest.raises(NotFound, match="nothing to accept"):
+        access.pins.accept_server("rug")
     assert access.evaluate(alice, new2).effect is Effect.ALLOW
     # a brand-new server is trusted on first use
     assert access.observe("fresh", [record("fresh__a", "read")]).pinned == ["fresh__a"]
