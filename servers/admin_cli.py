@@ -306,7 +306,7 @@ def approvals_list(
         rows = a.approvals.list(status=None if status == "all" else status, user=user)
     table = Table(title="approvals")
     for col in ("id", "user", "tool", "status", "arguments", "requested", "expires"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # fold, never ellipsize: the "see approvals show" hint must stay
     for r in rows:
         table.add_row(r.id, r.user, r.tool, r.status, _preview(r), _when(r.created_at), _when(r.expires_at))
     _console().print(table)
@@ -317,7 +317,7 @@ PREVIEW_CHARS = 60
 
 
 def _preview(r) -> Text:
-    text = r.arguments_redacted
+    text = _printable(r.arguments_redacted)
     if len(text) <= PREVIEW_CHARS:
         return Text(text)
     return Text(text[:PREVIEW_CHARS] + f"…(see approvals show {r.id})")
