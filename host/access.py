@@ -256,7 +256,8 @@ class AccessControl:
                 decision="deny",
                 rule="pin:changed",
                 status="changed",
-                detail=f"served definition of {server} changed; held until `toolhost pins accept`",
+                detail=f"served definition of {server} changed; held until an admin reviews "
+                f"`toolhost pins diff {name}` and runs `toolhost pins accept {name} --hash HASH`",
             )
         for name in report.held:
             self.audit(action="pin", tool=name, decision="deny", rule="pin:held", status="held")
@@ -444,7 +445,9 @@ class ApprovalGate:
             now = await anyio.to_thread.run_sync(self.access.approvals.get, req.id)
         except NotFound:
             return ApprovalOutcome(
-                False, req.id, f"approval {req.id} no longer exists (its user was removed); call again to be asked again"
+                False,
+                req.id,
+                f"approval {req.id} no longer exists (its user was removed); call again to be asked again",
             )
         if now.status == "denied":
             return ApprovalOutcome(False, now.id, f"approval {now.id} was denied by {now.decided_by}", rejected=True)
@@ -455,6 +458,4 @@ class ApprovalGate:
                 f"approval {now.id} was approved and already used by an identical concurrent call (an approval "
                 "runs one call); call again to be asked again",
             )
-        return ApprovalOutcome(
-            False, now.id, f"approval {now.id} is {now.status}; call again to be asked again"
-        )
+        return ApprovalOutcome(False, now.id, f"approval {now.id} is {now.status}; call again to be asked again")

@@ -4,6 +4,8 @@ Every command takes ``--data-dir`` (else ``$TOOLHOST_HOME``, else the per-user d
 :mod:`host.paths`) and ``--db-url`` (else ``$TOOLHOST_DB_URL``, else ``<data_dir>/toolhost.db``).
 Errors (unknown user, bad pattern, duplicate, ...) print one ``error:`` line naming the fix and
 exit with status 1. API keys are printed once, at creation; only their hash is stored.
+``approvals show ID`` prints a request's complete arguments (secrets masked) before anyone approves
+it; ``pins accept TOOL --hash HASH`` pins only the definition ``pins diff TOOL`` showed.
 
 Wire into the main app with :func:`register`.
 """
@@ -120,7 +122,7 @@ def users_list(data_dir: DataDir = None, db_url: DbUrl = None) -> None:
 
 @users_app.command("remove")
 def users_remove(name: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
-    """Delete user NAME with its grants, role memberships and API keys."""
+    """Delete user NAME with its grants, role memberships, API keys and approvals."""
     with _access(data_dir, db_url) as a:
         a.users.remove(name)
     typer.echo(f"removed user {name}")
@@ -432,7 +434,9 @@ def pins_accept(
         str | None, typer.Option("--hash", help="The pending definition hash printed by `pins diff TOOL`.")
     ] = None,
     server: Annotated[str | None, typer.Option("--server", help="Accept every changed/held tool of SERVER.")] = None,
-    yes: Annotated[bool, typer.Option("--yes", help="With --server: accept definitions without reviewing each.")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="With --server: accept definitions without reviewing each.")
+    ] = False,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
 ) -> None:

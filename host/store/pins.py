@@ -128,7 +128,8 @@ class Pins:
             }
             # any pin counts (trusted, changed or held): otherwise a server whose only tool is
             # `changed` would count as new and its new tools would be pinned trusted (new_tools bypass)
-            known_server = conn.execute(select(s.pins.c.tool).where(s.pins.c.server == server).limit(1)).first() is not None
+            any_pin = conn.execute(select(s.pins.c.tool).where(s.pins.c.server == server).limit(1)).first()
+            known_server = any_pin is not None
             default = self.new_tools if known_server else self.first_seen
             for rec in records:
                 qn, h = rec.qualified_name, rec.definition_hash

@@ -103,7 +103,8 @@ def test_accept_only_the_reviewed_hash(access: AccessControl, record) -> None:
     access.observe("rug", [v1])
     access.observe("rug", [v2])
     review = access.pins.review("rug__q")
-    assert (review.status, review.pinned_hash, review.pending_hash) == ("changed", v1.definition_hash, v2.definition_hash)
+    assert (review.status, review.pinned_hash) == ("changed", v1.definition_hash)
+    assert review.pending_hash == v2.definition_hash
     access.observe("rug", [v3])  # the server flips again after the admin read the diff
     with pytest.raises(PinHashMismatch, match="pins diff rug__q` again") as info:
         access.pins.accept("rug__q", review.pending_hash)
@@ -172,7 +173,11 @@ def test_removed_user_approvals_do_not_pass_to_a_new_user_of_that_name(access: A
     [
         ((True, True), [(True, False, "approved by the user"), (False, False, "already used by an identical")], "used"),
         ((True, False), [(True, False, "approved by the user"), (False, True, "the user declined")], "used"),
-        ((False, True), [(False, True, "the user declined"), (False, True, "was denied by eve (elicitation)")], "denied"),
+        (
+            (False, True),
+            [(False, True, "the user declined"), (False, True, "was denied by eve (elicitation)")],
+            "denied",
+        ),
     ],
 )
 async def test_concurrent_identical_calls_during_elicitation(access: AccessControl, answers, expected, final) -> None:
