@@ -331,7 +331,9 @@ class PinnedPolicy:
             what = "is new and held" if blocked == "pin:held" else "changed since it was approved"
             return Decision(
                 Effect.DENY,
-                f"definition of {tool.qualified_name} {what}; an admin must run `toolhost pins accept {tool.qualified_name}`",
+                f"definition of {tool.qualified_name} {what}; an admin must review it "
+                f"(`toolhost pins diff {tool.qualified_name}`) and accept it "
+                f"(`toolhost pins accept {tool.qualified_name} --hash HASH`)",
                 blocked,
             )
         return decision

@@ -5,7 +5,7 @@ user (``toolhost users add``); without users the server is open to every client,
 a fresh local install expects — but even then:
 
 * definition pins still hold: a tool whose served description, schemas or annotations change
-  after it was first seen is refused until ``toolhost pins accept`` (bug case BR-24);
+  after it was first seen is refused until ``toolhost pins diff`` and ``toolhost pins accept --hash`` (bug case BR-24);
 * it fails closed: once a user is added while it runs, every tool is refused with a message to
   restart (a running server never stays open after permissions were turned on);
 * it refuses to bind a non-loopback address (that would publish every tool to the network).

@@ -109,7 +109,7 @@ async def _with_runtime(
         policy = access
     else:
         # The local admin sees everything, but definition pins still hold (a rug-pulled tool is
-        # refused here too until `toolhost pins accept`).
+        # refused here too until `toolhost pins diff` + `pins accept --hash`).
         access, _enforce = _open_access(root, "auto", db_url)
         policy = OpenAccessPolicy(access, fail_closed=False) if access is not None else None
     rt = HostRuntime(cfg, data_dir=root, conversation_id="cli", policy=policy,
