@@ -19,7 +19,7 @@ import enum
 import math
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer

@@ -1,0 +1,58 @@
+"""Shared pieces of the admin commands: options, opening the permission store, errors, times."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from host.access import AccessControl
+from host.store import StoreError
+
+__all__ = ["DataDir", "DbUrl", "access", "console", "fail", "when"]
+
+DataDir = Annotated[
+    Path | None, typer.Option("--data-dir", help="Data folder (default: $TOOLHOST_HOME or the per-user default).")
+]
+DbUrl = Annotated[
+    str | None,
+    typer.Option("--db-url", envvar="TOOLHOST_DB_URL", help="SQLAlchemy URL (default: SQLite in the data folder)."),
+]
+
+
+@contextmanager
+def access(data_dir: Path | None, db_url: str | None) -> Iterator[AccessControl]:
+    """The permission store; a :class:`host.store.StoreError` becomes one ``error:`` line, exit 1."""
+    try:
+        opened = AccessControl.open(data_dir, url=db_url)
+    except StoreError as e:
+        fail(str(e))
+    try:
+        yield opened
+    except StoreError as e:
+        fail(str(e))
+    finally:
+        opened.close()
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``error: message`` to stderr and exit with status 1."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(1)
+
+
+def console() -> Console:
+    """A wide console, so tables are not cut on narrow terminals."""
+    return Console(width=160, soft_wrap=False)
+
+
+def when(ts: float | None) -> str:
+    """A UNIX time as ``YYYY-mm-dd HH:MM:SSZ`` (``-`` for none)."""
+    if ts is None:
+        return "-"
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
