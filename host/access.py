@@ -249,7 +249,8 @@ class AccessControl:
     def observe(self, server: str, records: tuple[ToolRecord, ...] | list[ToolRecord]) -> PinReport:
         """Record the definitions ``server`` serves now (pins new tools, holds changed ones)."""
         report = self.pins.observe(server, records)
-        for name in report.changed:
+        fresh = set(report.written)
+        for name in (n for n in report.changed if n in fresh):
             self.audit(
                 action="pin",
                 tool=name,
@@ -259,7 +260,7 @@ class AccessControl:
                 detail=f"served definition of {server} changed; held until an admin reviews "
                 f"`toolhost pins diff {name}` and runs `toolhost pins accept {name} --hash HASH`",
             )
-        for name in report.held:
+        for name in (n for n in report.held if n in fresh):
             self.audit(action="pin", tool=name, decision="deny", rule="pin:held", status="held")
         return report
 

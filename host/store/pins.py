@@ -76,6 +76,9 @@ class PinReport:
     held: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    """Names whose pin row this observation created or changed (a relist that changes nothing
+    writes nothing: no revision bump, no new audit rows)."""
 
     @property
     def blocked(self) -> set[str]:
@@ -148,6 +151,7 @@ class Pins:
                             )
                         )
                         report.pinned.append(qn)
+                        report.written.append(qn)
                     else:
                         conn.execute(
                             insert(s.pins).values(
@@ -160,6 +164,7 @@ class Pins:
                             )
                         )
                         report.held.append(qn)
+                        report.written.append(qn)
                     continue
                 if row.status == "held":
                     if row.pending_hash != h:
@@ -168,6 +173,7 @@ class Pins:
                             .where(s.pins.c.tool == qn)
                             .values(pending_hash=h, pending_json=definition_json(rec), updated_at=now)
                         )
+                        report.written.append(qn)
                     report.held.append(qn)
                 elif row.definition_hash == h:
                     if row.status != "trusted":
@@ -177,6 +183,7 @@ class Pins:
                             .values(status="trusted", pending_hash=None, pending_json=None, updated_at=now)
                         )
                         report.restored.append(qn)
+                        report.written.append(qn)
                 else:
                     if row.status != "changed" or row.pending_hash != h:
                         conn.execute(
@@ -184,8 +191,9 @@ class Pins:
                             .where(s.pins.c.tool == qn)
                             .values(status="changed", pending_hash=h, pending_json=definition_json(rec), updated_at=now)
                         )
+                        report.written.append(qn)
                     report.changed.append(qn)
-            if report.pinned or report.held or report.changed or report.restored:
+            if report.written:
                 bump_revision(conn)
         return report
 
