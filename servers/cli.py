@@ -28,6 +28,7 @@ from host.runtime import HostRuntime
 from registry import Principal
 from servers.display import live_status, servers_table, tools_table
 from registry.search import tool_definition
+from servers.notify import ToolsChangedNotifier
 from servers.registry_server import create_registry_server
 from servers.access_mode import OpenAccessPolicy, is_loopback, open_access
 from servers.admin_cli import register as register_admin_commands
@@ -208,8 +209,12 @@ def serve(
                 async with rt:
                     rt.manager.on_status = None
                     err.print(servers_table(rt.statuses()))
+                    notifier = ToolsChangedNotifier()
+                    rt.registry.subscribe(notifier.changed)
+                    guard.start_soon(notifier.run)
                     srv = create_registry_server(rt, expose=expose, principal_for=resolve,
-                                                 access=access if enforce else None)  # type: ignore[arg-type]
+                                                 access=access if enforce else None,
+                                                 notifier=notifier)  # type: ignore[arg-type]
                     if stop.is_set():
                         pass
                     elif stdio:

@@ -46,6 +46,7 @@ from registry import ANONYMOUS, Principal, ToolRecord
 from registry.search import DeferredLoadingState, tool_definition
 from registry.search import format_result as format_search
 from servers.approval_elicit import elicitor_for
+from servers.notify import ToolsChangedNotifier
 from servers.results import to_mcp_result
 
 __all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "create_registry_server"]
@@ -140,6 +141,7 @@ def create_registry_server(
     expose: Expose = "search",
     principal_for: PrincipalResolver | None = None,
     access: AccessControl | None = None,
+    notifier: ToolsChangedNotifier | None = None,
     name: str = "toolhost",
 ) -> Server[Any]:
     """Build the registry MCP server over a running :class:`HostRuntime`.
@@ -150,6 +152,8 @@ def create_registry_server(
         principal_for: maps each request to its caller (default: the anonymous local user).
         access: per-user access control: every list, search and call is audited, and calls that
             need approval ask the user through MCP elicitation when the client supports it.
+        notifier: remembers client connections so they can be told when the registry changes
+            (subscribe it to ``runtime.registry`` and run it; see :mod:`servers.notify`).
         name: the server name reported to clients.
 
     Returns:
@@ -172,6 +176,8 @@ def create_registry_server(
         return state
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+        if notifier is not None:
+            notifier.remember(ctx)
         principal = resolve(ctx)
         if expose == "all":
             tools = [_as_mcp_tool(t) for t in runtime.visible_tools(principal)]
@@ -210,6 +216,8 @@ def create_registry_server(
         return to_mcp_result(result)
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
+        if notifier is not None:
+            notifier.remember(ctx)
         principal = resolve(ctx)
         args = dict(params.arguments or {})
         if params.name == TOOL_SEARCH:

@@ -174,3 +174,29 @@ async def test_overlong_search_query_is_refused(tmp_path):
             async with Client(create_registry_server(rt)) as c:
                 r = await c.call_tool("tool_search", {"query": "select:" + ",".join(["x"] * 2000)})
     assert r.is_error and r.content[0].text == "tool_search 'query' is 4006 characters; use at most 2000"
+
+
+async def test_clients_are_told_when_the_registry_changes(tmp_path):
+    from registry import ToolDefinition, build_record
+    from servers.notify import ToolsChangedNotifier
+
+    async with runtime({"orders": example("servers.examples.orders")}, tmp_path) as rt:
+        notifier = ToolsChangedNotifier()
+        rt.registry.subscribe(notifier.changed)
+        srv = create_registry_server(rt, expose="all", notifier=notifier)
+        changed = anyio.Event()
+
+        async def on_message(message) -> None:
+            if type(message).__name__ == "ToolListChangedNotification":
+                changed.set()
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(notifier.run)
+                async with Client(srv, mode="legacy", message_handler=on_message) as c:
+                    assert len((await c.list_tools()).tools) == 3
+                    late = build_record(server="late", qualified_name="late__ping", definition=ToolDefinition(name="ping"))
+                    rt.registry.replace_server("late", [late])  # e.g. a server that connected late
+                    await changed.wait()
+                    assert "late__ping" in [t.name for t in (await c.list_tools()).tools]
+                tg.cancel_scope.cancel()
