@@ -34,7 +34,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, Tool, ToolListChangedNotification
 
 from host.config import RemoteServerConfig, ServerConfig, StdioServerConfig
-from host.errors import CallTimeout, ServerConnectError, UpstreamError, UpstreamUnavailable
+from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
 from host.executor import ProgressCallback
 from host.paths import logs_dir, safe_file_name
 
@@ -345,13 +345,6 @@ class ServerConnection:
         except OSError:
             return ""
         return "\n".join(text.strip().splitlines()[-lines:])
-
-    def connect_error(self) -> ServerConnectError | None:
-        """The last failure as an exception object (``None`` when not failed)."""
-        if self.status.state is not ConnectionState.FAILED or not self.status.error:
-            return None
-        stage, _, reason = self.status.error.partition(": ")
-        return ServerConnectError(self.name, stage, reason, self.status.stderr_tail)
 
     # -- calls -------------------------------------------------------------------------
     async def call_tool(

@@ -3,7 +3,6 @@
     HostError
     ├── ConfigError            the mcpServers config is invalid (carries the JSON path)
     ├── DataDirError           the data folder cannot be used (carries the path)
-    ├── ServerConnectError     a server failed to start / handshake / list (carries stderr tail)
     ├── UpstreamUnavailable    the server is not connected (down, failed, closed): fail fast
     ├── UpstreamError          the server answered a request with a JSON-RPC error
     └── CallTimeout            a tools/call exceeded its budget (the request was cancelled)
@@ -21,7 +20,6 @@ __all__ = [
     "ConfigError",
     "DataDirError",
     "HostError",
-    "ServerConnectError",
     "UpstreamError",
     "UpstreamUnavailable",
 ]
@@ -62,24 +60,6 @@ class DataDirError(HostError):
         super().__init__(
             f"data folder {path}: {reason} (pass --data-dir or set $TOOLHOST_HOME to a writable folder)"
         )
-
-
-class ServerConnectError(HostError):
-    """A configured server could not be connected.
-
-    Attributes:
-        server: the server's name in the config.
-        stage: ``start`` (spawn/connect), ``handshake`` or ``list_tools``.
-        reason: short description of the failure.
-        stderr_tail: the last lines the child wrote to stderr (stdio servers), or ``""``.
-    """
-
-    def __init__(self, server: str, stage: str, reason: str, stderr_tail: str = "") -> None:
-        self.server = server
-        self.stage = stage
-        self.reason = reason
-        self.stderr_tail = stderr_tail
-        super().__init__(f"server {server!r} failed at {stage}: {reason}")
 
 
 class UpstreamUnavailable(HostError):

@@ -15,41 +15,12 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult
-
-from host.connection import call_client_tool
-from host.errors import UpstreamUnavailable
-from host.executor import ProgressCallback
 from host.manager import tool_definition
 from host.pipeline import CallContext, Pipeline
 from registry import ToolOverrides, ToolRegistry, assign_qualified_names, build_record
 from registry.policy import AllowAll, Policy
 from servers.examples import flaky, orders
-
-
-class InProcessExecutor:
-    """ToolExecutor over ``mcp.Client(app)`` connections (see module docstring)."""
-
-    def __init__(self) -> None:
-        self.clients: dict[str, Client] = {}
-        self.calls: list[tuple[str, str, dict[str, Any]]] = []
-
-    async def call_tool(
-        self,
-        server: str,
-        tool: str,
-        arguments: dict[str, Any],
-        *,
-        timeout_seconds: float,
-        progress_callback: ProgressCallback | None = None,
-    ) -> CallToolResult:
-        client = self.clients.get(server)
-        if client is None:
-            raise UpstreamUnavailable(server, "not connected")
-        self.calls.append((server, tool, arguments))
-        return await call_client_tool(
-            client, server, tool, arguments, timeout_seconds=timeout_seconds, progress_callback=progress_callback
-        )
+from tests.support import InProcessExecutor
 
 
 @dataclass

@@ -14,12 +14,9 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from mcp.types import CallToolResult
 
 from host.calls import ImageBlock, ResultStatus
-from host.executor import ProgressCallback
 from host.loop import StopReason, run_conversation
-from host.connection import call_client_tool
 from host.manager import tool_definition
 from host.pipeline import CallContext, Pipeline
 from host.pipeline.transcript import Message
@@ -36,6 +33,7 @@ from host.providers import (
 from registry import ToolOverrides, ToolRegistry, assign_qualified_names, build_record
 from registry.search import DeferredLoadingState, SearchIndex
 from servers.examples import flaky, orders
+from tests.support import InProcessExecutor
 
 from .fake_api import REASONING, THINKING, FakeAPI, Step
 
@@ -56,29 +54,13 @@ SCRIPT = [
 ]
 
 
-class Executor:
-    def __init__(self) -> None:
-        self.clients: dict[str, Client] = {}
-
-    async def call_tool(
-        self,
-        server: str,
-        tool: str,
-        arguments: dict[str, Any],
-        *,
-        timeout_seconds: float,
-        progress_callback: ProgressCallback | None = None,
-    ) -> CallToolResult:
-        return await call_client_tool(self.clients[server], server, tool, arguments, timeout_seconds=timeout_seconds)
-
-
 async def _run(api: str, stream: bool, tmp_path) -> tuple[Any, FakeAPI, DeferredLoadingState, ProviderModel]:
     adapter = {
         "openai_chat": OpenAIChatAdapter(),
         "openai_responses": OpenAIResponsesAdapter(),
         "anthropic_messages": AnthropicMessagesAdapter(),
     }[api]
-    registry, executor = ToolRegistry(), Executor()
+    registry, executor = ToolRegistry(), InProcessExecutor()
     async with AsyncExitStack() as stack:
         for server, app in {"flaky": flaky.create_server(), "orders": orders.create_server()}.items():
             client = await stack.enter_async_context(Client(app))
@@ -183,7 +165,7 @@ CHECKS = {"openai_chat": _chat, "openai_responses": _responses, "anthropic_messa
 async def test_strict_nulls_for_optional_arguments_are_decoded_before_the_pipeline_validates(tmp_path):
     """Chat strict mode: the model must send every key, so it sends ``"limit": null`` for an optional
     integer; the adapter's declarations turn that back into "absent" and the call succeeds."""
-    registry, executor = ToolRegistry(), Executor()
+    registry, executor = ToolRegistry(), InProcessExecutor()
     async with Client(orders.create_server()) as client:
         executor.clients["orders"] = client
         tools = (await client.list_tools()).tools
