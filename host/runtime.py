@@ -22,10 +22,10 @@ from typing import Any
 
 from host.calls import ToolResult
 from host.config import HostConfig
-from host.connection import ServerStatus
+from host.upstream.connection import ServerStatus
 from host.events import EventLog
-from host.executor import ProgressCallback
-from host.manager import ServerManager
+from host.upstream.executor import ProgressCallback
+from host.upstream.manager import ServerManager
 from host.pipeline import ApprovalHook, CallContext, Pipeline
 from registry import ANONYMOUS, AllowAll, Policy, Principal, Risk, ToolRecord, ToolRegistry
 from registry.search import SearchIndex, SearchResult

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from host.connection import ConnectionState, ServerStatus
+from host.upstream.connection import ConnectionState, ServerStatus
 from registry import ToolRecord
 
 __all__ = ["live_status", "servers_table", "tools_table"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from host.calls import ToolResult
-from host.executor import ProgressCallback
+from host.upstream.executor import ProgressCallback
 from registry.policy import ANONYMOUS, Principal
 
 __all__ = ["BatchCancel", "CallContext", "ResultCallback"]

@@ -25,7 +25,7 @@ import anyio
 from mcp.types import CallToolResult
 
 from host.calls import ErrorInfo, ResultStatus, ToolResult
-from host.executor import ToolExecutor
+from host.upstream.executor import ToolExecutor
 from host.pipeline.context import CallContext
 from host.pipeline.errors import PipelineFatal
 from host.pipeline.format import SpillStore, format_result

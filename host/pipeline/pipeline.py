@@ -23,7 +23,7 @@ from typing import Any
 
 
 from host.calls import ResultStatus, ToolCall, ToolResult
-from host.executor import ToolExecutor
+from host.upstream.executor import ToolExecutor
 from host.pipeline.context import CallContext
 from host.pipeline.errors import PipelineFatal
 from host.pipeline.execute import execute_batch
@@ -45,7 +45,7 @@ class Pipeline:
 
     Args:
         registry: where names are resolved (one snapshot is used per batch).
-        executor: runs ``tools/call`` upstream (:class:`host.manager.ServerManager` in production).
+        executor: runs ``tools/call`` upstream (:class:`host.upstream.manager.ServerManager` in production).
         policy: authorization (default :class:`~registry.policy.AllowAll`).
         spill_dir: folder for full outputs over a tool's ``max_output_chars`` (one sub-folder
             per conversation).

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from host.config import DEFAULT_CONFIG_PATH, RemoteServerConfig, StdioServerConfig, load_config, parse_config
-from host.connection import SAFE_ENV_VARS, _child_env
+from host.upstream.connection import SAFE_ENV_VARS, _child_env
 from host.errors import ConfigError
 from registry import Risk
 
@@ -172,7 +172,7 @@ def test_duplicate_keys_in_the_file_are_an_error(tmp_path):
 def test_toolhost_names_that_match_no_tool_are_reported():
     from mcp.types import Tool
 
-    from host.manager import unmatched_tool_names
+    from host.upstream.manager import unmatched_tool_names
 
     cfg = parse({"mcpServers": {"g": {"command": "x", "toolhost": {
         "disabled": ["git_rest"], "always_load": ["git_status"], "risk": {"nope": "read"}}}}})

@@ -10,7 +10,7 @@ from mcp import Client
 from mcp.server import Server
 from mcp.types import ListToolsResult, Tool
 
-from host.connection import list_all_tools
+from host.upstream.connection import list_all_tools
 
 pytestmark = pytest.mark.anyio
 

@@ -8,9 +8,9 @@ import anyio
 import pytest
 
 from host.config import parse_config
-from host.connection import ConnectionState
+from host.upstream.connection import ConnectionState
 from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
-from host.manager import ServerManager
+from host.upstream.manager import ServerManager
 from registry import Risk
 
 pytestmark = pytest.mark.anyio

@@ -11,8 +11,8 @@ import anyio
 import pytest
 
 from host.config import parse_config
-from host.connection import ConnectionState
-from host.manager import ServerManager
+from host.upstream.connection import ConnectionState
+from host.upstream.manager import ServerManager
 from tests.servers.conftest import NODE, EVERYTHING
 
 

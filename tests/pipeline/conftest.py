@@ -1,7 +1,7 @@
 """Pipeline test fixtures: example MCP servers connected in-process, behind a ToolExecutor.
 
 :class:`InProcessExecutor` maps SDK errors with production's own
-:func:`host.connection.call_client_tool`, so the pipeline sees the same exceptions as in production.
+:func:`host.upstream.connection.call_client_tool`, so the pipeline sees the same exceptions as in production.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
-from host.manager import tool_definition
+from host.upstream.manager import tool_definition
 from host.pipeline import CallContext, Pipeline
 from registry import ToolOverrides, ToolRegistry, assign_qualified_names, build_record
 from registry.policy import AllowAll, Policy

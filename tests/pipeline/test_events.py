@@ -8,8 +8,8 @@ import pytest
 
 from host.calls import ToolCall
 from host.events import FORMAT_VERSION, EventLog
-from host.fake_model import ScriptedModel, call, calls, say
-from host.loop import run_conversation
+from tests.fake_model import ScriptedModel, call, calls, say
+from host.agent.loop import run_conversation
 from host.pipeline import CallContext, Message, history_bytes, trim_history
 from servers.examples import flaky, orders
 
@@ -111,7 +111,7 @@ def test_keys_that_merely_contain_token_are_not_redacted(tmp_path):
 
 @pytest.mark.anyio
 async def test_crashed_conversation_is_rebuilt_repaired_and_resumed(tmp_path):
-    from host.loop import StopReason
+    from host.agent.loop import StopReason
     from host.pipeline import check_transcript, repair_transcript
 
     log = EventLog(tmp_path / "events")

@@ -6,8 +6,8 @@ import anyio
 import pytest
 
 from host.calls import ResultStatus
-from host.fake_model import ScriptedModel, ScriptExhausted, StreamedTurn, call, calls, say
-from host.loop import StopReason, run_conversation
+from tests.fake_model import ScriptedModel, ScriptExhausted, StreamedTurn, call, calls, say
+from host.agent.loop import StopReason, run_conversation
 from host.pipeline import BatchCancel, CallContext, Message, check_transcript
 
 USER = [Message(role="system", text="be brief"), Message(role="user", text="status of A1?")]

@@ -1,4 +1,4 @@
-"""The pipeline over a real transport: ``flaky`` as a stdio child process behind host.manager.ServerManager."""
+"""The pipeline over a real transport: ``flaky`` as a stdio child process behind host.upstream.manager.ServerManager."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from host.calls import ResultStatus, TextBlock
 from host.config import parse_config
-from host.manager import ServerManager
+from host.upstream.manager import ServerManager
 from host.pipeline import CallContext, Pipeline
 
 pytestmark = pytest.mark.anyio

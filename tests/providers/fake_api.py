@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from host.providers import TOOL_SEARCH_NAME
+from host.agent.providers import TOOL_SEARCH_NAME
 
 from .sdk_check import (
     sdk_chat_chunk,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from host.providers import (
+from host.agent.providers import (
     AnthropicMessagesAdapter,
     Conversation,
     OpenAIChatAdapter,

@@ -11,7 +11,7 @@ import json
 import re
 
 from host.calls import ResultStatus, TextBlock, ToolCall, ToolResult
-from host.providers import (
+from host.agent.providers import (
     TOOL_SEARCH_NAME,
     AnthropicMessagesAdapter,
     AssistantTurn,

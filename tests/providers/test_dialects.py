@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from host.providers import OpenAIChatAdapter
-from host.providers.dialects import gemini_schema
+from host.agent.providers import OpenAIChatAdapter
+from host.agent.providers.dialects import gemini_schema
 
 from .records import record
 from .sdk_check import validate_chat_request

@@ -8,7 +8,7 @@ import pytest
 from host.calls import TextBlock, ToolCall, ToolResult
 from host.pipeline import CallContext
 from host.pipeline.transcript import Message
-from host.providers import (
+from host.agent.providers import (
     TOOL_SEARCH_NAME,
     AnthropicMessagesAdapter,
     ProviderModel,
@@ -98,7 +98,7 @@ async def test_with_tool_search_answers_searches_and_keeps_call_order():
 
 @pytest.mark.anyio
 async def test_non_strict_reasons_are_logged_once(caplog):
-    from host.providers import OpenAIChatAdapter
+    from host.agent.providers import OpenAIChatAdapter
 
     from .records import record
 

@@ -16,11 +16,11 @@ import pytest
 from mcp import Client
 
 from host.calls import ImageBlock, ResultStatus
-from host.loop import StopReason, run_conversation
-from host.manager import tool_definition
+from host.agent.loop import StopReason, run_conversation
+from host.upstream.manager import tool_definition
 from host.pipeline import CallContext, Pipeline
 from host.pipeline.transcript import Message
-from host.providers import (
+from host.agent.providers import (
     TOOL_SEARCH_NAME,
     AnthropicMessagesAdapter,
     OpenAIChatAdapter,

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from host.calls import ResultStatus, TextBlock, ToolCall, ToolResult
-from host.providers import (
+from host.agent.providers import (
     AnthropicMessagesAdapter,
     AssistantTurn,
     Conversation,

@@ -12,7 +12,7 @@ import pytest
 
 from host.calls import TextBlock, ToolCall
 from host.pipeline.accumulate import ArgumentAccumulator
-from host.providers import (
+from host.agent.providers import (
     TOOL_SEARCH_NAME,
     AnthropicMessagesAdapter,
     MalformedResponse,

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from host.calls import ImageBlock, ResultStatus, TextBlock, ToolCall, ToolResult
-from host.providers import (
+from host.agent.providers import (
     AnthropicMessagesAdapter,
     AssistantTurn,
     Conversation,
@@ -336,7 +336,7 @@ def test_result_without_its_call_is_a_history_error():
 def test_reasoning_replayed_verbatim_only_to_its_own_api():
     thinking = {"type": "thinking", "thinking": "plan", "signature": "sig=="}
     reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "enc=="}
-    from host.providers import Reasoning
+    from host.agent.providers import Reasoning
 
     conv = Conversation(
         turns=[
@@ -454,7 +454,7 @@ DEEP = "[" * 100000
 
 
 def test_deeply_nested_argument_text_renders_as_empty_object_not_recursion_error():
-    from host.providers.render import arguments_object, arguments_text
+    from host.agent.providers.render import arguments_object, arguments_text
 
     call = ToolCall(call_id="c", name="t__x", raw_arguments=DEEP)
     assert arguments_object(call) == {}
@@ -468,7 +468,7 @@ def test_deeply_nested_argument_text_renders_as_empty_object_not_recursion_error
 def test_pipeline_error_text_is_said_once():
     from host.calls import ResultStatus, ToolCall
     from host.pipeline.results import error_result
-    from host.providers.render import result_text
+    from host.agent.providers.render import result_text
 
     res = error_result(ToolCall(call_id="c", name="t"), ResultStatus.TIMEOUT, "no answer within 1 s", where="execute")
     assert result_text(res) == "timeout: no answer within 1 s"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from host.providers import SchemaCycle, find_ref_cycles, inline_refs, normalize_schema
+from host.agent.providers import SchemaCycle, find_ref_cycles, inline_refs, normalize_schema
 from registry.validation import compile_validator
 
 QUERY_REF = {

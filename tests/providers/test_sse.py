@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from host.pipeline.accumulate import ArgumentAccumulator
-from host.providers import (
+from host.agent.providers import (
     AnthropicMessagesAdapter,
     MalformedResponse,
     OpenAIChatAdapter,

@@ -11,10 +11,10 @@ from jsonschema import Draft202012Validator
 from jsonschema.validators import validator_for
 
 from host.calls import ToolCall
-from host.providers import OpenAIChatAdapter, decode_strict_arguments, encode_strict_arguments, to_strict_schema
-from host.providers.arguments import prepare_schema
-from host.providers.schema import normalize_schema
-from host.providers.strict import close_objects, openai_parameters
+from host.agent.providers import OpenAIChatAdapter, decode_strict_arguments, encode_strict_arguments, to_strict_schema
+from host.agent.providers.arguments import prepare_schema
+from host.agent.providers.schema import normalize_schema
+from host.agent.providers.strict import close_objects, openai_parameters
 
 from .records import record
 

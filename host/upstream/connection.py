@@ -35,7 +35,7 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, Tool, 
 
 from host.config import RemoteServerConfig, ServerConfig, StdioServerConfig
 from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
-from host.executor import ProgressCallback
+from host.upstream.executor import ProgressCallback
 from host.paths import logs_dir, safe_file_name
 
 __all__ = [
@@ -355,7 +355,7 @@ class ServerConnection:
         timeout_seconds: float,
         progress_callback: ProgressCallback | None = None,
     ) -> CallToolResult:
-        """Forward one ``tools/call`` (see :class:`host.executor.ToolExecutor` for the contract)."""
+        """Forward one ``tools/call`` (see :class:`host.upstream.executor.ToolExecutor` for the contract)."""
         client = self._client
         if client is None or self.status.state is not ConnectionState.CONNECTED:
             raise UpstreamUnavailable(self.name, self.status.error or self.status.state.value)
@@ -398,7 +398,7 @@ async def call_client_tool(
         on_lost: called with a reason when the connection turns out to be closed.
 
     Raises:
-        CallTimeout, UpstreamUnavailable, UpstreamError: see :class:`host.executor.ToolExecutor`.
+        CallTimeout, UpstreamUnavailable, UpstreamError: see :class:`host.upstream.executor.ToolExecutor`.
     """
     try:
         with anyio.fail_after(timeout_seconds + 5.0):

@@ -7,7 +7,7 @@ the wire by :func:`host.pipeline.transcript.rename_duplicate_ids` (after ``sanit
 keeps its id, later ones get ``_dup1``, ``_dup2``…, and each result follows its call's new id.
 A call with no recorded result gets a ``not_executed`` error result, so every call id sent has
 exactly one result; a result whose call is not in the previous assistant turn raises
-:class:`~host.providers.errors.HistoryError`. (That result is built here, not with
+:class:`~host.agent.providers.errors.HistoryError`. (That result is built here, not with
 ``host.pipeline.results.error_result``: it carries no text block, so :func:`result_text` renders
 its error line once.)
 
@@ -25,9 +25,9 @@ from typing import Any
 
 from host.calls import AudioBlock, ErrorInfo, ImageBlock, ResourceBlock, ResultStatus, TextBlock, ToolCall, ToolResult
 from host.pipeline.transcript import rename_duplicate_ids
-from host.providers.arguments import parse_arguments_object
-from host.providers.base import AssistantTurn, Conversation, ResultsTurn, UserTurn
-from host.providers.errors import HistoryError
+from host.agent.providers.arguments import parse_arguments_object
+from host.agent.providers.base import AssistantTurn, Conversation, ResultsTurn, UserTurn
+from host.agent.providers.errors import HistoryError
 from registry.naming import MAX_NAME_CHARS, is_valid_name, sanitize_part
 
 __all__ = [

@@ -25,9 +25,9 @@ from anyio.abc import TaskGroup
 from mcp.types import CallToolResult, Tool
 
 from host.config import HostConfig, ServerConfig
-from host.connection import ConnectionState, ServerConnection, ServerStatus
+from host.upstream.connection import ConnectionState, ServerConnection, ServerStatus
 from host.errors import UpstreamUnavailable
-from host.executor import ProgressCallback
+from host.upstream.executor import ProgressCallback
 from registry import (
     NameConflict,
     ToolAnnotations,
@@ -109,7 +109,7 @@ def unmatched_tool_names(server: ServerConfig, tools: list[Tool]) -> list[str]:
 class ServerManager:
     """Connections to every configured server plus the merged registry (see module docstring).
 
-    Implements :class:`host.executor.ToolExecutor`.
+    Implements :class:`host.upstream.executor.ToolExecutor`.
 
     Args:
         config: the parsed configuration.
@@ -218,7 +218,7 @@ class ServerManager:
         timeout_seconds: float,
         progress_callback: ProgressCallback | None = None,
     ) -> CallToolResult:
-        """Call ``tool`` (original name) on ``server``; see :class:`host.executor.ToolExecutor`.
+        """Call ``tool`` (original name) on ``server``; see :class:`host.upstream.executor.ToolExecutor`.
 
         Raises:
             UpstreamUnavailable: unknown or disconnected server (at once, no waiting).

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolCall, ToolResult
-from host.providers.base import Conversation, ResultsTurn
+from host.agent.providers.base import Conversation, ResultsTurn
 from registry.search import DeferredLoadingState, SearchIndex, SearchResult, format_result
 from registry.tool import ToolRecord
 from registry.validation import ArgumentParseError, parse_arguments

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from host.calls import ImageBlock, TextBlock, ToolCall, ToolResult
-from host.providers.base import (
+from host.agent.providers.base import (
     API_RESPONSES,
     AccumulatorLike,
     AssistantTurn,
@@ -33,15 +33,15 @@ from host.providers.base import (
     Reasoning,
     StopReason,
 )
-from host.providers.choice import ToolChoice, responses_choice
-from host.providers.deferred import (
+from host.agent.providers.choice import ToolChoice, responses_choice
+from host.agent.providers.deferred import (
     TOOL_SEARCH_DESCRIPTION,
     TOOL_SEARCH_NAME,
     TOOL_SEARCH_PARAMETERS,
     loaded_names,
 )
-from host.providers.errors import MalformedResponse
-from host.providers.render import (
+from host.agent.providers.errors import MalformedResponse
+from host.agent.providers.render import (
     ANTHROPIC_IMAGE_TYPES,
     arguments_object,
     arguments_text,
@@ -51,7 +51,7 @@ from host.providers.render import (
     result_text,
     wire_name,
 )
-from host.providers.strict import openai_parameters
+from host.agent.providers.strict import openai_parameters
 from registry.tool import ToolRecord
 
 __all__ = ["OpenAIResponsesAdapter", "ResponsesStreamParser"]
@@ -308,7 +308,7 @@ class OpenAIResponsesAdapter:
 
     def parse_history(self, request: dict[str, Any]) -> Conversation:
         """``{"instructions", "input": [...]}`` as a conversation."""
-        from host.providers.history import responses_history
+        from host.agent.providers.history import responses_history
 
         return responses_history(request.get("input") or [], instructions=request.get("instructions"))
 

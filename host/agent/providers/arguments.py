@@ -1,7 +1,7 @@
 """Arguments under a strict declaration ↔ the original schema's terms (OpenAI strict mode).
 
 Strict mode makes every property required and expresses "absent" as ``null`` for optional
-properties (:mod:`host.providers.strict`). :func:`decode_strict_arguments` maps what the model
+properties (:mod:`host.agent.providers.strict`). :func:`decode_strict_arguments` maps what the model
 produced back (drops those ``null`` values where the original does not accept ``null``) so the
 pipeline validates and runs exactly what the original schema describes;
 :func:`encode_strict_arguments` is its inverse; :func:`close_objects` is the closed reading of a
@@ -15,7 +15,7 @@ from typing import Any
 
 from jsonschema.validators import Draft202012Validator, validator_for
 
-from host.providers.schema import resolve_local_ref, walk_subschemas
+from host.agent.providers.schema import resolve_local_ref, walk_subschemas
 from registry.validation import parse_arguments
 
 __all__ = [

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from host.calls import ImageBlock, ResourceBlock, ResultStatus, TextBlock, ToolCall, ToolResult
-from host.providers.base import (
+from host.agent.providers.base import (
     API_ANTHROPIC,
     API_CHAT,
     API_RESPONSES,
@@ -29,7 +29,7 @@ from host.providers.base import (
     StopReason,
     UserTurn,
 )
-from host.providers.deferred import TOOL_SEARCH_NAME
+from host.agent.providers.deferred import TOOL_SEARCH_NAME
 
 __all__ = ["anthropic_history", "chat_history", "responses_history"]
 

@@ -7,8 +7,8 @@ feed the pipeline's ``ArgumentAccumulator``), render results, import history.
 The adapters work on plain dicts; the ``openai``/``anthropic`` SDKs are test dependencies only.
 """
 
-from host.providers.anthropic_messages import AnthropicMessagesAdapter, AnthropicStreamParser
-from host.providers.base import (
+from host.agent.providers.anthropic_messages import AnthropicMessagesAdapter, AnthropicStreamParser
+from host.agent.providers.base import (
     API_ANTHROPIC,
     API_CHAT,
     API_RESPONSES,
@@ -24,8 +24,8 @@ from host.providers.base import (
     StreamParser,
     UserTurn,
 )
-from host.providers.choice import ChoiceParams, ToolChoice, anthropic_choice, chat_choice, responses_choice
-from host.providers.deferred import (
+from host.agent.providers.choice import ChoiceParams, ToolChoice, anthropic_choice, chat_choice, responses_choice
+from host.agent.providers.deferred import (
     TOOL_SEARCH_NAME,
     TOOL_SEARCH_PARAMETERS,
     deferred_state,
@@ -34,14 +34,14 @@ from host.providers.deferred import (
     run_tool_search,
     search_result,
 )
-from host.providers.dialects import gemini_schema
-from host.providers.driver import ProviderModel, WithToolSearch, to_conversation, to_messages
-from host.providers.errors import HistoryError, MalformedResponse, ProviderError, SchemaCycle
-from host.providers.openai_chat import ChatStreamParser, OpenAIChatAdapter
-from host.providers.openai_responses import OpenAIResponsesAdapter, ResponsesStreamParser
-from host.providers.schema import NormalizedSchema, find_ref_cycles, inline_refs, normalize_schema
-from host.providers.sse import SSEDecoder, iter_sse_events
-from host.providers.strict import (
+from host.agent.providers.dialects import gemini_schema
+from host.agent.providers.driver import ProviderModel, WithToolSearch, to_conversation, to_messages
+from host.agent.providers.errors import HistoryError, MalformedResponse, ProviderError, SchemaCycle
+from host.agent.providers.openai_chat import ChatStreamParser, OpenAIChatAdapter
+from host.agent.providers.openai_responses import OpenAIResponsesAdapter, ResponsesStreamParser
+from host.agent.providers.schema import NormalizedSchema, find_ref_cycles, inline_refs, normalize_schema
+from host.agent.providers.sse import SSEDecoder, iter_sse_events
+from host.agent.providers.strict import (
     StrictConversion,
     decode_strict_arguments,
     encode_strict_arguments,

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from host.calls import ImageBlock, TextBlock, ToolCall, ToolResult
-from host.providers.base import (
+from host.agent.providers.base import (
     API_ANTHROPIC,
     AccumulatorLike,
     AssistantTurn,
@@ -32,10 +32,10 @@ from host.providers.base import (
     Reasoning,
     StopReason,
 )
-from host.providers.choice import ToolChoice, anthropic_choice
-from host.providers.deferred import TOOL_SEARCH_DESCRIPTION, TOOL_SEARCH_NAME, TOOL_SEARCH_PARAMETERS, loaded_names
-from host.providers.errors import MalformedResponse
-from host.providers.render import (
+from host.agent.providers.choice import ToolChoice, anthropic_choice
+from host.agent.providers.deferred import TOOL_SEARCH_DESCRIPTION, TOOL_SEARCH_NAME, TOOL_SEARCH_PARAMETERS, loaded_names
+from host.agent.providers.errors import MalformedResponse
+from host.agent.providers.render import (
     ANTHROPIC_IMAGE_TYPES,
     arguments_object,
     media_note,
@@ -44,7 +44,7 @@ from host.providers.render import (
     sanitize_anthropic_id,
     wire_name,
 )
-from host.providers.schema import normalize_schema
+from host.agent.providers.schema import normalize_schema
 from registry.tool import ToolRecord
 
 __all__ = ["AnthropicMessagesAdapter", "AnthropicStreamParser"]
@@ -226,7 +226,7 @@ class AnthropicMessagesAdapter:
 
     def parse_history(self, request: dict[str, Any]) -> Conversation:
         """``{"system", "messages": [...]}`` as a conversation."""
-        from host.providers.history import anthropic_history
+        from host.agent.providers.history import anthropic_history
 
         return anthropic_history(request.get("messages") or [], system=request.get("system"))
 

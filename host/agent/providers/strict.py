@@ -21,7 +21,7 @@ original accepts has an encoding the strict schema accepts, with these documente
   already nullable can only be converted when its ``default`` is ``null`` (absent ≡ null). A
   property with ``anyOf`` beside other keywords is wrapped as ``{"anyOf": [it, {"type": "null"}]}``.
 * Draft-4 boolean ``exclusiveMinimum``/``exclusiveMaximum`` become the numeric form
-  (:func:`host.providers.schema.upgrade_draft4_bounds`) before ``$schema`` is dropped.
+  (:func:`host.agent.providers.schema.upgrade_draft4_bounds`) before ``$schema`` is dropped.
 * Pure value constraints the API rejects (``minLength``, ``maxLength``, ``uniqueItems``,
   ``contains``, ``minProperties``, ``maxProperties``, unsupported ``format``) are dropped: that
   widens, never narrows (noted). Annotations (``default``, ``examples``…) are dropped silently.
@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from host.providers.arguments import (
+from host.agent.providers.arguments import (
     accepts_null,
     close_objects,
     decode_strict_arguments,
@@ -45,7 +45,7 @@ from host.providers.arguments import (
     make_validator,
     prepare_schema,
 )
-from host.providers.schema import (
+from host.agent.providers.schema import (
     declares_draft4,
     find_ref_cycles,
     normalize_schema,
@@ -62,7 +62,7 @@ __all__ = [
     "openai_parameters",
     "to_strict_schema",
 ]
-# decode/encode/close_objects live in host.providers.arguments; re-exported here for callers
+# decode/encode/close_objects live in host.agent.providers.arguments; re-exported here for callers
 # that think of them as part of strict mode.
 
 MAX_STRICT_DEPTH = 10

@@ -1,8 +1,8 @@
-"""Glue between the adapters and the loop driver (:func:`host.loop.run_conversation`).
+"""Glue between the adapters and the loop driver (:func:`host.agent.loop.run_conversation`).
 
 * :func:`to_conversation` / :func:`to_messages` convert the loop's history
   (:class:`host.pipeline.transcript.Message`: system/user/assistant/tool) to and from the
-  provider-neutral :class:`~host.providers.base.Conversation`.
+  provider-neutral :class:`~host.agent.providers.base.Conversation`.
 * :class:`ProviderModel` is a ``ModelCallable``: it renders the history with an adapter, sends the
   request through a transport you give it (``async send(params) -> response dict | async
   iterator of stream events``), parses the answer (streams through a fresh
@@ -25,9 +25,9 @@ from host.calls import TextBlock, ToolCall, ToolResult
 from host.pipeline.accumulate import ArgumentAccumulator
 from host.pipeline.context import CallContext
 from host.pipeline.transcript import Message
-from host.providers.base import AssistantTurn, Conversation, ProviderAdapter, ResultsTurn, StopReason, UserTurn
-from host.providers.choice import ToolChoice
-from host.providers.deferred import TOOL_SEARCH_NAME, run_tool_search
+from host.agent.providers.base import AssistantTurn, Conversation, ProviderAdapter, ResultsTurn, StopReason, UserTurn
+from host.agent.providers.choice import ToolChoice
+from host.agent.providers.deferred import TOOL_SEARCH_NAME, run_tool_search
 from registry.search import DeferredLoadingState, SearchIndex
 from registry.tool import ToolRecord
 
@@ -152,7 +152,7 @@ class WithToolSearch:
         pipeline: runs every other call (``run_batch``; its ``event_log`` is exposed).
         index: the search index over the registry.
         state: the conversation's deferred-loading state (rebuild it with
-            :func:`~host.providers.deferred.deferred_state` when resuming).
+            :func:`~host.agent.providers.deferred.deferred_state` when resuming).
         visible: the caller's permission predicate for search hits.
     """
 

@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from host.providers.errors import SchemaCycle
+from host.agent.providers.errors import SchemaCycle
 
 __all__ = [
     "ANNOTATION_KEYWORDS",

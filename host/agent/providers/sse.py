@@ -13,7 +13,7 @@ import json
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
-from host.providers.errors import MalformedResponse
+from host.agent.providers.errors import MalformedResponse
 
 __all__ = ["SSEDecoder", "iter_sse_events"]
 

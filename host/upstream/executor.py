@@ -1,7 +1,7 @@
 """The seam between the call pipeline and MCP connections.
 
 The pipeline executes a call through a :class:`ToolExecutor`; the connection manager
-(:class:`host.manager.ServerManager`) is the production implementation, and tests may use
+(:class:`host.upstream.manager.ServerManager`) is the production implementation, and tests may use
 an in-memory one built on the SDK's in-process transport.
 """
 

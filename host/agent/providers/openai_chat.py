@@ -10,7 +10,7 @@ Shapes (OpenAI API reference, Chat Completions):
   ``{"role": "tool", "tool_call_id", "content": "<text>"}`` per call in call order. Tool messages
   are text: an image becomes a short note there, and the images follow in ONE user message after
   the last tool message when ``images_in_user_message`` (BR-19).
-* No native deferred loading: see :mod:`host.providers.deferred`.
+* No native deferred loading: see :mod:`host.agent.providers.deferred`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from host.calls import AudioBlock, ImageBlock, TextBlock, ToolCall, ToolResult
-from host.providers.base import (
+from host.agent.providers.base import (
     API_CHAT,
     AccumulatorLike,
     AssistantTurn,
@@ -29,8 +29,8 @@ from host.providers.base import (
     PreparedRequest,
     StopReason,
 )
-from host.providers.choice import ToolChoice, chat_choice
-from host.providers.deferred import (
+from host.agent.providers.choice import ToolChoice, chat_choice
+from host.agent.providers.deferred import (
     TOOL_SEARCH_DESCRIPTION,
     TOOL_SEARCH_NAME,
     TOOL_SEARCH_PARAMETERS,
@@ -38,9 +38,9 @@ from host.providers.deferred import (
     loaded_names,
     split_catalog,
 )
-from host.providers.dialects import gemini_schema
-from host.providers.errors import MalformedResponse
-from host.providers.render import (
+from host.agent.providers.dialects import gemini_schema
+from host.agent.providers.errors import MalformedResponse
+from host.agent.providers.render import (
     ANTHROPIC_IMAGE_TYPES,
     arguments_text,
     data_url,
@@ -49,7 +49,7 @@ from host.providers.render import (
     result_text,
     wire_name,
 )
-from host.providers.strict import openai_parameters
+from host.agent.providers.strict import openai_parameters
 from registry.tool import ToolRecord
 
 __all__ = ["ChatStreamParser", "OpenAIChatAdapter"]
@@ -97,7 +97,7 @@ class OpenAIChatAdapter:
     Args:
         strict: declare tools with ``strict: true`` when the schema converts safely.
         schema_dialect: ``"openai"``, or ``"gemini"`` for Gemini's OpenAI-compatible endpoint
-            (schemas rewritten by :func:`host.providers.dialects.gemini_schema`, never strict,
+            (schemas rewritten by :func:`host.agent.providers.dialects.gemini_schema`, never strict,
             ``parameters`` omitted for tools without parameters).
         images_in_user_message: the model accepts images: relay tool-result images in a user
             message after the tool messages (else they are described in text only).
@@ -289,7 +289,7 @@ class OpenAIChatAdapter:
     # -- history --------------------------------------------------------------------------
     def parse_history(self, request: dict[str, Any]) -> Conversation:
         """``{"messages": [...]}`` (system/developer, user, assistant, tool) as a conversation."""
-        from host.providers.history import chat_history
+        from host.agent.providers.history import chat_history
 
         return chat_history(request.get("messages") or [])
 
