@@ -19,16 +19,32 @@ VS Code's ``"servers"`` key is accepted as an alias of ``"mcpServers"``; an entr
 ``"disabled": true`` is skipped. Every string (command, args, env values, cwd, url, header
 values) is expanded: ``${VAR}``, ``${env:VAR}`` (VS Code) and ``${VAR:-default}``. Besides the
 process environment, ``${TOOLHOST_PYTHON}`` (the running interpreter) and
-``${TOOLHOST_DATA_DIR}`` (the resolved data folder) are defined.
+``${TOOLHOST_DATA_DIR}`` (the resolved data folder) are defined. VS Code's own variables
+(BR-46) have one resolution each, and are never sent literally:
+
+* ``${input:ID}``: the environment variable ``TOOLHOST_INPUT_<ID>`` (ID upper-cased, every
+  character other than a letter or digit replaced by ``_``; ``api-key`` → ``TOOLHOST_INPUT_API_KEY``),
+  else the ``default`` of the entry with that ``id`` in the config's top-level ``inputs`` list;
+  otherwise the server fails with a reason naming both.
+* ``${workspaceFolder}``: ``$TOOLHOST_WORKSPACE_FOLDER`` if set, else the config file's folder
+  (its parent when that folder is ``.vscode``, as for ``.vscode/mcp.json``);
+  ``${userHome}``: the home folder.
+
+A relative ``cwd`` is resolved against the config file's folder (never the folder toolhost was
+started from); in-memory configs resolve it against the current folder.
 
 Errors are :class:`host.errors.ConfigError` naming the JSON path, e.g.
-``mcpServers.git.command: required (the executable that starts a stdio server)``.
+``mcpServers.git.command: required (the executable that starts a stdio server)``. A problem
+inside one server entry (an unset variable, a bad field) fails **only that server**: it is
+recorded in :attr:`HostConfig.failed` and shown by ``toolhost servers``; problems outside the
+entries (invalid JSON, no ``mcpServers``, a bad top-level ``toolhost`` block) fail the load.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+from dataclasses import dataclass
 import os
 import re
 import sys
@@ -44,13 +60,17 @@ from registry.naming import sanitize_prefix
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
+    "FailedServer",
     "HostConfig",
     "HostDefaults",
+    "LifecyclePolicy",
+    "PACKAGE_RUNNERS",
     "RemoteServerConfig",
     "ServerConfig",
     "ServerOptions",
     "StdioServerConfig",
     "expand_vars",
+    "input_env_name",
     "load_config",
     "parse_config",
 ]
@@ -72,6 +92,9 @@ class ServerOptions(BaseModel):
         always_load: tools declared to the model without a prior ``tool_search``.
         connect_timeout_seconds: budget for start + handshake + listing (seconds).
         tools: full per-tool overrides, ``{"tool": {"timeout_seconds": 5, "concurrency_safe": true}}``.
+        first_connect_timeout_seconds, ping_interval_seconds, healthy_after_seconds,
+        backoff_max_seconds, relist_min_interval_seconds: lifecycle settings, see
+        :class:`LifecyclePolicy` (``None``: the top-level default).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -85,6 +108,11 @@ class ServerOptions(BaseModel):
     always_load: list[str] = Field(default_factory=list)
     connect_timeout_seconds: float | None = Field(default=None, gt=0)
     tools: dict[str, ToolOverrides] = Field(default_factory=dict)
+    first_connect_timeout_seconds: float | None = Field(default=None, gt=0)
+    ping_interval_seconds: float | None = Field(default=None, ge=0)
+    healthy_after_seconds: float | None = Field(default=None, ge=0)
+    backoff_max_seconds: float | None = Field(default=None, gt=0)
+    relist_min_interval_seconds: float | None = Field(default=None, ge=0)
 
     def includes(self, tool: str) -> bool:
         """Whether the tool named ``tool`` (original name) is registered at all."""
@@ -141,14 +169,61 @@ class RemoteServerConfig(_ServerBase):
 ServerConfig = StdioServerConfig | RemoteServerConfig
 
 
+PACKAGE_RUNNERS = frozenset({"npx", "uvx", "pipx", "bunx", "pnpx", "pnpm", "yarn", "docker", "podman"})
+"""Commands that may download/install a package on their first start (``npx -y pkg``)."""
+
+
+@dataclass(frozen=True)
+class LifecyclePolicy:
+    """How one connection is kept alive. Units: seconds.
+
+    Attributes:
+        first_connect_timeout_seconds: budget of the **first** connect attempt when longer than
+            the connect timeout (``None``: same as every attempt). Default: 120 s for stdio
+            commands in :data:`PACKAGE_RUNNERS` (``npx -y`` may install first), else ``None``.
+        ping_interval_seconds: MCP ``ping`` period for HTTP/SSE servers (0 disables).
+        healthy_after_seconds: uptime after which the reconnect backoff resets.
+        backoff_initial_seconds: first reconnect delay.
+        backoff_max_seconds: cap of a reconnect delay.
+        relist_min_interval_seconds: minimum time between two re-lists on ``list_changed``.
+    """
+
+    first_connect_timeout_seconds: float | None = None
+    ping_interval_seconds: float = 30.0
+    healthy_after_seconds: float = 60.0
+    backoff_initial_seconds: float = 1.0
+    backoff_max_seconds: float = 60.0
+    relist_min_interval_seconds: float = 1.0
+
+
+class FailedServer(BaseModel):
+    """A server entry that could not be used as written (only this server fails).
+
+    Attributes:
+        name: the entry's name.
+        transport: ``stdio``, ``streamable-http`` or ``sse`` (best guess from the entry).
+        reason: one line naming the JSON path and the fix.
+    """
+
+    name: str
+    transport: str
+    reason: str
+
+
 class HostDefaults(BaseModel):
-    """The top-level ``toolhost`` block: defaults for every server."""
+    """The top-level ``toolhost`` block: defaults for every server (lifecycle fields: see
+    :class:`LifecyclePolicy`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     timeout_seconds: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0)
     max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, gt=0)
     connect_timeout_seconds: float = Field(default=30.0, gt=0)
+    first_connect_timeout_seconds: float = Field(default=120.0, gt=0)
+    ping_interval_seconds: float = Field(default=30.0, ge=0)
+    healthy_after_seconds: float = Field(default=60.0, ge=0)
+    backoff_max_seconds: float = Field(default=60.0, gt=0)
+    relist_min_interval_seconds: float = Field(default=1.0, ge=0)
 
 
 class HostConfig(BaseModel):
@@ -159,6 +234,7 @@ class HostConfig(BaseModel):
         defaults: the top-level ``toolhost`` block.
         source: the file it came from (``None`` for in-memory configs).
         skipped: names of entries with ``"disabled": true``.
+        failed: entries that could not be used, by name (each fails only itself).
         warnings: ignored keys, with a suggestion when one looks like a typo (other clients'
             keys such as ``autoApprove`` are ignored silently).
     """
@@ -167,26 +243,75 @@ class HostConfig(BaseModel):
     defaults: HostDefaults = Field(default_factory=HostDefaults)
     source: str | None = None
     skipped: list[str] = Field(default_factory=list)
+    failed: dict[str, FailedServer] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
 
     def connect_timeout_for(self, server: ServerConfig) -> float:
         """Connect budget of one server in seconds (its own, else the default)."""
         return server.toolhost.connect_timeout_seconds or self.defaults.connect_timeout_seconds
 
+    def lifecycle_for(self, server: ServerConfig) -> LifecyclePolicy:
+        """The server's :class:`LifecyclePolicy` (its ``toolhost`` block, else the defaults)."""
+        o, d = server.toolhost, self.defaults
+        first = o.first_connect_timeout_seconds
+        if first is None and isinstance(server, StdioServerConfig):
+            if Path(server.command).name.lower().removesuffix(".cmd") in PACKAGE_RUNNERS:
+                first = d.first_connect_timeout_seconds
+        pick = lambda mine, default: default if mine is None else mine  # noqa: E731
+        return LifecyclePolicy(
+            first_connect_timeout_seconds=first,
+            ping_interval_seconds=pick(o.ping_interval_seconds, d.ping_interval_seconds),
+            healthy_after_seconds=pick(o.healthy_after_seconds, d.healthy_after_seconds),
+            backoff_initial_seconds=min(1.0, pick(o.backoff_max_seconds, d.backoff_max_seconds)),
+            backoff_max_seconds=pick(o.backoff_max_seconds, d.backoff_max_seconds),
+            relist_min_interval_seconds=pick(o.relist_min_interval_seconds, d.relist_min_interval_seconds),
+        )
+
 
 # -- variable expansion ------------------------------------------------------------------
-_VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_VAR = re.compile(r"\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.-]*)(?::-([^}]*))?\}")
+_VSCODE_VARS = frozenset({"workspaceFolder", "userHome"})
 
 
-def expand_vars(value: str, environ: Mapping[str, str], *, path: str, source: str | None = None) -> str:
-    """Expand ``${VAR}``, ``${env:VAR}`` and ``${VAR:-default}`` in ``value``.
+def input_env_name(input_id: str) -> str:
+    """The environment variable that supplies ``${input:ID}``: ``TOOLHOST_INPUT_<ID>``."""
+    return "TOOLHOST_INPUT_" + re.sub(r"[^A-Za-z0-9]", "_", input_id).upper()
+
+
+def expand_vars(
+    value: str,
+    environ: Mapping[str, str],
+    *,
+    path: str,
+    source: str | None = None,
+    inputs: Mapping[str, str] | None = None,
+) -> str:
+    """Expand ``${VAR}``, ``${env:VAR}``, ``${VAR:-default}``, ``${input:ID}``,
+    ``${workspaceFolder}`` and ``${userHome}`` in ``value`` (module docstring).
+
+    Args:
+        inputs: ``{id: default}`` from the config's ``inputs`` list.
 
     Raises:
-        ConfigError: naming ``path`` and the variable when it is unset and has no default.
+        ConfigError: naming ``path`` and the variable when it has no value and no default.
     """
 
     def repl(m: re.Match[str]) -> str:
-        name, default = m.group(1), m.group(2)
+        kind, name, default = m.group(1), m.group(2), m.group(3)
+        if kind == "input":
+            env_name = input_env_name(name)
+            if environ.get(env_name):
+                return environ[env_name]
+            if inputs is not None and name in inputs:
+                return inputs[name]
+            if default is not None:
+                return default
+            raise ConfigError(path, f"${{input:{name}}} has no value (set the environment variable {env_name}, "
+                              f"or give the input {name!r} a \"default\" in the top-level \"inputs\" list)", source)
+        if kind is None and name in _VSCODE_VARS and name not in environ:
+            return environ.get(f"__toolhost_{name}", "")
+        if "." in name or "-" in name:
+            raise ConfigError(path, f"${{{name}}} is not a valid variable name (letters, digits and _ only)", source)
         if name in environ and (environ[name] != "" or default is None):
             return environ[name]
         if default is not None:
@@ -198,14 +323,39 @@ def expand_vars(value: str, environ: Mapping[str, str], *, path: str, source: st
     return _VAR.sub(repl, value)
 
 
-def _expand_tree(node: Any, environ: Mapping[str, str], path: str, source: str | None) -> Any:
+def _expand_tree(
+    node: Any, environ: Mapping[str, str], path: str, source: str | None, inputs: Mapping[str, str] | None = None
+) -> Any:
     if isinstance(node, str):
-        return expand_vars(node, environ, path=path, source=source)
+        return expand_vars(node, environ, path=path, source=source, inputs=inputs)
     if isinstance(node, list):
-        return [_expand_tree(v, environ, f"{path}[{i}]", source) for i, v in enumerate(node)]
+        return [_expand_tree(v, environ, f"{path}[{i}]", source, inputs) for i, v in enumerate(node)]
     if isinstance(node, dict):
-        return {k: (v if k == "toolhost" else _expand_tree(v, environ, f"{path}.{k}", source)) for k, v in node.items()}
+        return {
+            k: (v if k == "toolhost" else _expand_tree(v, environ, f"{path}.{k}", source, inputs))
+            for k, v in node.items()
+        }
     return node
+
+
+def _inputs(data: dict[str, Any]) -> dict[str, str]:
+    """``{id: default}`` of the VS Code ``inputs`` list (entries without a default are left out)."""
+    out: dict[str, str] = {}
+    raw = data.get("inputs")
+    if isinstance(raw, list):
+        for entry in raw:
+            if isinstance(entry, dict) and isinstance(entry.get("id"), str) and "default" in entry:
+                out[entry["id"]] = str(entry["default"])
+    return out
+
+
+def _workspace_folder(source: str | None, environ: Mapping[str, str]) -> str:
+    if environ.get("TOOLHOST_WORKSPACE_FOLDER"):
+        return environ["TOOLHOST_WORKSPACE_FOLDER"]
+    if source is None:
+        return os.getcwd()
+    folder = Path(source).resolve().parent
+    return str(folder.parent if folder.name == ".vscode" else folder)
 
 
 # -- parsing -----------------------------------------------------------------------------
@@ -265,7 +415,12 @@ def _unknown_keys(raw: dict[str, Any], known: tuple[str, ...], path: str, tolera
 
 
 def _parse_server(
-    name: str, raw: Any, environ: Mapping[str, str], source: str | None, warnings: list[str]
+    name: str,
+    raw: Any,
+    environ: Mapping[str, str],
+    source: str | None,
+    warnings: list[str],
+    inputs: Mapping[str, str] | None = None,
 ) -> ServerConfig | None:
     path = f"mcpServers.{name}"
     if not isinstance(raw, dict):
@@ -282,8 +437,14 @@ def _parse_server(
         kind = "streamable-http"
     else:
         kind = "stdio"
-    data = _expand_tree({k: v for k, v in raw.items() if k not in ("type", "transport")}, environ, path, source)
+    data = _expand_tree({k: v for k, v in raw.items() if k not in ("type", "transport")}, environ, path, source, inputs)
     data["name"] = name
+    cwd = data.get("cwd")
+    if isinstance(cwd, str) and cwd and not os.path.isabs(os.path.expanduser(cwd)):
+        base = Path(source).resolve().parent if source else Path.cwd()
+        data["cwd"] = str(base / cwd)
+    elif isinstance(cwd, str) and cwd.startswith("~"):
+        data["cwd"] = os.path.expanduser(cwd)
     try:
         if kind == "stdio":
             return StdioServerConfig.model_validate(data)
@@ -314,6 +475,8 @@ def parse_config(
     """
     env = dict(os.environ if environ is None else environ)
     env.setdefault("TOOLHOST_PYTHON", sys.executable)
+    env["__toolhost_workspaceFolder"] = _workspace_folder(source, env)
+    env["__toolhost_userHome"] = str(Path.home())
     if data_dir is not None:
         env.setdefault("TOOLHOST_DATA_DIR", str(data_dir))
     if not isinstance(data, dict):
@@ -330,26 +493,42 @@ def parse_config(
     cfg = HostConfig(defaults=defaults, source=source)
     cfg.warnings.extend(_unknown_keys(data, _TOP_KEYS, "$", frozenset()))
     prefixes: dict[str, str] = {}
+    inputs = _inputs(data)
     for name, raw in servers_raw.items():
         if not isinstance(name, str) or not name.strip():
             raise ConfigError("mcpServers", f"server names must be non-empty strings, got {name!r}", source)
-        server = _parse_server(name, raw, env, source, cfg.warnings)
-        if server is None:
-            cfg.skipped.append(name)
-            continue
         try:
-            prefix = server.prefix
-        except InvalidToolName as err:
-            raise ConfigError(f"mcpServers.{name}.toolhost.prefix", err.reason, source) from None
-        if prefix in prefixes:
-            raise ConfigError(
-                f"mcpServers.{name}.toolhost.prefix",
-                f"prefix {prefix!r} is already used by server {prefixes[prefix]!r}; set a different toolhost.prefix",
-                source,
-            )
+            server = _parse_server(name, raw, env, source, cfg.warnings, inputs)
+            if server is None:
+                cfg.skipped.append(name)
+                continue
+            try:
+                prefix = server.prefix
+            except InvalidToolName as err:
+                raise ConfigError(f"mcpServers.{name}.toolhost.prefix", err.reason, source) from None
+            if prefix in prefixes:
+                raise ConfigError(
+                    f"mcpServers.{name}.toolhost.prefix",
+                    f"prefix {prefix!r} is already used by server {prefixes[prefix]!r}; set a different "
+                    "toolhost.prefix",
+                    source,
+                )
+        except ConfigError as err:  # one bad entry fails only itself
+            cfg.failed[name] = FailedServer(name=name, transport=_guess_transport(raw), reason=f"{err.path}: {err.problem}")
+            cfg.warnings.append(f"server {name!r} is not started: {err.path}: {err.problem}")
+            continue
         prefixes[prefix] = name
         cfg.servers[name] = server
     return cfg
+
+
+def _guess_transport(raw: Any) -> str:
+    if not isinstance(raw, dict):
+        return "stdio"
+    kind = raw.get("type", raw.get("transport"))
+    if isinstance(kind, str) and kind.lower() in _TRANSPORTS:
+        return _TRANSPORTS[kind.lower()]
+    return "streamable-http" if "url" in raw else "stdio"
 
 
 class _DuplicateKey(Exception):

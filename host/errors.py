@@ -3,7 +3,10 @@
     HostError
     ├── ConfigError            the mcpServers config is invalid (carries the JSON path)
     ├── DataDirError           the data folder cannot be used (carries the path)
-    ├── UpstreamUnavailable    the server is not connected (down, failed, closed): fail fast
+    ├── UpstreamUnavailable    the server is not connected (down, failed, closed): fail fast;
+    │                          the call was NOT sent (safe to retry once the server is back)
+    ├── CallOutcomeUnknown     the call WAS sent, then the connection was cut before an answer:
+    │                          it may have run (never retried silently)
     ├── UpstreamError          the server answered a request with a JSON-RPC error
     └── CallTimeout            a tools/call exceeded its budget (the request was cancelled)
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "CallOutcomeUnknown",
     "CallTimeout",
     "ConfigError",
     "DataDirError",
@@ -74,6 +78,26 @@ class UpstreamUnavailable(HostError):
         self.server = server
         self.reason = reason
         super().__init__(f"server {server!r} is unavailable: {reason}")
+
+
+class CallOutcomeUnknown(HostError):
+    """A ``tools/call`` was sent, then the connection was cut before its answer arrived.
+
+    The upstream may or may not have run it (bug case BR-53): upstream death, transport close,
+    ``serve`` shutdown. Never retried silently.
+
+    Attributes:
+        server: the server's name.
+        tool: the original tool name.
+        reason: how the connection was cut (e.g. "the server's stdout closed (process exited)").
+    """
+
+    def __init__(self, server: str, tool: str, reason: str) -> None:
+        self.server = server
+        self.tool = tool
+        self.reason = reason
+        super().__init__(f"{server}/{tool} was sent, then the connection was lost ({reason}); "
+                         "the outcome is unknown (it may have run)")
 
 
 class UpstreamError(HostError):

@@ -109,6 +109,9 @@ class HostRuntime:
     def visibility(self, principal: Principal) -> tuple[Callable[[ToolRecord], bool], Hashable | None]:
         """``(predicate, cache_key)`` of what ``principal`` may see in this request.
 
+        Tools of servers that are down (not ``connected``/``degraded``) are not visible here
+        (listings, search), but remain callable by name, which answers ``upstream_unavailable``.
+
         A policy with ``for_request`` answers from one consistent view (one revision read);
         the key (caller + policy revision) lets the search index cache the visibility mask,
         so grant changes apply on the next request. Other policies get no key (no caching)
@@ -117,9 +120,16 @@ class HostRuntime:
         for_request = getattr(self.policy, "for_request", None)
         if for_request is not None:
             view = for_request(principal)
-            return view.visible, view.visible_key
-        key = (principal, "allow-all") if isinstance(self.policy, AllowAll) else None
-        return (lambda tool: self.is_visible(principal, tool)), key
+            visible, key = view.visible, view.visible_key
+        else:
+            key = (principal, "allow-all") if isinstance(self.policy, AllowAll) else None
+            visible = lambda tool: self.is_visible(principal, tool)  # noqa: E731
+        down = self.manager.unavailable_servers()
+        if not down:
+            return visible, key
+        # Tools of a server that is down stay registered (a call by name gets upstream_unavailable
+        # with the reason, never unknown_tool) but are left out of listings and search results.
+        return (lambda tool: tool.server not in down and visible(tool)), (None if key is None else (key, down))
 
     def search(
         self,

@@ -14,6 +14,7 @@ from registry.naming import (
     split_qualified,
 )
 from registry.policy import ANONYMOUS, AllowAll, Decision, Effect, PatternPolicy, Policy, Principal, matches_pattern
+from registry.schema_check import ToolCheck, check_schema, check_tool
 from registry.store import RegistrySnapshot, ToolRegistry
 from registry.tool import (
     DEFAULT_MAX_OUTPUT_CHARS,
@@ -46,6 +47,7 @@ __all__ = [
     "RegistrySnapshot",
     "Risk",
     "ToolAnnotations",
+    "ToolCheck",
     "ToolDefinition",
     "ToolNotFound",
     "ToolOverrides",
@@ -53,6 +55,8 @@ __all__ = [
     "ToolRegistry",
     "assign_qualified_names",
     "build_record",
+    "check_schema",
+    "check_tool",
     "definition_hash",
     "derive_risk",
     "is_valid_name",

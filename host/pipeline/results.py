@@ -6,7 +6,11 @@ Status meanings (``host.calls.ResultStatus``):
 * ``rate_limited``: the upstream said "slow down" (JSON-RPC error marked as such, see
   :func:`rate_limit_info`); ``retry_after_seconds`` is copied when the upstream gave one.
   The pipeline never retries it itself.
-* ``upstream_unavailable``: the server is not connected; raised at once by the executor.
+* ``upstream_unavailable``: the server is not connected; raised at once by the executor, the
+  call was **not sent** (``details.sent = false``: safe to retry once the server is back) — or
+  the call **was sent** and the connection was then cut (upstream death, transport close,
+  ``serve`` shutdown): ``details.sent = true``, ``details.outcome = "unknown"``; the text says
+  it may have run and suggests a retry only for read-only or idempotent tools (BR-53).
 * ``upstream_error``: the server answered ``tools/call`` with a JSON-RPC error (code + message
   kept in ``details``), or the executor failed in an unexpected way (``details.exception``).
 * ``tool_error``: the tool itself answered ``isError: true``; its content passes through.
@@ -24,7 +28,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import REQUEST_TIMEOUT
 
 from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolCall, ToolResult
-from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
+from host.errors import CallOutcomeUnknown, CallTimeout, UpstreamError, UpstreamUnavailable
 
 __all__ = ["error_result", "classify_exception", "rate_limit_info"]
 
@@ -135,8 +139,14 @@ def _upstream(call: ToolCall, server: str, code: int, message: str, data: Any) -
                         f"{code}: {message}", where="execute", details=details)
 
 
-def classify_exception(call: ToolCall, server: str, exc: BaseException, timeout_seconds: float) -> ToolResult:
-    """The result for an exception raised by the executor (see module docstring)."""
+def classify_exception(
+    call: ToolCall, server: str, exc: BaseException, timeout_seconds: float, *, retry_safe: bool = False
+) -> ToolResult:
+    """The result for an exception raised by the executor (see module docstring).
+
+    ``retry_safe``: the tool is read-only or idempotent, so a call whose outcome is unknown
+    may be repeated; otherwise the text advises checking its effect first.
+    """
     if isinstance(exc, CallTimeout | TimeoutError):
         budget = exc.timeout_seconds if isinstance(exc, CallTimeout) else timeout_seconds
         return error_result(call, ResultStatus.TIMEOUT, f"no answer within {budget:g} s; the request was "
@@ -144,8 +154,17 @@ def classify_exception(call: ToolCall, server: str, exc: BaseException, timeout_
                             details={"server": server, "timeout_seconds": budget})
     if isinstance(exc, UpstreamUnavailable):
         return error_result(call, ResultStatus.UPSTREAM_UNAVAILABLE, f"the server {exc.server!r} is not "
-                            f"connected ({exc.reason}); the call was not sent", where="execute",
-                            details={"server": exc.server, "reason": exc.reason})
+                            f"connected ({exc.reason}); the call was not sent, so it is safe to retry "
+                            "once the server is back", where="execute",
+                            details={"server": exc.server, "reason": exc.reason, "sent": False})
+    if isinstance(exc, CallOutcomeUnknown):
+        advice = ("the tool is read-only or idempotent, so retrying is safe" if retry_safe else
+                  "do not retry blindly: check whether it took effect first")
+        return error_result(call, ResultStatus.UPSTREAM_UNAVAILABLE, f"the call was sent to {exc.server!r}, then "
+                            f"the connection was lost ({exc.reason}); the outcome is unknown (it may have run); "
+                            f"{advice}", where="execute",
+                            details={"server": exc.server, "reason": exc.reason, "sent": True,
+                                     "outcome": "unknown", "retry_safe": retry_safe})
     if isinstance(exc, UpstreamError):
         return _upstream(call, exc.server, exc.code, exc.error_message, exc.data)
     if isinstance(exc, MCPError):

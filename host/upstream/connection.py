@@ -1,42 +1,64 @@
 """One MCP server connection, owned by one task from connect to cleanup.
 
 :meth:`ServerConnection.run` is started with ``task_group.start()``: it opens the transport
-(stdio child, streamable HTTP or SSE), performs the handshake (the SDK's ``auto`` mode speaks
-both protocol generations: 2026-07-28 ``server/discover`` and the 2025-11-25 ``initialize``
-handshake), lists every page of ``tools/list`` and reports readiness — all under the connect
-timeout. It then keeps the session open, re-lists on ``notifications/tools/list_changed`` and,
-when the connection drops, reconnects with exponential backoff and re-lists (bug case BR-21).
-The same task enters and exits the SDK client, as AnyIO cancel scopes require.
+(stdio child, streamable HTTP or SSE) behind a :class:`~host.upstream.guard.TransportGuard`,
+performs the handshake (the SDK's ``auto`` mode speaks both protocol generations), lists every
+page of ``tools/list`` tool by tool (:mod:`host.upstream.listing`) and reports readiness — all
+under the connect timeout. It then keeps the session open until it drops, and reconnects with
+:class:`~host.upstream.backoff.Backoff` (BR-21, BR-40). The same task enters and exits the SDK
+client, as AnyIO cancel scopes require.
 
-A stdio child's stderr goes to ``<data_dir>/logs/<server>.stderr.log``; its last lines are
-quoted in connect errors. The child gets a small safe environment (see :data:`SAFE_ENV_VARS`)
-plus its configured ``env``, never the whole parent environment.
+Liveness: a stdio child's exit closes its stdout; the guard reports that end of stream at once,
+so the server is down (``backing_off``) before any call notices, and calls get
+``upstream_unavailable`` with the reason immediately. HTTP and SSE sessions are checked with
+MCP ``ping`` every ``ping_interval_seconds`` (one failed ping: ``degraded``; two in a row: the
+session is dropped and re-established). An SSE stream that idles past its read timeout
+reconnects quietly and at once (one line in the server's log, no console traceback).
+
+Session recovery (streamable HTTP, BR-27): a 404 on a request carrying ``Mcp-Session-Id`` means
+the server forgot the session: the connection re-initializes at once (no backoff), re-lists, and
+the call that got the 404 is retried once (it provably was not processed). No other failure is
+retried.
+
+Storm control (BR-54): ``notifications/tools/list_changed`` goes through a
+:class:`~host.upstream.relist.RelistGate` (one re-list in flight, a minimum interval, a trailing
+re-list); an identical listing changes nothing downstream.
+
+A stdio child's stderr goes to ``<data_dir>/logs/<server>.stderr.log`` (toolhost's own notes
+about that server — skipped garbage, session expiry — go there too, prefixed ``toolhost:``);
+its last lines are quoted in connect errors. The child gets a small safe environment (see
+:data:`SAFE_ENV_VARS`) plus its configured ``env``, never the whole parent environment.
 """
 
 from __future__ import annotations
 
-import enum
 import math
 import os
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 from anyio.abc import TaskStatus
-from mcp import Client, MCPError, StdioServerParameters, stdio_client
+from mcp import Client, StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, Tool, ToolListChangedNotification
+from mcp.types import CallToolResult, Tool, ToolListChangedNotification
 
-from host.config import RemoteServerConfig, ServerConfig, StdioServerConfig
-from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
-from host.upstream.executor import ProgressCallback
+from host.config import LifecyclePolicy, RemoteServerConfig, ServerConfig, StdioServerConfig
+from host.errors import CallTimeout, UpstreamUnavailable
 from host.paths import logs_dir, safe_file_name
+from host.upstream.backoff import Backoff
+from host.upstream.calls import SessionExpired, call_client_tool, describe_exception
+from host.upstream.diagnose import diagnose, preflight
+from host.upstream.executor import ProgressCallback
+from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
+from host.upstream.listing import MAX_LIST_PAGES, list_all_tools
+from host.upstream.relist import RelistGate
+from host.upstream.status import AVAILABLE_STATES, ConnectionState, ServerStatus
 
 __all__ = [
     "MAX_LIST_PAGES",
@@ -51,88 +73,11 @@ __all__ = [
 SAFE_ENV_VARS = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 """Parent variables a stdio child inherits; everything else must be set in its ``env``."""
 
-MAX_LIST_PAGES = 1000
-"""Upper bound on ``tools/list`` pages, so a server that never ends its cursor chain cannot hang us."""
-
 _STDERR_TAIL_LINES = 20
-_BACKOFF_MAX_SECONDS = 30.0
+_PING_FAILURES_TO_DROP = 2
 
 ToolsCallback = Callable[[str, list[Tool], list[str]], None]
 """``on_tools(server, tools, warnings)``: called after each complete listing."""
-
-
-class ConnectionState(str, enum.Enum):
-    PENDING = "pending"
-    CONNECTING = "connecting"
-    CONNECTED = "connected"
-    FAILED = "failed"
-    STOPPED = "stopped"
-
-
-@dataclass
-class ServerStatus:
-    """What ``toolhost servers`` shows for one server.
-
-    Attributes:
-        name: the server's config name.
-        transport: ``stdio``, ``streamable-http`` or ``sse``.
-        state: the connection state.
-        tool_count: tools registered from the last listing.
-        error: why the last attempt failed (``None`` when connected).
-        stderr_tail: last stderr lines of a stdio child at the failure.
-        protocol_version: the negotiated MCP protocol version.
-        server_info: ``"name version"`` the server reported.
-        connect_seconds: duration of the last successful connect + listing.
-        warnings: non-fatal problems (duplicate tool names, cursor loops, …).
-    """
-
-    name: str
-    transport: str
-    state: ConnectionState = ConnectionState.PENDING
-    tool_count: int = 0
-    error: str | None = None
-    stderr_tail: str = ""
-    protocol_version: str | None = None
-    server_info: str | None = None
-    connect_seconds: float | None = None
-    warnings: list[str] = field(default_factory=list)
-
-
-async def list_all_tools(client: Client, server: str, *, max_pages: int = MAX_LIST_PAGES) -> tuple[list[Tool], list[str]]:
-    """Every page of ``tools/list``; ends on any input a broken server can send.
-
-    Stops on a missing/empty cursor, a cursor seen before (loop), or after
-    ``max_pages`` pages. Duplicate names keep the first definition.
-
-    Returns:
-        ``(tools, warnings)``.
-    """
-    tools: list[Tool] = []
-    warnings: list[str] = []
-    seen_cursors: set[str] = set()
-    seen_names: dict[str, int] = {}
-    cursor: str | None = None
-    for page_no in range(max_pages):
-        page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-        for tool in page.tools:
-            if tool.name in seen_names:
-                seen_names[tool.name] += 1
-                continue
-            seen_names[tool.name] = 1
-            tools.append(tool)
-        cursor = page.next_cursor or None
-        if cursor is None:
-            break
-        if cursor in seen_cursors:
-            warnings.append(f"tools/list cursor {cursor[:40]!r} repeated after page {page_no + 1}; stopped listing")
-            break
-        seen_cursors.add(cursor)
-    else:
-        warnings.append(f"tools/list returned more than {max_pages} pages; stopped listing")
-    for name, count in seen_names.items():
-        if count > 1:
-            warnings.append(f"tool {name!r} is listed {count} times by {server!r}; kept the first definition")
-    return tools, warnings
 
 
 def _child_env(config: StdioServerConfig) -> dict[str, str]:
@@ -152,6 +97,7 @@ class ServerConnection:
         reconnect: reconnect with backoff after a failure or drop (``serve``), or give up
             after the first attempt (one-shot CLI commands).
         on_status: called with :attr:`status` after every state change and relisting.
+        lifecycle: ping interval, backoff and storm-control settings (defaults when ``None``).
     """
 
     def __init__(
@@ -163,6 +109,7 @@ class ServerConnection:
         on_tools: ToolsCallback,
         reconnect: bool = True,
         on_status: Callable[[ServerStatus], None] | None = None,
+        lifecycle: LifecyclePolicy | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -171,14 +118,26 @@ class ServerConnection:
         self.on_tools = on_tools
         self.reconnect = reconnect
         self.on_status = on_status
+        self.lifecycle = lifecycle or LifecyclePolicy()
         self.status = ServerStatus(name=config.name, transport=config.transport)
+        self.backoff = Backoff(
+            base_seconds=self.lifecycle.backoff_initial_seconds,
+            max_seconds=self.lifecycle.backoff_max_seconds,
+            reset_after_seconds=self.lifecycle.healthy_after_seconds,
+        )
         self._client: Client | None = None
+        self._guard: TransportGuard | None = None
         self._stop = anyio.Event()
-        self._wake = anyio.Event()
+        self._lost = anyio.Event()
+        self._up = anyio.Event()
         self._connect_scope: anyio.CancelScope | None = None
-        self._relist = False
+        self._retry_now = False
+        self._attempt = 0
+        self._relist = RelistGate(self.lifecycle.relist_min_interval_seconds)
         self._stderr_path = logs_dir(data_dir) / f"{safe_file_name(config.name)}.stderr.log"
         self._stderr_offset = 0
+        self._log_file: Any = None
+        quiet_sdk_logs()
 
     # -- lifecycle ---------------------------------------------------------------------
     def stop(self) -> None:
@@ -188,131 +147,237 @@ class ServerConnection:
         than waited out, so Ctrl+C never waits for a hung server's connect timeout.
         """
         self._stop.set()
-        self._wake.set()
+        self._lost.set()
         if self._connect_scope is not None:
             self._connect_scope.cancel()
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Own the connection until :meth:`stop`; reports started after the first attempt ends."""
         started = False
-        backoff = 1.0
-        while not self._stop.is_set():
-            connected_once = await self._session_once(lambda: task_status.started() if not started else None)
+
+        def report() -> None:
+            nonlocal started
             if not started:
                 started = True
-            if self._stop.is_set() or not self.reconnect:
+                task_status.started()
+
+        while not self._stop.is_set():
+            uptime, fatal = await self._session_once(report)
+            report()
+            if self._stop.is_set() or not self.reconnect or fatal:
                 break
-            if connected_once:
-                backoff = 1.0
-            with anyio.move_on_after(backoff):
+            if self._retry_now:  # session expired / idle SSE: re-establish at once
+                self._retry_now = False
+                continue
+            delay = self.backoff.next_delay(uptime)
+            self.status.next_attempt_at = time.time() + delay
+            self._set_state(ConnectionState.BACKING_OFF, f"next attempt in {delay:.1f} s")
+            with anyio.move_on_after(delay):
                 await self._stop.wait()
-            backoff = min(backoff * 2, _BACKOFF_MAX_SECONDS)
+            self.status.next_attempt_at = None
         if self._stop.is_set():
             self._set_state(ConnectionState.STOPPED)
-        if not started:
-            task_status.started()
+        report()
 
-    async def _session_once(self, report_started: Callable[[], Any]) -> bool:
-        """One connect → serve → close cycle. Returns whether it got connected."""
+    def _timeout_for_attempt(self) -> float:
+        first = self.lifecycle.first_connect_timeout_seconds
+        if self._attempt == 1 and first is not None:
+            return max(first, self.connect_timeout_seconds)
+        return self.connect_timeout_seconds
+
+    async def _session_once(self, report_started: Callable[[], Any]) -> tuple[float | None, bool]:
+        """One connect → serve → close cycle. Returns ``(uptime seconds or None, fatal)``."""
+        self._attempt += 1
+        self.status.attempts = self.backoff.failures + 1
         self.status.error = None
         self._set_state(ConnectionState.CONNECTING)
-        self._wake = anyio.Event()
+        self._lost = anyio.Event()
         t0 = time.perf_counter()
-        connected = False
+        connected_at: float | None = None
         stage = "start"
+        fatal = False
+        budget = self._timeout_for_attempt()
+        guard = TransportGuard(self.name, log=self._server_log, on_closed=self._transport_closed)
         try:
             with anyio.CancelScope() as scope:
-                scope.deadline = anyio.current_time() + self.connect_timeout_seconds
+                scope.deadline = anyio.current_time() + budget
                 self._connect_scope = scope
                 if self._stop.is_set():
                     scope.cancel()
                 async with AsyncExitStack() as stack:
-                    client = await self._open(stack)
+                    client = await self._open(stack, guard)
                     stage = "handshake"
                     await stack.enter_async_context(client)
                     stage = "list_tools"
-                    tools, warnings = await list_all_tools(client, self.name)
+                    held: dict[str, str] = {}
+                    tools, warnings = await list_all_tools(client, self.name, held=held)
                     scope.deadline = math.inf
                     self._connect_scope = None
-                    self._client = client
-                    connected = True
-                    self._record_connected(client, tools, warnings, time.perf_counter() - t0)
+                    self._client, self._guard = client, guard
+                    connected_at = time.perf_counter()
+                    self._record_connected(client, tools, warnings, held, connected_at - t0)
+                    self._up.set()
                     report_started()
-                    await self._serve(client, stack)
-            if scope.cancelled_caught and not connected:
+                    await self._serve(client)
+            if scope.cancelled_caught and connected_at is None:
                 if self._stop.is_set():
                     self._fail(stage, "stopped while connecting")
                 else:
-                    self._fail(stage, f"no answer within the connect timeout of {self.connect_timeout_seconds:g} s")
+                    self._fail(stage, f"no answer within the connect timeout of {budget:g} s (raise "
+                               f"mcpServers.{self.name}.toolhost.connect_timeout_seconds for a slow server)")
+        except _Preflight as problem:
+            fatal = True
+            self._fail("start", problem.reason, fatal=True)
         except Exception as err:  # noqa: BLE001 - one server's failure must not reach the others
-            self._fail(stage if not connected else "connection", _describe(err))
+            if connected_at is None:
+                found = diagnose(self.config, err, http_auth=guard.http_auth_failure)
+                fatal = found.fatal
+                self._fail(stage, found.reason, fatal=fatal)
+            else:
+                self._fail("connection", describe_exception(err))
         finally:
             self._client = None
+            self._guard = None
+            if self._up.is_set():
+                self._up = anyio.Event()
             self._connect_scope = None
-        if connected and not self._stop.is_set() and self.status.state is ConnectionState.CONNECTED:
+            self._close_log()
+        if connected_at is not None and not self._stop.is_set() and self.status.state in AVAILABLE_STATES:
             self._fail("connection", "the server closed the connection")
-        if not connected:
+        if guard.idle_timeout and connected_at is not None:
+            self._retry_now = True
+        if connected_at is None:
             report_started()
-        return connected
+            return None, fatal
+        return time.perf_counter() - connected_at, fatal
 
-    async def _serve(self, client: Client, stack: AsyncExitStack) -> None:
-        """Stay connected until stop or a drop; re-list when the server says its tools changed."""
+    async def _serve(self, client: Client) -> None:
+        """Stay connected until stop or a drop: re-list on list_changed, ping remote servers."""
         async with anyio.create_task_group() as tg:
             if client.protocol_version >= "2026":
                 tg.start_soon(self._listen_2026, client)
-            while not self._stop.is_set():
-                await self._wake.wait()
-                self._wake = anyio.Event()
-                if self._stop.is_set() or self._client is None:
-                    break
-                if self._relist:
-                    self._relist = False
-                    with anyio.fail_after(self.connect_timeout_seconds):
-                        tools, warnings = await list_all_tools(client, self.name)
-                    self._record_tools(tools, warnings)
+            tg.start_soon(self._relist_loop, client)
+            if not isinstance(self.config, StdioServerConfig) and self.lifecycle.ping_interval_seconds > 0:
+                tg.start_soon(self._ping_loop, client)
+            await self._lost.wait()
             tg.cancel_scope.cancel()
+
+    async def _relist_loop(self, client: Client) -> None:
+        while True:
+            await self._relist.wait_due()
+            try:
+                with anyio.fail_after(self.connect_timeout_seconds):
+                    held: dict[str, str] = {}
+                    tools, warnings = await list_all_tools(client, self.name, held=held)
+            except Exception as err:  # noqa: BLE001 - a failed re-list keeps the last good tools
+                self._server_log(f"toolhost: re-list after tools/list_changed failed: {describe_exception(err)}")
+                if self.status.state is ConnectionState.CONNECTED:
+                    self.status.error = f"re-list: {describe_exception(err)}"
+                    self._set_state(ConnectionState.DEGRADED, self.status.error)
+                continue
+            self.status.held = held
+            self._record_tools(tools, warnings)
+            if self.status.state is ConnectionState.DEGRADED:
+                self.status.error = None
+                self._set_state(ConnectionState.CONNECTED)
+
+    async def _ping_loop(self, client: Client) -> None:
+        interval = self.lifecycle.ping_interval_seconds
+        failures = 0
+        while True:
+            await anyio.sleep(interval)
+            try:
+                with anyio.fail_after(min(interval, 10.0)):
+                    await client.send_ping()
+            except Exception as err:  # noqa: BLE001 - any failure counts as a missed ping
+                failures += 1
+                reason = f"ping failed ({describe_exception(err) or 'no answer'})"
+                self._server_log(f"toolhost: {reason}")
+                if failures >= _PING_FAILURES_TO_DROP:
+                    self._connection_lost(f"{failures} pings in a row failed; reconnecting")
+                    return
+                self.status.error = f"liveness: {reason}"
+                self._set_state(ConnectionState.DEGRADED, reason)
+                continue
+            if failures:
+                failures = 0
+                self.status.error = None
+                self._set_state(ConnectionState.CONNECTED, "ping answered again")
 
     async def _listen_2026(self, client: Client) -> None:
         try:
             async with client.listen(tools_list_changed=True) as sub:
                 async for _event in sub:
-                    self._relist = True
-                    self._wake.set()
+                    self._relist.request()
         except Exception:  # noqa: BLE001 - listening is best effort; calls still work
             return
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, ToolListChangedNotification):
-            self._relist = True
-            self._wake.set()
+            self._relist.request()
 
-    async def _open(self, stack: AsyncExitStack) -> Client:
+    async def _open(self, stack: AsyncExitStack, guard: TransportGuard) -> Client:
         cfg = self.config
+        self._log_file = open(self._stderr_path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
         if isinstance(cfg, StdioServerConfig):
-            errlog = stack.enter_context(open(self._stderr_path, "a", encoding="utf-8", errors="replace"))
+            errlog = self._log_file
             errlog.write(f"--- toolhost: starting {cfg.command} at {time.strftime('%Y-%m-%dT%H:%M:%S')} ---\n")
             errlog.flush()
             self._stderr_offset = self._stderr_path.stat().st_size
-            params = StdioServerParameters(command=cfg.command, args=cfg.args, env=_child_env(cfg), cwd=cfg.cwd)
+            env = _child_env(cfg)
+            problem = preflight(cfg, env)
+            if problem is not None:
+                raise _Preflight(problem.reason)
+            params = StdioServerParameters(
+                command=cfg.command, args=cfg.args, env=env, cwd=cfg.cwd, encoding_error_handler="replace"
+            )
             transport: Any = stdio_client(params, errlog=errlog)
         elif isinstance(cfg, RemoteServerConfig) and cfg.transport == "sse":
             transport = sse_client(cfg.url, headers=cfg.headers or None)
         else:
             assert isinstance(cfg, RemoteServerConfig)
             http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=cfg.headers, timeout=httpx2.Timeout(30.0, read=300.0))
+                httpx2.AsyncClient(
+                    headers=cfg.headers,
+                    timeout=httpx2.Timeout(30.0, read=300.0),
+                    event_hooks={"response": [guard.http_response_hook]},
+                )
             )
             transport = streamable_http_client(cfg.url, http_client=http)
-        return Client(transport, message_handler=self._on_message, cache=None)
+        return Client(guarded(transport, guard), message_handler=self._on_message, cache=None)
+
+    # -- logs --------------------------------------------------------------------------
+    def _server_log(self, line: str) -> None:
+        fh = self._log_file
+        if fh is None or fh.closed:
+            return
+        try:
+            fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n")
+            fh.flush()
+        except (OSError, ValueError):
+            pass
+
+    def _close_log(self) -> None:
+        fh, self._log_file = self._log_file, None
+        if fh is not None:
+            try:
+                fh.close()
+            except OSError:
+                pass
 
     # -- status ------------------------------------------------------------------------
-    def _record_connected(self, client: Client, tools: list[Tool], warnings: list[str], seconds: float) -> None:
+    def _record_connected(
+        self, client: Client, tools: list[Tool], warnings: list[str], held: dict[str, str], seconds: float
+    ) -> None:
         info = client.server_info
         self.status.protocol_version = client.protocol_version
         self.status.server_info = f"{info.name} {info.version}" if info else None
         self.status.connect_seconds = seconds
         self.status.stderr_tail = ""
+        self.status.connected_at = time.time()
+        self.status.held = held
         self.status.state = ConnectionState.CONNECTED
+        self.status.record_event("connected")
         self._record_tools(tools, warnings)
 
     def _record_tools(self, tools: list[Tool], warnings: list[str]) -> None:
@@ -321,13 +386,18 @@ class ServerConnection:
         self.status.tool_count = sum(1 for t in tools if self.config.toolhost.includes(t.name))
         self._changed()
 
-    def _fail(self, stage: str, reason: str) -> None:
+    def _fail(self, stage: str, reason: str, *, fatal: bool = False) -> None:
         self.status.error = f"{stage}: {reason}"
         self.status.stderr_tail = self.stderr_tail()
-        self._set_state(ConnectionState.FAILED)
+        self.status.connected_at = None
+        if fatal and self.reconnect:
+            self.status.error += " (not retried: fix the configuration and restart)"
+        down = ConnectionState.BACKING_OFF if self.reconnect and not fatal else ConnectionState.FAILED
+        self._set_state(down, self.status.error)
 
-    def _set_state(self, state: ConnectionState) -> None:
+    def _set_state(self, state: ConnectionState, detail: str | None = None) -> None:
         self.status.state = state
+        self.status.record_event(f"{state.value}: {detail}" if detail else state.value)
         self._changed()
 
     def _changed(self) -> None:
@@ -344,7 +414,8 @@ class ServerConnection:
                 text = fh.read()
         except OSError:
             return ""
-        return "\n".join(text.strip().splitlines()[-lines:])
+        kept = [ln for ln in text.strip().splitlines() if " toolhost: " not in ln and not ln.startswith("toolhost: ")]
+        return "\n".join(kept[-lines:])
 
     # -- calls -------------------------------------------------------------------------
     async def call_tool(
@@ -355,81 +426,63 @@ class ServerConnection:
         timeout_seconds: float,
         progress_callback: ProgressCallback | None = None,
     ) -> CallToolResult:
-        """Forward one ``tools/call`` (see :class:`host.upstream.executor.ToolExecutor` for the contract)."""
-        client = self._client
-        if client is None or self.status.state is not ConnectionState.CONNECTED:
-            raise UpstreamUnavailable(self.name, self.status.error or self.status.state.value)
-        return await call_client_tool(
-            client,
-            self.name,
-            tool,
-            arguments,
-            timeout_seconds=timeout_seconds,
-            progress_callback=progress_callback,
-            on_lost=self._connection_lost,
-        )
+        """Forward one ``tools/call`` (see :class:`host.upstream.executor.ToolExecutor` for the contract).
 
-    def _connection_lost(self, reason: str) -> None:
-        if self.status.state is ConnectionState.CONNECTED:
+        A 404 for an expired streamable-HTTP session re-initializes the session and retries
+        this request once (within the same ``timeout_seconds``); see the module docstring.
+        """
+        deadline = anyio.current_time() + timeout_seconds
+        for attempt in (1, 2):
+            client, guard = self._client, self._guard
+            if client is None or self.status.state not in AVAILABLE_STATES:
+                raise UpstreamUnavailable(self.name, self.status.error or self.status.describe_state())
+            try:
+                return await call_client_tool(
+                    client,
+                    self.name,
+                    tool,
+                    arguments,
+                    timeout_seconds=timeout_seconds if attempt == 1 else max(0.001, deadline - anyio.current_time()),
+                    progress_callback=progress_callback,
+                    on_lost=self._connection_lost,
+                    guard=guard,
+                )
+            except CallTimeout:
+                raise CallTimeout(self.name, tool, timeout_seconds) from None
+            except SessionExpired:
+                if attempt == 2:
+                    raise UpstreamUnavailable(self.name, "the server forgot the new MCP session too "
+                                              "(HTTP 404 with Mcp-Session-Id twice)") from None
+                self._server_log(f"toolhost: session expired during {tool}; re-initializing and retrying once")
+                self._retry_now = True
+                self._connection_lost("the server forgot the MCP session (HTTP 404); re-initializing")
+                await self._wait_up(deadline)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _wait_up(self, deadline: float) -> None:
+        """Wait until the session is re-established (bounded by ``deadline``)."""
+        with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
+            await self._up.wait()
+
+    def _transport_closed(self, reason: str) -> None:
+        """Guard callback: the read side ended (a stdio child exited, a stream closed)."""
+        if self._stop.is_set():
+            return
+        if isinstance(self.config, StdioServerConfig) and "end of its output" in reason:
+            reason = "the server process exited (its stdout closed)"
+        self._connection_lost(reason)
+
+    def _connection_lost(self, reason: str) -> str | None:
+        """Mark the session down (at once) and wake the owner task; returns the recorded reason."""
+        if self.status.state in AVAILABLE_STATES and not self._stop.is_set():
             self._fail("connection", reason)
             self._client = None
-            self._wake.set()
+            self._up = anyio.Event()  # waiters (session recovery) wake on the next session
+            self._lost.set()
+        return self.status.error
 
 
-async def call_client_tool(
-    client: Client,
-    server: str,
-    tool: str,
-    arguments: dict[str, Any],
-    *,
-    timeout_seconds: float,
-    progress_callback: ProgressCallback | None = None,
-    on_lost: Callable[[str], None] | None = None,
-) -> CallToolResult:
-    """One ``tools/call`` on an entered SDK ``Client``, with SDK errors mapped to host errors.
-
-    The SDK's read timeout cancels the request upstream (``notifications/cancelled``); an
-    outer bound of ``timeout_seconds + 5`` guards against a transport that stops answering.
-    JSON-RPC codes -32000/-32001 are also free for servers to use ("implementation-defined
-    server errors"), so only the SDK's own local errors (fixed message, no data) mean
-    closed / timed out.
-
-    Args:
-        on_lost: called with a reason when the connection turns out to be closed.
-
-    Raises:
-        CallTimeout, UpstreamUnavailable, UpstreamError: see :class:`host.upstream.executor.ToolExecutor`.
-    """
-    try:
-        with anyio.fail_after(timeout_seconds + 5.0):
-            return await client.call_tool(
-                tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback
-            )
-    except MCPError as err:
-        if err.code == REQUEST_TIMEOUT and err.data is None and "timed out" in err.message.lower():
-            raise CallTimeout(server, tool, timeout_seconds) from None
-        if err.code == CONNECTION_CLOSED and err.data is None and err.message == "Connection closed":
-            if on_lost is not None:
-                on_lost(err.message)
-            raise UpstreamUnavailable(server, f"connection closed: {err.message}") from None
-        raise UpstreamError(server, tool, err.code, err.message, err.data) from None
-    except TimeoutError:
-        raise CallTimeout(server, tool, timeout_seconds) from None
-    except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, httpx2.TransportError) as err:
-        if on_lost is not None:
-            on_lost(_describe(err))
-        raise UpstreamUnavailable(server, f"connection lost: {_describe(err)}") from None
-
-
-def _describe(err: BaseException) -> str:
-    """A one-line description of an exception, unwrapping exception groups."""
-    while isinstance(err, BaseExceptionGroup) and len(err.exceptions) == 1:
-        err = err.exceptions[0]
-    if isinstance(err, BaseExceptionGroup):
-        return "; ".join(_describe(e) for e in err.exceptions[:3])
-    if isinstance(err, MCPError):
-        return f"MCP error {err.code}: {err.message}"
-    if isinstance(err, FileNotFoundError):
-        return f"command not found: {err.filename or err}"
-    text = str(err) or type(err).__name__
-    return f"{type(err).__name__}: {text}" if type(err).__name__ not in text else text
+class _Preflight(Exception):
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)

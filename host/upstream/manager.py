@@ -26,6 +26,7 @@ from mcp.types import CallToolResult, Tool
 
 from host.config import HostConfig, ServerConfig
 from host.upstream.connection import ConnectionState, ServerConnection, ServerStatus
+from host.upstream.status import AVAILABLE_STATES
 from host.errors import UpstreamUnavailable
 from host.upstream.executor import ProgressCallback
 from registry import (
@@ -141,9 +142,15 @@ class ServerManager:
                 on_tools=self._on_tools,
                 reconnect=reconnect,
                 on_status=self._notify,
+                lifecycle=config.lifecycle_for(server),
             )
             for name, server in config.servers.items()
         }
+        self._config_failures = [
+            ServerStatus(name=f.name, transport=f.transport, state=ConnectionState.FAILED,
+                         error=f"config: {f.reason}")
+            for f in config.failed.values()
+        ]
         self._tg: TaskGroup | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -190,6 +197,8 @@ class ServerManager:
         cfg = self.config.servers[server]
         records = records_from_tools(self.config, cfg, tools)
         warnings.extend(unmatched_tool_names(cfg, tools))
+        if tuple(records) == self.registry.by_server(server):
+            return  # an identical listing changes nothing: no version bump, no listeners (BR-54)
         try:
             self.registry.replace_server(server, records)
         except NameConflict as err:
@@ -201,12 +210,22 @@ class ServerManager:
 
     # -- status ------------------------------------------------------------------------
     def statuses(self) -> list[ServerStatus]:
-        """Every server's status, in config order."""
-        return [c.status for c in self.connections.values()]
+        """Every server's status: connections in config order, then entries that failed to parse
+        (``failed`` with ``error = "config: <path>: <problem>"``)."""
+        return [c.status for c in self.connections.values()] + self._config_failures
 
     def connected(self) -> list[str]:
         """Names of connected servers."""
         return [n for n, c in self.connections.items() if c.status.state is ConnectionState.CONNECTED]
+
+    def available(self, server: str) -> bool:
+        """Whether calls to ``server`` are forwarded now (``connected`` or ``degraded``)."""
+        conn = self.connections.get(server)
+        return conn is not None and conn.status.state in AVAILABLE_STATES
+
+    def unavailable_servers(self) -> frozenset[str]:
+        """Servers whose tools are registered but cannot be called right now."""
+        return frozenset(n for n, c in self.connections.items() if c.status.state not in AVAILABLE_STATES)
 
     # -- ToolExecutor ------------------------------------------------------------------
     async def call_tool(

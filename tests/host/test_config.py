@@ -20,9 +20,16 @@ def parse(data, environ=ENV):
 
 
 def error_of(data, environ=ENV) -> str:
-    with pytest.raises(ConfigError) as e:
-        parse(data, environ)
-    return str(e.value)
+    """The load error, or else the reason of the one server entry that failed (a bad entry fails
+    only itself: it is left out of ``servers`` and recorded in ``failed``)."""
+    try:
+        cfg = parse(data, environ)
+    except ConfigError as e:
+        return str(e)
+    assert len(cfg.failed) == 1, cfg.failed
+    (failed,) = cfg.failed.values()
+    assert failed.name not in cfg.servers
+    return "cfg.json: " + failed.reason
 
 
 def test_claude_desktop_stdio_and_remote_entries():

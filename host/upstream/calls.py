@@ -1,0 +1,114 @@
+"""Forwarding one ``tools/call`` on an entered SDK ``Client``, with truthful outcomes.
+
+Every way a call can end maps to one host error (or a result):
+
+* the SDK's own read timeout (``REQUEST_TIMEOUT``, it sends ``notifications/cancelled``) or the
+  outer bound ``timeout_seconds + 5`` → :class:`~host.errors.CallTimeout`;
+* the connection was cut (``CONNECTION_CLOSED``, closed/broken streams, transport errors):
+  → :class:`~host.errors.UpstreamUnavailable` when the request was provably **not sent**, or
+  :class:`~host.errors.CallOutcomeUnknown` when it **was written** to the transport (it may have
+  run; BR-53). "Written" is recorded by :class:`host.upstream.guard.TransportGuard` in the
+  call's :class:`~host.upstream.guard.CallSlot`;
+* a 404 for a request that carried ``Mcp-Session-Id`` → :class:`SessionExpired` (internal: the
+  connection re-initializes and retries that request once; it provably was not processed);
+* any other JSON-RPC error → :class:`~host.errors.UpstreamError` (code, message, data kept;
+  ``-32700`` when the reply could not be parsed, see the guard).
+
+JSON-RPC codes -32000/-32001 are also free for servers to use ("implementation-defined server
+errors"), so only the SDK's own local errors (fixed message, no data) mean closed / timed out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import httpx2
+from mcp import Client, MCPError
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult
+
+from host.errors import CallOutcomeUnknown, CallTimeout, HostError, UpstreamError, UpstreamUnavailable
+from host.upstream.executor import ProgressCallback
+from host.upstream.guard import CALL_SLOT, CallSlot, TransportGuard
+
+__all__ = ["OUTER_GRACE_SECONDS", "SessionExpired", "call_client_tool", "describe_exception"]
+
+OUTER_GRACE_SECONDS = 5.0
+"""Extra time the outer bound waits after the SDK's read timeout (seconds)."""
+
+
+class SessionExpired(HostError):
+    """The streamable-HTTP server answered 404 to a request carrying its session id (BR-27)."""
+
+    def __init__(self, server: str, tool: str) -> None:
+        self.server = server
+        self.tool = tool
+        super().__init__(f"{server}/{tool}: the server forgot the MCP session (HTTP 404 with Mcp-Session-Id)")
+
+
+def _cut(server: str, tool: str, slot: CallSlot, reason: str) -> HostError:
+    if slot.sent:
+        return CallOutcomeUnknown(server, tool, reason)
+    return UpstreamUnavailable(server, reason)
+
+
+async def call_client_tool(
+    client: Client,
+    server: str,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    timeout_seconds: float,
+    progress_callback: ProgressCallback | None = None,
+    on_lost: Callable[[str], str | None] | None = None,
+    guard: TransportGuard | None = None,
+) -> CallToolResult:
+    """One ``tools/call`` (module docstring).
+
+    Args:
+        on_lost: called with a reason when the connection turns out to be closed; may return
+            a better reason (e.g. "the server's stdout closed") for the error.
+        guard: the session's transport guard (session expiry; sent/not-sent needs it installed).
+
+    Raises:
+        CallTimeout, UpstreamUnavailable, CallOutcomeUnknown, UpstreamError, SessionExpired.
+    """
+    slot = CallSlot()
+    token = CALL_SLOT.set(slot)
+    try:
+        with anyio.fail_after(timeout_seconds + OUTER_GRACE_SECONDS):
+            return await client.call_tool(
+                tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback
+            )
+    except MCPError as err:
+        if guard is not None and guard.session_expired(slot):
+            raise SessionExpired(server, tool) from None
+        if err.code == REQUEST_TIMEOUT and err.data is None and "timed out" in err.message.lower():
+            raise CallTimeout(server, tool, timeout_seconds) from None
+        if err.code == CONNECTION_CLOSED and err.data is None and err.message == "Connection closed":
+            better = on_lost(err.message) if on_lost is not None else None
+            raise _cut(server, tool, slot, better or "connection closed") from None
+        raise UpstreamError(server, tool, err.code, err.message, err.data) from None
+    except TimeoutError:
+        raise CallTimeout(server, tool, timeout_seconds) from None
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, httpx2.TransportError) as err:
+        text = describe_exception(err)
+        better = on_lost(text) if on_lost is not None else None
+        raise _cut(server, tool, slot, better or f"connection lost: {text}") from None
+    finally:
+        CALL_SLOT.reset(token)
+
+
+def describe_exception(err: BaseException) -> str:
+    """A one-line description of an exception, unwrapping exception groups."""
+    while isinstance(err, BaseExceptionGroup) and len(err.exceptions) == 1:
+        err = err.exceptions[0]
+    if isinstance(err, BaseExceptionGroup):
+        return "; ".join(describe_exception(e) for e in err.exceptions[:3])
+    if isinstance(err, MCPError):
+        return f"MCP error {err.code}: {err.message}"
+    if isinstance(err, FileNotFoundError):
+        return f"command not found: {err.filename or err}"
+    text = str(err) or type(err).__name__
+    return f"{type(err).__name__}: {text}" if type(err).__name__ not in text else text

@@ -1,0 +1,308 @@
+"""A guard between an SDK transport and its ``Client``: garbage never wedges, EOF is noticed at
+once, and every ``tools/call`` knows whether it was sent.
+
+:func:`guarded` wraps any SDK transport (stdio, streamable HTTP, SSE) and yields the same pair of
+streams with these guarantees (the "skip, log, and fail the named request" kind):
+
+* **Every inbound item is delivered, turned into an error for the one request it names, or
+  skipped and logged** to the server's log (``<data_dir>/logs/<server>.stderr.log``) — never
+  left to stall the connection. A line that is not JSON, not UTF-8 (stdio decodes with
+  replacement characters), or a JSON-RPC message of the wrong shape is an ``Exception`` item
+  from the SDK: when its text names the id of a request in flight, that request fails at once
+  with JSON-RPC error ``-32700`` ("the server's reply could not be parsed"), so the call ends
+  ``upstream_error`` instead of waiting for its timeout; otherwise it is skipped. A reply to an
+  id that is not in flight is skipped and logged.
+* **End of stream is reported** through ``on_closed(reason)`` as soon as the read side ends
+  (a stdio child that exits closes its stdout), so the connection is marked down at once.
+* **Sent or not**: a ``tools/call`` request written to the transport marks the caller's
+  :class:`CallSlot` (a context variable set by the caller; the SDK writes in the caller's
+  task), so a cut-off call is reported "not sent" or "sent, outcome unknown" truthfully.
+* **Session expiry** (streamable HTTP): :meth:`TransportGuard.http_response_hook` notes the
+  request ids whose POST carried ``Mcp-Session-Id`` and got HTTP 404 (the server forgot the
+  session); :meth:`TransportGuard.session_expired` answers for a slot.
+
+The SDK's own per-line parse tracebacks are reduced to one line (see :func:`quiet_sdk_logs`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import re
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import anyio
+from mcp.shared.message import SessionMessage
+from mcp.types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
+
+__all__ = ["CALL_SLOT", "PARSE_ERROR_CODE", "CallSlot", "TransportGuard", "guarded", "quiet_sdk_logs"]
+
+PARSE_ERROR_CODE = -32700
+"""JSON-RPC "Parse error": used for a reply that arrived but could not be parsed."""
+
+_MAX_LOGGED_SKIPS = 200
+_EXCERPT = 160
+_ID_RE = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
+
+
+@dataclass
+class CallSlot:
+    """Per-call record filled by the guard: whether (and under which id) the request was written."""
+
+    sent: bool = False
+    request_id: Any = None
+
+
+CALL_SLOT: contextvars.ContextVar[CallSlot | None] = contextvars.ContextVar("toolhost_call_slot", default=None)
+"""Set by :func:`host.upstream.calls.call_client_tool` around one ``tools/call``."""
+
+
+def _key(request_id: Any) -> str:
+    return str(request_id)
+
+
+def _excerpt(text: str) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + f"… ({len(text)} chars)"
+
+
+class TransportGuard:
+    """State shared by the guarded streams of one session (module docstring).
+
+    Args:
+        server: the server's name (for log lines).
+        log: writes one line to the server's log.
+        on_closed: called once with a reason when the read side ends.
+    """
+
+    def __init__(self, server: str, *, log: Callable[[str], None], on_closed: Callable[[str], None]) -> None:
+        self.server = server
+        self._log = log
+        self._on_closed = on_closed
+        self.in_flight: dict[str, str] = {}
+        self.expired: set[str] = set()
+        self.skipped = 0
+        self.closed = False
+        self.idle_timeout = False
+        self.http_auth_failure: tuple[int, str | None] | None = None
+
+    # -- outbound ------------------------------------------------------------------------
+    def outbound(self, item: SessionMessage) -> None:
+        msg = item.message
+        if isinstance(msg, JSONRPCRequest):
+            self.in_flight[_key(msg.id)] = msg.method
+            if msg.method == "tools/call":
+                slot = CALL_SLOT.get()
+                if slot is not None and not slot.sent:
+                    slot.sent = True
+                    slot.request_id = msg.id
+        elif getattr(msg, "method", None) == "notifications/cancelled":
+            params = getattr(msg, "params", None) or {}
+            rid = params.get("requestId") if isinstance(params, dict) else None
+            if rid is not None:
+                self.in_flight.pop(_key(rid), None)
+
+    # -- inbound -------------------------------------------------------------------------
+    def inbound(self, item: Any) -> Any | None:
+        """The item to deliver, a replacement error, or ``None`` to skip it."""
+        if isinstance(item, Exception):
+            return self._garbage(item)
+        msg = getattr(item, "message", None)
+        if isinstance(msg, JSONRPCResponse | JSONRPCError):
+            if msg.id is None:
+                self._skip(f"error reply without an id: {_excerpt(str(getattr(msg, 'error', '')))}")
+                return None
+            if self.in_flight.pop(_key(msg.id), None) is None:
+                self._skip(f"reply to request id {msg.id!r}, which is not in flight (late, duplicate or unknown)")
+                return None
+        return item
+
+    def _garbage(self, exc: Exception) -> Any | None:
+        if type(exc).__name__ == "ReadTimeout":  # an idle SSE stream (httpx2.ReadTimeout)
+            self.idle_timeout = True
+            self._log("toolhost: the SSE stream was idle past its read timeout; reconnecting")
+            return None
+        text = _exception_text(exc)
+        for m in _ID_RE.finditer(text):
+            raw = m.group(1)
+            try:
+                rid = json.loads(raw)
+            except ValueError:
+                continue
+            method = self.in_flight.pop(_key(rid), None)
+            if method is not None:
+                self._skip(f"unparseable reply to {method} id {rid!r} ({type(exc).__name__}); failed that "
+                           f"request: {_excerpt(text)}")
+                error = ErrorData(code=PARSE_ERROR_CODE, message=f"the server's reply to {method} could not be "
+                                  f"parsed ({_first_line(exc)})")
+                return SessionMessage(JSONRPCError(jsonrpc="2.0", id=rid, error=error))
+        self._skip(f"malformed input skipped ({type(exc).__name__}: {_first_line(exc)}): {_excerpt(text)}")
+        return None
+
+    def _skip(self, line: str) -> None:
+        self.skipped += 1
+        if self.skipped <= _MAX_LOGGED_SKIPS:
+            self._log(f"toolhost: {line}")
+        elif self.skipped % 1000 == 0:
+            self._log(f"toolhost: {self.skipped} malformed or unexpected messages skipped so far")
+
+    def eof(self, reason: str) -> None:
+        if not self.closed:
+            self.closed = True
+            self._on_closed(reason)
+
+    # -- HTTP session expiry -------------------------------------------------------------
+    async def http_response_hook(self, response: Any) -> None:
+        """httpx2 ``response`` event hook: note requests answered 404 while carrying a session id."""
+        request = response.request
+        if response.status_code in (401, 403):
+            self.http_auth_failure = (response.status_code, response.headers.get("www-authenticate"))
+        if response.status_code != 404 or request.method != "POST" or not request.headers.get("mcp-session-id"):
+            return
+        try:
+            body = json.loads(request.content or b"null")
+        except ValueError:
+            return
+        if isinstance(body, dict) and "id" in body and "method" in body:
+            self.expired.add(_key(body["id"]))
+            self._log(f"toolhost: HTTP 404 for {body['method']} id {body['id']!r} with Mcp-Session-Id: "
+                      "the server forgot the session")
+
+    def session_expired(self, slot: CallSlot) -> bool:
+        """Whether the request of ``slot`` was answered 404 because its session was forgotten."""
+        return slot.request_id is not None and _key(slot.request_id) in self.expired
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return _excerpt(text[0]) if text else type(exc).__name__
+
+
+def _exception_text(exc: Exception) -> str:
+    """The raw input behind a transport parse error (pydantic keeps it in ``errors()``)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            for err in errors():
+                value = err.get("input")
+                if isinstance(value, str | bytes):
+                    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+                if isinstance(value, dict):
+                    return json.dumps(value, default=str)[:10_000]
+        except Exception:  # noqa: BLE001 - best effort only
+            pass
+    return str(exc)
+
+
+class _GuardedReceive:
+    def __init__(self, inner: Any, guard: TransportGuard) -> None:
+        self._inner = inner
+        self._guard = guard
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        while True:
+            try:
+                item = await self._inner.receive()
+            except anyio.EndOfStream:
+                self._guard.eof("the server closed the connection (end of its output stream)")
+                raise
+            except anyio.ClosedResourceError:
+                self._guard.eof("the transport was closed")
+                raise
+            out = self._guard.inbound(item)
+            if out is not None:
+                return out
+
+    def __aiter__(self) -> _GuardedReceive:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def close(self) -> None:
+        close = getattr(self._inner, "close", None)
+        if close is not None:
+            close()
+
+    async def __aenter__(self) -> _GuardedReceive:
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+
+class _GuardedSend:
+    def __init__(self, inner: Any, guard: TransportGuard) -> None:
+        self._inner = inner
+        self._guard = guard
+
+    async def send(self, item: SessionMessage, /) -> None:
+        self._guard.outbound(item)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def close(self) -> None:
+        close = getattr(self._inner, "close", None)
+        if close is not None:
+            close()
+
+    async def __aenter__(self) -> _GuardedSend:
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+
+@asynccontextmanager
+async def guarded(transport: Any, guard: TransportGuard) -> AsyncIterator[tuple[Any, Any]]:
+    """Enter the SDK ``transport`` and yield its streams wrapped by ``guard``."""
+    async with transport as streams:
+        read, write = streams[0], streams[1]
+        yield _GuardedReceive(read, guard), _GuardedSend(write, guard)
+
+
+class _OneLine(logging.Filter):
+    """Turns an SDK transport log record with a traceback into one line (no traceback)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            record.msg = f"{record.getMessage()}: {type(exc).__name__}: {_first_line(exc)}"
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+        if record.name == "mcp.client.stdio" and "Failed to parse JSONRPC" in str(record.msg):
+            return False  # logged to the server's own log by the guard instead
+        return True
+
+
+_QUIET = _OneLine()
+
+
+def quiet_sdk_logs() -> None:
+    """Install the one-line filter on the SDK's client transport loggers (idempotent).
+
+    An idle SSE stream's ``httpx ReadTimeout`` and a garbage stdout line otherwise print a
+    ~60-line traceback on the serve console; the connection logs one line per event itself.
+    """
+    for name in ("mcp.client.stdio", "mcp.client.sse", "mcp.client.streamable_http", "mcp.shared.jsonrpc_dispatcher"):
+        logger = logging.getLogger(name)
+        if _QUIET not in logger.filters:
+            logger.addFilter(_QUIET)
