@@ -118,7 +118,7 @@ async def test_br21_dead_server_fails_fast_without_waiting_for_the_timeout(host)
         res = await host.pipeline.call("flaky__slow", {"seconds": 1}, host.ctx())
     assert res.status is ResultStatus.UPSTREAM_UNAVAILABLE
     assert anyio.current_time() - start < 0.5
-    assert res.error.details == {"server": "flaky", "reason": "not connected"}
+    assert res.error.details == {"server": "flaky", "reason": "not connected", "sent": False}
 
 
 @pytest.mark.anyio
