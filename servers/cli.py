@@ -26,6 +26,7 @@ from host.store import StoreError
 from host.paths import data_dir as resolve_data_dir
 from host.runtime import HostRuntime
 from registry import Principal
+from servers.status_events import status_event_printer
 from servers.display import live_status, servers_table, tools_table
 from registry.search import tool_definition
 from servers.notify import ToolsChangedNotifier
@@ -207,7 +208,7 @@ def serve(
             with live_status(err, rt.statuses(), enabled=not stdio) as refresh:
                 rt.manager.on_status = refresh
                 async with rt:
-                    rt.manager.on_status = None
+                    rt.manager.on_status = status_event_printer(err)  # one line per later state change
                     err.print(servers_table(rt.statuses()))
                     notifier = ToolsChangedNotifier()
                     rt.registry.subscribe(notifier.changed)
@@ -276,16 +277,22 @@ def tools(
     as_json: JsonOpt = False,
     user: UserOpt = None,
     db_url: DbUrlOpt = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Also list held tools (invalid definitions) with the reason.")] = False,
 ) -> None:
     """List every tool of every configured server (name, server, risk, timeout, description)."""
     cfg, root = _load(config, data_dir)
 
     async def body(rt: HostRuntime, principal: Principal) -> None:
         records = rt.visible_tools(principal)
+        held = [(s.name, t, r) for s in rt.statuses() for t, r in s.held.items()] if show_all else []
         if as_json:
-            out.print_json(json.dumps([tool_definition(t) for t in records]))
+            rows = [tool_definition(t) for t in records]
+            rows += [{"name": t, "server": srv, "held": True, "reason": r} for srv, t, r in held]
+            out.print_json(json.dumps(rows))
         else:
             out.print(tools_table(records, title=f"{len(records)} tools"))
+            for srv, t, r in held:
+                out.print(f"held: {srv}/{t}: {r}", markup=False, soft_wrap=True)
 
     _run(_with_runtime, cfg, root, body, True, user, db_url)
 
@@ -372,6 +379,8 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
                     "stderr_tail": s.stderr_tail,
                     "warnings": s.warnings,
                     "connect_seconds": s.connect_seconds,
+                    "held": s.held,
+                    "next_attempt_at": s.next_attempt_at,
                 }
                 for s in rt.statuses()
             ]

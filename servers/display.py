@@ -18,6 +18,8 @@ _STATE_STYLE = {
     ConnectionState.PENDING: "dim",
     ConnectionState.CONNECTING: "yellow",
     ConnectionState.CONNECTED: "green",
+    ConnectionState.DEGRADED: "yellow",
+    ConnectionState.BACKING_OFF: "magenta",
     ConnectionState.FAILED: "red",
     ConnectionState.STOPPED: "dim",
 }
@@ -34,12 +36,14 @@ def servers_table(statuses: Sequence[ServerStatus], *, show_stderr: bool = True)
             detail += "\n[dim]stderr:[/dim]\n" + s.stderr_tail
         if s.warnings:
             detail += "\n" + "\n".join(f"[yellow]warning:[/yellow] {w}" for w in s.warnings)
+        if s.held:
+            detail += "\n" + "\n".join(f"[red]held:[/red] {t}: {r}" for t, r in s.held.items())
         style = _STATE_STYLE.get(s.state, "")
         table.add_row(
             s.name,
             s.transport,
-            f"[{style}]{s.state.value}[/{style}]",
-            str(s.tool_count) if s.state is ConnectionState.CONNECTED else "-",
+            f"[{style}]{s.describe_state()}[/{style}]",
+            str(s.tool_count) if s.available else "-",
             f"{s.connect_seconds:.2f}" if s.connect_seconds is not None else "-",
             detail,
         )
