@@ -392,7 +392,10 @@ class ServerConnection:
         self.status.connected_at = None
         if fatal and self.reconnect:
             self.status.error += " (not retried: fix the configuration and restart)"
-        down = ConnectionState.BACKING_OFF if self.reconnect and not fatal else ConnectionState.FAILED
+        if self._retry_now and not fatal:  # re-establishing at once (expired session, idle SSE)
+            down = ConnectionState.CONNECTING
+        else:
+            down = ConnectionState.BACKING_OFF if self.reconnect and not fatal else ConnectionState.FAILED
         self._set_state(down, self.status.error)
 
     def _set_state(self, state: ConnectionState, detail: str | None = None) -> None:
@@ -470,6 +473,10 @@ class ServerConnection:
             return
         if isinstance(self.config, StdioServerConfig) and "end of its output" in reason:
             reason = "the server process exited (its stdout closed)"
+        guard = self._guard
+        if guard is not None and guard.idle_timeout:
+            self._retry_now = True  # an idle SSE stream: reconnect quietly and at once
+            reason = "the SSE stream was idle past its read timeout; reconnecting"
         self._connection_lost(reason)
 
     def _connection_lost(self, reason: str) -> str | None:
