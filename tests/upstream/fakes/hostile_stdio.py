@@ -11,7 +11,9 @@ Run: ``python hostile_stdio.py [FLAGS as JSON]``. It answers ``server/discover``
 * ``tools``: extra raw tool definitions appended to the listing (bad schemas, BR-37/38).
 * ``storm``: on ``notifications/initialized``, send this many ``tools/list_changed`` at 100/s.
 * ``storm_changes``: during a storm, change the ``echo`` description on every notification.
-* ``starts_file``: a file to which one line is appended per start (counts respawns).
+* ``starts_file``: a file to which one line (the pid) is appended per start (counts respawns).
+* ``calls_file``: a file to which the ``nonce`` (or ``text``) argument of every ``tools/call`` is
+  appended when it arrives (proves which calls reached the server).
 
 Tools: ``echo {text}`` → text; ``die`` → exits without replying; ``hang`` → never replies;
 ``broken`` → a truncated reply that names the request id; ``slow {seconds}`` → sleeps, then
@@ -95,6 +97,9 @@ def exit_later(seconds: float) -> None:
 def handle_call(rid, params: dict) -> None:
     name = params.get("name")
     args = params.get("arguments") or {}
+    if FLAGS.get("calls_file"):
+        with open(FLAGS["calls_file"], "a") as fh:
+            fh.write(f"{args.get('nonce', args.get('text', ''))}\n")
     if name == "echo":
         text_result(rid, str(args.get("text", "")))
     elif name == "die":
@@ -106,7 +111,7 @@ def handle_call(rid, params: dict) -> None:
     elif name == "slow":
         def later() -> None:
             time.sleep(float(args.get("seconds", 1)))
-            text_result(rid, "slept")
+            text_result(rid, str(args.get("nonce", "slept")))
 
         threading.Thread(target=later, daemon=True).start()
     elif name == "garble_then_echo":

@@ -1,6 +1,7 @@
 """A streamable-HTTP MCP server (SDK ``MCPServer``, stateful, handshake era) that misbehaves on command.
 
-Run: ``python http_fake.py`` — binds 127.0.0.1 on a free port and prints ``LISTENING <port>``.
+Run: ``python http_fake.py [PORT]`` — binds 127.0.0.1 on PORT (default: a free port) and prints
+``LISTENING <port>``.
 ``server/discover`` is answered "method not found" so clients use the session-based
 2025-11-25 handshake (the era with ``Mcp-Session-Id``).
 
@@ -122,7 +123,8 @@ async def application(scope, receive, send) -> None:
 
 def main() -> None:
     sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", int(sys.argv[1]) if len(sys.argv) > 1 else 0))
     port = sock.getsockname()[1]
     print(f"LISTENING {port}", flush=True)
     config = uvicorn.Config(application, log_level="warning", lifespan="on")
