@@ -11,7 +11,8 @@ client, as AnyIO cancel scopes require.
 Liveness: a stdio child's exit closes its stdout; the guard reports that end of stream at once,
 so the server is down (``backing_off``) before any call notices, and calls get
 ``upstream_unavailable`` with the reason immediately. HTTP and SSE sessions are checked with
-MCP ``ping`` every ``ping_interval_seconds`` (one failed ping: ``degraded``; two in a row: the
+MCP ``ping`` every ``ping_interval_seconds`` (``server/discover`` on 2026-07-28 sessions, which
+removed ``ping``; one failed probe: ``degraded``; two in a row: the
 session is dropped and re-established). An SSE stream that idles past its read timeout
 reconnects quietly and at once (one line in the server's log, no console traceback).
 
@@ -288,7 +289,7 @@ class ServerConnection:
             await anyio.sleep(interval)
             try:
                 with anyio.fail_after(min(interval, 10.0)):
-                    await client.send_ping()
+                    await self._probe(client)
             except Exception as err:  # noqa: BLE001 - any failure counts as a missed ping
                 failures += 1
                 reason = f"ping failed ({describe_exception(err) or 'no answer'})"
@@ -303,6 +304,16 @@ class ServerConnection:
                 failures = 0
                 self.status.error = None
                 self._set_state(ConnectionState.CONNECTED, "ping answered again")
+
+    @staticmethod
+    async def _probe(client: Client) -> None:
+        """One liveness probe: MCP ``ping`` on handshake-era sessions; on 2026-07-28 (which removed
+        ``ping``) a ``server/discover`` at the negotiated version."""
+        version = client.protocol_version
+        if version >= "2026":
+            await client.session.send_discover(version)
+        else:
+            await client.session.send_ping()
 
     async def _listen_2026(self, client: Client) -> None:
         try:

@@ -34,9 +34,10 @@ class HttpFake:
         return httpx2.get(f"http://127.0.0.1:{self.port}/stats", timeout=10).json()
 
 
-@pytest.fixture
-def http_fake() -> Iterator[HttpFake]:
-    proc = subprocess.Popen([sys.executable, str(FAKES / "http_fake.py")], stdout=subprocess.PIPE, text=True)
+@pytest.fixture(params=["legacy"])
+def http_fake(request) -> Iterator[HttpFake]:
+    extra = ["0", "modern"] if request.param == "modern" else []
+    proc = subprocess.Popen([sys.executable, str(FAKES / "http_fake.py"), *extra], stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()  # bounded: it prints the port first or exits
         assert line.startswith("LISTENING "), line
@@ -61,7 +62,7 @@ async def test_expired_session_is_reinitialized_and_the_call_retried_once(http_f
             http_fake.control("forget")
             res = await m.call_tool("remote", "echo", {"text": "b"}, timeout_seconds=10)
             assert res.content[0].text == "b"
-            assert http_fake.stats() == {"initializes": 2, "calls": 2, "not_found": 1}
+            assert http_fake.stats() == {"initializes": 2, "calls": 2, "not_found": 1, "discovers": 2}
             # Re-initialized at once (no backoff), with the reason recorded.
             assert ("remote", "connecting", "connection: the server forgot the MCP session (HTTP 404); "
                     "re-initializing") in watch.history
@@ -123,3 +124,16 @@ async def test_unanswered_pings_degrade_then_drop_and_the_server_comes_back(http
             await watch.until(lambda: conn.status.state is ConnectionState.CONNECTED, timeout=20)
             res = await m.call_tool("remote", "echo", {"text": "back"}, timeout_seconds=10)
             assert res.content[0].text == "back"
+
+
+@pytest.mark.parametrize("http_fake", ["modern"], indirect=True)
+async def test_2026_sessions_are_probed_with_discover_not_the_removed_ping(http_fake, tmp_path):
+    cfg = config({"remote": {"url": http_fake.url}}, ping_interval_seconds=0.2)
+    with anyio.fail_after(30):
+        async with ServerManager(cfg, data_dir=tmp_path, reconnect=True) as m:
+            conn = m.connections["remote"]
+            assert conn.status.protocol_version >= "2026"
+            while http_fake.stats()["discovers"] < 4:  # the connect probe + three liveness probes
+                await anyio.sleep(0.1)  # the probes run on their own clock; poll the server's count
+            assert conn.status.state is ConnectionState.CONNECTED and conn.status.error is None
+            assert (await m.call_tool("remote", "echo", {"text": "m"}, timeout_seconds=10)).content[0].text == "m"

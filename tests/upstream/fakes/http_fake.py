@@ -1,7 +1,7 @@
 """A streamable-HTTP MCP server (SDK ``MCPServer``, stateful, handshake era) that misbehaves on command.
 
-Run: ``python http_fake.py [PORT]`` — binds 127.0.0.1 on PORT (default: a free port) and prints
-``LISTENING <port>``.
+Run: ``python http_fake.py [PORT [modern]]`` — binds 127.0.0.1 on PORT (0: a free port) and
+prints ``LISTENING <port>``; ``modern`` lets clients negotiate 2026-07-28 (no sessions).
 ``server/discover`` is answered "method not found" so clients use the session-based
 2025-11-25 handshake (the era with ``Mcp-Session-Id``).
 
@@ -13,7 +13,7 @@ Control (JSON over HTTP, outside MCP): ``POST /control {"mode": M}`` with M one 
   ``WWW-Authenticate: Bearer realm="fake", error="invalid_token"``;
 * ``hang``: never answer MCP requests that carry a session id (pings time out).
 
-``GET /stats`` → ``{"initializes": n, "calls": n, "not_found": n}`` (``not_found``: POSTs answered 404).
+``GET /stats`` → ``{"initializes": n, "calls": n, "not_found": n, "discovers": n}`` (``not_found``: POSTs answered 404).
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 
 app = MCPServer("http-fake", log_level="WARNING")
-STATE = {"mode": "normal", "forgotten": set(), "seen": set(), "initializes": 0, "calls": 0, "not_found": 0}
+STATE = {"mode": "normal", "forgotten": set(), "seen": set(), "initializes": 0, "calls": 0, "not_found": 0,
+         "discovers": 0}
+MODERN = len(sys.argv) > 2 and sys.argv[2] == "modern"  # answer server/discover (2026-07-28, no sessions)
 
 
 @app.tool()
@@ -71,7 +73,7 @@ async def application(scope, receive, send) -> None:
         await _reply(send, 200, {"mode": STATE["mode"]})
         return
     if path == "/stats":
-        await _reply(send, 200, {k: STATE[k] for k in ("initializes", "calls", "not_found")})
+        await _reply(send, 200, {k: STATE[k] for k in ("initializes", "calls", "not_found", "discovers")})
         return
     headers = dict(scope["headers"])
     sid = headers.get(b"mcp-session-id", b"").decode()
@@ -93,6 +95,8 @@ async def application(scope, receive, send) -> None:
         body = await _read_body(receive)
         msg = json.loads(body or b"{}")
         if isinstance(msg, dict) and msg.get("method") == "server/discover":
+            STATE["discovers"] += 1
+        if isinstance(msg, dict) and msg.get("method") == "server/discover" and not MODERN:
             await _reply(send, 200, {"jsonrpc": "2.0", "id": msg.get("id"),
                                      "error": {"code": -32601, "message": "Method not found"}})
             return
