@@ -58,7 +58,9 @@ from host.upstream.diagnose import diagnose, preflight
 from host.upstream.executor import ProgressCallback
 from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
 from host.upstream.listing import MAX_LIST_PAGES, list_all_tools
+from host.upstream.liveness import watch_liveness
 from host.upstream.relist import RelistGate
+from host.upstream.serverlog import ServerLog
 from host.upstream.status import AVAILABLE_STATES, ConnectionState, ServerStatus
 
 __all__ = [
@@ -75,7 +77,6 @@ SAFE_ENV_VARS = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LA
 """Parent variables a stdio child inherits; everything else must be set in its ``env``."""
 
 _STDERR_TAIL_LINES = 20
-_PING_FAILURES_TO_DROP = 2
 
 ToolsCallback = Callable[[str, list[Tool], list[str]], None]
 """``on_tools(server, tools, warnings)``: called after each complete listing."""
@@ -135,9 +136,7 @@ class ServerConnection:
         self._retry_now = False
         self._attempt = 0
         self._relist = RelistGate(self.lifecycle.relist_min_interval_seconds)
-        self._stderr_path = logs_dir(data_dir) / f"{safe_file_name(config.name)}.stderr.log"
-        self._stderr_offset = 0
-        self._log_file: Any = None
+        self.log = ServerLog(logs_dir(data_dir) / f"{safe_file_name(config.name)}.stderr.log")
         quiet_sdk_logs()
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -198,7 +197,7 @@ class ServerConnection:
         stage = "start"
         fatal = False
         budget = self._timeout_for_attempt()
-        guard = TransportGuard(self.name, log=self._server_log, on_closed=self._transport_closed)
+        guard = TransportGuard(self.name, log=self.log.write, on_closed=self._transport_closed)
         try:
             with anyio.CancelScope() as scope:
                 scope.deadline = anyio.current_time() + budget
@@ -242,7 +241,7 @@ class ServerConnection:
             if self._up.is_set():
                 self._up = anyio.Event()
             self._connect_scope = None
-            self._close_log()
+            self.log.close()
         if connected_at is not None and not self._stop.is_set() and self.status.state in AVAILABLE_STATES:
             self._fail("connection", "the server closed the connection")
         if guard.idle_timeout and connected_at is not None:
@@ -271,7 +270,7 @@ class ServerConnection:
                     held: dict[str, str] = {}
                     tools, warnings = await list_all_tools(client, self.name, held=held)
             except Exception as err:  # noqa: BLE001 - a failed re-list keeps the last good tools
-                self._server_log(f"toolhost: re-list after tools/list_changed failed: {describe_exception(err)}")
+                self.log.write(f"toolhost: re-list after tools/list_changed failed: {describe_exception(err)}")
                 if self.status.state is ConnectionState.CONNECTED:
                     self.status.error = f"re-list: {describe_exception(err)}"
                     self._set_state(ConnectionState.DEGRADED, self.status.error)
@@ -283,37 +282,21 @@ class ServerConnection:
                 self._set_state(ConnectionState.CONNECTED)
 
     async def _ping_loop(self, client: Client) -> None:
-        interval = self.lifecycle.ping_interval_seconds
-        failures = 0
-        while True:
-            await anyio.sleep(interval)
-            try:
-                with anyio.fail_after(min(interval, 10.0)):
-                    await self._probe(client)
-            except Exception as err:  # noqa: BLE001 - any failure counts as a missed ping
-                failures += 1
-                reason = f"ping failed ({describe_exception(err) or 'no answer'})"
-                self._server_log(f"toolhost: {reason}")
-                if failures >= _PING_FAILURES_TO_DROP:
-                    self._connection_lost(f"{failures} pings in a row failed; reconnecting")
-                    return
-                self.status.error = f"liveness: {reason}"
-                self._set_state(ConnectionState.DEGRADED, reason)
-                continue
-            if failures:
-                failures = 0
-                self.status.error = None
-                self._set_state(ConnectionState.CONNECTED, "ping answered again")
+        def miss(reason: str) -> None:
+            self.log.write(f"toolhost: {reason}")
+            self.status.error = f"liveness: {reason}"
+            self._set_state(ConnectionState.DEGRADED, reason)
 
-    @staticmethod
-    async def _probe(client: Client) -> None:
-        """One liveness probe: MCP ``ping`` on handshake-era sessions; on 2026-07-28 (which removed
-        ``ping``) a ``server/discover`` at the negotiated version."""
-        version = client.protocol_version
-        if version >= "2026":
-            await client.session.send_discover(version)
-        else:
-            await client.session.send_ping()
+        def recovered() -> None:
+            self.status.error = None
+            self._set_state(ConnectionState.CONNECTED, "ping answered again")
+
+        def dead(reason: str) -> None:
+            self.log.write(f"toolhost: {reason}")
+            self._connection_lost(reason)
+
+        await watch_liveness(client, self.lifecycle.ping_interval_seconds, on_miss=miss, on_recovered=recovered,
+                             on_dead=dead)
 
     async def _listen_2026(self, client: Client) -> None:
         try:
@@ -329,12 +312,8 @@ class ServerConnection:
 
     async def _open(self, stack: AsyncExitStack, guard: TransportGuard) -> Client:
         cfg = self.config
-        self._log_file = open(self._stderr_path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
         if isinstance(cfg, StdioServerConfig):
-            errlog = self._log_file
-            errlog.write(f"--- toolhost: starting {cfg.command} at {time.strftime('%Y-%m-%dT%H:%M:%S')} ---\n")
-            errlog.flush()
-            self._stderr_offset = self._stderr_path.stat().st_size
+            errlog = self.log.open(f"starting {cfg.command}")
             env = _child_env(cfg)
             problem = preflight(cfg, env)
             if problem is not None:
@@ -344,9 +323,11 @@ class ServerConnection:
             )
             transport: Any = stdio_client(params, errlog=errlog)
         elif isinstance(cfg, RemoteServerConfig) and cfg.transport == "sse":
+            self.log.open(f"connecting ({cfg.transport})")
             transport = sse_client(cfg.url, headers=cfg.headers or None)
         else:
             assert isinstance(cfg, RemoteServerConfig)
+            self.log.open(f"connecting ({cfg.transport})")
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(
                     headers=cfg.headers,
@@ -356,25 +337,6 @@ class ServerConnection:
             )
             transport = streamable_http_client(cfg.url, http_client=http)
         return Client(guarded(transport, guard), message_handler=self._on_message, cache=None)
-
-    # -- logs --------------------------------------------------------------------------
-    def _server_log(self, line: str) -> None:
-        fh = self._log_file
-        if fh is None or fh.closed:
-            return
-        try:
-            fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n")
-            fh.flush()
-        except (OSError, ValueError):
-            pass
-
-    def _close_log(self) -> None:
-        fh, self._log_file = self._log_file, None
-        if fh is not None:
-            try:
-                fh.close()
-            except OSError:
-                pass
 
     # -- status ------------------------------------------------------------------------
     def _record_connected(
@@ -420,16 +382,7 @@ class ServerConnection:
 
     def stderr_tail(self, lines: int = _STDERR_TAIL_LINES) -> str:
         """The last ``lines`` lines the child wrote to stderr during the current attempt (stdio only)."""
-        if not isinstance(self.config, StdioServerConfig):
-            return ""
-        try:
-            with open(self._stderr_path, encoding="utf-8", errors="replace") as fh:
-                fh.seek(self._stderr_offset)
-                text = fh.read()
-        except OSError:
-            return ""
-        kept = [ln for ln in text.strip().splitlines() if " toolhost: " not in ln and not ln.startswith("toolhost: ")]
-        return "\n".join(kept[-lines:])
+        return self.log.tail(lines) if isinstance(self.config, StdioServerConfig) else ""
 
     # -- calls -------------------------------------------------------------------------
     async def call_tool(
@@ -467,7 +420,7 @@ class ServerConnection:
                 if attempt == 2:
                     raise UpstreamUnavailable(self.name, "the server forgot the new MCP session too "
                                               "(HTTP 404 with Mcp-Session-Id twice)") from None
-                self._server_log(f"toolhost: session expired during {tool}; re-initializing and retrying once")
+                self.log.write(f"toolhost: session expired during {tool}; re-initializing and retrying once")
                 self._retry_now = True
                 self._connection_lost("the server forgot the MCP session (HTTP 404); re-initializing")
                 await self._wait_up(deadline)
