@@ -34,8 +34,9 @@ def servers_table(statuses: Sequence[ServerStatus], *, show_stderr: bool = True)
         detail = s.error or (s.server_info or "")
         if s.error and show_stderr and s.stderr_tail:
             detail += "\n[dim]stderr:[/dim]\n" + s.stderr_tail
-        if s.warnings:
-            detail += "\n" + "\n".join(f"[yellow]warning:[/yellow] {w}" for w in s.warnings)
+        warnings = [w for w in s.warnings if " is held (" not in w]  # held tools are listed below
+        if warnings:
+            detail += "\n" + "\n".join(f"[yellow]warning:[/yellow] {w}" for w in warnings)
         if s.held:
             detail += "\n" + "\n".join(f"[red]held:[/red] {t}: {r}" for t, r in s.held.items())
         style = _STATE_STYLE.get(s.state, "")
