@@ -164,7 +164,7 @@ class ServerConnection:
         while not self._stop.is_set():
             uptime, fatal = await self._session_once(report)
             report()
-            if self._stop.is_set() or not self.reconnect or fatal:
+            if self._stop.is_set() or fatal or (not self.reconnect and not self._retry_now):
                 break
             if self._retry_now:  # session expired / idle SSE: re-establish at once
                 self._retry_now = False

@@ -302,7 +302,7 @@ def quiet_sdk_logs() -> None:
     An idle SSE stream's ``httpx ReadTimeout`` and a garbage stdout line otherwise print a
     ~60-line traceback on the serve console; the connection logs one line per event itself.
     """
-    for name in ("mcp.client.stdio", "mcp.client.sse", "mcp.client.streamable_http", "mcp.shared.jsonrpc_dispatcher"):
+    for name in ("mcp.client.stdio", "mcp.client.sse", "mcp.client.streamable_http"):
         logger = logging.getLogger(name)
         if _QUIET not in logger.filters:
             logger.addFilter(_QUIET)

@@ -51,11 +51,12 @@ def http_fake(request) -> Iterator[HttpFake]:
             proc.wait(timeout=10)
 
 
-async def test_expired_session_is_reinitialized_and_the_call_retried_once(http_fake, tmp_path):
+@pytest.mark.parametrize("reconnect", [True, False], ids=["serve", "one-shot"])
+async def test_expired_session_is_reinitialized_and_the_call_retried_once(http_fake, tmp_path, reconnect):
     watch = StatusWatch()
     cfg = config({"remote": {"url": http_fake.url}, "good": hostile()}, ping_interval_seconds=0)
     with anyio.fail_after(40):
-        async with ServerManager(cfg, data_dir=tmp_path, reconnect=True, on_status=watch) as m:
+        async with ServerManager(cfg, data_dir=tmp_path, reconnect=reconnect, on_status=watch) as m:
             conn = m.connections["remote"]
             assert conn.status.protocol_version == "2025-11-25"
             assert (await m.call_tool("remote", "echo", {"text": "a"}, timeout_seconds=10)).content[0].text == "a"

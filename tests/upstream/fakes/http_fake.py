@@ -129,6 +129,7 @@ def main() -> None:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", int(sys.argv[1]) if len(sys.argv) > 1 else 0))
+    sock.listen(128)  # connections queue from now on, so "LISTENING" is true when printed
     port = sock.getsockname()[1]
     print(f"LISTENING {port}", flush=True)
     config = uvicorn.Config(application, log_level="warning", lifespan="on")
