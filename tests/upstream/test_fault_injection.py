@@ -13,9 +13,12 @@ from tests.upstream.faults import run_faults, table
 
 pytestmark = pytest.mark.anyio
 
+RUNS = int(os.environ.get("TOOLHOST_FAULT_RUNS", "30"))
 
+
+@pytest.mark.timeout(90 + RUNS * 10)
 async def test_every_call_gets_one_honest_result_and_nothing_hangs(tmp_path):
-    runs = int(os.environ.get("TOOLHOST_FAULT_RUNS", "30"))
+    runs = RUNS
     with anyio.fail_after(60 + runs * 10):
         stats = await run_faults(runs, tmp_path, seed=int(os.environ.get("TOOLHOST_FAULT_SEED", "0")))
     print("\n" + table(stats))
