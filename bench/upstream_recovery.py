@@ -108,8 +108,18 @@ async def main() -> None:
                 assert conn.status.state is ConnectionState.CONNECTED, (conn.name, conn.status.error)
 
             def sdk_pid() -> int:
-                out = subprocess.run(["pgrep", "-f", "-n", "servers.examples.orders"], capture_output=True, text=True)
-                return int(out.stdout.split()[0])
+                """The pid of *our* child running the orders server (never another process's)."""
+                for entry in Path("/proc").iterdir():
+                    if not entry.name.isdigit():
+                        continue
+                    try:
+                        ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                        cmd = (entry / "cmdline").read_bytes()
+                    except (OSError, IndexError, ValueError):
+                        continue
+                    if ppid == os.getpid() and b"servers.examples.orders" in cmd:
+                        return int(entry.name)
+                raise RuntimeError("the orders child of this process is not running")
 
             for _ in range(opts.rounds):
                 for name in ("fake", "sdk", "http"):
