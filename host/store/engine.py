@@ -193,7 +193,9 @@ def write_tx(engine: Engine) -> Iterator[Connection]:
 @contextmanager
 def read_tx(engine: Engine) -> Iterator[Connection]:
     """A read transaction: one consistent snapshot for several SELECTs (PostgreSQL: ``REPEATABLE READ``)."""
-    with engine.connect() as conn, conn.begin():
+    with engine.connect() as conn:
         if conn.dialect.name == "postgresql":
-            conn.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
-        yield conn
+            # psycopg sends it with the BEGIN (no extra round trip); reset when the connection returns to the pool
+            conn.execution_options(isolation_level="REPEATABLE READ")
+        with conn.begin():
+            yield conn
