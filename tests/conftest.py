@@ -12,9 +12,11 @@ def anyio_backend() -> str:
 
 @pytest.fixture(autouse=True)
 def _isolated_data_dir(tmp_path, monkeypatch):
-    """Point TOOLHOST_HOME at a temporary folder so no test writes outside it."""
+    """Point TOOLHOST_HOME at a temporary folder and unset any database URL, so no test writes outside it."""
     home = tmp_path / "toolhost-home"
     monkeypatch.setenv("TOOLHOST_HOME", str(home))
+    for name in ("TOOLHOST_DATABASE_URL", "TOOLHOST_DB_URL"):  # never the developer's own database
+        monkeypatch.delenv(name, raising=False)
     return home
 
 
