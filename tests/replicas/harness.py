@@ -22,7 +22,6 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +150,3 @@ def error_code(result: Any) -> str | None:
     if not result.is_error:
         return None
     return (result.meta or {}).get("toolhost/error", {}).get("code")
-
-
-def statuses(rows: Sequence[Any]) -> list[tuple[str | None, str | None]]:
-    return sorted((r.tool, r.status) for r in rows)
