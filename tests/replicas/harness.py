@@ -32,11 +32,13 @@ from typer.testing import CliRunner
 
 from servers.cli import app
 
-__all__ = ["Cluster", "Replica", "admin_cli", "call", "error_code"]
+__all__ = ["FLAKY", "ORDERS", "Cluster", "Replica", "admin_cli", "call", "error_code"]
 
 TOOLHOST = str(Path(sys.executable).parent / "toolhost")
 PY = sys.executable
 _runner = CliRunner()
+ORDERS = {"command": PY, "args": ["-m", "servers.examples.orders"]}
+FLAKY = {"command": PY, "args": ["-m", "servers.examples.flaky"]}
 
 
 def admin_cli(db_url: str, *args: str) -> str:
@@ -75,17 +77,15 @@ class Cluster:
     Args:
         db_url: the shared database (PostgreSQL in the tests).
         root: a temporary folder for the config and each replica's data folder.
-        servers: the ``mcpServers`` of the config (default: the ``orders`` and ``flaky`` examples).
+        servers: the ``mcpServers`` of the config (default: the ``orders`` example alone; ``FLAKY``
+            adds a slow tool).
     """
 
     def __init__(self, db_url: str, root: Path, servers: dict[str, Any] | None = None) -> None:
         self.db_url = db_url
         self.root = root
         self.config = root / "replicas.json"
-        self.config.write_text(json.dumps({"mcpServers": servers or {
-            "orders": {"command": PY, "args": ["-m", "servers.examples.orders"]},
-            "flaky": {"command": PY, "args": ["-m", "servers.examples.flaky"]},
-        }}))
+        self.config.write_text(json.dumps({"mcpServers": servers or {"orders": ORDERS}}))
         self.replicas: list[Replica] = []
 
     def admin(self, *args: str) -> str:
@@ -140,7 +140,7 @@ def _drain(proc: subprocess.Popen[str], lines: list[str]) -> None:
 
 async def call(url: str, key: str, tool: str, args: dict[str, Any] | None = None) -> Any:
     """One MCP client session (protocol negotiated by the SDK) doing one ``call_tool`` on ``url``."""
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=60)
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=120)
     async with http, Client(streamable_http_client(url, http_client=http)) as c:
         return await c.call_tool("call_tool", {"name": tool, "arguments": args or {}})
 

@@ -21,9 +21,10 @@ from host.store import schema as s
 from host.store.migrations import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.timeout(300)  # several Python processes start per test; CI machines are small
 
 
-def race(code: str, url: str, args: list[list[str]], timeout: float = 90) -> list[str]:
+def race(code: str, url: str, args: list[list[str]], timeout: float = 240) -> list[str]:
     """Start one process per ``args`` entry running ``code`` (``sys.argv[1]`` is ``url``), let them
     all get ready (each prints ``ready`` then waits for a line on stdin), release them at once and
     return each one's stdout after ``ready``. Fails with the stderr of any process that fails."""
