@@ -21,7 +21,13 @@ DataDir = Annotated[
 ]
 DbUrl = Annotated[
     str | None,
-    typer.Option("--db-url", envvar="TOOLHOST_DB_URL", help="SQLAlchemy URL (default: SQLite in the data folder)."),
+    typer.Option(
+        "--db-url",
+        envvar=["TOOLHOST_DATABASE_URL", "TOOLHOST_DB_URL"],
+        help="Permission database URL, e.g. postgresql://user:pass@host/toolhost (default: SQLite in the data "
+        "folder; also $TOOLHOST_DATABASE_URL, or the older $TOOLHOST_DB_URL).",
+        show_envvar=False,
+    ),
 ]
 
 

@@ -65,7 +65,13 @@ DataDirOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 DbUrlOpt = Annotated[
     str | None,
-    typer.Option("--db-url", envvar="TOOLHOST_DB_URL", help="Permission database URL (default: SQLite in the data folder)."),
+    typer.Option(
+        "--db-url",
+        envvar=["TOOLHOST_DATABASE_URL", "TOOLHOST_DB_URL"],
+        help="Permission database URL, e.g. postgresql://user:pass@host/toolhost (default: SQLite in the data "
+        "folder; also $TOOLHOST_DATABASE_URL, or the older $TOOLHOST_DB_URL).",
+        show_envvar=False,
+    ),
 ]
 UserOpt = Annotated[
     str | None, typer.Option("--user", help="Act as this user: only their grants apply (default: full local access).")

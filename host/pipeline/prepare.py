@@ -102,7 +102,12 @@ def unknown_tool_result(
     call: ToolCall, snapshot: RegistrySnapshot, policy: Policy, principal: Principal, suggest: Any
 ) -> ToolResult:
     """``unknown_tool`` with close names among the tools ``principal`` may see."""
-    visible = [r.qualified_name for r in snapshot.by_name.values() if policy.evaluate(principal, r).visible]
+    # One consistent view for the whole loop when the policy offers one (a live database policy
+    # would otherwise re-read its revision once per tool: a round trip each on PostgreSQL).
+    for_request = getattr(policy, "for_request", None)
+    sees = for_request(principal).visible if for_request is not None else (
+        lambda r: policy.evaluate(principal, r).visible)
+    visible = [r.qualified_name for r in snapshot.by_name.values() if sees(r)]
     close = suggest(call.name, 3, visible) if call.name else []
     did = f" Did you mean: {', '.join(close)}?" if close else ""
     return error_result(

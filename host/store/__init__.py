@@ -1,6 +1,7 @@
 """The permission store: users, roles, grants, API keys, approvals, pins and the audit log.
 
-SQLite by default (``<data_dir>/toolhost.db``, WAL), any SQLAlchemy URL otherwise; schema
+SQLite by default (``<data_dir>/toolhost.db``, WAL), PostgreSQL (psycopg 3) for several replicas
+sharing one database (see :mod:`host.store.engine`); schema
 versioned by :mod:`host.store.migrations`. Open with :meth:`Store.open`, then wrap it in the
 repositories below (or use :class:`host.access.AccessControl`, which holds them all).
 """
@@ -8,13 +9,15 @@ repositories below (or use :class:`host.access.AccessControl`, which holds them 
 from host.store.approvals import APPROVED_TTL_SECONDS, PENDING_TTL_SECONDS, ApprovalInfo, Approvals, arguments_hash
 from host.store.audit import AuditEntry, AuditLog, redact, redacted_full_json, redacted_json
 from host.store.db import Store
-from host.store.engine import DB_FILE_NAME, default_url, open_engine
+from host.store.engine import DB_FILE_NAME, default_url, normalize_url, open_engine, redact_url
 from host.store.errors import (
     AlreadyExists,
     ApprovalNotPending,
+    DatabaseUnavailable,
     InvalidValue,
     NotFound,
     PinHashMismatch,
+    SchemaMigrationFailed,
     SchemaTooNew,
     StoreError,
 )
@@ -33,6 +36,7 @@ __all__ = [
     "ApprovalInfo",
     "ApprovalNotPending",
     "Approvals",
+    "DatabaseUnavailable",
     "AuditEntry",
     "AuditLog",
     "Grants",
@@ -46,6 +50,7 @@ __all__ = [
     "Pins",
     "RoleInfo",
     "Roles",
+    "SchemaMigrationFailed",
     "SchemaTooNew",
     "Store",
     "StoreError",
@@ -56,10 +61,12 @@ __all__ = [
     "definition_json",
     "load_policy",
     "migrate",
+    "normalize_url",
     "open_engine",
     "parse_risk",
     "parse_token",
     "redact",
+    "redact_url",
     "redacted_full_json",
     "redacted_json",
 ]

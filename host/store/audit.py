@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import and_, insert, select, update
 
 from host.store import schema as s
-from host.store.db import Store
+from host.store.db import Store, fit_row
 from registry.redaction import REDACTED
 from registry.redaction import redact as redact_secrets
 
@@ -130,7 +130,7 @@ class AuditLog:
         """Append an entry (``arguments`` are redacted here); return its id."""
         with self.store.write() as conn:
             res = conn.execute(
-                insert(s.audit).values(
+                insert(s.audit).values(**fit_row(s.audit, dict(
                     at=time.time(),
                     user=user,
                     key_id=key_id,
@@ -142,7 +142,7 @@ class AuditLog:
                     duration_ms=duration_ms,
                     arguments=None if arguments is None else redacted_json(arguments),
                     detail=None if detail is None else _cut(redact_secrets(detail)),
-                )
+                )))
             )
             return int(res.inserted_primary_key[0])
 
@@ -212,7 +212,7 @@ class AuditLog:
                 return int(row.id)
             stamp = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime(now))
             res = conn.execute(
-                insert(s.audit).values(
+                insert(s.audit).values(**fit_row(s.audit, dict(
                     at=now,
                     user=user,
                     key_id=key_id,
@@ -221,6 +221,6 @@ class AuditLog:
                     rule=rule,
                     status="invalid_key",
                     detail=f"1 failed attempt since {stamp}: {_cut(redact_secrets(reason))}",
-                )
+                )))
             )
             return int(res.inserted_primary_key[0])

@@ -7,7 +7,9 @@
         ├── InvalidValue         a malformed name, risk or pattern (carries the field)
         ├── ApprovalNotPending   approve/deny on an approval that is no longer pending
         ├── PinHashMismatch      `pins accept --hash` names a definition that is no longer pending
-        └── SchemaTooNew         the database was migrated by a newer toolhost
+        ├── SchemaTooNew         the database was migrated by a newer toolhost
+        ├── SchemaMigrationFailed  the database is on an older schema and migrating it failed
+        └── DatabaseUnavailable  the database cannot be reached (down, wrong address, bad password)
 
 Each carries the values involved and says how to fix the problem.
 """
@@ -19,9 +21,11 @@ from host.errors import HostError
 __all__ = [
     "AlreadyExists",
     "ApprovalNotPending",
+    "DatabaseUnavailable",
     "InvalidValue",
     "NotFound",
     "PinHashMismatch",
+    "SchemaMigrationFailed",
     "SchemaTooNew",
     "StoreError",
 ]
@@ -90,4 +94,30 @@ class SchemaTooNew(StoreError):
         self.supported = supported
         super().__init__(
             f"database schema version {found} is newer than this toolhost supports ({supported}); upgrade toolhost"
+        )
+
+
+class SchemaMigrationFailed(StoreError):
+    """Attributes: found, supported (schema versions), reason (the database's error, one line)."""
+
+    def __init__(self, found: int, supported: int, reason: str) -> None:
+        self.found = found
+        self.supported = supported
+        self.reason = reason
+        super().__init__(
+            f"database schema version {found} is older than this toolhost ({supported}) and migrating it failed: "
+            f"{reason}; run toolhost once with a database role allowed to create tables (CREATE on the schema), "
+            "or restore the previous toolhost"
+        )
+
+
+class DatabaseUnavailable(StoreError):
+    """Attributes: url (password hidden), reason (the driver's error, one line)."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(
+            f"cannot reach the database at {url}: {reason}; check that it runs and that --db-url "
+            "(or $TOOLHOST_DATABASE_URL) names the right host, port, database, user and password"
         )

@@ -13,12 +13,19 @@ import time
 from collections.abc import Callable
 
 from sqlalchemy import Connection, Engine, inspect, select, text
+from sqlalchemy.exc import DBAPIError
 
 from host.store import schema as s
 from host.store.engine import write_tx
-from host.store.errors import SchemaTooNew
+from host.store.errors import SchemaMigrationFailed, SchemaTooNew
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "current_version", "migrate"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "current_version", "db_error_line", "migrate"]
+
+
+def db_error_line(error: DBAPIError) -> str:
+    """The driver's message of ``error`` on one line (no SQL, no parameters)."""
+    orig = getattr(error, "orig", None) or error
+    return " ".join(str(orig).split()) or type(orig).__name__
 
 
 def _v1_initial(conn: Connection) -> None:
@@ -46,8 +53,13 @@ def current_version(conn: Connection) -> int:
 def migrate(engine: Engine) -> int:
     """Bring the database to :data:`SCHEMA_VERSION`; return the version found before.
 
+    Several processes may call this at the same moment (replicas starting together): the first
+    migrates, the others wait for its lock and then find the schema current.
+
     Raises:
         SchemaTooNew: the database was written by a newer toolhost.
+        SchemaMigrationFailed: a migration failed (e.g. the role may not create tables); nothing
+            of it was committed (PostgreSQL and SQLite run DDL transactionally).
     """
     with write_tx(engine) as conn:
         if conn.dialect.name == "postgresql":
@@ -57,9 +69,12 @@ def migrate(engine: Engine) -> int:
             raise SchemaTooNew(found, SCHEMA_VERSION)
         if found == SCHEMA_VERSION:
             return found
-        s.schema_version.create(conn, checkfirst=True)
-        for migration in MIGRATIONS[found:]:
-            migration(conn)
+        try:
+            s.schema_version.create(conn, checkfirst=True)
+            for migration in MIGRATIONS[found:]:
+                migration(conn)
+        except DBAPIError as e:
+            raise SchemaMigrationFailed(found, SCHEMA_VERSION, db_error_line(e)) from e
         now = time.time()
         if found == 0:
             conn.execute(s.schema_version.insert().values(id=1, version=SCHEMA_VERSION, migrated_at=now))

@@ -1,4 +1,4 @@
-"""Fixtures for the permission tests: a fresh AccessControl on a temporary SQLite file and a record factory."""
+"""Fixtures for the permission tests: a fresh AccessControl (once on SQLite, once on PostgreSQL) and a record factory."""
 
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ def record() -> Callable[..., ToolRecord]:
 
 
 @pytest.fixture
-def access(tmp_path) -> Iterator[AccessControl]:
-    ac = AccessControl.open(tmp_path / "data")
+def access(store_url: str) -> Iterator[AccessControl]:
+    """A fresh, migrated store on each backend (see ``store_url`` in tests/conftest.py)."""
+    ac = AccessControl.open(url=store_url)
     try:
         yield ac
     finally:

@@ -1,4 +1,4 @@
-"""Concurrent grant changes from two real processes on one SQLite file lose nothing."""
+"""Concurrent grant changes from two real processes on one database (SQLite file, PostgreSQL) lose nothing."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ print("done", flush=True)
 """
 
 
-def test_two_processes_adding_and_removing_grants_lose_nothing(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'toolhost.db'}"
+def test_two_processes_adding_and_removing_grants_lose_nothing(store_url: str) -> None:
+    url = store_url
     access = AccessControl.open(url=url)
     access.users.add("alice")
     access.users.add("shared")
