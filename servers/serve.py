@@ -86,9 +86,14 @@ def bind_socket(host: str, port: int) -> socket.socket:
     if not 0 <= port <= 65535:
         raise ValueError(f"port must be 0-65535, got {port}")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP matters: asyncio turns Nagle off on accepted connections only when the
+    # socket says it is TCP (``base_events._set_nodelay`` checks ``sock.proto``); a socket made
+    # with proto 0 left every small streamed response waiting for the client's delayed ACK
+    # (~40 ms per call). TCP_NODELAY on the listener is inherited by accepted sockets on Linux too.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host.strip("[]"), port))
         sock.listen(2048)
         sock.set_inheritable(True)
