@@ -250,7 +250,7 @@ def tables(contenders: list[Contender], args: argparse.Namespace) -> None:
             c.label, f"{rate:.0f}", f"{pct(c.lat, 50):.2f}", f"{pct(c.lat, 99):.2f}",
             f"{rate / statistics.median(dh.rates):.2f}" if dh else "-",
             f"{rate / statistics.median(same.rates):.2f}" if same else "-",
-            f"{rate / statistics.median(fm.rates):.2f}" if fm and c.key.startswith("toolhost") else "-",
+            f"{rate / statistics.median(fm.rates):.2f}" if fm and not c.key.startswith(("direct", "fastmcp")) else "-",
             str(c.errors),
         )
     console.print(t)
@@ -268,7 +268,8 @@ def tables(contenders: list[Contender], args: argparse.Namespace) -> None:
             fm = fh if c.transport == "http" else fs
             row += [f"{rate:.0f}", f"{p50:.1f}", f"{p99:.1f}",
                     f"{rate / same.conc[k][0]:.2f}" if same else "-",
-                    f"{rate / fm.conc[k][0]:.2f}" if fm and c.key.startswith("toolhost") else "-", str(err)]
+                    f"{rate / fm.conc[k][0]:.2f}" if fm and not c.key.startswith(("direct", "fastmcp")) else "-",
+                    str(err)]
         t.add_row(*row)
     console.print(t)
 
@@ -320,6 +321,8 @@ def main() -> None:
     p.add_argument("--client-mode", default="auto", help="SDK Client mode: auto (2026-07-28 first) or legacy")
     p.add_argument("--many-tools", type=int, default=10_000)
     p.add_argument("--skip-memory", action="store_true")
+    p.add_argument("--alt", action="append", default=[], metavar="ENV=VAL,...",
+                   help="an extra toolhost HTTP contender served with these environment variables (A/B of settings)")
     args = p.parse_args()
     if args.quick:
         args.calls, args.rounds, args.seconds, args.levels, args.warmup = 200, 3, 3.0, [1, 8], 20
@@ -344,6 +347,12 @@ def main() -> None:
                       StdioServerParameters(command=PY, args=serve_cmd(cfg, tmp / "d3", "--stdio")[1:],
                                             cwd=str(ROOT), env=SERVE_ENV), "call_tool", via),
         ]
+        for i, alt in enumerate(args.alt):
+            env = dict(SERVE_ENV, **dict(kv.split("=", 1) for kv in alt.split(",")))
+            url = stack.enter_context(spawned(serve_cmd(cfg, tmp / f"alt{i}", "--port", "0"), env=env,
+                                              stream="stderr"))[1]
+            contenders.append(Contender(f"alt{i}", f"toolhost over HTTP, call_tool, {alt}", "http", url,
+                                        "call_tool", via))
         if fm_py:
             fm_url = stack.enter_context(spawned([fm_py, str(ROOT / "bench" / "fastmcp_proxy.py"), "--http", "--",
                                                   *ECHO], timeout=120))[1]
