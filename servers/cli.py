@@ -165,6 +165,9 @@ def serve(
         raise typer.Exit(2) from None
     cfg, root = _load(config, data_dir)
     access, enforce = _open_access(root, auth, db_url)
+    if access is not None:
+        access.audit_writer.configure(durability=cfg.defaults.audit_durability,
+                                      flush_interval_seconds=cfg.defaults.audit_flush_seconds)
     if not enforce and not stdio and not is_loopback(host):
         if auth != "off":
             err.print(f"[red]refusing to serve every tool without API keys on {host}[/red]: add users "
