@@ -137,3 +137,31 @@ async def test_sigkill_mid_load_keeps_every_answered_calls_row(tmp_path):
     assert len(audited) == len(set(audited))
     assert answered <= set(audited), sorted(answered - set(audited))[:5]
     assert len(set(audited) - answered) <= WORKERS
+
+
+@pytest.mark.anyio
+async def test_a_2026_call_over_http_writes_one_call_row_and_runs_no_listing(tmp_path):
+    """The SDK checks Mcp-Param headers of 2026-07-28 calls against the tool's input schema; the
+    registry server answers that lookup itself, so no tools/list handler (and no `list` audit row)
+    runs per call."""
+    data, cfg, key = setup(tmp_path, {})
+    proc, url = serve(data, cfg)
+    try:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"})
+        with anyio.fail_after(60):
+            async with http, Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as c:
+                for i in range(3):
+                    r = await c.call_tool("call_tool", {"name": "echo__echo", "arguments": {"text": f"t{i}"}})
+                    assert r.content[0].text == f"t{i}"
+        os.killpg(proc.pid, signal.SIGTERM)
+        assert proc.wait(60) == 0
+    finally:
+        stop_group(proc)
+    store = Store.open(data_dir=data)
+    try:
+        rows = AuditLog(store).query(limit=100)
+    finally:
+        store.close()
+    # 3 calls, and the one listing the SDK client itself makes (to learn output schemas) - not one per call
+    assert sorted((r.action, r.status) for r in rows if r.action in ("call", "list")) == [("call", "ok")] * 3 + [
+        ("list", "ok")]
