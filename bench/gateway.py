@@ -322,7 +322,8 @@ def main() -> None:
     p.add_argument("--many-tools", type=int, default=10_000)
     p.add_argument("--skip-memory", action="store_true")
     p.add_argument("--alt", action="append", default=[], metavar="ENV=VAL,...",
-                   help="an extra toolhost HTTP contender served with these environment variables (A/B of settings)")
+                   help="an extra toolhost contender served with these environment variables (A/B of settings); "
+                   "prefix 'stdio:' for a stdio one")
     args = p.parse_args()
     if args.quick:
         args.calls, args.rounds, args.seconds, args.levels, args.warmup = 200, 3, 3.0, [1, 8], 20
@@ -348,10 +349,17 @@ def main() -> None:
                                             cwd=str(ROOT), env=SERVE_ENV), "call_tool", via),
         ]
         for i, alt in enumerate(args.alt):
-            env = dict(SERVE_ENV, **dict(kv.split("=", 1) for kv in alt.split(",")))
+            transport, _, settings = alt.rpartition(":") if alt.startswith(("stdio:", "http:")) else ("http", "", alt)
+            env = dict(SERVE_ENV, **dict(kv.split("=", 1) for kv in settings.split(",")))
+            if transport == "stdio":
+                contenders.append(Contender(f"alt{i}", f"toolhost over stdio, call_tool, {settings}", "stdio",
+                                            StdioServerParameters(command=PY, args=serve_cmd(
+                                                cfg, tmp / f"alt{i}", "--stdio")[1:], cwd=str(ROOT), env=env),
+                                            "call_tool", via))
+                continue
             url = stack.enter_context(spawned(serve_cmd(cfg, tmp / f"alt{i}", "--port", "0"), env=env,
                                               stream="stderr"))[1]
-            contenders.append(Contender(f"alt{i}", f"toolhost over HTTP, call_tool, {alt}", "http", url,
+            contenders.append(Contender(f"alt{i}", f"toolhost over HTTP, call_tool, {settings}", "http", url,
                                         "call_tool", via))
         if fm_py:
             fm_url = stack.enter_context(spawned([fm_py, str(ROOT / "bench" / "fastmcp_proxy.py"), "--http", "--",

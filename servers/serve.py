@@ -268,11 +268,59 @@ class _StdinLines:
         return line.decode("utf-8", "replace") + sep.decode()
 
 
+class _StdoutWire:
+    """The MCP wire on stdout, written without a worker thread.
+
+    The SDK's default writer hands every message to a worker thread (``anyio.wrap_file``): two
+    thread hops per response, a measurable share of the stdio path. This writes with non-blocking
+    ``os.write`` on a private duplicate of fd 1 and waits for writability on the event loop only
+    when the pipe is full. Like the SDK's own claim, fd 1 is pointed at stderr while serving, so
+    a stray ``print`` cannot corrupt the wire; :meth:`close` restores it.
+    """
+
+    def __init__(self) -> None:
+        self.fd = os.dup(1)
+        os.set_blocking(self.fd, False)
+        os.dup2(2, 1)
+        self.pending = bytearray()
+
+    @staticmethod
+    def usable() -> bool:
+        return _StdinLines.usable(1)
+
+    async def write(self, text: str) -> None:
+        self.pending += text.encode("utf-8")
+
+    async def flush(self) -> None:
+        while self.pending:
+            try:
+                n = os.write(self.fd, self.pending)
+            except BlockingIOError:
+                await anyio.wait_writable(self.fd)
+                continue
+            del self.pending[:n]
+
+    def close(self) -> None:
+        """Write what is still buffered (blocking), then give fd 1 back to the wire."""
+        with contextlib.suppress(OSError):
+            os.set_blocking(self.fd, True)
+            while self.pending:
+                del self.pending[: os.write(self.fd, self.pending)]
+            os.dup2(self.fd, 1)
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+
 async def serve_stdio(server: Server[Any], *, stop: anyio.Event) -> None:
     """Serve ``server`` over this process's stdin/stdout until EOF or ``stop`` is set."""
     stdin: Any = _StdinLines(0) if _StdinLines.usable(0) else None
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_until, stop, tg.cancel_scope.cancel)
-        async with stdio_server(stdin=stdin) as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-        tg.cancel_scope.cancel()
+    stdout: Any = _StdoutWire() if stdin is not None and _StdoutWire.usable() else None
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_until, stop, tg.cancel_scope.cancel)
+            async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+            tg.cancel_scope.cancel()
+    finally:
+        if stdout is not None:
+            stdout.close()
