@@ -9,7 +9,8 @@ tool), with the SDK ``Client``:
 * direct stdio / direct HTTP: the client talks to the echo server itself (HTTP: the SDK's default
   streamable HTTP server, SSE, stateful);
 * toolhost HTTP ``call_tool`` / ``--expose all`` / toolhost stdio: ``toolhost serve`` (the real
-  CLI, a temporary data folder, open access) in front of the echo server over stdio;
+  CLI, a temporary data folder, open access) in front of the echo server over stdio; and HTTP
+  ``call_tool`` with a user's API key (grants checked, every call audited);
 * FastMCP proxy HTTP / stdio: ``create_proxy`` of FastMCP (``bench/fastmcp_proxy.py``, run by the
   python of a separate venv with fastmcp; default ``/tmp/fastmcp-venv/bin/python``) in front of
   the same echo server over stdio.
@@ -50,6 +51,9 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+import httpx2
 from rich.console import Console
 from rich.table import Table
 
@@ -146,11 +150,21 @@ class Contender:
     rates: list[float] = field(default_factory=list)
     errors: int = 0
     conc: dict[int, tuple[float, float, float, int]] = field(default_factory=dict)
+    token: str | None = None
 
-    def client(self, mode: str) -> Client:
-        if self.transport == "http":
-            return Client(self.target, mode=mode)
-        return Client(stdio_client(self.target, errlog=open(os.devnull, "w")), mode=mode)  # noqa: SIM115
+    @contextlib.asynccontextmanager
+    async def client(self, mode: str) -> AsyncIterator[Client]:
+        if self.transport == "http" and self.token:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}) as http:
+                async with Client(streamable_http_client(self.target, http_client=http), mode=mode) as c:
+                    yield c
+        elif self.transport == "http":
+            async with Client(self.target, mode=mode) as c:
+                yield c
+        else:
+            with open(os.devnull, "w") as errlog:
+                async with Client(stdio_client(self.target, errlog=errlog), mode=mode) as c:
+                    yield c
 
 
 async def _one(c: Client, who: Contender) -> float:
@@ -254,23 +268,59 @@ def tables(contenders: list[Contender], args: argparse.Namespace) -> None:
             str(c.errors),
         )
     console.print(t)
-    t = Table(title=f"Concurrent clients ({args.seconds:g} s each; HTTP: one session per client, "
-                    "stdio: calls in flight on one session)")
-    t.add_column("path")
     for k in args.levels:
-        for col in ("calls/s", "p50", "p99", "vs direct", "vs FastMCP", "err"):
-            t.add_column(f"{k}: {col}", justify="right")
-    for c in contenders:
-        row = [c.label]
-        for k in args.levels:
+        t = Table(title=f"{k} concurrent client(s), {args.seconds:g} s (HTTP: one session per client; "
+                        "stdio: calls in flight on one session)")
+        for col in ("path", "calls/s", "p50 ms", "p99 ms", "vs direct same transport", "p99 vs direct",
+                    "vs FastMCP same transport", "errors"):
+            t.add_column(col, justify="right" if col != "path" else "left")
+        for c in contenders:
             rate, p50, p99, err = c.conc[k]
             same = dh if c.transport == "http" else ds
             fm = fh if c.transport == "http" else fs
-            row += [f"{rate:.0f}", f"{p50:.1f}", f"{p99:.1f}",
-                    f"{rate / same.conc[k][0]:.2f}" if same else "-",
-                    f"{rate / fm.conc[k][0]:.2f}" if fm and not c.key.startswith(("direct", "fastmcp")) else "-",
-                    str(err)]
-        t.add_row(*row)
+            t.add_row(c.label, f"{rate:.0f}", f"{p50:.1f}", f"{p99:.1f}",
+                      f"{rate / same.conc[k][0]:.2f}" if same else "-",
+                      f"{p99 / same.conc[k][2]:.2f}" if same else "-",
+                      f"{rate / fm.conc[k][0]:.2f}" if fm and not c.key.startswith(("direct", "fastmcp")) else "-",
+                      str(err))
+        console.print(t)
+    goals(contenders, args)
+
+
+def goals(contenders: list[Contender], args: argparse.Namespace) -> None:
+    """The issue's goals, each with the measured value."""
+    by = {c.key: c for c in contenders}
+    rows: list[tuple[str, str, bool]] = []
+
+    def seq(key: str) -> float:
+        return statistics.median(by[key].rates)
+
+    for key, base, want in (("toolhost-http", "direct-http", 0.85), ("toolhost-http-all", "direct-http", 0.85),
+                            ("toolhost-stdio", "direct-stdio", 0.85)):
+        if key in by and base in by:
+            r = seq(key) / seq(base)
+            rows.append((f"sequential {by[key].label} >= {want}x {base}", f"{r:.2f}x", r >= want))
+    for key, fm in (("toolhost-http", "fastmcp-http"), ("toolhost-stdio", "fastmcp-stdio")):
+        if key in by and fm in by:
+            r = seq(key) / seq(fm)
+            rows.append((f"sequential {by[key].label} >= 1.5x FastMCP", f"{r:.2f}x", r >= 1.5))
+            for k in args.levels:
+                r = by[key].conc[k][0] / by[fm].conc[k][0]
+                rows.append((f"{k} clients {by[key].label} >= 1.5x FastMCP", f"{r:.2f}x", r >= 1.5))
+    top = max(args.levels)
+    for key, base in (("toolhost-http", "direct-http"), ("toolhost-http-all", "direct-http")):
+        if key in by and base in by:
+            r = by[key].conc[top][0] / by[base].conc[top][0]
+            rows.append((f"{top} clients {by[key].label} >= 0.8x direct", f"{r:.2f}x", r >= 0.8))
+            p = by[key].conc[top][2] / by[base].conc[top][2]
+            rows.append((f"{top} clients {by[key].label} p99 <= 2x direct's", f"{p:.2f}x", p <= 2.0))
+    errors = sum(c.errors + sum(v[3] for v in c.conc.values()) for c in contenders)
+    rows.append(("no errors at any level", str(errors), errors == 0))
+    t = Table(title="Goals of issue 12")
+    for col in ("goal", "measured", "met"):
+        t.add_column(col)
+    for goal, value, ok in rows:
+        t.add_row(goal, value, "yes" if ok else "NO")
     console.print(t)
 
 
@@ -361,6 +411,18 @@ def main() -> None:
                                               stream="stderr"))[1]
             contenders.append(Contender(f"alt{i}", f"toolhost over HTTP, call_tool, {settings}", "http", url,
                                         "call_tool", via))
+        if not args.only or "toolhost-http-key" in args.only:
+            data = tmp / "d4"
+            for cmd in (["users", "add", "bench"], ["grants", "add", "bench", "echo__*"]):
+                subprocess.run([PY, "-m", "servers.cli", *cmd, "--data-dir", str(data)], cwd=ROOT, check=True,
+                               stdout=subprocess.DEVNULL, env=SERVE_ENV)
+            out = subprocess.run([PY, "-m", "servers.cli", "keys", "create", "bench", "--data-dir", str(data)],
+                                 cwd=ROOT, check=True, capture_output=True, text=True, env=SERVE_ENV).stdout
+            token = re.search(r"(th_\w+_\S+)", out).group(1)
+            key_url = stack.enter_context(spawned(serve_cmd(cfg, data, "--port", "0"), env=SERVE_ENV,
+                                                  stream="stderr"))[1]
+            contenders.append(Contender("toolhost-http-key", "toolhost over HTTP, call_tool, API key + audit",
+                                        "http", key_url, "call_tool", via, token=token))
         if fm_py:
             fm_url = stack.enter_context(spawned([fm_py, str(ROOT / "bench" / "fastmcp_proxy.py"), "--http", "--",
                                                   *ECHO], timeout=120))[1]
