@@ -224,6 +224,11 @@ class HostDefaults(BaseModel):
     healthy_after_seconds: float = Field(default=60.0, ge=0)
     backoff_max_seconds: float = Field(default=60.0, gt=0)
     relist_min_interval_seconds: float = Field(default=1.0, ge=0)
+    audit_durability: Literal["commit", "interval"] = "commit"
+    """``commit``: a call is answered only after its audit row is committed (no answered call's row
+    is lost even if the process crashes); ``interval``: rows are committed in the background within
+    ``audit_flush_seconds`` (see :mod:`host.access.audit_writer`)."""
+    audit_flush_seconds: float = Field(default=0.05, gt=0, le=60)
 
 
 class HostConfig(BaseModel):

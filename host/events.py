@@ -77,12 +77,18 @@ class EventLog:
         self.max_open_files = max_open_files
         self._seq: dict[str, int] = {}
         self._fds: dict[str, int] = {}
+        self._paths: dict[str, Path] = {}  # safe_file_name is not free; it runs 3x per tool call
         self._root_made = False
         self._lock = threading.Lock()
 
     def path_for(self, conversation_id: str) -> Path:
         """The JSONL file of ``conversation_id``."""
-        return self.root / f"{safe_file_name(conversation_id)}.jsonl"
+        path = self._paths.get(conversation_id)
+        if path is None:
+            if len(self._paths) >= 1024:
+                self._paths.clear()
+            path = self._paths[conversation_id] = self.root / f"{safe_file_name(conversation_id)}.jsonl"
+        return path
 
     def _next_seq(self, conversation_id: str, path: Path) -> int:
         seq = self._seq.get(conversation_id)

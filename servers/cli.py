@@ -39,6 +39,7 @@ from servers.serve import (
     DEFAULT_PORT,
     MCP_PATH,
     bind_socket,
+    event_loop_options,
     host_for_url,
     serve_http,
     serve_stdio,
@@ -90,9 +91,9 @@ def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]
     return cfg, root
 
 
-def _run(coro_fn: Any, *args: Any) -> Any:
+def _run(coro_fn: Any, *args: Any, backend_options: dict[str, Any] | None = None) -> Any:
     try:
-        return anyio.run(coro_fn, *args)
+        return anyio.run(coro_fn, *args, backend_options=backend_options)
     except KeyboardInterrupt:  # pragma: no cover - interactive
         raise typer.Exit(130) from None
 
@@ -163,8 +164,16 @@ def serve(
     if expose not in ("search", "all"):
         err.print(f"[red]--expose must be 'search' or 'all', got {expose!r}[/red]")
         raise typer.Exit(2)
+    try:
+        loop_options = event_loop_options()
+    except ValueError as e:
+        err.print(f"[red]{e}[/red]")
+        raise typer.Exit(2) from None
     cfg, root = _load(config, data_dir)
     access, enforce = _open_access(root, auth, db_url)
+    if access is not None:
+        access.audit_writer.configure(durability=cfg.defaults.audit_durability,
+                                      flush_interval_seconds=cfg.defaults.audit_flush_seconds)
     if not enforce and not stdio and not is_loopback(host):
         if auth != "off":
             err.print(f"[red]refusing to serve every tool without API keys on {host}[/red]: add users "
@@ -245,7 +254,7 @@ def serve(
         err.print("toolhost stopped; all servers closed.")
 
     try:
-        _run(body)
+        _run(body, backend_options=loop_options)
     finally:
         if access is not None:
             access.close()

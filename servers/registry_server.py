@@ -123,6 +123,18 @@ def _as_mcp_tool(tool: ToolRecord) -> Tool:
     )
 
 
+class _NoRequest:
+    """A stand-in request context for :func:`create_registry_server`'s schema lookup, which the SDK
+    calls outside any handler: resolvers then fall back to the SDK's auth context variable."""
+
+    request = None
+    session = None
+    protocol_version = "2026-07-28"
+
+
+_NO_REQUEST: Any = _NoRequest()
+
+
 def _text_error(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
@@ -241,9 +253,28 @@ def create_registry_server(
             return await run_call(ctx, principal, target, inner)
         return await run_call(ctx, principal, params.name, args)
 
+    def input_schema_of(name: str) -> dict[str, Any] | None:
+        """The SDK's ``get_tool_input_schema`` hook (2026-07-28 ``Mcp-Param-*`` header checks).
+
+        Without it the SDK runs the whole ``tools/list`` handler (and its audit row) before every
+        2026-07-28 ``tools/call`` just to find one schema. A tool the caller may not see answers
+        ``None`` (no header check), exactly like a name that does not exist, so names cannot be
+        probed; the caller comes from the request's bearer token (the SDK's auth context).
+        """
+        if name == CALL_TOOL:
+            return _CALL_TOOL.input_schema
+        if name == TOOL_SEARCH:
+            return _SEARCH_TOOL.input_schema
+        record = runtime.registry.snapshot().get(name)
+        if record is None:
+            return None
+        visible, _key = runtime.visibility(resolve(_NO_REQUEST))
+        return record.input_schema if visible(record) else None
+
     return Server(
         name,
         version="0.1.0",
+        get_tool_input_schema=input_schema_of,
         instructions=(
             "toolhost: one MCP server in front of many. Use tool_search to find a tool for the task, "
             "then call_tool with its exact name and arguments."

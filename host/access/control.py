@@ -14,7 +14,9 @@
   :class:`host.pipeline.prepare.ApprovalHook`;
 * pins: :meth:`~AccessControl.observe` / :meth:`~AccessControl.watch` record served definitions
   (BR-24);
-* audit: :meth:`~AccessControl.audit`.
+* audit: :meth:`~AccessControl.audit`; the request path's :meth:`~AccessControl.audit_async` and
+  :meth:`~AccessControl.audit_call_async` go through the batched write-behind
+  (:mod:`host.access.audit_writer`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from host.access.audit_writer import AuditWriter
 from host.pipeline.prepare import ApprovalOutcome
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -139,6 +142,7 @@ class AccessControl:
         )
         self.pins = Pins(store, new_tools=new_tools)
         self.audit_log = AuditLog(store)
+        self.audit_writer = AuditWriter(self.audit_log)
         self._lock = threading.Lock()
         self._cached: tuple[int, PinnedPolicy] | None = None
 
@@ -150,7 +154,11 @@ class AccessControl:
         return cls(Store.open(url, data_dir=data_dir), **kwargs)
 
     def close(self) -> None:
-        self.store.close()
+        """Write every queued audit row (:meth:`AuditWriter.close`), then close the store."""
+        try:
+            self.audit_writer.close()
+        finally:
+            self.store.close()
 
     # -- who --------------------------------------------------------------------------------
     def authenticate(self, token: str | None) -> Principal | None:
@@ -328,21 +336,30 @@ class AccessControl:
         ``decision`` may be a :class:`Decision` (its effect and rule are stored) or an effect string.
         ``action``: ``call``, ``list``, ``search``, ``auth``, ``approval`` or ``pin``.
         """
-        if isinstance(decision, Decision):
-            rule = rule or decision.rule
-            decision = decision.effect.value
-        return self.audit_log.record(
-            action=action,
-            user=principal.user if principal else None,
-            key_id=principal.key_id if principal else None,
-            tool=tool,
-            decision=decision,
-            rule=rule,
-            status=status,
-            duration_ms=None if duration_seconds is None else duration_seconds * 1000.0,
-            arguments=arguments,
-            detail=detail,
-        )
+        return self.audit_log.record(**_entry(
+            action=action, principal=principal, tool=tool, decision=decision, rule=rule, status=status,
+            duration_seconds=duration_seconds, arguments=arguments, detail=detail,
+        ))
+
+    def _call_entry(
+        self,
+        principal: Principal,
+        name: str,
+        arguments: Any,
+        *,
+        status: str,
+        duration_seconds: float | None = None,
+        tool: ToolRecord | None = None,
+        detail: str | None = None,
+    ) -> dict[str, Any]:
+        if tool is None:
+            decision: Decision | str = "deny"
+            rule: str | None = "unknown-tool"
+        else:
+            decision = self.evaluate(principal, tool)
+            rule = decision.rule
+        return _entry(action="call", principal=principal, tool=name, decision=decision, rule=rule, status=status,
+                      duration_seconds=duration_seconds, arguments=arguments, detail=detail)
 
     def audit_call(
         self,
@@ -360,31 +377,48 @@ class AccessControl:
         is recorded as ``deny`` with rule ``unknown-tool``), so denied names the caller was told are
         "unknown" still show their real deciding rule here. ``status`` is the result status
         (``ok``, ``unknown_tool``, ``approval_required``, ...); arguments are redacted."""
-        if tool is None:
-            decision: Decision | str = "deny"
-            rule: str | None = "unknown-tool"
-        else:
-            decision = self.evaluate(principal, tool)
-            rule = decision.rule
-        return self.audit(
-            action="call",
-            principal=principal,
-            tool=name,
-            decision=decision,
-            rule=rule,
-            status=status,
-            duration_seconds=duration_seconds,
-            arguments=arguments,
-            detail=detail,
-        )
+        return self.audit_log.record(**self._call_entry(
+            principal, name, arguments, status=status, duration_seconds=duration_seconds, tool=tool, detail=detail
+        ))
 
-    async def audit_call_async(self, principal: Principal, name: str, arguments: Any, **kwargs: Any) -> int:
-        """:meth:`audit_call` on a worker thread."""
-        return await anyio.to_thread.run_sync(partial(self.audit_call, principal, name, arguments, **kwargs))
+    async def audit_call_async(self, principal: Principal, name: str, arguments: Any, **kwargs: Any) -> int | None:
+        """:meth:`audit_call` through the write-behind (:attr:`audit_writer`, batched, off the event
+        loop): returns the row id once committed (``commit`` durability) or ``None`` (``interval``)."""
+        return await self.audit_writer.write(self._call_entry(principal, name, arguments, **kwargs))
 
-    async def audit_async(self, **kwargs: Any) -> int:
-        """:meth:`audit` on a worker thread (never blocks the event loop on a busy database)."""
-        return await anyio.to_thread.run_sync(partial(self.audit, **kwargs))
+    async def audit_async(self, **kwargs: Any) -> int | None:
+        """:meth:`audit` through the write-behind (see :meth:`audit_call_async`)."""
+        return await self.audit_writer.write(_entry(**kwargs))
+
+
+def _entry(
+    *,
+    action: str,
+    principal: Principal | None = None,
+    tool: str | None = None,
+    decision: Decision | str | None = None,
+    rule: str | None = None,
+    status: str | None = None,
+    duration_seconds: float | None = None,
+    arguments: Any = None,
+    detail: str | None = None,
+) -> dict[str, Any]:
+    """:meth:`host.store.AuditLog.record` keyword arguments of one audit entry."""
+    if isinstance(decision, Decision):
+        rule = rule or decision.rule
+        decision = decision.effect.value
+    return {
+        "action": action,
+        "user": principal.user if principal else None,
+        "key_id": principal.key_id if principal else None,
+        "tool": tool,
+        "decision": decision,
+        "rule": rule,
+        "status": status,
+        "duration_ms": None if duration_seconds is None else duration_seconds * 1000.0,
+        "arguments": arguments,
+        "detail": detail,
+    }
 
 
 class ApprovalGate:

@@ -1,0 +1,233 @@
+"""Audit write-behind: rows are queued off the request path and written in batches by one thread.
+
+Before, every audited request hopped to a worker thread and ran its own SQLite transaction. Now a
+request puts its row on a bounded queue and one writer thread writes whatever has queued up in a
+single transaction (:meth:`host.store.AuditLog.record_many`); concurrent requests share commits.
+
+Guarantees (a "crash" is the serve *process* dying: SIGKILL, OOM kill, segfault; the database is
+SQLite in WAL mode with ``synchronous=NORMAL``, so a committed transaction survives a process
+crash but the last commits may be lost on power loss or an OS crash):
+
+* ``durability="commit"`` (default, :data:`DEFAULT_DURABILITY`): :meth:`AuditWriter.write`
+  returns only once the row's batch is committed, and the registry server answers a call only
+  after that. So **every call a client got an answer for has its audit row, whatever happens to
+  the process afterwards**. Batching still applies: rows of concurrent requests share a commit.
+* ``durability="interval"``: :meth:`AuditWriter.write` returns at once; the writer commits within
+  ``flush_interval_seconds`` (plus the time of one write) of a row being queued. A process crash
+  may lose at most the rows queued in that last window; nothing else.
+* Either way, an orderly shutdown (SIGINT/SIGTERM → :meth:`AuditWriter.close`) writes every
+  queued row before the process exits; rows are written in the order they were queued; at most
+  ``max_pending`` rows wait in memory (a full queue makes the next writer wait for room; no row
+  is ever dropped); a failing write is retried (``RETRY_DELAYS_SECONDS``), then logged with the
+  number of rows lost and raised to the requests waiting on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio.to_thread
+
+from host.store import AuditLog
+
+__all__ = ["DEFAULT_DURABILITY", "DEFAULT_FLUSH_INTERVAL_SECONDS", "AuditWriter", "Durability"]
+
+_log = logging.getLogger(__name__)
+
+Durability = Literal["commit", "interval"]
+DEFAULT_DURABILITY: Durability = "commit"
+DEFAULT_FLUSH_INTERVAL_SECONDS = 0.05
+"""How long the ``interval`` writer collects rows before a commit (seconds)."""
+RETRY_DELAYS_SECONDS = (0.05, 0.5, 2.0)
+"""Waits between attempts of a failing batch write (e.g. the database locked by another writer
+beyond SQLite's busy timeout)."""
+
+
+@dataclass
+class _Row:
+    entry: dict[str, Any]
+    done: concurrent.futures.Future[int] = field(default_factory=concurrent.futures.Future)
+
+
+@dataclass
+class _Flush:
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+_STOP = object()
+
+
+class AuditWriter:
+    """Batched, ordered writes of audit rows through :meth:`AuditLog.record_many` (see module doc).
+
+    Args:
+        audit_log: where rows go.
+        durability: ``"commit"`` (callers wait for the commit) or ``"interval"``.
+        flush_interval_seconds: the ``interval`` collection window.
+        max_batch: most rows per transaction.
+        max_pending: most rows queued in memory.
+
+    Thread-safe. The writer thread starts on the first row; :meth:`close` writes what is queued
+    and stops it. Rows written after :meth:`close` are written at once, on the caller's thread.
+    """
+
+    def __init__(
+        self,
+        audit_log: AuditLog,
+        *,
+        durability: Durability = DEFAULT_DURABILITY,
+        flush_interval_seconds: float = DEFAULT_FLUSH_INTERVAL_SECONDS,
+        max_batch: int = 500,
+        max_pending: int = 10_000,
+    ) -> None:
+        self.audit_log = audit_log
+        self.configure(durability=durability, flush_interval_seconds=flush_interval_seconds)
+        self.max_batch = max_batch
+        self._q: queue.Queue[Any] = queue.Queue(maxsize=max_pending)
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def configure(self, *, durability: Durability, flush_interval_seconds: float) -> None:
+        """Change the durability mode (see module doc); call before serving.
+
+        Raises:
+            ValueError: an unknown mode or a window outside (0, 60] seconds.
+        """
+        if durability not in ("commit", "interval"):
+            raise ValueError(f"audit durability must be 'commit' or 'interval', got {durability!r}")
+        if not 0 < flush_interval_seconds <= 60:
+            raise ValueError(f"audit flush interval must be in (0, 60] seconds, got {flush_interval_seconds!r}")
+        self.durability: Durability = durability
+        self.flush_interval_seconds = flush_interval_seconds
+
+    # -- producers ------------------------------------------------------------------------------
+    def submit(self, entry: dict[str, Any], *, block: bool = True) -> concurrent.futures.Future[int]:
+        """Queue one row (:meth:`AuditLog.record` keyword arguments; ``at`` defaults to now);
+        the future gets its id once committed.
+
+        Raises:
+            queue.Full: ``block=False`` and ``max_pending`` rows are waiting.
+        """
+        row = _Row({"at": time.time(), **entry})
+        with self._lock:
+            closed = self._closed
+            if not closed and self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="toolhost-audit-writer", daemon=True)
+                self._thread.start()
+        if closed:  # after shutdown: nothing drains the queue any more, so write it here
+            self._write([row])
+            return row.done
+        self._q.put(row, block=block)
+        return row.done
+
+    async def write(self, entry: dict[str, Any]) -> int | None:
+        """Queue one row from the event loop: with ``commit`` durability, wait until it is committed
+        and return its id; with ``interval``, return ``None`` at once. Never blocks the event loop
+        (a full queue is waited for on a worker thread)."""
+        try:
+            done = self.submit(entry, block=False)
+        except queue.Full:
+            done = await anyio.to_thread.run_sync(self.submit, entry)
+        if self.durability == "interval":
+            return None
+        return await asyncio.wrap_future(done)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Block until every row queued before this call is written; ``False`` on timeout."""
+        with self._lock:
+            running = self._thread is not None and not self._closed
+        if not running:
+            return True
+        marker = _Flush()
+        self._q.put(marker)
+        return marker.done.wait(timeout)
+
+    def close(self, timeout: float | None = 60.0) -> None:
+        """Write every queued row, then stop the writer thread (idempotent)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            thread = self._thread
+        if thread is not None:
+            self._q.put(_STOP)
+            thread.join(timeout)
+            if thread.is_alive():
+                _log.error("toolhost: the audit writer did not finish within %.0f s; %d rows may be unwritten",
+                           timeout or 0, self._q.qsize())
+
+    @property
+    def pending(self) -> int:
+        """Rows queued and not yet taken by the writer."""
+        return self._q.qsize()
+
+    # -- the writer thread ----------------------------------------------------------------------
+    def _run(self) -> None:
+        stop = False
+        while not stop:
+            batch: list[_Row] = []
+            flushes: list[_Flush] = []
+            item = self._q.get()
+            deadline = time.monotonic() + self.flush_interval_seconds
+            while True:
+                if item is _STOP:
+                    stop = True
+                elif isinstance(item, _Flush):
+                    flushes.append(item)
+                else:
+                    batch.append(item)
+                if stop or flushes or len(batch) >= self.max_batch:
+                    break
+                try:
+                    if self.durability == "interval":
+                        remaining = deadline - time.monotonic()
+                        if remaining <= 0:
+                            break
+                        item = self._q.get(timeout=remaining)
+                    else:
+                        item = self._q.get_nowait()  # group commit: whatever queued meanwhile
+                except queue.Empty:
+                    break
+            if stop:  # drain what is still queued (close() put _STOP after every row)
+                while True:
+                    try:
+                        rest = self._q.get_nowait()
+                    except queue.Empty:
+                        break
+                    if isinstance(rest, _Row):
+                        batch.append(rest)
+                    elif isinstance(rest, _Flush):
+                        flushes.append(rest)
+            for start in range(0, len(batch), self.max_batch):
+                self._write(batch[start : start + self.max_batch])
+            for f in flushes:
+                f.done.set()
+
+    def _write(self, batch: list[_Row]) -> None:
+        if not batch:
+            return
+        error: BaseException | None = None
+        for delay in (*RETRY_DELAYS_SECONDS, None):
+            try:
+                ids = self.audit_log.record_many([r.entry for r in batch])
+            except Exception as e:  # noqa: BLE001 - retried, then reported to every waiting request
+                error = e
+                if delay is not None:
+                    time.sleep(delay)
+                continue
+            for row, row_id in zip(batch, ids, strict=True):
+                row.done.set_result(row_id)
+            return
+        assert error is not None
+        _log.error("toolhost: could not write %d audit rows after %d attempts (%s: %s)", len(batch),
+                   len(RETRY_DELAYS_SECONDS) + 1, type(error).__name__, error)
+        for row in batch:
+            row.done.set_exception(error)
