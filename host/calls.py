@@ -79,7 +79,16 @@ class AudioBlock(BaseModel):
 
 
 class ResourceBlock(BaseModel):
-    """A reference to a resource (MCP ``resource_link`` or an embedded resource without text)."""
+    """A resource in a result: an MCP ``resource_link`` or an embedded ``resource``.
+
+    Attributes:
+        uri: the resource URI as the upstream server gave it.
+        name, mime_type, description, size: what the server said about it (``size`` in bytes).
+        embedded: ``True`` for an embedded resource (its data is in ``text`` or ``blob``),
+            ``False`` for a link.
+        text: the embedded text contents.
+        blob: the embedded binary contents, base64.
+    """
 
     model_config = ConfigDict(frozen=True)
     type: Literal["resource"] = "resource"
@@ -87,6 +96,10 @@ class ResourceBlock(BaseModel):
     name: str | None = None
     mime_type: str | None = None
     description: str | None = None
+    size: int | None = None
+    embedded: bool = False
+    text: str | None = None
+    blob: str | None = None
 
 
 ContentBlock = Annotated[TextBlock | ImageBlock | AudioBlock | ResourceBlock, Field(discriminator="type")]

@@ -83,7 +83,9 @@ class ServerOptions(BaseModel):
     """The ``toolhost`` block of one server entry.
 
     Attributes:
-        prefix: namespace prefix of the server's tools (default: the server name, sanitized).
+        prefix: namespace prefix of the server's tools, prompts and resources (default: the server
+            name, sanitized). ``""`` serves them under their original names and URIs; a name that
+            then collides with another server's is refused with an error naming both servers.
         enabled: if set, only these original tool names are registered.
         disabled: original tool names never registered.
         risk: per-tool risk override, ``{"tool": "read" | "write" | "destructive"}``.
@@ -95,6 +97,9 @@ class ServerOptions(BaseModel):
         first_connect_timeout_seconds, ping_interval_seconds, healthy_after_seconds,
         backoff_max_seconds, relist_min_interval_seconds: lifecycle settings, see
         :class:`LifecyclePolicy` (``None``: the top-level default).
+        protocol: ``"auto"`` (probe 2026-07-28 ``server/discover``, fall back to ``initialize``) or
+            ``"legacy"`` (always the 2025-11-25 ``initialize`` handshake, e.g. for servers whose
+            sampling/elicitation/subscriptions only work on handshake-era sessions).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -113,6 +118,7 @@ class ServerOptions(BaseModel):
     healthy_after_seconds: float | None = Field(default=None, ge=0)
     backoff_max_seconds: float | None = Field(default=None, gt=0)
     relist_min_interval_seconds: float | None = Field(default=None, ge=0)
+    protocol: Literal["auto", "legacy"] = "auto"
 
     def includes(self, tool: str) -> bool:
         """Whether the tool named ``tool`` (original name) is registered at all."""
@@ -144,7 +150,9 @@ class _ServerBase(BaseModel):
 
     @property
     def prefix(self) -> str:
-        """The sanitized namespace prefix of this server's tools."""
+        """The sanitized namespace prefix of this server's tools (``""``: un-namespaced)."""
+        if self.toolhost.prefix == "":
+            return ""
         return sanitize_prefix(self.toolhost.prefix or self.name)
 
 
@@ -511,7 +519,7 @@ def parse_config(
                 prefix = server.prefix
             except InvalidToolName as err:
                 raise ConfigError(f"mcpServers.{name}.toolhost.prefix", err.reason, source) from None
-            if prefix in prefixes:
+            if prefix and prefix in prefixes:
                 raise ConfigError(
                     f"mcpServers.{name}.toolhost.prefix",
                     f"prefix {prefix!r} is already used by server {prefixes[prefix]!r}; set a different "

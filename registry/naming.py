@@ -7,7 +7,9 @@ Rules (OpenAI function names are the strictest: ``^[a-zA-Z0-9_-]{1,64}$``; Anthr
   leading/trailing ``_``/``-`` and at most :data:`MAX_PREFIX_CHARS` characters. Because a prefix
   never contains ``__`` nor ends in ``_``, the first ``__`` of a qualified name always ends the
   prefix, so names of different servers can never collide.
-* A qualified name is ``prefix + "__" + tool_part``. ``tool_part`` is the original name with
+* A qualified name is ``prefix + "__" + tool_part``; an empty prefix (``toolhost.prefix: ""``,
+  un-namespaced serving) gives just ``tool_part``, and collisions with other servers are then
+  refused by the registry (:class:`registry.NameConflict` names both servers). ``tool_part`` is the original name with
   every character outside ``[A-Za-z0-9_-]`` replaced by ``_`` (after Unicode NFKC folding).
 * When the result is longer than :data:`MAX_NAME_CHARS`, or when two tools of one server
   sanitize to the same name, the lossy names get ``_`` + 8 hex digits of
@@ -100,7 +102,7 @@ def qualify(prefix: str, original_name: str, *, server: str | None = None, force
         A name matching :data:`NAME_PATTERN`.
     """
     part = sanitize_part(original_name)
-    name = f"{prefix}{_SEPARATOR}{part}"
+    name = f"{prefix}{_SEPARATOR}{part}" if prefix else part
     if force_hash or len(name) > MAX_NAME_CHARS:
         suffix = "_" + _short_hash(server or prefix, original_name)
         name = name[: MAX_NAME_CHARS - len(suffix)] + suffix
@@ -138,7 +140,7 @@ def assign_qualified_names(prefix: str, original_names: Iterable[str], *, server
             out[members[0]] = candidate
             continue
         for n in members:
-            exact = sanitize_part(n) == n and candidate == f"{prefix}{_SEPARATOR}{n}"
+            exact = sanitize_part(n) == n and candidate == (f"{prefix}{_SEPARATOR}{n}" if prefix else n)
             out[n] = candidate if exact else qualify(prefix, n, server=server, force_hash=True)
     # A forced hash could in theory land on another plain name; fall back to longer hashes.
     taken: dict[str, str] = {}
@@ -146,7 +148,8 @@ def assign_qualified_names(prefix: str, original_names: Iterable[str], *, server
         q = out[n]
         if q in taken:
             digest = hashlib.sha256(f"{server or prefix}\0{n}".encode()).hexdigest()[:16]
-            q = f"{prefix}{_SEPARATOR}{sanitize_part(n)}"[: MAX_NAME_CHARS - 17] + "_" + digest
+            q = (f"{prefix}{_SEPARATOR}" if prefix else "") + sanitize_part(n)
+            q = q[: MAX_NAME_CHARS - 17] + "_" + digest
             out[n] = q
         taken[q] = n
     return out

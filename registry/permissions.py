@@ -19,6 +19,13 @@ qualified name may contain (``[A-Za-z0-9_-]``). Matching is exact and case-sensi
 changes and look-alike Unicode never match a grant they should not (qualified names are ASCII by
 construction, see :mod:`registry.naming`).
 
+Prompts, resources and resource templates (issue 9) are judged by the same grants through a
+read-risk stand-in record (:meth:`registry.catalog.CatalogItem.as_record`) whose name is the
+item's *grant name*: a prompt's qualified name (``git__review``), or ``<prefix>__<resource name>``
+for a resource or template (``docs__readme``). So ``server:NAME`` and ``prefix__*`` cover all of a
+server's tools, prompts and resources alike, a deny glob hides matching prompts/resources too, and
+``max_risk``/approval never restrict them (they are ``read`` and never need approval).
+
 Source: toolhost issue 6; bug cases BR-24 and BR-26 in ``shared/docs/bug-cases.md``.
 """
 

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 import anyio
 from mcp.server import Server, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
@@ -42,10 +43,15 @@ from mcp.types import (
 
 from host.access import AccessControl, approval_elicitation
 from host.runtime import HostRuntime
+from host.upstream.identity import toolhost_version
+from host.upstream.relay import downstream_scope
 from registry import ANONYMOUS, Principal, ToolRecord
+from registry.catalog import qualify_uri
 from registry.search import DeferredLoadingState, tool_definition
 from registry.search import format_result as format_search
 from servers.approval_elicit import elicitor_for
+from servers.catalog_handlers import CatalogHandlers
+from servers.downstream import downstream_for
 from servers.notify import ToolsChangedNotifier
 from servers.results import to_mcp_result
 
@@ -172,6 +178,7 @@ def create_registry_server(
         A low-level ``Server``; run it with ``stdio_server()`` or ``streamable_http_app()``.
     """
     resolve = principal_for or (lambda _ctx: ANONYMOUS)
+    catalog = CatalogHandlers(runtime, resolve, access)
     # Deferred loading per client connection: tools a search returned stay listed for it.
     loaded: weakref.WeakKeyDictionary[Any, DeferredLoadingState] = weakref.WeakKeyDictionary()
 
@@ -208,11 +215,13 @@ def create_registry_server(
             await ctx.session.report_progress(progress, total, message)
 
         if access is None:
-            return to_mcp_result(await runtime.call(target, arguments, principal, progress_callback=forward_progress))
+            with downstream_scope(downstream_for(ctx, catalog.levels)):
+                result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
+            return to_mcp_result(result, uri_for=uri_mapper(target))
         started = time.perf_counter()
         status = "cancelled"  # stays so when the client goes away mid-call
         try:
-            with approval_elicitation(elicitor_for(ctx)):
+            with approval_elicitation(elicitor_for(ctx)), downstream_scope(downstream_for(ctx, catalog.levels)):
                 result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
             status = result.status.value
         finally:
@@ -225,7 +234,14 @@ def create_registry_server(
                     duration_seconds=time.perf_counter() - started,
                     tool=runtime.registry.snapshot().get(target),
                 )
-        return to_mcp_result(result)
+        return to_mcp_result(result, uri_for=uri_mapper(target))
+
+    def uri_mapper(target: str) -> Callable[[str], str] | None:
+        tool = runtime.registry.snapshot().get(target)
+        server = runtime.config.servers.get(tool.server) if tool is not None else None
+        if server is None or not server.prefix:
+            return None
+        return lambda uri, prefix=server.prefix: qualify_uri(prefix, uri)
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
         if notifier is not None:
@@ -271,9 +287,10 @@ def create_registry_server(
         visible, _key = runtime.visibility(resolve(_NO_REQUEST))
         return record.input_schema if visible(record) else None
 
-    return Server(
+    return _RegistryServer(
+        catalog,
         name,
-        version="0.1.0",
+        version=toolhost_version(),
         get_tool_input_schema=input_schema_of,
         instructions=(
             "toolhost: one MCP server in front of many. Use tool_search to find a tool for the task, "
@@ -281,7 +298,46 @@ def create_registry_server(
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        **catalog.handlers(),
     )
+
+
+class _RegistryServer(Server[Any]):
+    """The low-level server with capabilities that tell the truth (issue 9, BR-35).
+
+    ``tools.listChanged`` is true (toolhost sends ``notifications/tools/list_changed`` after a
+    ``tool_search`` and on registry changes); ``prompts``, ``resources`` (with ``subscribe`` and
+    ``listChanged``), ``completions`` and ``logging`` are declared only when some connected
+    upstream offers them.
+    """
+
+    def __init__(self, catalog: CatalogHandlers, *args: Any, **kwargs: Any) -> None:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # logging is deprecated at 2026-07-28; still relayed on older sessions
+            super().__init__(*args, **kwargs)
+        self._catalog = catalog
+
+    def get_capabilities(  # type: ignore[override]
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> Any:
+        options = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+        caps = super().get_capabilities(options, experimental_capabilities, extensions, protocol_version=protocol_version)
+        offered = self._catalog.offered()
+        update: dict[str, Any] = {}
+        if caps.tools is not None and not (protocol_version or "") >= "2026":
+            update["tools"] = caps.tools.model_copy(update={"list_changed": True})
+        for key, attr in (("prompts", "prompts"), ("resources", "resources"),
+                          ("completions", "completions"), ("logging", "logging")):
+            if not offered[key]:
+                update[attr] = None
+        return caps.model_copy(update=update)
 
 
 def _search(runtime: HostRuntime, principal: Principal, args: dict[str, Any]) -> tuple[CallToolResult, list[str]]:

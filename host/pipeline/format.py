@@ -4,9 +4,9 @@ Conversion (MCP 2025-11-25 content types):
 
 * ``text`` blocks: consecutive text is joined with ``"\\n"`` into one :class:`TextBlock`;
 * ``image`` / ``audio``: kept as :class:`ImageBlock` / :class:`AudioBlock` (base64 never enters text);
-* ``resource_link``: a text reference ``[resource link: NAME <URI> (MIME)]``;
-* embedded ``resource``: its text, or for a blob an image/audio block by MIME type, else a
-  text reference;
+* ``resource_link``: a :class:`ResourceBlock` (URI, name, MIME type, size kept);
+* embedded ``resource``: a :class:`ResourceBlock` with ``embedded=True`` and its ``text`` or
+  ``blob``; an image/audio blob becomes an image/audio block (so models can see it);
 * empty ``content`` with ``structuredContent``: the structured value's JSON as text.
 
 The structured value is returned separately (``ToolResult.structured``) and never cut.
@@ -28,7 +28,7 @@ from typing import Any
 
 from mcp import types as mt
 
-from host.calls import AudioBlock, ContentBlock, ImageBlock, TextBlock
+from host.calls import AudioBlock, ContentBlock, ImageBlock, ResourceBlock, TextBlock
 from host.paths import safe_file_name
 
 __all__ = [
@@ -87,12 +87,6 @@ class SpillStore:
             old.unlink(missing_ok=True)
 
 
-def _ref(kind: str, uri: str, name: str | None, mime: str | None, extra: str = "") -> str:
-    label = f"{name} " if name else ""
-    meta = ", ".join(x for x in (mime, extra) if x)
-    return f"[{kind}: {label}<{uri}>{f' ({meta})' if meta else ''}]"
-
-
 def convert_content(result: mt.CallToolResult) -> tuple[list[ContentBlock], Any]:
     """MCP result → (content blocks for the model, structured value). See module rules."""
     blocks: list[ContentBlock] = []
@@ -113,13 +107,15 @@ def convert_content(result: mt.CallToolResult) -> tuple[list[ContentBlock], Any]
             flush()
             blocks.append(AudioBlock(data=item.data, mime_type=item.mime_type))
         elif isinstance(item, mt.ResourceLink):
-            size = f"{item.size} bytes" if item.size is not None else ""
-            texts.append(_ref("resource link", str(item.uri), item.name, item.mime_type, size))
+            flush()
+            blocks.append(ResourceBlock(uri=str(item.uri), name=item.name, mime_type=item.mime_type,
+                                        description=item.description, size=item.size))
         elif isinstance(item, mt.EmbeddedResource):
             res = item.resource
             mime = res.mime_type or ""
             if isinstance(res, mt.TextResourceContents):
-                texts.append(res.text)
+                flush()
+                blocks.append(ResourceBlock(uri=str(res.uri), mime_type=res.mime_type, embedded=True, text=res.text))
             elif mime.startswith("image/"):
                 flush()
                 blocks.append(ImageBlock(data=res.blob, mime_type=mime))
@@ -127,8 +123,8 @@ def convert_content(result: mt.CallToolResult) -> tuple[list[ContentBlock], Any]
                 flush()
                 blocks.append(AudioBlock(data=res.blob, mime_type=mime))
             else:
-                approx = f"~{len(res.blob) * 3 // 4} bytes, binary, not shown"
-                texts.append(_ref("embedded resource", str(res.uri), None, mime or None, approx))
+                flush()
+                blocks.append(ResourceBlock(uri=str(res.uri), mime_type=res.mime_type, embedded=True, blob=res.blob))
         else:  # a content type this SDK version knows but we do not: describe, never dump
             texts.append(f"[unsupported content block of type {getattr(item, 'type', type(item).__name__)!r}]")
     flush()

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,15 @@ from anyio.abc import TaskStatus
 from mcp import Client, StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, Tool, ToolListChangedNotification
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged
+from mcp.types import (
+    CallToolResult,
+    PromptListChangedNotification,
+    ResourceListChangedNotification,
+    ResourceUpdatedNotification,
+    Tool,
+    ToolListChangedNotification,
+)
 
 from host.config import LifecyclePolicy, RemoteServerConfig, ServerConfig, StdioServerConfig
 from host.errors import CallTimeout, UpstreamUnavailable
@@ -55,7 +63,10 @@ from host.paths import logs_dir, safe_file_name
 from host.upstream.backoff import Backoff
 from host.upstream.calls import SessionExpired, call_client_tool, describe_exception
 from host.upstream.diagnose import diagnose, preflight
+from host.upstream.catalog import UpstreamCatalog, list_catalog
 from host.upstream.executor import ProgressCallback
+from host.upstream.identity import client_info
+from host.upstream.relay import Relay
 from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
 from host.upstream.listing import MAX_LIST_PAGES, list_all_tools
 from host.upstream.liveness import watch_liveness
@@ -112,6 +123,8 @@ class ServerConnection:
         reconnect: bool = True,
         on_status: Callable[[ServerStatus], None] | None = None,
         lifecycle: LifecyclePolicy | None = None,
+        on_catalog: Callable[[str, UpstreamCatalog], Awaitable[None]] | None = None,
+        on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -137,6 +150,12 @@ class ServerConnection:
         self._attempt = 0
         self._relist = RelistGate(self.lifecycle.relist_min_interval_seconds)
         self.log = ServerLog(logs_dir(data_dir) / f"{safe_file_name(config.name)}.stderr.log")
+        self.on_catalog = on_catalog
+        """``await on_catalog(server, catalog)`` after each listing of prompts/resources/templates."""
+        self.on_resource_updated = on_resource_updated
+        """``await on_resource_updated(server, original_uri)`` on ``notifications/resources/updated``."""
+        self.relay = Relay(config.name, logs_dir(data_dir) / f"{safe_file_name(config.name)}.log")
+        self._catalog_due = anyio.Event()
         quiet_sdk_logs()
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -216,6 +235,7 @@ class ServerConnection:
                     self._client, self._guard = client, guard
                     connected_at = time.perf_counter()
                     self._record_connected(client, tools, warnings, held, connected_at - t0)
+                    await self._list_catalog(client)
                     self._up.set()
                     report_started()
                     await self._serve(client)
@@ -257,6 +277,7 @@ class ServerConnection:
             if client.protocol_version >= "2026":
                 tg.start_soon(self._listen_2026, client)
             tg.start_soon(self._relist_loop, client)
+            tg.start_soon(self._catalog_loop, client)
             if not isinstance(self.config, StdioServerConfig) and self.lifecycle.ping_interval_seconds > 0:
                 tg.start_soon(self._ping_loop, client)
             await self._lost.wait()
@@ -281,6 +302,30 @@ class ServerConnection:
                 self.status.error = None
                 self._set_state(ConnectionState.CONNECTED)
 
+    async def _catalog_loop(self, client: Client) -> None:
+        """Re-list prompts/resources after their ``list_changed`` (bursts coalesce into one listing)."""
+        while True:
+            await self._catalog_due.wait()
+            self._catalog_due = anyio.Event()
+            await self._list_catalog(client)
+
+    async def _list_catalog(self, client: Client) -> None:
+        """List prompts/resources/templates (when announced) and report them; never fails the session."""
+        if self.on_catalog is None:
+            return
+        try:
+            with anyio.fail_after(self.connect_timeout_seconds):
+                catalog = await list_catalog(client)
+        except Exception as err:  # noqa: BLE001 - tools stay usable without the catalog
+            catalog = UpstreamCatalog(warnings=[f"listing prompts/resources failed: {describe_exception(err)}"])
+        self.status.warnings = [w for w in self.status.warnings if not w.startswith("catalog: ")]
+        self.status.warnings.extend(f"catalog: {w}" for w in catalog.warnings)
+        await self.on_catalog(self.name, catalog)
+
+    async def _resource_updated(self, uri: str) -> None:
+        if self.on_resource_updated is not None:
+            await self.on_resource_updated(self.name, str(uri))
+
     async def _ping_loop(self, client: Client) -> None:
         def miss(reason: str) -> None:
             self.log.write(f"toolhost: {reason}")
@@ -300,15 +345,29 @@ class ServerConnection:
 
     async def _listen_2026(self, client: Client) -> None:
         try:
-            async with client.listen(tools_list_changed=True) as sub:
-                async for _event in sub:
-                    self._relist.request()
+            caps = client.server_capabilities
+            async with client.listen(
+                tools_list_changed=True,
+                prompts_list_changed=caps is not None and caps.prompts is not None,
+                resources_list_changed=caps is not None and caps.resources is not None,
+            ) as sub:
+                async for event in sub:
+                    if isinstance(event, ResourceUpdated):
+                        await self._resource_updated(event.uri)
+                    elif isinstance(event, (PromptsListChanged, ResourcesListChanged)):
+                        self._catalog_due.set()
+                    elif isinstance(event, ToolsListChanged):
+                        self._relist.request()
         except Exception:  # noqa: BLE001 - listening is best effort; calls still work
             return
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, ToolListChangedNotification):
             self._relist.request()
+        elif isinstance(message, (PromptListChangedNotification, ResourceListChangedNotification)):
+            self._catalog_due.set()
+        elif isinstance(message, ResourceUpdatedNotification):
+            await self._resource_updated(message.params.uri)
 
     async def _open(self, stack: AsyncExitStack, guard: TransportGuard) -> Client:
         cfg = self.config
@@ -336,7 +395,18 @@ class ServerConnection:
                 )
             )
             transport = streamable_http_client(cfg.url, http_client=http)
-        return Client(guarded(transport, guard), message_handler=self._on_message, cache=None)
+        return Client(
+            guarded(transport, guard),
+            message_handler=self._on_message,
+            cache=None,
+            mode=cfg.toolhost.protocol,
+            client_info=client_info(),
+            logging_callback=self.relay.on_log,
+            log_level="debug",
+            elicitation_callback=self.relay.on_elicit,
+            sampling_callback=self.relay.on_sample,
+            list_roots_callback=self.relay.on_roots,
+        )
 
     # -- status ------------------------------------------------------------------------
     def _record_connected(
@@ -404,16 +474,17 @@ class ServerConnection:
             if client is None or self.status.state not in AVAILABLE_STATES:
                 raise UpstreamUnavailable(self.name, self.status.error or self.status.describe_state())
             try:
-                return await call_client_tool(
-                    client,
-                    self.name,
-                    tool,
-                    arguments,
-                    timeout_seconds=timeout_seconds if attempt == 1 else max(0.001, deadline - anyio.current_time()),
-                    progress_callback=progress_callback,
-                    on_lost=self._connection_lost,
-                    guard=guard,
-                )
+                with self.relay.active():
+                    return await call_client_tool(
+                        client,
+                        self.name,
+                        tool,
+                        arguments,
+                        timeout_seconds=timeout_seconds if attempt == 1 else max(0.001, deadline - anyio.current_time()),
+                        progress_callback=progress_callback,
+                        on_lost=self._connection_lost,
+                        guard=guard,
+                    )
             except CallTimeout:
                 raise CallTimeout(self.name, tool, timeout_seconds) from None
             except SessionExpired:
@@ -425,6 +496,17 @@ class ServerConnection:
                 self._connection_lost("the server forgot the MCP session (HTTP 404); re-initializing")
                 await self._wait_up(deadline)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def connected_client(self) -> Client:
+        """The live SDK client (for the forwarding helpers in :mod:`host.upstream.forward`).
+
+        Raises:
+            UpstreamUnavailable: not connected right now.
+        """
+        client = self._client
+        if client is None or self.status.state not in AVAILABLE_STATES:
+            raise UpstreamUnavailable(self.name, self.status.error or self.status.describe_state())
+        return client
 
     async def _wait_up(self, deadline: float) -> None:
         """Wait until the session is re-established (bounded by ``deadline``)."""

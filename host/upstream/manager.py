@@ -15,7 +15,7 @@ then SIGTERM, then SIGKILL).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -25,10 +25,12 @@ from anyio.abc import TaskGroup
 from mcp.types import CallToolResult, Tool
 
 from host.config import HostConfig, ServerConfig
+from host.upstream.catalog import UpstreamCatalog
 from host.upstream.connection import ConnectionState, ServerConnection, ServerStatus
 from host.upstream.status import AVAILABLE_STATES
 from host.errors import UpstreamUnavailable
 from host.upstream.executor import ProgressCallback
+from registry.catalog import Catalog, qualify_uri
 from registry import (
     NameConflict,
     ToolAnnotations,
@@ -134,6 +136,12 @@ class ServerManager:
         self.data_dir = data_dir
         self.registry = registry if registry is not None else ToolRegistry()
         self.on_status = on_status
+        self.catalog = Catalog()
+        """Prompts, resources and templates of every server (see :mod:`registry.catalog`)."""
+        self.catalog_listeners: list[Callable[[str], Awaitable[None]]] = []
+        """Called with the server name after its catalog changed (to send list_changed downstream)."""
+        self.resource_listeners: list[Callable[[str], Awaitable[None]]] = []
+        """Called with the exposed URI when an upstream says a resource was updated."""
         self.connections: dict[str, ServerConnection] = {
             name: ServerConnection(
                 server,
@@ -143,6 +151,8 @@ class ServerManager:
                 reconnect=reconnect,
                 on_status=self._notify,
                 lifecycle=config.lifecycle_for(server),
+                on_catalog=self._on_catalog,
+                on_resource_updated=self._on_resource_updated,
             )
             for name, server in config.servers.items()
         }
@@ -204,6 +214,25 @@ class ServerManager:
         except NameConflict as err:
             warnings.append(str(err))
 
+    async def _on_catalog(self, server: str, listing: UpstreamCatalog) -> None:
+        cfg = self.config.servers[server]
+        before = self.catalog.servers().get(server)
+        try:
+            after = self.catalog.replace_server(
+                server, cfg.prefix, prompts=listing.prompts, resources=listing.resources, templates=listing.templates
+            )
+        except NameConflict as err:
+            self.connections[server].status.warnings.append(f"catalog: {err}")
+            return
+        if before != after:
+            for listener in list(self.catalog_listeners):
+                await listener(server)
+
+    async def _on_resource_updated(self, server: str, uri: str) -> None:
+        exposed = qualify_uri(self.config.servers[server].prefix, uri)
+        for listener in list(self.resource_listeners):
+            await listener(exposed)
+
     def _notify(self, status: ServerStatus) -> None:
         if self.on_status is not None:
             self.on_status(status)
@@ -250,3 +279,20 @@ class ServerManager:
         return await conn.call_tool(
             tool, arguments, timeout_seconds=timeout_seconds, progress_callback=progress_callback
         )
+
+    # -- prompts, resources, completion (see host.upstream.forward) --------------------
+    def connection(self, server: str) -> ServerConnection:
+        """The connection of ``server``.
+
+        Raises:
+            UpstreamUnavailable: no such server in the configuration.
+        """
+        conn = self.connections.get(server)
+        if conn is None:
+            raise UpstreamUnavailable(server, "no such server in the configuration")
+        return conn
+
+    def request_timeout(self, server: str) -> float:
+        """Budget for one prompt/resource/completion request to ``server`` (seconds)."""
+        cfg = self.config.servers[server]
+        return cfg.toolhost.timeout_seconds or self.config.defaults.timeout_seconds

@@ -188,3 +188,12 @@ def test_toolhost_names_that_match_no_tool_are_reported():
         "toolhost.disabled names 'git_rest', which 'g' does not list",
         "toolhost.risk names 'nope', which 'g' does not list",
     ]
+
+
+def test_empty_prefix_is_honoured_and_may_be_shared() -> None:
+    """``prefix: ""`` means un-namespaced (issue 9); clashes are caught per name at listing time."""
+    cfg = parse_config({"mcpServers": {"a": {"command": "x", "toolhost": {"prefix": ""}},
+                                       "b": {"command": "y", "toolhost": {"prefix": ""}},
+                                       "c": {"command": "z"}}})
+    assert [cfg.servers[n].prefix for n in ("a", "b", "c")] == ["", "", "c"]
+    assert cfg.servers["a"].toolhost.protocol == "auto"

@@ -42,7 +42,7 @@ def test_servers_reports_both_protocol_generations(peers_config, tmp_path):
     assert code == 0, out
     rows = {r["name"]: r for r in json.loads(out)}
     assert {n: r["state"] for n, r in rows.items()} == {"time": "connected", "git": "connected", "everything": "connected"}
-    assert rows["time"]["tools"] == 2 and rows["everything"]["tools"] == 13 and rows["git"]["tools"] >= 12
+    assert rows["time"]["tools"] == 2 and rows["everything"]["tools"] == 17 and rows["git"]["tools"] >= 12
 
 
 def test_tools_lists_risk_from_real_annotations(peers_config, tmp_path):

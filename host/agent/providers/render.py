@@ -103,9 +103,20 @@ def media_note(block: Any, *, attached: bool) -> str:
     if isinstance(block, AudioBlock):
         return f"[audio {block.mime_type}, ~{_decoded_size(block.data)} bytes: not shown (audio is not supported here)]"
     if isinstance(block, ResourceBlock):
+        return resource_note(block)
+    return "[unsupported content]"
+
+
+def resource_note(block: ResourceBlock) -> str:
+    """A resource as text: link ``[resource URI (NAME)]``; embedded text in full after
+    a ``[resource URI (MIME)]`` line; an embedded blob as ``[resource URI (MIME), ~N bytes, binary, not shown]``."""
+    mime = f" ({block.mime_type})" if block.mime_type else ""
+    if not block.embedded:
         label = f" ({block.name})" if block.name else ""
         return f"[resource {block.uri}{label}]"
-    return "[unsupported content]"
+    if block.text is not None:
+        return f"[resource {block.uri}{mime}]\n{block.text}"
+    return f"[resource {block.uri}{mime}, ~{_decoded_size(block.blob or '')} bytes, binary, not shown]"
 
 
 def error_line(error: ErrorInfo | None, status: ResultStatus) -> str:

@@ -1,0 +1,76 @@
+"""Forwarding of prompt, resource and completion requests to one upstream connection.
+
+Each helper runs the request on the connection's live SDK client inside
+:meth:`host.upstream.relay.Relay.active` (so upstream logs/elicitations during it reach the
+calling client), bounded by ``timeout_seconds``. Upstream JSON-RPC errors propagate unchanged
+as :class:`mcp.MCPError` (code, message, data), so the gateway answers exactly what the
+upstream answered; a dead connection raises :class:`host.errors.UpstreamUnavailable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+import httpx2
+from mcp.types import (
+    CompleteResult,
+    EmptyResult,
+    GetPromptResult,
+    PromptReference,
+    ReadResourceResult,
+    ResourceTemplateReference,
+)
+
+from host.errors import UpstreamUnavailable
+from host.upstream.connection import ServerConnection
+
+__all__ = ["complete", "get_prompt", "read_resource", "subscribe", "unsubscribe"]
+
+T = TypeVar("T")
+
+
+async def _run(conn: ServerConnection, timeout_seconds: float, op: Callable[[Any], Awaitable[T]]) -> T:
+    client = conn.connected_client()
+    try:
+        with conn.relay.active(), anyio.fail_after(timeout_seconds):
+            return await op(client)
+    except TimeoutError:
+        raise UpstreamUnavailable(conn.name, f"no answer within {timeout_seconds:g} s") from None
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, httpx2.TransportError) as err:
+        raise UpstreamUnavailable(conn.name, f"connection lost: {type(err).__name__}") from None
+
+
+async def get_prompt(
+    conn: ServerConnection, name: str, arguments: dict[str, str] | None, *, timeout_seconds: float
+) -> GetPromptResult:
+    """``prompts/get`` of the original prompt ``name``."""
+    return await _run(conn, timeout_seconds, lambda c: c.get_prompt(name, arguments))
+
+
+async def read_resource(conn: ServerConnection, uri: str, *, timeout_seconds: float) -> ReadResourceResult:
+    """``resources/read`` of the original ``uri``."""
+    return await _run(conn, timeout_seconds, lambda c: c.read_resource(uri, cache_mode="bypass"))
+
+
+async def subscribe(conn: ServerConnection, uri: str, *, timeout_seconds: float) -> EmptyResult:
+    """``resources/subscribe`` to the original ``uri`` (handshake-era upstreams)."""
+    return await _run(conn, timeout_seconds, lambda c: c.subscribe_resource(uri))
+
+
+async def unsubscribe(conn: ServerConnection, uri: str, *, timeout_seconds: float) -> EmptyResult:
+    """``resources/unsubscribe`` from the original ``uri``."""
+    return await _run(conn, timeout_seconds, lambda c: c.unsubscribe_resource(uri))
+
+
+async def complete(
+    conn: ServerConnection,
+    ref: PromptReference | ResourceTemplateReference,
+    argument: dict[str, str],
+    context_arguments: dict[str, str] | None,
+    *,
+    timeout_seconds: float,
+) -> CompleteResult:
+    """``completion/complete`` for an original prompt name / URI template."""
+    return await _run(conn, timeout_seconds, lambda c: c.complete(ref, argument, context_arguments))

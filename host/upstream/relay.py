@@ -1,0 +1,195 @@
+"""Server→client traffic of an upstream, relayed to the downstream client that made the call.
+
+During a ``tools/call`` (or ``prompts/get``, ``resources/read``, ``completion/complete``) an
+upstream may send ``notifications/message`` (logs), ``elicitation/create``,
+``sampling/createMessage`` or ``roots/list``. Upstream sessions are shared by every downstream
+client, and on the handshake-era wire such a request names no call, so the relay routes by
+*who is waiting on this connection right now*:
+
+* The downstream request handler wraps its work in :func:`downstream_scope` with a
+  :class:`Downstream` (a context variable, inherited by child tasks, like
+  :func:`host.access.approval_elicitation`); the connection wraps each forwarded request in
+  :meth:`Relay.active`, which records that downstream while the upstream request runs.
+* When every in-flight request on the connection comes from one downstream session, that
+  session is the target. Otherwise (no call in flight, or calls of several sessions at once)
+  there is no safe target: logs go to the log file only, elicitation is **declined**, sampling
+  and roots get a JSON-RPC error - at once, so the upstream never hangs.
+* A target that did not declare the capability (``elicitation``, ``sampling``, ``roots``) gets
+  the same immediate decline/error. Forwarded requests are bounded by
+  :data:`FORWARD_TIMEOUT_SECONDS`.
+
+Every upstream log message is also appended to ``<data_dir>/logs/<server>.log`` (one line:
+UTC time, level, logger, JSON data). Source: MCP spec 2025-11-25, client features
+(elicitation, sampling, roots) and server utilities (logging).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.types import (
+    INVALID_REQUEST,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    ErrorData,
+    ListRootsResult,
+    LoggingMessageNotificationParams,
+)
+
+__all__ = ["FORWARD_TIMEOUT_SECONDS", "LOG_LEVELS", "Downstream", "Relay", "current_downstream", "downstream_scope"]
+
+FORWARD_TIMEOUT_SECONDS = 300.0
+"""Longest wait for a downstream answer to a relayed elicitation/sampling/roots request (seconds)."""
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+"""MCP (RFC 5424) log levels, least to most severe."""
+
+
+@dataclass(frozen=True)
+class Downstream:
+    """The downstream request an upstream request runs for.
+
+    Attributes:
+        session: identity of the downstream session (requests of one session share it).
+        log: deliver one upstream log message (the callee applies the session's level), or ``None``.
+        elicit: forward ``elicitation/create``; ``None`` when the client did not declare elicitation.
+        sample: forward ``sampling/createMessage``; ``None`` when the client did not declare sampling.
+        roots: forward ``roots/list``; ``None`` when the client did not declare roots.
+    """
+
+    session: object
+    log: Callable[[LoggingMessageNotificationParams, str], Awaitable[None]] | None = None
+    elicit: Callable[[ElicitRequestParams], Awaitable[ElicitResult]] | None = None
+    sample: Callable[[CreateMessageRequestParams], Awaitable[Any]] | None = None
+    roots: Callable[[], Awaitable[ListRootsResult]] | None = None
+
+
+_CURRENT: ContextVar[Downstream | None] = ContextVar("toolhost_downstream", default=None)
+
+
+@contextmanager
+def downstream_scope(downstream: Downstream | None) -> Iterator[None]:
+    """Within this block, upstream requests are made on behalf of ``downstream``."""
+    token = _CURRENT.set(downstream)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def current_downstream() -> Downstream | None:
+    """The downstream of the running request, or ``None`` (CLI, agent loop, tests)."""
+    return _CURRENT.get()
+
+
+class Relay:
+    """Routes one upstream connection's server→client traffic (see module docstring).
+
+    Args:
+        server: the upstream's config name (for messages).
+        log_path: the server's log file (created on first message).
+    """
+
+    def __init__(self, server: str, log_path: Path) -> None:
+        self.server = server
+        self.log_path = log_path
+        self._active: dict[int, Downstream] = {}
+        self._next = 0
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        """Mark the current downstream as waiting on this connection while the block runs."""
+        downstream = current_downstream()
+        if downstream is None:
+            yield
+            return
+        self._next += 1
+        key = self._next
+        self._active[key] = downstream
+        try:
+            yield
+        finally:
+            self._active.pop(key, None)
+
+    def target(self) -> Downstream | None:
+        """The one downstream session waiting on this connection, or ``None`` when none or several."""
+        sessions = {id(d.session): d for d in self._active.values()}
+        if len(sessions) != 1:
+            return None
+        return next(iter(sessions.values()))
+
+    # -- client callbacks (pass these to the SDK Client) -----------------------------------
+    async def on_log(self, params: LoggingMessageNotificationParams) -> None:
+        """``logging_callback``: write to the log file, then relay to the target."""
+        self._write(params)
+        target = self.target()
+        if target is not None and target.log is not None:
+            try:
+                await target.log(params, self.server)
+            except Exception:  # noqa: BLE001 - a gone client must not break the upstream session
+                return
+
+    async def on_elicit(self, _context: Any, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        """``elicitation_callback``: forward to the target, or decline at once."""
+        target = self.target()
+        if target is None or target.elicit is None:
+            return ElicitResult(action="decline")
+        try:
+            with anyio.fail_after(FORWARD_TIMEOUT_SECONDS):
+                return await target.elicit(params)
+        except Exception:  # noqa: BLE001 - no answer / client error: the user did not accept
+            return ElicitResult(action="cancel")
+
+    async def on_sample(self, _context: Any, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
+        """``sampling_callback``: forward to the target, or a clear error at once."""
+        target = self.target()
+        if target is None or target.sample is None:
+            return ErrorData(code=INVALID_REQUEST, message=self._no_target("sampling", target))
+        try:
+            with anyio.fail_after(FORWARD_TIMEOUT_SECONDS):
+                return await target.sample(params)
+        except Exception as err:  # noqa: BLE001 - report the downstream's failure upstream
+            return ErrorData(code=INVALID_REQUEST, message=f"toolhost: sampling failed downstream: {_describe(err)}")
+
+    async def on_roots(self, _context: Any) -> ListRootsResult | ErrorData:
+        """``list_roots_callback``: forward to the target, or a clear error at once."""
+        target = self.target()
+        if target is None or target.roots is None:
+            return ErrorData(code=INVALID_REQUEST, message=self._no_target("roots", target))
+        try:
+            with anyio.fail_after(FORWARD_TIMEOUT_SECONDS):
+                return await target.roots()
+        except Exception as err:  # noqa: BLE001
+            return ErrorData(code=INVALID_REQUEST, message=f"toolhost: roots/list failed downstream: {_describe(err)}")
+
+    def _no_target(self, what: str, target: Downstream | None) -> str:
+        if target is None:
+            return (f"toolhost: no single client is waiting on a request to {self.server!r}, "
+                    f"so {what} cannot be forwarded")
+        return f"toolhost: the client that made this request did not declare the {what} capability"
+
+    def _write(self, params: LoggingMessageNotificationParams) -> None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        data = params.data if isinstance(params.data, str) else json.dumps(params.data, ensure_ascii=False, default=str)
+        line = f"{stamp} {params.level.upper()} {params.logger or '-'}: {data}\n"
+        try:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.log_path, "a", encoding="utf-8") as fh:
+                fh.write(line)
+        except OSError:
+            return
+
+
+def _describe(err: BaseException) -> str:
+    text = getattr(err, "message", None) or str(err) or type(err).__name__
+    return text

@@ -1,0 +1,103 @@
+"""The calling client as a relay target for upstream server→client traffic.
+
+:func:`downstream_for` turns the current request (``ServerRequestContext``) into a
+:class:`host.upstream.relay.Downstream`: upstream log messages go to it at the level it set
+with ``logging/setLevel`` (:class:`LogLevels`; every level until it sets one), and upstream
+``elicitation/create``, ``sampling/createMessage`` and ``roots/list`` are forwarded to it only
+when it declared that capability (MCP spec 2025-11-25, client features). Requests are sent on
+the calling request's stream (``related_request_id``), params passed through whole.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from mcp.shared.message import ServerMessageMetadata
+from mcp.types import (
+    ClientCapabilities,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    CreateMessageResultWithTools,
+    ElicitationCapability,
+    ElicitRequest,
+    ElicitRequestParams,
+    ElicitResult,
+    ListRootsRequest,
+    ListRootsResult,
+    LoggingLevel,
+    LoggingMessageNotification,
+    LoggingMessageNotificationParams,
+    RootsCapability,
+    SamplingCapability,
+)
+
+from host.upstream.relay import LOG_LEVELS, Downstream
+
+__all__ = ["LogLevels", "downstream_for", "session_key"]
+
+
+def session_key(ctx: Any) -> Any:
+    """Identity of the client connection behind a request (stable across its requests)."""
+    session = getattr(ctx, "session", None)
+    return getattr(session, "_connection", None) or session
+
+
+class LogLevels:
+    """The ``logging/setLevel`` level of each client connection (weakly held)."""
+
+    def __init__(self) -> None:
+        self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+    def set(self, ctx: Any, level: LoggingLevel) -> None:
+        key = session_key(ctx)
+        if key is not None:
+            self._levels[key] = level
+
+    def wants(self, ctx: Any, level: str) -> bool:
+        """Whether a message at ``level`` goes to this client (all levels until it set one)."""
+        key = session_key(ctx)
+        floor = self._levels.get(key) if key is not None else None
+        if floor is None:
+            return True
+        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(floor)
+
+
+def _declares(session: Any, caps: ClientCapabilities) -> bool:
+    try:
+        return bool(session.check_client_capability(caps))
+    except Exception:  # noqa: BLE001 - a session that cannot tell is not asked
+        return False
+
+
+def downstream_for(ctx: Any, levels: LogLevels) -> Downstream | None:
+    """The relay target for request ``ctx`` (``None`` when it has no session)."""
+    session = getattr(ctx, "session", None)
+    if session is None:
+        return None
+    related = getattr(ctx, "request_id", None)
+    meta = ServerMessageMetadata(related_request_id=related)
+
+    async def log(params: LoggingMessageNotificationParams, _server: str) -> None:
+        if not levels.wants(ctx, params.level):
+            return
+        await session.send_notification(LoggingMessageNotification(params=params), related_request_id=related)
+
+    async def elicit(params: ElicitRequestParams) -> ElicitResult:
+        return await session.send_request(ElicitRequest(params=params), ElicitResult, metadata=meta)
+
+    async def sample(params: CreateMessageRequestParams) -> Any:
+        result_type = CreateMessageResultWithTools if params.tools else CreateMessageResult
+        return await session.send_request(CreateMessageRequest(params=params), result_type, metadata=meta)
+
+    async def roots() -> ListRootsResult:
+        return await session.send_request(ListRootsRequest(), ListRootsResult, metadata=meta)
+
+    return Downstream(
+        session=session_key(ctx),
+        log=log,
+        elicit=elicit if _declares(session, ClientCapabilities(elicitation=ElicitationCapability())) else None,
+        sample=sample if _declares(session, ClientCapabilities(sampling=SamplingCapability())) else None,
+        roots=roots if _declares(session, ClientCapabilities(roots=RootsCapability())) else None,
+    )

@@ -1,0 +1,31 @@
+"""The official MCP conformance suite (server scenarios) against our fixture, directly and through toolhost.
+
+Runs ``tests/peers/run_conformance.py --check`` for the suite versions CI pins and fails on any
+scenario that fails without a reason in ``tests/peers/conformance-baseline.json``. About 80 s.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
+import run_conformance  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("suite", "spec_version", "scenarios", "expected_scenarios"),
+    [("0.1", None, "active", 30), ("0.2", "2025-11-25", "all", 33)],
+)
+def test_conformance_server_scenarios_match_the_anchor(suite, spec_version, scenarios, expected_scenarios):
+    key = lambda t: run_conformance.baseline_key(suite, spec_version, t, scenarios)  # noqa: E731
+    baseline = run_conformance.json.loads(run_conformance.BASELINE.read_text())
+    anchor = run_conformance.run_target("anchor", suite, spec_version, scenarios)
+    gateway = run_conformance.run_target("toolhost", suite, spec_version, scenarios)
+    assert len(anchor) == expected_scenarios and set(gateway) == set(anchor)
+    assert run_conformance.regressions(anchor, baseline[key("anchor")]) == []
+    assert run_conformance.regressions(gateway, baseline[key("toolhost")]) == []
+    # the gateway passes exactly what the anchor passes
+    assert {n for n, r in gateway.items() if r.ok} == {n for n, r in anchor.items() if r.ok}
