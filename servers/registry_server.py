@@ -44,6 +44,7 @@ from host.access import AccessControl, approval_elicitation
 from host.runtime import HostRuntime
 from registry import ANONYMOUS, Principal, ToolRecord
 from registry.search import DeferredLoadingState, tool_definition
+from registry.search.guard import search_pattern_problem
 from registry.search import format_result as format_search
 from servers.approval_elicit import elicitor_for
 from servers.notify import ToolsChangedNotifier
@@ -294,6 +295,9 @@ def _search(runtime: HostRuntime, principal: Principal, args: dict[str, Any]) ->
     limit = args.get("limit", 5)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
         return _text_error(f"tool_search 'limit' must be an integer from 1 to {MAX_SEARCH_LIMIT}"), []
+    rejected = search_pattern_problem(query)
+    if rejected is not None:
+        return _text_error(f"invalid_arguments: tool_search 'query': {rejected}"), []
     result = runtime.search(query, principal, limit=limit)
     tools = [tool_definition(h.tool) | {"score": round(h.score, 4)} for h in result.hits]
     structured: dict[str, Any] = {"tools": tools}
