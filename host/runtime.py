@@ -18,8 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Hashable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+import time
+from typing import Any, Protocol
 
+import anyio
+
+from host.access.gate import approval_record
 from host.calls import ToolResult
 from host.config import HostConfig
 from host.upstream.connection import ServerStatus
@@ -30,7 +34,13 @@ from host.pipeline import ApprovalHook, CallContext, Pipeline
 from registry import ANONYMOUS, AllowAll, Policy, Principal, Risk, ToolRecord, ToolRegistry
 from registry.search import SearchIndex, SearchResult
 
-__all__ = ["HostRuntime"]
+__all__ = ["CallAuditor", "HostRuntime"]
+
+
+class CallAuditor(Protocol):
+    """Writes one audit row per finished call (e.g. :class:`host.access.AccessControl`)."""
+
+    async def audit_call_async(self, principal: Principal, name: str, arguments: Any, **kwargs: Any) -> int: ...
 
 
 class HostRuntime:
@@ -47,6 +57,8 @@ class HostRuntime:
         on_status: called on every server status change (live display).
         conversation_id: event-log file and spill folder for calls that name none (e.g. one
             per ``serve`` run, ``"cli"`` for CLI calls).
+        auditor: when given, every :meth:`call` is audited once it ends (also when cancelled),
+            with its principal, status, duration, definition hash and approval/approver.
     """
 
     def __init__(
@@ -59,8 +71,10 @@ class HostRuntime:
         reconnect: bool = False,
         on_status: Callable[[ServerStatus], None] | None = None,
         conversation_id: str = "default",
+        auditor: CallAuditor | None = None,
     ) -> None:
         self.config = config
+        self.auditor = auditor
         self.conversation_id = conversation_id
         self.data_dir = data_dir
         self.policy: Policy = policy or AllowAll()
@@ -177,4 +191,24 @@ class HostRuntime:
         """
         ctx = CallContext(principal=principal, conversation_id=conversation_id or self.conversation_id,
                           progress_callback=progress_callback)
-        return await self.pipeline.call(name, arguments, ctx, call_id=call_id)
+        if self.auditor is None:
+            return await self.pipeline.call(name, arguments, ctx, call_id=call_id)
+        started = time.perf_counter()
+        status = "cancelled"  # stays so when the caller goes away mid-call
+        with approval_record() as used:
+            try:
+                result = await self.pipeline.call(name, arguments, ctx, call_id=call_id)
+                status = result.status.value
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self.auditor.audit_call_async(
+                        principal,
+                        name,
+                        arguments,
+                        status=status,
+                        duration_seconds=time.perf_counter() - started,
+                        tool=self.registry.snapshot().get(name),
+                        approval_id=used.approval_id,
+                        approver=used.approver,
+                    )
+        return result

@@ -40,7 +40,7 @@ from mcp.types import (
     ToolAnnotations,
 )
 
-from host.access import AccessControl, approval_elicitation
+from host.access import AccessControl, approval_elicitation, approval_record
 from host.runtime import HostRuntime
 from registry import ANONYMOUS, Principal, ToolRecord
 from registry.search import DeferredLoadingState, tool_definition
@@ -208,24 +208,30 @@ def create_registry_server(
         async def forward_progress(progress: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(progress, total, message)
 
-        if access is None:
-            return to_mcp_result(await runtime.call(target, arguments, principal, progress_callback=forward_progress))
+        if access is None or runtime.auditor is not None:  # the runtime audits every call itself
+            with approval_elicitation(elicitor_for(ctx) if access is not None else None):
+                return to_mcp_result(
+                    await runtime.call(target, arguments, principal, progress_callback=forward_progress)
+                )
         started = time.perf_counter()
         status = "cancelled"  # stays so when the client goes away mid-call
-        try:
-            with approval_elicitation(elicitor_for(ctx)):
-                result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
-            status = result.status.value
-        finally:
-            with anyio.CancelScope(shield=True):
-                await access.audit_call_async(
-                    principal,
-                    target,
-                    arguments,
-                    status=status,
-                    duration_seconds=time.perf_counter() - started,
-                    tool=runtime.registry.snapshot().get(target),
-                )
+        with approval_record() as used:
+            try:
+                with approval_elicitation(elicitor_for(ctx)):
+                    result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
+                status = result.status.value
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await access.audit_call_async(
+                        principal,
+                        target,
+                        arguments,
+                        status=status,
+                        duration_seconds=time.perf_counter() - started,
+                        tool=runtime.registry.snapshot().get(target),
+                        approval_id=used.approval_id,
+                        approver=used.approver,
+                    )
         return to_mcp_result(result)
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
