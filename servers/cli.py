@@ -34,6 +34,7 @@ from servers.registry_server import create_registry_server
 from servers.access_mode import OpenAccessPolicy, is_loopback, open_access
 from servers.admin_cli import register as register_admin_commands
 from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver
+from servers.identity import UnknownUser, local_principal_name, require_user
 from servers.serve import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -111,9 +112,11 @@ async def _with_runtime(
     if user is not None:
         access, _enforce = _open_access(root, "on", db_url)
         try:
+            require_user(access, user, root)  # type: ignore[arg-type]
             principal = access.principal_for_user(user)  # type: ignore[union-attr]
-        except StoreError as e:
-            err.print(f"[red]{e}[/red]")
+        except (StoreError, UnknownUser) as e:
+            err.print(f"[red]error:[/red] {e}", highlight=False, markup=True)
+            access.close()  # type: ignore[union-attr]
             raise typer.Exit(2) from None
         policy = access
     else:
@@ -122,7 +125,8 @@ async def _with_runtime(
         access, _enforce = _open_access(root, "auto", db_url)
         policy = OpenAccessPolicy(access, fail_closed=False) if access is not None else None
     rt = HostRuntime(cfg, data_dir=root, conversation_id="cli", policy=policy,
-                     approvals=access.approval_hook() if user is not None and access is not None else None)
+                     approvals=access.approval_hook() if user is not None and access is not None else None,
+                     auditor=access)  # every CLI call is audited (principal local:<os user> without --user)
     try:
         if access is not None:
             access.watch(rt.registry)
@@ -132,7 +136,7 @@ async def _with_runtime(
                 rt.manager.on_status = None
                 if report_failures:
                     _report_failures(rt)
-                return await body(rt, principal or Principal())
+                return await body(rt, principal or Principal(user=local_principal_name()))
     finally:
         if access is not None:
             access.close()
@@ -174,6 +178,17 @@ def serve(
     if access is not None:
         access.audit_writer.configure(durability=cfg.defaults.audit_durability,
                                       flush_interval_seconds=cfg.defaults.audit_flush_seconds)
+    if user is not None:  # fail closed: a named user must exist, even where no users means open access
+        if access is None:
+            err.print(f"[red]error:[/red] --user {user} needs permissions, but --auth off disables them")
+            raise typer.Exit(2)
+        try:
+            require_user(access, user, root)
+        except UnknownUser as e:
+            err.print(f"[red]error:[/red] {e}", highlight=False)
+            access.close()
+            raise typer.Exit(2) from None
+        enforce = True
     if not enforce and not stdio and not is_loopback(host):
         if auth != "off":
             err.print(f"[red]refusing to serve every tool without API keys on {host}[/red]: add users "
@@ -199,6 +214,7 @@ def serve(
             conversation_id=run_id,
             policy=policy,
             approvals=access.approval_hook() if enforce and access is not None else None,
+            auditor=access,  # every call audited, whatever the transport (also in open access)
         )
         if access is not None:
             access.watch(rt.registry)  # pin definitions from the first listing on (BR-24)
