@@ -201,13 +201,15 @@ class HostRuntime:
                 status = result.status.value
             finally:
                 with anyio.CancelScope(shield=True):
+                    tool = self.registry.snapshot().get(name)
                     await self.auditor.audit_call_async(
                         principal,
                         name,
                         arguments,
                         status=status,
                         duration_seconds=time.perf_counter() - started,
-                        tool=self.registry.snapshot().get(name),
+                        tool=tool,
+                        decision=None if tool is None else self.policy.evaluate(principal, tool),
                         approval_id=used.approval_id,
                         approver=used.approver,
                     )

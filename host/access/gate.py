@@ -151,7 +151,7 @@ def decide(
         decision="allow" if approve else "deny",
         rule=info.rule,
         status=info.status,
-        detail=f"{how}: {info.status} by {by}" + (" (self-approval)" if how == "self-elicitation" else ""),
+        detail=f"{how}: {info.status} by {by}",
         definition_hash=info.definition_hash,
         approval_id=info.id,
         arguments_digest=info.arguments_hash,
