@@ -21,6 +21,7 @@ from rich.console import Console
 
 from host.config import HostConfig, load_config
 from host.access import AccessControl
+from host.limits import RateLimiter
 from host.errors import ConfigError, HostError
 from host.store import StoreError
 from host.paths import data_dir as resolve_data_dir
@@ -126,7 +127,8 @@ async def _with_runtime(
         policy = OpenAccessPolicy(access, fail_closed=False) if access is not None else None
     rt = HostRuntime(cfg, data_dir=root, conversation_id="cli", policy=policy,
                      approvals=access.approval_hook() if user is not None and access is not None else None,
-                     auditor=access)  # every CLI call is audited (principal local:<os user> without --user)
+                     auditor=access,  # every CLI call is audited (principal local:<os user> without --user)
+                     limiter=_limiter(access, cfg))
     try:
         if access is not None:
             access.watch(rt.registry)
@@ -140,6 +142,13 @@ async def _with_runtime(
     finally:
         if access is not None:
             access.close()
+
+
+def _limiter(access: AccessControl | None, cfg: HostConfig) -> RateLimiter | None:
+    """The config's rate limits over the permission database (shared by every process using it)."""
+    if access is None or cfg.defaults.rate_limits is None:
+        return None
+    return RateLimiter(access.store, cfg.defaults.rate_limits)
 
 
 def _report_failures(rt: HostRuntime) -> None:
@@ -215,6 +224,7 @@ def serve(
             policy=policy,
             approvals=access.approval_hook() if enforce and access is not None else None,
             auditor=access,  # every call audited, whatever the transport (also in open access)
+            limiter=_limiter(access, cfg),
         )
         if access is not None:
             access.watch(rt.registry)  # pin definitions from the first listing on (BR-24)
@@ -260,6 +270,7 @@ def serve(
                             stop=stop,
                             token_verifier=verifier,
                             auth=settings,
+                            session_limits=cfg.defaults.sessions,
                             on_ready=lambda url: err.print(
                                 f"[green]toolhost serving {len(rt.registry)} tools at {url}[/green]"
                                 + (" (API key required)" if enforce else "")
