@@ -18,7 +18,7 @@ from rich.table import Table
 
 from registry.permissions import Grant
 from servers.admin_common import DataDir, DbUrl, access, console, fail, when
-from servers.admin_review import approvals_app, audit_command, pins_app
+from servers.admin_review import approvals_app, pins_app
 
 __all__ = ["register"]
 

@@ -227,7 +227,7 @@ def audit_command(
     with access(data_dir, db_url) as a:
         rows = a.audit_log.query(user=user, tool=tool, status=status, action=action, limit=limit)
     table = Table(title="audit (newest first)")
-    for col in ("time", "user", "key", "action", "tool", "decision", "rule", "status", "ms", "arguments"):
+    for col in ("time", "user", "key", "action", "tool", "decision", "rule", "status", "approver", "ms", "arguments"):
         table.add_column(col)
     for r in rows:
         table.add_row(
@@ -239,6 +239,7 @@ def audit_command(
             r.decision or "-",
             r.rule or "-",
             r.status or "-",
+            r.approver or "-",
             "-" if r.duration_ms is None else f"{r.duration_ms:.1f}",
             (r.arguments or "-")[:50],
         )
