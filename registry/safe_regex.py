@@ -38,12 +38,13 @@ __all__ = [
 DEFAULT_TIMEOUT_SECONDS = 0.05
 """Budget of one :func:`search` call (seconds)."""
 
-MAX_REPEAT = 65_535
+MAX_REPEAT = 20_000
 """Largest counted repetition bound accepted by default (``{n}``, ``{n,m}``)."""
 
-MAX_UNROLLED = 100_000
+MAX_UNROLLED = 20_000
 """Largest unrolled pattern size accepted by default (atoms × enclosing repetition bounds); about
-270 bytes of compiled pattern each, so a pattern at the cap compiles in < 30 MB and a few ms."""
+270 bytes of compiled pattern each, so a pattern at the cap compiles in about 6 MB and < 0.1 s
+(``a{20000}``: 84 ms, ``(?:[\\w\\W]{140}){140}``: 28 ms on the CI machine)."""
 
 MAX_NESTING = 32
 """Deepest group nesting accepted."""

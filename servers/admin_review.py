@@ -227,7 +227,7 @@ def audit_command(
     with access(data_dir, db_url) as a:
         rows = a.audit_log.query(user=user, tool=tool, status=status, action=action, limit=limit)
     table = Table(title="audit (newest first)")
-    for col in ("time", "user", "key", "action", "tool", "decision", "rule", "status", "approver", "ms", "arguments"):
+    for col in ("time", "user", "key", "action", "tool", "decision", "rule", "status", "ms", "arguments"):
         table.add_column(col)
     for r in rows:
         table.add_row(
@@ -238,8 +238,7 @@ def audit_command(
             r.tool or "-",
             r.decision or "-",
             r.rule or "-",
-            r.status or "-",
-            r.approver or "-",
+            (r.status or "-") + (f" (by {r.approver})" if r.approver and r.action == "call" else ""),
             "-" if r.duration_ms is None else f"{r.duration_ms:.1f}",
             (r.arguments or "-")[:50],
         )

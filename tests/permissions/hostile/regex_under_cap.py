@@ -33,8 +33,8 @@ HOSTILE = [
 AT_CAP = [  # accepted: the most expensive patterns the limits let through (search, then library default)
     "(?:[\\w\\W]{99}){100}",
     "(?:a{99}|b{99}){50}",
-    "(?:[\\w\\W]{300}){300}",
-    "a{65535}",
+    "(?:[\\w\\W]{140}){140}",
+    "a{20000}",
 ]
 
 
