@@ -98,8 +98,8 @@ def test_auth_failure_aggregation_keeps_the_chain_intact(access: AccessControl) 
     assert access.audit_log.verify() == (2, None)
 
 
-def _append_many(path: str, n: int) -> None:
-    ac = AccessControl.open(path)
+def _append_many(path: str, n: int, url: str | None = None) -> None:
+    ac = AccessControl.open(path, url=url)
     try:
         for i in range(n):
             if i % 2:
@@ -128,27 +128,51 @@ def test_concurrent_appenders_in_several_processes_never_fork_the_chain(tmp_path
 
 
 def test_cli_verify_and_export(tmp_path, access: AccessControl) -> None:
-    data = tmp_path / "data"
+    db = ["--db-url", str(access.store.url)]
     _fill(access)
     app = typer.Typer()
     register(app)
     runner = CliRunner()
-    ok = runner.invoke(app, ["audit", "verify", "--data-dir", str(data)])
+    ok = runner.invoke(app, ["audit", "verify", *db])
     assert (ok.exit_code, ok.output.strip()) == (0, "ok: 6 rows of the audit log verified, the hash chain is intact")
     out = tmp_path / "audit.jsonl"
-    exported = runner.invoke(app, ["audit", "export", "--output", str(out), "--data-dir", str(data)])
+    exported = runner.invoke(app, ["audit", "export", "--output", str(out), *db])
     assert exported.exit_code == 0, exported.output
     assert out.stat().st_mode & 0o777 == 0o600
     lines = out.read_text().splitlines()
     assert len(lines) == 6 and json.loads(lines[0])["prev_hash"] == GENESIS
-    again = runner.invoke(app, ["audit", "verify", "--file", str(out), "--data-dir", str(data)])
+    again = runner.invoke(app, ["audit", "verify", "--file", str(out), *db])
     assert again.exit_code == 0 and "ok: 6 rows of" in again.output
     rows = [json.loads(line) for line in lines]
     rows[4]["detail"] = "0 hits"
     out.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    bad = runner.invoke(app, ["audit", "verify", "--file", str(out), "--data-dir", str(data)])
+    bad = runner.invoke(app, ["audit", "verify", "--file", str(out), *db])
     assert bad.exit_code == 1
     assert re.search(rf"BROKEN: row {rows[4]['id']} was modified after it was written \(4 rows before it verified\)",
                      bad.output)
-    listing = runner.invoke(app, ["audit", "--action", "search", "--data-dir", str(data)])
+    listing = runner.invoke(app, ["audit", "--action", "search", *db])
     assert listing.exit_code == 0 and "search" in listing.output
+
+
+def test_chain_holds_on_sqlite_and_postgresql_with_concurrent_processes(tmp_path, store_url) -> None:
+    """Three processes append through one database (PostgreSQL: writers serialize on the store's
+    advisory lock and the chain head row is locked FOR UPDATE); then a modified row is found."""
+    path = str(tmp_path / "data")
+    AccessControl.open(path, url=store_url).close()
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_append_many, args=(path, 20, store_url)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0, 0, 0]
+    ac = AccessControl.open(path, url=store_url)
+    try:
+        assert ac.audit_log.verify() == (3 * (10 + 10 * 2), None)
+        victim = [r["id"] for r in ac.audit_log.rows()][7]
+        with ac.store.write() as conn:
+            conn.execute(update(s.audit).where(s.audit.c.id == victim).values(detail="edited"))
+        count, broken = ac.audit_log.verify()
+        assert (count, broken.row_id, broken.kind) == (7, victim, "modified")
+    finally:
+        ac.close()
