@@ -255,35 +255,6 @@ class AuditLog:
             head = conn.execute(select(s.audit_head).where(s.audit_head.c.id == 1)).first()
         return verify_rows(self.rows(), head=None if head is None else (head.last_id, head.last_hash))
 
-    def record_many(self, entries: list[dict[str, Any]]) -> list[int]:
-        """Append several entries in ONE transaction (the audit write-behind's batches); return
-        their ids in order. Each entry holds :meth:`record`'s keyword arguments, plus an optional
-        ``at`` (UNIX seconds; default now), so a queued row keeps the time of its event."""
-        if not entries:
-            return []
-        now = time.time()
-        ids: list[int] = []
-        with self.store.write() as conn:
-            for e in entries:
-                tool, arguments, detail = e.get("tool"), e.get("arguments"), e.get("detail")
-                res = conn.execute(
-                    insert(s.audit).values(
-                        at=e.get("at", now),
-                        user=e.get("user"),
-                        key_id=e.get("key_id"),
-                        action=e["action"],
-                        tool=_cut(redact_secrets(tool)) if tool is not None else None,
-                        decision=e.get("decision"),
-                        rule=e.get("rule"),
-                        status=e.get("status"),
-                        duration_ms=e.get("duration_ms"),
-                        arguments=None if arguments is None else redacted_json(arguments),
-                        detail=None if detail is None else _cut(redact_secrets(detail)),
-                    )
-                )
-                ids.append(int(res.inserted_primary_key[0]))
-        return ids
-
     def query(
         self,
         *,
