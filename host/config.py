@@ -52,6 +52,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from host.limits.config import RateLimitConfig, SessionLimits
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from host.errors import ConfigError
@@ -237,6 +238,8 @@ class HostDefaults(BaseModel):
     is lost even if the process crashes); ``interval``: rows are committed in the background within
     ``audit_flush_seconds`` (see :mod:`host.access.audit_writer`)."""
     audit_flush_seconds: float = Field(default=0.05, gt=0, le=60)
+    rate_limits: RateLimitConfig | None = None  # issue 11: per-user / per-tool token buckets
+    sessions: SessionLimits = Field(default_factory=SessionLimits)  # issue 11: fair HTTP sessions
 
 
 class HostConfig(BaseModel):

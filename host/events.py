@@ -114,7 +114,7 @@ class EventLog:
         path = self.path_for(conversation_id)
         with self._lock:
             if not self._root_made:
-                self.root.mkdir(parents=True, exist_ok=True)
+                self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
                 self._root_made = True
             event["seq"] = self._next_seq(conversation_id, path)
             line = json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"

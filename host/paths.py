@@ -23,7 +23,44 @@ from pathlib import Path
 
 from host.errors import DataDirError
 
-__all__ = ["ENV_HOME", "data_dir", "default_data_dir", "logs_dir", "safe_file_name", "server_dir"]
+__all__ = [
+    "ENV_HOME",
+    "data_dir",
+    "default_data_dir",
+    "logs_dir",
+    "private_opener",
+    "safe_file_name",
+    "server_dir",
+    "tighten",
+]
+
+PRIVATE_FILE_MODE = 0o600
+"""Mode of every file toolhost writes in the data folder (owner only: it holds audit rows,
+arguments and results)."""
+
+PRIVATE_DIR_MODE = 0o700
+"""Mode of the data folder and every folder toolhost creates in it."""
+
+
+def tighten(path: str | os.PathLike[str], mode: int) -> None:
+    """``chmod path mode`` when ``path`` exists, is ours and grants more than ``mode`` (best effort)."""
+    try:
+        st = os.stat(path)
+        if st.st_uid == os.getuid() and st.st_mode & 0o777 & ~mode:
+            os.chmod(path, st.st_mode & 0o777 & mode)
+    except OSError:
+        pass
+
+
+def private_opener(path: str, flags: int) -> int:
+    """An ``opener`` for :func:`open` that creates files 0600 and tightens existing ones."""
+    fd = os.open(path, flags, PRIVATE_FILE_MODE)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, PRIVATE_FILE_MODE)
+    except OSError:
+        pass
+    return fd
 
 ENV_HOME = "TOOLHOST_HOME"
 """Environment variable that overrides the default data folder."""
@@ -57,9 +94,10 @@ def data_dir(explicit: str | os.PathLike[str] | None = None, *, create: bool = T
         if path.exists() and not path.is_dir():
             raise DataDirError(str(path), "exists and is not a folder")
         try:
-            path.mkdir(parents=True, exist_ok=True)
+            path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
         except OSError as err:
             raise DataDirError(str(path), err.strerror or str(err)) from None
+        tighten(path, PRIVATE_DIR_MODE)
         if not path.is_dir():
             raise DataDirError(str(path), "exists and is not a folder")
         if not os.access(path, os.W_OK | os.X_OK):
@@ -89,12 +127,14 @@ def safe_file_name(name: str) -> str:
 def logs_dir(root: Path) -> Path:
     """``<data_dir>/logs``, created when missing."""
     path = root / "logs"
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    tighten(path, PRIVATE_DIR_MODE)
     return path
 
 
 def server_dir(root: Path, server: str) -> Path:
     """``<data_dir>/servers/<server>``: a working folder for one server, created when missing."""
     path = root / "servers" / safe_file_name(server)
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    tighten(path.parent, PRIVATE_DIR_MODE)
     return path

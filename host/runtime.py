@@ -18,9 +18,15 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Hashable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+import secrets
+import time
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
 
-from host.calls import ToolResult
+import anyio
+
+from host.access.gate import approval_record
+from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolResult
 from host.config import HostConfig
 from host.upstream.connection import ServerStatus
 from host.events import EventLog
@@ -30,7 +36,16 @@ from host.pipeline import ApprovalHook, CallContext, Pipeline
 from registry import ANONYMOUS, AllowAll, Policy, Principal, Risk, ToolRecord, ToolRegistry
 from registry.search import SearchIndex, SearchResult
 
-__all__ = ["HostRuntime"]
+if TYPE_CHECKING:
+    from host.limits import RateLimiter
+
+__all__ = ["CallAuditor", "HostRuntime"]
+
+
+class CallAuditor(Protocol):
+    """Writes one audit row per finished call (e.g. :class:`host.access.AccessControl`)."""
+
+    async def audit_call_async(self, principal: Principal, name: str, arguments: Any, **kwargs: Any) -> int: ...
 
 
 class HostRuntime:
@@ -47,6 +62,10 @@ class HostRuntime:
         on_status: called on every server status change (live display).
         conversation_id: event-log file and spill folder for calls that name none (e.g. one
             per ``serve`` run, ``"cli"`` for CLI calls).
+        auditor: when given, every :meth:`call` is audited once it ends (also when cancelled),
+            with its principal, status, duration, definition hash and approval/approver.
+        limiter: per-user / per-tool rate limits (:class:`host.limits.RateLimiter`); a refused call
+            is a ``rate_limited`` result with ``retry_after_seconds``.
     """
 
     def __init__(
@@ -59,8 +78,12 @@ class HostRuntime:
         reconnect: bool = False,
         on_status: Callable[[ServerStatus], None] | None = None,
         conversation_id: str = "default",
+        auditor: CallAuditor | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self.config = config
+        self.auditor = auditor
+        self.limiter = limiter
         self.conversation_id = conversation_id
         self.data_dir = data_dir
         self.policy: Policy = policy or AllowAll()
@@ -177,4 +200,54 @@ class HostRuntime:
         """
         ctx = CallContext(principal=principal, conversation_id=conversation_id or self.conversation_id,
                           progress_callback=progress_callback)
+        if self.auditor is None:
+            return await self._limited_call(name, arguments, ctx, principal, call_id)
+        started = time.perf_counter()
+        status = "cancelled"  # stays so when the caller goes away mid-call
+        with approval_record() as used:
+            try:
+                result = await self._limited_call(name, arguments, ctx, principal, call_id)
+                status = result.status.value
+            finally:
+                with anyio.CancelScope(shield=True):
+                    tool = self.registry.snapshot().get(name)
+                    await self.auditor.audit_call_async(
+                        principal,
+                        name,
+                        arguments,
+                        status=status,
+                        duration_seconds=time.perf_counter() - started,
+                        tool=tool,
+                        decision=None if tool is None else self.policy.evaluate(principal, tool),
+                        approval_id=used.approval_id,
+                        approver=used.approver,
+                        detail=result.error.message if status == "rate_limited" and result.error else None,
+                    )
+        return result
+
+    async def _limited_call(
+        self, name: str, arguments: Any, ctx: CallContext, principal: Principal, call_id: str | None
+    ) -> ToolResult:
+        """The pipeline call, unless a rate limit refuses it first (only for tools the caller may
+        see: an invisible tool answers exactly like an unknown one, from the pipeline)."""
+        if self.limiter is not None:
+            tool = self.registry.snapshot().get(name)
+            if tool is not None and self.policy.evaluate(principal, tool).visible:
+                verdict = await anyio.to_thread.run_sync(
+                    partial(self.limiter.take, principal.user, tool.qualified_name, tool.server)
+                )
+                if not verdict.allowed:
+                    message = (
+                        f"rate limit reached ({verdict.limit}); retry {name} in "
+                        f"{verdict.retry_after_seconds:g} s"
+                    )
+                    return ToolResult(
+                        call_id=call_id or f"call_{secrets.token_hex(6)}",
+                        name=name,
+                        status=ResultStatus.RATE_LIMITED,
+                        content=[TextBlock(text=message)],
+                        error=ErrorInfo(code=ResultStatus.RATE_LIMITED.value, message=message, where="limit",
+                                        retry_after_seconds=verdict.retry_after_seconds,
+                                        details={"limit": verdict.limit}),
+                    )
         return await self.pipeline.call(name, arguments, ctx, call_id=call_id)

@@ -6,8 +6,12 @@
   ``xoxb-…``, ``AKIA…``, toolhost's ``th_<id>_<secret>``) are masked, and so are
   ``password=…`` / ``api_key: …`` pairs in free text and ``"password": "…"`` pairs in JSON-looking text.
 
-Used by both the event log and the audit log, so one value is never masked in one and kept
-in the other.
+* Values that look like secrets wherever they appear (:func:`registry.secret_shapes.secret_spans`:
+  the detectors of ``detect-secrets`` — JWTs, cloud keys, passwords in URLs, vendor tokens — plus
+  private-key blocks, ``token VALUE`` in prose and high-entropy tokens next to secret words).
+
+Used by the event log, the audit log and the approvals table, so one value is never masked in one
+and kept in the other. ``bench/redaction_recall.py`` measures recall and false positives.
 """
 
 from __future__ import annotations
@@ -17,13 +21,18 @@ import json
 import re
 from typing import Any
 
+from registry.secret_shapes import _HINT as _SHAPE_HINT
+from registry.secret_shapes import secret_spans
+
 __all__ = ["REDACTED", "SECRET_KEY", "is_secret_key", "redact", "redact_text"]
 
 REDACTED = "[REDACTED]"
 
 SECRET_KEY = re.compile(
     r"(?:^|_)(?:access_?token|refresh_?token|id_?token|auth_?token|token|secret|client_?secret|password|passwd"
-    r"|passphrase|api_?key|apikey|authorization|cookie|set_cookie|private_?key|session_?key|credentials?)$",
+    r"|passphrase|api_?key|apikey|authorization|cookie|set_cookie|private_?key|session_?key|credentials?"
+    r"|access_?key|secret_?key|secret_?access_?key|signing_?key|encryption_?key|master_?key|pwd|pass"
+    r"|client_?assertion|sas_?token|connection_?string|account_?key)$",
     re.IGNORECASE,
 )
 """Matches a normalized key (camelCase → snake_case, ``-`` → ``_``) whose value is a secret.
@@ -79,6 +88,15 @@ def redact_text(text: str) -> str:
     """Mask credentials inside free text, including ``password=…`` pairs and ``"secret_key": "value"``
     pairs of broken JSON."""
     text = _mask_text_pairs(_SECRET_VALUE.sub(_mask, text))
+    spans = secret_spans(text)
+    if spans:
+        parts, last = [], 0
+        for start, end in spans:
+            parts.append(text[last:start])
+            parts.append(REDACTED)
+            last = end
+        parts.append(text[last:])
+        text = "".join(parts)
 
     def pair(m: re.Match[str]) -> str:
         if is_secret_key(m.group(1)) and m.group(2):
@@ -107,7 +125,7 @@ def redact(value: Any, _depth: int = 0) -> Any:
     if isinstance(value, list | tuple):
         return [redact(v, _depth + 1) for v in value]
     if isinstance(value, str):
-        if not _HINT.search(value):
+        if not _HINT.search(value) and not _SHAPE_HINT.search(value):
             return value
         stripped = value.lstrip()
         if stripped[:1] in ("{", "[") and '"' in value:

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from registry.permissions import Grant
 from servers.admin_common import DataDir, DbUrl, access, console, fail, when
-from servers.admin_review import approvals_app, audit_command, pins_app
+from servers.admin_review import approvals_app, pins_app
 
 __all__ = ["register"]
 
@@ -254,4 +254,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(grants_app, name="grants")
     app.add_typer(approvals_app, name="approvals")
     app.add_typer(pins_app, name="pins")
-    app.command("audit")(audit_command)
+    from servers.audit_cli import audit_app, grants_self_approval
+
+    grants_app.command("self-approval")(grants_self_approval)
+    app.add_typer(audit_app, name="audit")

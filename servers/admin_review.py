@@ -16,7 +16,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from host.access import APPROVER_ROLE, decide
 from servers.admin_common import DataDir, DbUrl, access, console, fail, when
+from servers.identity import local_principal_name
 
 __all__ = ["approvals_app", "audit_command", "pins_app"]
 
@@ -104,20 +106,34 @@ def approvals_show(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = N
 
 
 @approvals_app.command("approve")
-def approvals_approve(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
+def approvals_approve(
+    approval_id: str,
+    as_user: Annotated[
+        str | None, typer.Option("--as", help=f"Decide as this user (must hold the '{APPROVER_ROLE}' role).")
+    ] = None,
+    data_dir: DataDir = None,
+    db_url: DbUrl = None,
+) -> None:
     """Approve a pending call: the same call may then run once before the approval expires."""
     with access(data_dir, db_url) as a:
-        info = a.approvals.approve(approval_id, by="cli")
-        a.audit(action="approval", tool=info.tool, decision="allow", status="approved", detail=approval_id)
+        info = decide(a, approval_id, approve=True, by=as_user or local_principal_name(), how="cli",
+                      approver_user=as_user)
     typer.echo(f"approved {approval_id}: {info.user} may run {info.tool} once until {when(info.expires_at)}")
 
 
 @approvals_app.command("deny")
-def approvals_deny(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
+def approvals_deny(
+    approval_id: str,
+    as_user: Annotated[
+        str | None, typer.Option("--as", help=f"Decide as this user (must hold the '{APPROVER_ROLE}' role).")
+    ] = None,
+    data_dir: DataDir = None,
+    db_url: DbUrl = None,
+) -> None:
     """Deny a pending call."""
     with access(data_dir, db_url) as a:
-        info = a.approvals.deny(approval_id, by="cli")
-        a.audit(action="approval", tool=info.tool, decision="deny", status="denied", detail=approval_id)
+        info = decide(a, approval_id, approve=False, by=as_user or local_principal_name(), how="cli",
+                      approver_user=as_user)
     typer.echo(f"denied {approval_id} ({info.user} → {info.tool})")
 
 
@@ -222,7 +238,7 @@ def audit_command(
             r.tool or "-",
             r.decision or "-",
             r.rule or "-",
-            r.status or "-",
+            (r.status or "-") + (f" (by {r.approver})" if r.approver and r.action == "call" else ""),
             "-" if r.duration_ms is None else f"{r.duration_ms:.1f}",
             (r.arguments or "-")[:50],
         )

@@ -21,6 +21,7 @@ from rich.console import Console
 
 from host.config import HostConfig, load_config
 from host.access import AccessControl
+from host.limits import RateLimiter
 from host.errors import ConfigError, HostError
 from host.store import StoreError
 from host.paths import data_dir as resolve_data_dir
@@ -34,6 +35,7 @@ from servers.registry_server import create_registry_server
 from servers.access_mode import OpenAccessPolicy, is_loopback, open_access
 from servers.admin_cli import register as register_admin_commands
 from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver
+from servers.identity import UnknownUser, local_principal_name, require_user
 from servers.serve import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -111,9 +113,11 @@ async def _with_runtime(
     if user is not None:
         access, _enforce = _open_access(root, "on", db_url)
         try:
+            require_user(access, user, root)  # type: ignore[arg-type]
             principal = access.principal_for_user(user)  # type: ignore[union-attr]
-        except StoreError as e:
-            err.print(f"[red]{e}[/red]")
+        except (StoreError, UnknownUser) as e:
+            err.print(f"[red]error:[/red] {e}", highlight=False, markup=True)
+            access.close()  # type: ignore[union-attr]
             raise typer.Exit(2) from None
         policy = access
     else:
@@ -122,7 +126,9 @@ async def _with_runtime(
         access, _enforce = _open_access(root, "auto", db_url)
         policy = OpenAccessPolicy(access, fail_closed=False) if access is not None else None
     rt = HostRuntime(cfg, data_dir=root, conversation_id="cli", policy=policy,
-                     approvals=access.approval_hook() if user is not None and access is not None else None)
+                     approvals=access.approval_hook() if user is not None and access is not None else None,
+                     auditor=access,  # every CLI call is audited (principal local:<os user> without --user)
+                     limiter=_limiter(access, cfg))
     try:
         if access is not None:
             access.watch(rt.registry)
@@ -132,10 +138,17 @@ async def _with_runtime(
                 rt.manager.on_status = None
                 if report_failures:
                     _report_failures(rt)
-                return await body(rt, principal or Principal())
+                return await body(rt, principal or Principal(user=local_principal_name()))
     finally:
         if access is not None:
             access.close()
+
+
+def _limiter(access: AccessControl | None, cfg: HostConfig) -> RateLimiter | None:
+    """The config's rate limits over the permission database (shared by every process using it)."""
+    if access is None or cfg.defaults.rate_limits is None:
+        return None
+    return RateLimiter(access.store, cfg.defaults.rate_limits)
 
 
 def _report_failures(rt: HostRuntime) -> None:
@@ -174,6 +187,17 @@ def serve(
     if access is not None:
         access.audit_writer.configure(durability=cfg.defaults.audit_durability,
                                       flush_interval_seconds=cfg.defaults.audit_flush_seconds)
+    if user is not None:  # fail closed: a named user must exist, even where no users means open access
+        if access is None:
+            err.print(f"[red]error:[/red] --user {user} needs permissions, but --auth off disables them")
+            raise typer.Exit(2)
+        try:
+            require_user(access, user, root)
+        except UnknownUser as e:
+            err.print(f"[red]error:[/red] {e}", highlight=False)
+            access.close()
+            raise typer.Exit(2) from None
+        enforce = True
     if not enforce and not stdio and not is_loopback(host):
         if auth != "off":
             err.print(f"[red]refusing to serve every tool without API keys on {host}[/red]: add users "
@@ -199,6 +223,8 @@ def serve(
             conversation_id=run_id,
             policy=policy,
             approvals=access.approval_hook() if enforce and access is not None else None,
+            auditor=access,  # every call audited, whatever the transport (also in open access)
+            limiter=_limiter(access, cfg),
         )
         if access is not None:
             access.watch(rt.registry)  # pin definitions from the first listing on (BR-24)
@@ -244,6 +270,7 @@ def serve(
                             stop=stop,
                             token_verifier=verifier,
                             auth=settings,
+                            session_limits=cfg.defaults.sessions,
                             on_ready=lambda url: err.print(
                                 f"[green]toolhost serving {len(rt.registry)} tools at {url}[/green]"
                                 + (" (API key required)" if enforce else "")

@@ -41,13 +41,14 @@ from mcp.types import (
     ToolAnnotations,
 )
 
-from host.access import AccessControl, approval_elicitation
+from host.access import AccessControl, approval_elicitation, approval_record
 from host.runtime import HostRuntime
 from host.upstream.identity import toolhost_version
 from host.upstream.relay import downstream_scope
 from registry import ANONYMOUS, Principal, ToolRecord
 from registry.catalog import qualify_uri
 from registry.search import DeferredLoadingState, tool_definition
+from registry.search.guard import search_pattern_problem
 from registry.search import format_result as format_search
 from servers.approval_elicit import elicitor_for
 from servers.catalog_handlers import CatalogHandlers
@@ -214,26 +215,30 @@ def create_registry_server(
         async def forward_progress(progress: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(progress, total, message)
 
-        if access is None:
-            with downstream_scope(downstream_for(ctx, catalog.levels)):
+        scope = downstream_for(ctx, catalog.levels)
+        if access is None or runtime.auditor is not None:  # the runtime audits every call itself
+            with approval_elicitation(elicitor_for(ctx) if access is not None else None), downstream_scope(scope):
                 result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
             return to_mcp_result(result, uri_for=uri_mapper(target))
         started = time.perf_counter()
         status = "cancelled"  # stays so when the client goes away mid-call
-        try:
-            with approval_elicitation(elicitor_for(ctx)), downstream_scope(downstream_for(ctx, catalog.levels)):
-                result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
-            status = result.status.value
-        finally:
-            with anyio.CancelScope(shield=True):
-                await access.audit_call_async(
-                    principal,
-                    target,
-                    arguments,
-                    status=status,
-                    duration_seconds=time.perf_counter() - started,
-                    tool=runtime.registry.snapshot().get(target),
-                )
+        with approval_record() as used:
+            try:
+                with approval_elicitation(elicitor_for(ctx)), downstream_scope(scope):
+                    result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
+                status = result.status.value
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await access.audit_call_async(
+                        principal,
+                        target,
+                        arguments,
+                        status=status,
+                        duration_seconds=time.perf_counter() - started,
+                        tool=runtime.registry.snapshot().get(target),
+                        approval_id=used.approval_id,
+                        approver=used.approver,
+                    )
         return to_mcp_result(result, uri_for=uri_mapper(target))
 
     def uri_mapper(target: str) -> Callable[[str], str] | None:
@@ -350,6 +355,9 @@ def _search(runtime: HostRuntime, principal: Principal, args: dict[str, Any]) ->
     limit = args.get("limit", 5)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
         return _text_error(f"tool_search 'limit' must be an integer from 1 to {MAX_SEARCH_LIMIT}"), []
+    rejected = search_pattern_problem(query)
+    if rejected is not None:
+        return _text_error(f"invalid_arguments: tool_search 'query': {rejected}"), []
     result = runtime.search(query, principal, limit=limit)
     tools = [tool_definition(h.tool) | {"score": round(h.score, 4)} for h in result.hits]
     structured: dict[str, Any] = {"tools": tools}

@@ -22,6 +22,9 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
+from host.limits import SessionLimits
+from servers.fair_sessions import fair_http_app
+
 __all__ = [
     "LOOP_ENV",
     "bind_socket",
@@ -235,6 +238,7 @@ async def serve_http(
     token_verifier: Any = None,
     auth: Any = None,
     on_ready: Callable[[str], None] | None = None,
+    session_limits: SessionLimits | None = None,
 ) -> None:
     """Serve ``server`` on ``http://host:port/mcp`` until ``stop`` is set.
 
@@ -247,8 +251,11 @@ async def serve_http(
         token_verifier: an SDK ``TokenVerifier`` for bearer API keys (``None``: no auth).
         auth: the SDK ``AuthSettings`` that go with ``token_verifier``.
         on_ready: called with the endpoint URL once the socket listens.
+        session_limits: per-user session limit and idle expiry (:mod:`servers.fair_sessions`).
     """
-    app = server.streamable_http_app(
+    app = fair_http_app(
+        server,
+        limits=session_limits,
         streamable_http_path=MCP_PATH,
         host=host,
         transport_security=transport_security_for(host),

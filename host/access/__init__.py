@@ -4,6 +4,27 @@
 consults on every request; it wraps the permission store (:mod:`host.store`).
 """
 
-from host.access.control import AccessControl, ApprovalGate, ElicitApproval, RequestAccess, approval_elicitation
+from host.access.control import AccessControl, RequestAccess
+from host.access.gate import (
+    APPROVER_ROLE,
+    ApprovalGate,
+    ApprovalRecord,
+    ElicitApproval,
+    NotAnApprover,
+    approval_elicitation,
+    approval_record,
+    decide,
+)
 
-__all__ = ["AccessControl", "ApprovalGate", "ElicitApproval", "RequestAccess", "approval_elicitation"]
+__all__ = [
+    "APPROVER_ROLE",
+    "AccessControl",
+    "ApprovalGate",
+    "ApprovalRecord",
+    "ElicitApproval",
+    "NotAnApprover",
+    "RequestAccess",
+    "approval_elicitation",
+    "approval_record",
+    "decide",
+]

@@ -24,23 +24,18 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import anyio.to_thread
 
 from host.access.audit_writer import AuditWriter
-from host.pipeline.prepare import ApprovalOutcome
+from host.access.gate import ApprovalGate, ElicitApproval, approval_elicitation, approval_record
 from sqlalchemy.exc import SQLAlchemyError
 
 from host.store import (
     ApiKeys,
-    ApprovalInfo,
-    ApprovalNotPending,
     Approvals,
     AuditLog,
     Grants,
@@ -60,30 +55,16 @@ from registry.policy import Decision, Policy, Principal
 from registry.store import ToolRegistry
 from registry.tool import ToolRecord
 
-__all__ = ["AccessControl", "ApprovalGate", "ElicitApproval", "RequestAccess", "approval_elicitation"]
+__all__ = [
+    "AccessControl",
+    "ApprovalGate",
+    "ElicitApproval",
+    "RequestAccess",
+    "approval_elicitation",
+    "approval_record",
+]
 
 _log = logging.getLogger(__name__)
-
-ElicitApproval = Callable[[ApprovalInfo, ToolRecord], Awaitable[bool | None]]
-"""``async elicit(approval, tool) -> True (approve) | False (deny) | None (no answer)``: asks the
-connected user through MCP elicitation when the client supports it."""
-
-_ELICIT: ContextVar[ElicitApproval | None] = ContextVar("toolhost_approval_elicit", default=None)
-
-
-@contextmanager
-def approval_elicitation(elicit: ElicitApproval | None) -> Iterator[None]:
-    """Within this block, :class:`ApprovalGate` asks through ``elicit`` (per request; ``None``: never).
-
-    The pipeline's approval hook is shared by all requests, while elicitation needs the current
-    request's session; a context variable carries it (child tasks inherit it).
-    """
-    token = _ELICIT.set(elicit)
-    try:
-        yield
-    finally:
-        _ELICIT.reset(token)
-
 
 @dataclass(frozen=True)
 class RequestAccess:
@@ -258,6 +239,11 @@ class AccessControl:
         """Record the definitions ``server`` serves now (pins new tools, holds changed ones)."""
         report = self.pins.observe(server, records)
         fresh = set(report.written)
+        for name in report.changed:
+            # what was approved is no longer what would run: void pending and approved requests
+            for voided in self.approvals.void_tool(name):
+                self.audit(action="approval", tool=name, decision="deny", rule="pin:changed", status="expired",
+                           detail=f"approval {voided} voided: the served definition changed")
         for name in (n for n in report.changed if n in fresh):
             self.audit(
                 action="pin",
@@ -330,8 +316,11 @@ class AccessControl:
         duration_seconds: float | None = None,
         arguments: Any = None,
         detail: str | None = None,
+        definition_hash: str | None = None,
+        approval_id: str | None = None,
+        approver: str | None = None,
     ) -> int:
-        """Append an audit entry (arguments are redacted); returns its id.
+        """Append an audit entry (arguments are redacted, their digest kept); returns its id.
 
         ``decision`` may be a :class:`Decision` (its effect and rule are stored) or an effect string.
         ``action``: ``call``, ``list``, ``search``, ``auth``, ``approval`` or ``pin``.
@@ -339,6 +328,7 @@ class AccessControl:
         return self.audit_log.record(**_entry(
             action=action, principal=principal, tool=tool, decision=decision, rule=rule, status=status,
             duration_seconds=duration_seconds, arguments=arguments, detail=detail,
+            definition_hash=definition_hash, approval_id=approval_id, approver=approver,
         ))
 
     def _call_entry(
@@ -351,15 +341,21 @@ class AccessControl:
         duration_seconds: float | None = None,
         tool: ToolRecord | None = None,
         detail: str | None = None,
+        approval_id: str | None = None,
+        approver: str | None = None,
+        decision: Decision | None = None,
     ) -> dict[str, Any]:
+        verdict: Decision | str
         if tool is None:
-            decision: Decision | str = "deny"
+            verdict = "deny"
             rule: str | None = "unknown-tool"
         else:
-            decision = self.evaluate(principal, tool)
-            rule = decision.rule
-        return _entry(action="call", principal=principal, tool=name, decision=decision, rule=rule, status=status,
-                      duration_seconds=duration_seconds, arguments=arguments, detail=detail)
+            verdict = decision if decision is not None else self.evaluate(principal, tool)
+            rule = verdict.rule
+        return _entry(action="call", principal=principal, tool=name, decision=verdict, rule=rule, status=status,
+                      duration_seconds=duration_seconds, arguments=arguments, detail=detail,
+                      definition_hash=None if tool is None else tool.definition_hash,
+                      approval_id=approval_id, approver=approver)
 
     def audit_call(
         self,
@@ -371,14 +367,20 @@ class AccessControl:
         duration_seconds: float | None = None,
         tool: ToolRecord | None = None,
         detail: str | None = None,
+        approval_id: str | None = None,
+        approver: str | None = None,
+        decision: Decision | None = None,
     ) -> int:
-        """Audit one ``tools/call`` after it finished: the decision and rule are re-derived from the
+        """Audit one ``tools/call`` after it finished (with the served definition hash, the approval
+        that let it run and its approver, and ``decision``: the verdict of the policy that really
+        decided, default this store's): the decision and rule are re-derived from the
         current policy (``tool`` is the registry record, ``None`` when the name is unknown, which
         is recorded as ``deny`` with rule ``unknown-tool``), so denied names the caller was told are
         "unknown" still show their real deciding rule here. ``status`` is the result status
         (``ok``, ``unknown_tool``, ``approval_required``, ...); arguments are redacted."""
         return self.audit_log.record(**self._call_entry(
-            principal, name, arguments, status=status, duration_seconds=duration_seconds, tool=tool, detail=detail
+            principal, name, arguments, status=status, duration_seconds=duration_seconds, tool=tool, detail=detail,
+            approval_id=approval_id, approver=approver, decision=decision,
         ))
 
     async def audit_call_async(self, principal: Principal, name: str, arguments: Any, **kwargs: Any) -> int | None:
@@ -402,6 +404,9 @@ def _entry(
     duration_seconds: float | None = None,
     arguments: Any = None,
     detail: str | None = None,
+    definition_hash: str | None = None,
+    approval_id: str | None = None,
+    approver: str | None = None,
 ) -> dict[str, Any]:
     """:meth:`host.store.AuditLog.record` keyword arguments of one audit entry."""
     if isinstance(decision, Decision):
@@ -418,79 +423,7 @@ def _entry(
         "duration_ms": None if duration_seconds is None else duration_seconds * 1000.0,
         "arguments": arguments,
         "detail": detail,
+        "definition_hash": definition_hash,
+        "approval_id": approval_id,
+        "approver": approver,
     }
-
-
-class ApprovalGate:
-    """The pipeline's approval hook backed by the store.
-
-    ``check``: an approved, unexpired, unused approval for the same user, tool and arguments is
-    consumed (the call runs, once). Otherwise a pending approval is created (or the existing
-    one reused); with ``elicit`` the user is asked at once and their answer decides it. A
-    pending request gives ``approved=False`` with the approval id and the command that
-    resolves it; a denied one gives ``rejected=True``.
-    """
-
-    def __init__(self, access: AccessControl, elicit: ElicitApproval | None = None) -> None:
-        self.access = access
-        self.elicit = elicit  # fixed asker; else the one set by approval_elicitation() for the request
-
-    async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any]) -> ApprovalOutcome:
-        approvals = self.access.approvals
-        name = tool.qualified_name
-        used = await anyio.to_thread.run_sync(approvals.consume, principal.user, name, arguments)
-        if used is not None:
-            return ApprovalOutcome(True, used.id, f"approved by {used.decided_by}")
-        rule = self.access.evaluate(principal, tool).rule
-        req = await anyio.to_thread.run_sync(
-            partial(approvals.request, principal.user, name, arguments, key_id=principal.key_id, rule=rule)
-        )
-        if req.status == "denied":
-            return ApprovalOutcome(False, req.id, f"approval {req.id} was denied by {req.decided_by}", rejected=True)
-        elicit = self.elicit or _ELICIT.get()
-        if elicit is not None:
-            answer = await elicit(req, tool)
-            by = f"{principal.user} (elicitation)"
-            if answer is True:
-                try:
-                    await anyio.to_thread.run_sync(partial(approvals.approve, req.id, by=by))
-                except (ApprovalNotPending, NotFound):
-                    pass  # decided meanwhile (e.g. an identical concurrent call shared this request)
-                used = await anyio.to_thread.run_sync(approvals.consume, principal.user, name, arguments)
-                if used is not None:
-                    return ApprovalOutcome(True, used.id, "approved by the user")
-                return await self._settled(req)
-            if answer is False:
-                try:
-                    await anyio.to_thread.run_sync(partial(approvals.deny, req.id, by=by))
-                except (ApprovalNotPending, NotFound):
-                    pass  # decided meanwhile; the user still declined this call
-                return ApprovalOutcome(False, req.id, "the user declined", rejected=True)
-        return ApprovalOutcome(
-            False,
-            req.id,
-            f"approval {req.id} is pending; an admin runs `toolhost approvals approve {req.id}`, "
-            "then the same call can run once",
-        )
-
-    async def _settled(self, req: ApprovalInfo) -> ApprovalOutcome:
-        """The outcome for a call the user approved whose approval could not be used: report what
-        happened to ``req`` (never an exception, never a permission denial for an approved call)."""
-        try:
-            now = await anyio.to_thread.run_sync(self.access.approvals.get, req.id)
-        except NotFound:
-            return ApprovalOutcome(
-                False,
-                req.id,
-                f"approval {req.id} no longer exists (its user was removed); call again to be asked again",
-            )
-        if now.status == "denied":
-            return ApprovalOutcome(False, now.id, f"approval {now.id} was denied by {now.decided_by}", rejected=True)
-        if now.status == "used":
-            return ApprovalOutcome(
-                False,
-                now.id,
-                f"approval {now.id} was approved and already used by an identical concurrent call (an approval "
-                "runs one call); call again to be asked again",
-            )
-        return ApprovalOutcome(False, now.id, f"approval {now.id} is {now.status}; call again to be asked again")

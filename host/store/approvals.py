@@ -9,8 +9,6 @@ arguments (compared by sha256 of canonical JSON). :meth:`Approvals.consume` flip
 
 from __future__ import annotations
 
-import hashlib
-import json
 import secrets
 import time
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from sqlalchemy import and_, insert, or_, select, update
 
 from host.store import schema as s
 from host.store.audit import redacted_full_json
+from host.store.audit_chain import arguments_digest
 from host.store.db import Store
 from host.store.errors import ApprovalNotPending, NotFound
 
@@ -39,9 +38,9 @@ APPROVED_TTL_SECONDS = 600.0
 
 
 def arguments_hash(arguments: Any) -> str:
-    """sha256 hex of canonical JSON (sorted keys, no whitespace) of ``arguments``."""
-    canonical = json.dumps(arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """sha256 hex of canonical JSON (sorted keys, no whitespace) of ``arguments``
+    (:func:`host.store.audit_chain.arguments_digest`, also stored on each audit row)."""
+    return arguments_digest(arguments)
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,9 @@ class ApprovalInfo:
     Attributes: id (``ap_`` + 16 hex), user, key_id, tool, arguments_hash, arguments_redacted (compact
     JSON of the full arguments with secrets masked and no value cut, so an approver sees everything
     the hash covers; rows written before this change may hold values cut to 200 characters), rule,
-    status, created_at, expires_at, decided_at, decided_by, used_at (UNIX seconds).
+    status, created_at, expires_at, decided_at, decided_by, used_at (UNIX seconds), definition_hash
+    (the served tool definition the approval is bound to; ``None`` for rows written before issue 11),
+    decided_how (``cli``, ``admin``, ``elicitation``, ``self-elicitation``).
     """
 
     id: str
@@ -67,6 +68,13 @@ class ApprovalInfo:
     decided_at: float | None
     decided_by: str | None
     used_at: float | None
+    definition_hash: str | None = None
+    decided_how: str | None = None
+
+
+def _same_definition(definition_hash: str | None) -> Any:
+    col = s.approvals.c.definition_hash
+    return col.is_(None) if definition_hash is None else col == definition_hash
 
 
 def _info(r) -> ApprovalInfo:
@@ -95,10 +103,18 @@ class Approvals:
         )
 
     def request(
-        self, user: str, tool: str, arguments: Any, *, key_id: str | None = None, rule: str | None = None
+        self,
+        user: str,
+        tool: str,
+        arguments: Any,
+        *,
+        key_id: str | None = None,
+        rule: str | None = None,
+        definition_hash: str | None = None,
     ) -> ApprovalInfo:
-        """The approval for this call: the pending one for the same user/tool/arguments, a denial of it
-        decided within ``pending_ttl_seconds`` (status ``denied``: do not ask again), or a new pending one."""
+        """The approval for this call: the pending one for the same user/tool/arguments/definition, a
+        denial of it decided within ``pending_ttl_seconds`` (status ``denied``: do not ask again), or
+        a new pending one bound to ``definition_hash`` (the served definition's sha256)."""
         h = arguments_hash(arguments)
         now = time.time()
         with self.store.write() as conn:
@@ -110,6 +126,7 @@ class Approvals:
                         s.approvals.c.user == user,
                         s.approvals.c.tool == tool,
                         s.approvals.c.arguments_hash == h,
+                        _same_definition(definition_hash),
                         or_(
                             s.approvals.c.status == "pending",
                             and_(
@@ -138,11 +155,13 @@ class Approvals:
                 "decided_at": None,
                 "decided_by": None,
                 "used_at": None,
+                "definition_hash": definition_hash,
+                "decided_how": None,
             }
             conn.execute(insert(s.approvals).values(**values))
         return ApprovalInfo(**values)
 
-    def _decide(self, approval_id: str, status: str, by: str) -> ApprovalInfo:
+    def _decide(self, approval_id: str, status: str, by: str, how: str = "cli") -> ApprovalInfo:
         now = time.time()
         with self.store.write() as conn:
             self._expire(conn, now)
@@ -155,26 +174,46 @@ class Approvals:
             conn.execute(
                 update(s.approvals)
                 .where(s.approvals.c.id == approval_id)
-                .values(status=status, decided_at=now, decided_by=by, expires_at=expires)
+                .values(status=status, decided_at=now, decided_by=by[:64], expires_at=expires, decided_how=how)
             )
             row = conn.execute(select(s.approvals).where(s.approvals.c.id == approval_id)).one()
         return _info(row)
 
-    def approve(self, approval_id: str, *, by: str = "admin") -> ApprovalInfo:
+    def approve(self, approval_id: str, *, by: str = "admin", how: str = "cli") -> ApprovalInfo:
         """Approve a pending request; the call may then run once within ``approved_ttl_seconds``.
+        ``by``: who decided; ``how``: ``cli``, ``admin``, ``elicitation`` or ``self-elicitation``.
 
         Raises:
             NotFound: unknown id.
             ApprovalNotPending: already decided, used or expired.
         """
-        return self._decide(approval_id, "approved", by)
+        return self._decide(approval_id, "approved", by, how)
 
-    def deny(self, approval_id: str, *, by: str = "admin") -> ApprovalInfo:
+    def deny(self, approval_id: str, *, by: str = "admin", how: str = "cli") -> ApprovalInfo:
         """Deny a pending request. Raises NotFound, ApprovalNotPending."""
-        return self._decide(approval_id, "denied", by)
+        return self._decide(approval_id, "denied", by, how)
 
-    def consume(self, user: str, tool: str, arguments: Any) -> ApprovalInfo | None:
-        """Use an approved, unexpired approval for exactly this call (once); ``None`` when there is none."""
+    def void_tool(self, tool: str) -> list[str]:
+        """Expire every pending or approved approval of ``tool`` (its definition changed: what was
+        approved is no longer what would run); returns their ids."""
+        with self.store.write() as conn:
+            ids = [
+                r.id
+                for r in conn.execute(
+                    select(s.approvals.c.id).where(
+                        and_(s.approvals.c.tool == tool, s.approvals.c.status.in_(("pending", "approved")))
+                    )
+                )
+            ]
+            if ids:
+                conn.execute(update(s.approvals).where(s.approvals.c.id.in_(ids)).values(status="expired"))
+        return ids
+
+    def consume(
+        self, user: str, tool: str, arguments: Any, *, definition_hash: str | None = None
+    ) -> ApprovalInfo | None:
+        """Use an approved, unexpired approval for exactly this call (once) and this served definition;
+        ``None`` when there is none."""
         h = arguments_hash(arguments)
         now = time.time()
         with self.store.write() as conn:
@@ -186,6 +225,7 @@ class Approvals:
                         s.approvals.c.user == user,
                         s.approvals.c.tool == tool,
                         s.approvals.c.arguments_hash == h,
+                        _same_definition(definition_hash),
                         s.approvals.c.status == "approved",
                     )
                 )

@@ -20,9 +20,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from collections.abc import Iterator
+
 from sqlalchemy import and_, insert, select, update
 
 from host.store import schema as s
+from host.store.audit_chain import ChainBreak, arguments_digest, lock_head, row_hash, set_head, verify_rows
 from host.store.db import Store, fit_row
 from registry.redaction import REDACTED
 from registry.redaction import redact as redact_secrets
@@ -33,6 +36,7 @@ __all__ = [
     "REDACTED",
     "AuditEntry",
     "AuditLog",
+    "ChainBreak",
     "redact",
     "redacted_full_json",
     "redacted_json",
@@ -90,7 +94,9 @@ class AuditEntry:
         id, at (UNIX s), user, key_id, action (``call``, ``list``, ``search``, ``auth``, ``approval``,
         ``pin``), tool, decision (``allow``/``deny``/``approval``), rule, status (e.g. ``ok``,
         ``tool_error``, ``unknown_tool``, ``approval_required``), duration_ms, arguments (redacted
-        JSON text), detail.
+        JSON text), detail, definition_hash (sha256 of the served tool definition), approval_id,
+        arguments_digest (sha256 of the canonical unredacted arguments), approver (who approved the
+        call, ``None`` when none did), prev_hash and row_hash (:mod:`host.store.audit_chain`).
     """
 
     id: int
@@ -105,10 +111,76 @@ class AuditEntry:
     duration_ms: float | None
     arguments: str | None
     detail: str | None
+    definition_hash: str | None = None
+    approval_id: str | None = None
+    arguments_digest: str | None = None
+    approver: str | None = None
+    prev_hash: str | None = None
+    row_hash: str | None = None
+
+
+_ENTRY_FIELDS = tuple(AuditEntry.__dataclass_fields__)
+
+
+_ENTRY_KEYS = frozenset(
+    {
+        "action", "user", "key_id", "tool", "decision", "rule", "status", "duration_ms", "arguments", "detail",
+        "definition_hash", "approval_id", "arguments_digest", "approver", "at",
+    }
+)
+
+
+def _row_values(entry: dict[str, Any]) -> dict[str, Any]:
+    """The stored columns of one entry: redacted, cut, with the argument digest (of the unredacted
+    arguments, so a call can be matched to its approval) and the time."""
+    unknown = set(entry) - _ENTRY_KEYS
+    if unknown:
+        raise TypeError(f"unknown audit entry field(s) {sorted(unknown)}; expected some of {sorted(_ENTRY_KEYS)}")
+    if not entry.get("action"):
+        raise TypeError("an audit entry needs 'action' (call, list, search, auth, approval, pin, admin)")
+    arguments = entry.get("arguments")
+    tool = entry.get("tool")
+    detail = entry.get("detail")
+    digest = entry.get("arguments_digest")
+    if digest is None and arguments is not None:
+        digest = arguments_digest(arguments)
+    at = entry.get("at")
+    duration = entry.get("duration_ms")
+    return fit_row(s.audit, {  # cut to the column sizes before hashing: the hash covers what is stored
+        "at": float(time.time() if at is None else at),
+        "user": entry.get("user"),
+        "key_id": entry.get("key_id"),
+        "action": entry["action"],
+        "tool": _cut(redact_secrets(tool)) if tool is not None else None,
+        "decision": entry.get("decision"),
+        "rule": entry.get("rule"),
+        "status": entry.get("status"),
+        "duration_ms": None if duration is None else float(duration),
+        "arguments": None if arguments is None else redacted_json(arguments),
+        "detail": None if detail is None else _cut(redact_secrets(detail)),
+        "definition_hash": entry.get("definition_hash"),
+        "approval_id": entry.get("approval_id"),
+        "arguments_digest": digest,
+        "approver": entry.get("approver"),
+    })
+
+
+def _append(conn: Any, rows: list[dict[str, Any]]) -> list[int]:
+    """Insert ``rows`` at the end of the hash chain (caller holds a write transaction)."""
+    _last_id, prev = lock_head(conn)
+    ids: list[int] = []
+    for values in rows:
+        h = row_hash(prev, values)
+        res = conn.execute(insert(s.audit).values(**values, prev_hash=prev, row_hash=h))
+        ids.append(int(res.inserted_primary_key[0]))
+        prev = h
+    if ids:
+        set_head(conn, ids[-1], prev)
+    return ids
 
 
 class AuditLog:
-    """Append and query audit entries."""
+    """Append and query audit entries; every row extends the hash chain (:mod:`host.store.audit_chain`)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -126,54 +198,62 @@ class AuditLog:
         duration_ms: float | None = None,
         arguments: Any = None,
         detail: str | None = None,
+        definition_hash: str | None = None,
+        approval_id: str | None = None,
+        arguments_digest: str | None = None,
+        approver: str | None = None,
     ) -> int:
-        """Append an entry (``arguments`` are redacted here); return its id."""
-        with self.store.write() as conn:
-            res = conn.execute(
-                insert(s.audit).values(**fit_row(s.audit, dict(
-                    at=time.time(),
-                    user=user,
-                    key_id=key_id,
-                    action=action,
-                    tool=_cut(redact_secrets(tool)) if tool is not None else None,
-                    decision=decision,
-                    rule=rule,
-                    status=status,
-                    duration_ms=duration_ms,
-                    arguments=None if arguments is None else redacted_json(arguments),
-                    detail=None if detail is None else _cut(redact_secrets(detail)),
-                )))
-            )
-            return int(res.inserted_primary_key[0])
+        """Append an entry (``arguments`` are redacted here, their digest taken before); return its id.
+
+        ``definition_hash``: sha256 of the served tool definition the call ran against;
+        ``approval_id``/``approver``: the approval that let it run and who decided it."""
+        return self.record_many(
+            [
+                {
+                    "action": action, "user": user, "key_id": key_id, "tool": tool, "decision": decision,
+                    "rule": rule, "status": status, "duration_ms": duration_ms, "arguments": arguments,
+                    "detail": detail, "definition_hash": definition_hash, "approval_id": approval_id,
+                    "arguments_digest": arguments_digest, "approver": approver,
+                }
+            ]
+        )[0]
 
     def record_many(self, entries: list[dict[str, Any]]) -> list[int]:
-        """Append several entries in ONE transaction (the audit write-behind's batches); return
-        their ids in order. Each entry holds :meth:`record`'s keyword arguments, plus an optional
-        ``at`` (UNIX seconds; default now), so a queued row keeps the time of its event."""
-        if not entries:
+        """Append several entries in one transaction, in order; returns their ids.
+
+        Each entry is a dict of :meth:`record`'s keyword arguments (plus optional ``at``, UNIX
+        seconds, for entries recorded earlier and written late). All are redacted and chained.
+
+        Raises:
+            TypeError: an entry has an unknown field or no ``action`` (nothing is written).
+        """
+        rows = [_row_values(dict(e)) for e in entries]
+        if not rows:
             return []
-        now = time.time()
-        ids: list[int] = []
         with self.store.write() as conn:
-            for e in entries:
-                tool, arguments, detail = e.get("tool"), e.get("arguments"), e.get("detail")
-                res = conn.execute(
-                    insert(s.audit).values(
-                        at=e.get("at", now),
-                        user=e.get("user"),
-                        key_id=e.get("key_id"),
-                        action=e["action"],
-                        tool=_cut(redact_secrets(tool)) if tool is not None else None,
-                        decision=e.get("decision"),
-                        rule=e.get("rule"),
-                        status=e.get("status"),
-                        duration_ms=e.get("duration_ms"),
-                        arguments=None if arguments is None else redacted_json(arguments),
-                        detail=None if detail is None else _cut(redact_secrets(detail)),
-                    )
-                )
-                ids.append(int(res.inserted_primary_key[0]))
-        return ids
+            return _append(conn, rows)
+
+    def rows(self, *, after_id: int = 0, batch: int = 1000) -> Iterator[dict[str, Any]]:
+        """Every audit row (all columns, as stored), oldest first, read in batches of ``batch``."""
+        last = after_id
+        while True:
+            with self.store.read() as conn:
+                chunk = [
+                    dict(r)
+                    for r in conn.execute(
+                        select(s.audit).where(s.audit.c.id > last).order_by(s.audit.c.id).limit(batch)
+                    ).mappings()
+                ]
+            if not chunk:
+                return
+            yield from chunk
+            last = chunk[-1]["id"]
+
+    def verify(self) -> tuple[int, ChainBreak | None]:
+        """Check the whole hash chain: ``(rows verified, first broken link or None)``."""
+        with self.store.read() as conn:
+            head = conn.execute(select(s.audit_head).where(s.audit_head.c.id == 1)).first()
+        return verify_rows(self.rows(), head=None if head is None else (head.last_id, head.last_hash))
 
     def query(
         self,
@@ -200,7 +280,19 @@ class AuditLog:
         if conds:
             q = q.where(and_(*conds))
         with self.store.read() as conn:
-            return [AuditEntry(**r._mapping) for r in conn.execute(q)]
+            found = [dict(r._mapping) for r in conn.execute(q)]
+            auth_ids = [r["id"] for r in found if r["action"] == "auth"]
+            tally = (
+                dict(conn.execute(select(s.audit_tally).where(s.audit_tally.c.audit_id.in_(auth_ids))).all())
+                if auth_ids
+                else {}
+            )
+        out = []
+        for r in found:
+            if r["id"] in tally and r["detail"]:
+                r["detail"] = f"{tally[r['id']]} failed attempts since " + r["detail"].partition(" since ")[2]
+            out.append(AuditEntry(**{k: r[k] for k in _ENTRY_FIELDS}))
+        return out
 
     def record_auth_failure(
         self,
@@ -212,15 +304,16 @@ class AuditLog:
         now: float | None = None,
         window_seconds: float = AUTH_FAILURE_WINDOW_SECONDS,
     ) -> int:
-        """Record a rejected credential, aggregated: the ``auth``/``invalid_key`` row of the same
-        ``key_id`` (``None``: unknown or malformed keys) written within ``window_seconds`` has its
-        count raised (``detail`` = ``"<n> failed attempt(s) since <first>: <reason>"``); otherwise a
-        new row is added. Returns the row id. ``now``: UNIX seconds (default: the clock)."""
+        """Record a rejected credential, aggregated: a repeat of the same ``key_id`` (``None``:
+        unknown or malformed keys) within ``window_seconds`` of its ``auth``/``invalid_key`` row
+        raises that row's count (kept in ``audit_tally``, outside the hash chain, so the chained row
+        is never rewritten; :meth:`query` shows ``"<n> failed attempts since <first>: <reason>"``);
+        otherwise a new row is appended. Returns the row id. ``now``: UNIX seconds (default: the clock)."""
         now = time.time() if now is None else now
         key_cond = s.audit.c.key_id.is_(None) if key_id is None else s.audit.c.key_id == key_id
         with self.store.write() as conn:
             row = conn.execute(
-                select(s.audit.c.id, s.audit.c.detail)
+                select(s.audit.c.id)
                 .where(
                     and_(
                         s.audit.c.action == "auth",
@@ -233,23 +326,20 @@ class AuditLog:
                 .limit(1)
             ).first()
             if row is not None:
-                m = _FAILURES.match(row.detail or "")
-                count = (int(m.group(1)) if m else 1) + 1
-                first = (row.detail or "").partition(" since ")[2].partition(":")[0] or "?"
-                detail = f"{count} failed attempts since {first}: {_cut(redact_secrets(reason))}"
-                conn.execute(update(s.audit).where(s.audit.c.id == row.id).values(detail=detail))
+                done = conn.execute(
+                    update(s.audit_tally)
+                    .where(s.audit_tally.c.audit_id == row.id)
+                    .values(attempts=s.audit_tally.c.attempts + 1)
+                )
+                if done.rowcount != 1:
+                    conn.execute(insert(s.audit_tally).values(audit_id=row.id, attempts=2))
                 return int(row.id)
             stamp = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime(now))
-            res = conn.execute(
-                insert(s.audit).values(**fit_row(s.audit, dict(
-                    at=now,
-                    user=user,
-                    key_id=key_id,
-                    action="auth",
-                    decision="deny",
-                    rule=rule,
-                    status="invalid_key",
-                    detail=f"1 failed attempt since {stamp}: {_cut(redact_secrets(reason))}",
-                )))
+            values = _row_values(
+                {
+                    "at": now, "user": user, "key_id": key_id, "action": "auth", "decision": "deny",
+                    "rule": rule, "status": "invalid_key",
+                    "detail": f"1 failed attempt since {stamp}: {_cut(redact_secrets(reason))}",
+                }
             )
-            return int(res.inserted_primary_key[0])
+            return _append(conn, [values])[0]

@@ -82,8 +82,24 @@ _WRITE = "toolhost_write"
 def default_url(data_dir: str | os.PathLike[str]) -> str:
     """``sqlite:///<data_dir>/toolhost.db`` (the folder is created when missing)."""
     path = Path(data_dir)
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
     return f"sqlite:///{(path / DB_FILE_NAME).resolve()}"
+
+
+def _private_sqlite_files(database: str) -> None:
+    """Create the SQLite file 0600 before SQLite does (its -wal/-shm files copy the main file's
+    mode) and tighten existing ones: the database holds audit rows and approval arguments."""
+    try:
+        os.close(os.open(database, os.O_RDWR | os.O_CREAT, 0o600))
+    except OSError:
+        return  # SQLite reports the real problem on connect
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            st = os.stat(database + suffix)
+            if st.st_uid == os.getuid() and st.st_mode & 0o077:
+                os.chmod(database + suffix, 0o600)
+        except OSError:
+            pass
 
 
 def redact_url(url: str | URL) -> str:
@@ -141,6 +157,8 @@ def _sqlite_engine(url: URL, echo: bool) -> Engine:
         connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
     )
     in_memory = url.database in (None, "", ":memory:")
+    if not in_memory and not str(url.database).startswith("file:"):
+        _private_sqlite_files(str(url.database))
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record) -> None:  # pragma: no cover - exercised via every test

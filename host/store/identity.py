@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, and_, delete, func, insert, select
+from sqlalchemy import Connection, and_, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from host.store import schema as s
@@ -15,7 +15,17 @@ from registry.errors import InvalidGrantPattern
 from registry.permissions import Grant, GrantEffect, GrantPolicy, Role, UserAccess
 from registry.tool import Risk
 
-__all__ = ["Grants", "RoleInfo", "Roles", "UserInfo", "Users", "load_policy", "parse_risk"]
+__all__ = [
+    "Grants",
+    "RoleInfo",
+    "Roles",
+    "UserInfo",
+    "Users",
+    "load_policy",
+    "parse_risk",
+    "self_approval_enabled",
+    "set_self_approval",
+]
 
 
 def parse_risk(value: str | Risk) -> Risk:
@@ -271,6 +281,10 @@ class Grants:
             gid = res.inserted_primary_key[0]
         return Grant(grant.effect, pattern, grant.max_risk, approval, source=grant.source, id=gid)
 
+    def set_self_approval(self, subject: str, pattern: str, enabled: bool = True, *, kind: str = "user") -> int:
+        """:func:`set_self_approval` on this store."""
+        return set_self_approval(self.store, subject, pattern, enabled, kind=kind)
+
     def list(self, subject: str | None = None, *, kind: str | None = None) -> list[Grant]:
         """Grants, optionally of one subject; sorted by subject then id. Raises NotFound for an unknown subject."""
         q = select(s.grants).order_by(s.grants.c.subject_kind, s.grants.c.subject, s.grants.c.id)
@@ -322,3 +336,49 @@ def load_policy(conn: Connection) -> GrantPolicy:
         for (name,) in conn.execute(select(s.users.c.name))
     }
     return GrantPolicy(users, roles)
+
+
+def set_self_approval(store: Store, subject: str, pattern: str, enabled: bool, *, kind: str = "user") -> int:
+    """Let (``enabled``) or stop the callers covered by ``subject``'s allow grant ``pattern`` approve
+    their own calls through their client's elicitation (off by default; for single-user desktops).
+    Returns the number of grants changed.
+
+    Raises:
+        NotFound: unknown subject or no such allow grant.
+    """
+    cond = and_(
+        s.grants.c.subject_kind == kind,
+        s.grants.c.subject == subject,
+        s.grants.c.pattern == pattern,
+        s.grants.c.effect == GrantEffect.ALLOW.value,
+    )
+    with store.write() as conn:
+        _require(conn, kind, subject)
+        n = conn.execute(update(s.grants).where(cond).values(self_approval=1 if enabled else None)).rowcount
+        if n == 0:
+            raise NotFound("grant", pattern, f"{kind} {subject!r} has no allow grant {pattern!r}; see `toolhost grants list`")
+        bump_revision(conn)
+    return n
+
+
+def self_approval_enabled(store: Store, rule: str | None) -> bool:
+    """Whether the allow grant named by a decision ``rule`` (``allow:PATTERN@KIND:SUBJECT``) has
+    self-approval enabled (:func:`set_self_approval`). Unknown or other rules: ``False``."""
+    if not rule or not rule.startswith("allow:"):
+        return False
+    pattern, sep, source = rule[len("allow:") :].rpartition("@")
+    kind, _, subject = source.partition(":")
+    if not sep or kind not in ("user", "role"):
+        return False
+    with store.read() as conn:
+        row = conn.execute(
+            select(s.grants.c.self_approval).where(
+                and_(
+                    s.grants.c.subject_kind == kind,
+                    s.grants.c.subject == subject,
+                    s.grants.c.pattern == pattern,
+                    s.grants.c.effect == GrantEffect.ALLOW.value,
+                )
+            )
+        ).first()
+    return bool(row is not None and row.self_approval)

@@ -35,7 +35,31 @@ def _v1_initial(conn: Connection) -> None:
     conn.execute(s.meta.insert().values(key="revision", value=1))
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1_initial]
+_V2_COLUMNS = {
+    "audit": ("definition_hash", "approval_id", "arguments_digest", "approver", "prev_hash", "row_hash"),
+    "approvals": ("definition_hash", "decided_how"),
+    "grants": ("self_approval",),
+}
+
+
+def _v2_security(conn: Connection) -> None:
+    """Issue 11: audit hash chain (+ head, auth tallies), approval binding, self-approval flag,
+    shared rate-limit buckets. Existing audit rows are chained in id order."""
+    from host.store.audit_chain import rechain_all
+
+    for table_name, names in _V2_COLUMNS.items():
+        table = s.metadata.tables[table_name]
+        have = {c["name"] for c in inspect(conn).get_columns(table_name)}
+        for name in names:
+            if name not in have:
+                col = table.c[name]
+                ddl_type = col.type.compile(dialect=conn.dialect)
+                conn.execute(text(f"ALTER TABLE {table_name} ADD COLUMN {name} {ddl_type}"))
+    s.metadata.create_all(conn, tables=[s.audit_head, s.audit_tally, s.rate_buckets], checkfirst=True)
+    rechain_all(conn)
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1_initial, _v2_security]
 """Ordered migrations; index 0 creates version 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

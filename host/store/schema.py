@@ -25,6 +25,9 @@ __all__ = [
     "api_keys",
     "approvals",
     "audit",
+    "audit_head",
+    "audit_tally",
+    "rate_buckets",
     "grants",
     "meta",
     "metadata",
@@ -85,6 +88,8 @@ grants = Table(
     Column("max_risk", String(16), nullable=False),
     Column("approval", Integer, nullable=True),  # NULL default, 1 always, 0 never
     Column("created_at", Float, nullable=False),
+    # v2: 1 = the caller's own client may answer the approval elicitation (single-user desktops)
+    Column("self_approval", Integer, nullable=True),
     UniqueConstraint("subject_kind", "subject", "effect", "pattern", name="uq_grant"),
 )
 
@@ -119,6 +124,9 @@ approvals = Table(
     Column("decided_at", Float, nullable=True),
     Column("decided_by", String(64), nullable=True),
     Column("used_at", Float, nullable=True),
+    # v2: the served definition the approval is bound to (a pin change voids it) and how it was decided
+    Column("definition_hash", String(64), nullable=True),
+    Column("decided_how", String(32), nullable=True),  # cli | admin | elicitation | self-elicitation
     Index("ix_approvals_lookup", "user", "tool", "arguments_hash", "status"),
 )
 
@@ -152,7 +160,41 @@ audit = Table(
     Column("duration_ms", Float, nullable=True),
     Column("arguments", Text, nullable=True),
     Column("detail", Text, nullable=True),
+    # v2: tamper evidence (host.store.audit_chain) and what the call was bound to
+    Column("definition_hash", String(64), nullable=True),
+    Column("approval_id", String(32), nullable=True),
+    Column("arguments_digest", String(64), nullable=True),
+    Column("approver", String(96), nullable=True),
+    Column("prev_hash", String(64), nullable=True),
+    Column("row_hash", String(64), nullable=True),
     Index("ix_audit_at", "at"),
     Index("ix_audit_user", "user"),
     Index("ix_audit_tool", "tool"),
 )
+
+audit_head = Table(
+    "audit_head",
+    metadata,
+    Column("id", Integer, primary_key=True),  # always 1; writers lock this row (FOR UPDATE)
+    Column("last_id", Integer, nullable=True),
+    Column("last_hash", String(64), nullable=False),
+)
+"""v2: the head of the audit hash chain (last row id and hash)."""
+
+audit_tally = Table(
+    "audit_tally",
+    metadata,
+    Column("audit_id", Integer, primary_key=True),
+    Column("attempts", Integer, nullable=False),
+)
+"""v2: repeat counts of aggregated ``auth``/``invalid_key`` rows, kept outside the hash chain
+(the chained row is never updated)."""
+
+rate_buckets = Table(
+    "rate_buckets",
+    metadata,
+    Column("key", String(255), primary_key=True),  # e.g. "user:alice" or "tool:alice:orders__cancel"
+    Column("tokens", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+"""v2: token buckets of rate limits shared by every server process on this database."""

@@ -42,7 +42,7 @@ import numpy as np
 from registry.search.bm25 import BM25Params, Corpus
 from registry.search.document import FieldWeights, document_tokens, schema_texts
 from registry.search.expand import DEFAULT_EXPANSION, QueryExpansion
-from registry.safe_regex import RegexSyntaxError, compile_pattern
+from registry.safe_regex import RegexSyntaxError, RegexTooComplex, compile_pattern
 from registry.search.tokenize import tokenize
 from registry.store import ToolRegistry
 from registry.tool import Risk, ToolRecord
@@ -57,6 +57,12 @@ MAX_REGEX_CHARS = 200
 
 REGEX_BUDGET_SECONDS = 0.25
 """Time one ``regex:`` search may spend matching, over all tools (seconds)."""
+
+REGEX_MAX_REPEAT = 1000
+"""Largest counted repetition bound in a ``regex:`` pattern (compile memory, :mod:`registry.safe_regex`)."""
+
+REGEX_MAX_UNROLLED = 10_000
+"""Largest unrolled size of a ``regex:`` pattern (about 3 MB compiled, :func:`registry.safe_regex.check_pattern`)."""
 
 _REGEX_TEXT_CHARS = 4000
 _MASK_CACHE_SIZE = 32
@@ -360,7 +366,11 @@ class SearchIndex:
         if len(pattern) > MAX_REGEX_CHARS:
             return SearchResult([], "regex", f"The regex pattern is longer than {MAX_REGEX_CHARS} characters.")
         try:
-            rx = compile_pattern(pattern, ignore_case=True)
+            rx = compile_pattern(
+                pattern, ignore_case=True, max_repeat=REGEX_MAX_REPEAT, max_unrolled=REGEX_MAX_UNROLLED
+            )
+        except RegexTooComplex as exc:
+            return SearchResult([], "regex", f"The regex {pattern!r} is too complex: {exc.reason}.")
         except RegexSyntaxError as exc:
             return SearchResult([], "regex", f"Invalid regex {pattern!r}: {exc.reason}. Use Python 're' syntax.")
         # Patterns come from remote callers: every match runs with a share of one time budget

@@ -92,13 +92,18 @@ async def test_grant_without_approval_and_elicitation(access: AccessControl) -> 
         asked.append(tool.qualified_name)
         return True
 
+    # BR-48: the caller's own client is not asked unless an admin enabled self-approval
+    pending = await prepare(access, Principal("eve"), "A7", access.approval_hook(elicit=yes))
+    assert pending.status is ResultStatus.APPROVAL_REQUIRED and asked == []
+    access.grants.set_self_approval("eve", "orders__*")
+
     async def no(approval, tool):
         return False
 
     ran = await prepare(access, Principal("eve"), "A7", access.approval_hook(elicit=yes))
     assert isinstance(ran, Prepared) and asked == ["orders__cancel_order"]
     [used] = access.approvals.list(status="used")
-    assert used.decided_by == "eve (elicitation)"
+    assert used.decided_by == "eve (self-approval)"
     refused = await prepare(access, Principal("eve"), "A8", access.approval_hook(elicit=no))
     assert refused.status is ResultStatus.PERMISSION_DENIED
 

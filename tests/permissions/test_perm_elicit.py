@@ -43,6 +43,7 @@ def gate_server(access: AccessControl) -> Server[Any]:
 async def test_user_approves_or_declines_through_elicitation(access: AccessControl) -> None:
     access.users.add("eve")
     access.grants.add("eve", "db__*")
+    access.grants.set_self_approval("eve", "db__*")
     answers = [ElicitResult(action="accept", content={"approve": True}), ElicitResult(action="decline")]
     asked: list[str] = []
 
@@ -58,8 +59,8 @@ async def test_user_approves_or_declines_through_elicitation(access: AccessContr
     assert second.content[0].text.startswith("rejected ap_")
     assert "db__drop_table (destructive)" in asked[0] and "hunter2" not in asked[0] and "[REDACTED]" in asked[0]
     assert [(a.status, a.decided_by) for a in access.approvals.list(status="all")] == [
-        ("denied", "eve (elicitation)"),
-        ("used", "eve (elicitation)"),
+        ("denied", "eve (self-approval)"),
+        ("used", "eve (self-approval)"),
     ]
 
 

@@ -175,7 +175,7 @@ def test_removed_user_approvals_do_not_pass_to_a_new_user_of_that_name(access: A
         ((True, False), [(True, False, "approved by the user"), (False, True, "the user declined")], "used"),
         (
             (False, True),
-            [(False, True, "the user declined"), (False, True, "was denied by eve (elicitation)")],
+            [(False, True, "the user declined"), (False, True, "was denied by eve (self-approval)")],
             "denied",
         ),
     ],
@@ -185,6 +185,7 @@ async def test_concurrent_identical_calls_during_elicitation(access: AccessContr
     the second: it must report the approval's real state, never raise ApprovalNotPending."""
     access.users.add("eve")
     access.grants.add("eve", "db__*")
+    access.grants.set_self_approval("eve", "db__*")
     both_asked, first_done = anyio.Event(), anyio.Event()
     asked: list[str] = []
     outcomes: dict[int, object] = {}
@@ -221,6 +222,7 @@ async def test_concurrent_identical_calls_during_elicitation(access: AccessContr
 async def test_approval_of_a_removed_user_during_elicitation(access: AccessControl) -> None:
     access.users.add("eve")
     access.grants.add("eve", "db__*")
+    access.grants.set_self_approval("eve", "db__*")
 
     async def remove_then_yes(approval, tool):
         await anyio.to_thread.run_sync(access.users.remove, "eve")

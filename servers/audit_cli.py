@@ -1,0 +1,117 @@
+"""``toolhost audit`` (list, ``verify``, ``export``) and ``toolhost grants self-approval``.
+
+* ``toolhost audit [--user U] ...`` lists the latest entries (as before);
+* ``toolhost audit verify`` walks the hash chain (:mod:`host.store.audit_chain`) and reports the
+  first broken link (exit 1), or how many rows verified;
+* ``toolhost audit export [--output FILE]`` writes every row as JSON Lines (one object per row,
+  the stored columns including ``prev_hash`` and ``row_hash``); ``toolhost audit verify --file
+  FILE`` checks an export the same way, so a copy kept elsewhere anchors the database's chain.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from host.store.audit_chain import verify_rows
+from servers.admin_common import DataDir, DbUrl, access, fail
+from servers.admin_review import audit_command
+
+__all__ = ["audit_app", "grants_self_approval"]
+
+audit_app = typer.Typer(help="The audit log: list, verify the hash chain, export.", invoke_without_command=True)
+
+
+@audit_app.callback()
+def audit_main(
+    ctx: typer.Context,
+    user: Annotated[str | None, typer.Option("--user")] = None,
+    tool: Annotated[str | None, typer.Option("--tool")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="e.g. ok, unknown_tool, approval_required")] = None,
+    action: Annotated[str | None, typer.Option("--action", help="call, list, search, auth, approval, pin")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=10_000)] = 30,
+    data_dir: DataDir = None,
+    db_url: DbUrl = None,
+) -> None:
+    """Show the latest audit entries (arguments are stored redacted), or run a subcommand."""
+    if ctx.invoked_subcommand is None:
+        audit_command(user=user, tool=tool, status=status, action=action, limit=limit, data_dir=data_dir,
+                      db_url=db_url)
+
+
+@audit_app.command("verify")
+def audit_verify(
+    file: Annotated[Path | None, typer.Option("--file", help="Verify this `audit export` file instead.")] = None,
+    data_dir: DataDir = None,
+    db_url: DbUrl = None,
+) -> None:
+    """Check the audit hash chain; exit 1 at the first broken link (modified, deleted or inserted row)."""
+    if file is not None:
+        try:
+            with file.open(encoding="utf-8") as f:
+                rows = [json.loads(line) for line in f if line.strip()]
+        except (OSError, ValueError) as e:
+            fail(f"cannot read {file}: {e}")
+        count, broken = verify_rows(rows)
+        where = str(file)
+    else:
+        with access(data_dir, db_url) as a:
+            count, broken = a.audit_log.verify()
+        where = "the audit log"
+    if broken is not None:
+        typer.echo(f"BROKEN: {broken.message} ({count} rows before it verified) in {where}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"ok: {count} rows of {where} verified, the hash chain is intact")
+
+
+@audit_app.command("export")
+def audit_export(
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")] = None,
+    data_dir: DataDir = None,
+    db_url: DbUrl = None,
+) -> None:
+    """Write every audit row as JSON Lines (oldest first); `audit verify --file` checks the export."""
+    with access(data_dir, db_url) as a:
+        if output is None:
+            for row in a.audit_log.rows():
+                sys.stdout.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+            return
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        count = 0
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for row in a.audit_log.rows():
+                f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+                count += 1
+    typer.echo(f"exported {count} audit rows to {output}", err=True)
+
+
+def grants_self_approval(
+    subject: Annotated[str, typer.Argument(help="User (or role with --role) holding the allow grant.")],
+    pattern: Annotated[str, typer.Argument(help="The grant's pattern, exactly as `grants list` shows it.")],
+    enable: Annotated[bool, typer.Option("--enable/--disable", help="Allow or stop self-approval.")] = True,
+    role: Annotated[bool, typer.Option("--role", help="SUBJECT is a role.")] = False,
+    data_dir: DataDir = None,
+    db_url: DbUrl = None,
+) -> None:
+    """Let the callers of one allow grant approve their own calls through their client's prompt
+    (MCP elicitation). Off by default: for single-user desktops only; each such decision is
+    audited as self-approval."""
+    kind = "role" if role else "user"
+    with access(data_dir, db_url) as a:
+        a.grants.set_self_approval(subject, pattern, enable, kind=kind)
+        a.audit(action="admin", decision="allow" if enable else "deny", rule=f"allow:{pattern}@{kind}:{subject}",
+                status="self-approval-" + ("enabled" if enable else "disabled"),
+                approver=_local_admin())
+    state = "may now approve their own calls" if enable else "can no longer approve their own calls"
+    typer.echo(f"{kind} {subject}: callers of grant {pattern} {state}")
+
+
+def _local_admin() -> str:
+    from servers.identity import local_principal_name
+
+    return local_principal_name()
