@@ -46,6 +46,9 @@ from mcp.types import (
     LoggingMessageNotificationParams,
 )
 
+from host.paths import private_opener
+from registry.redaction import redact
+
 __all__ = ["FORWARD_TIMEOUT_SECONDS", "LOG_LEVELS", "Downstream", "Relay", "current_downstream", "downstream_scope"]
 
 FORWARD_TIMEOUT_SECONDS = 300.0
@@ -180,11 +183,12 @@ class Relay:
 
     def _write(self, params: LoggingMessageNotificationParams) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        data = params.data if isinstance(params.data, str) else json.dumps(params.data, ensure_ascii=False, default=str)
-        line = f"{stamp} {params.level.upper()} {params.logger or '-'}: {data}\n"
+        data = redact(params.data)  # upstream log text may carry credentials: masked like the audit
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+        line = f"{stamp} {params.level.upper()} {params.logger or '-'}: {text}\n"
         try:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.log_path, "a", encoding="utf-8") as fh:
+            self.log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with open(self.log_path, "a", encoding="utf-8", errors="replace", opener=private_opener) as fh:
                 fh.write(line)
         except OSError:
             return
