@@ -7,6 +7,7 @@ Commands: ``serve``, ``tools``, ``search``, ``call``, ``servers``. Every command
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import socket
@@ -26,7 +27,6 @@ from host.store import StoreError
 from host.paths import data_dir as resolve_data_dir
 from host.runtime import HostRuntime
 from registry import Principal
-from servers.status_events import status_event_printer
 from servers.display import live_status, servers_table, tools_table
 from registry.search import tool_definition
 from servers.notify import ToolsChangedNotifier
@@ -56,6 +56,18 @@ app = typer.Typer(
 )
 out = Console()
 err = Console(stderr=True)
+
+class LogLevel(str, enum.Enum):
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
+
+
+class LogFormat(str, enum.Enum):
+    text = "text"
+    json = "json"
+
 
 ConfigOpt = Annotated[
     Path | None, typer.Option("--config", "-c", help="mcpServers JSON config (default: the bundled one).")
@@ -159,8 +171,22 @@ def serve(
     ] = "auto",
     user: Annotated[str | None, typer.Option(help="User the stdio client acts as (required with permissions).")] = None,
     db_url: DbUrlOpt = None,
+    log_level: Annotated[
+        LogLevel, typer.Option("--log-level", help="Events and diagnostics at or above this level.")
+    ] = LogLevel.info,
+    log_format: Annotated[
+        LogFormat, typer.Option("--log-format", help="'text': console lines; 'json': one JSON object per event.")
+    ] = LogFormat.text,
+    watch_config: Annotated[
+        bool, typer.Option("--watch-config", help="Reload when the config file changes (SIGHUP always reloads).")
+    ] = False,
 ) -> None:
-    """Start the registry MCP server (streamable HTTP on 127.0.0.1:8765/mcp, or --stdio)."""
+    """Start the registry MCP server (streamable HTTP on 127.0.0.1:8765/mcp, or --stdio), with the admin
+    console at /admin, the admin API at /admin/api, /healthz, /readyz and /metrics."""
+    from servers.observability import configure_logging  # noqa: PLC0415
+    from servers.operator_surface import OperatorSurface  # noqa: PLC0415
+
+    configure_logging(log_level.value, log_format.value)
     if expose not in ("search", "all"):
         err.print(f"[red]--expose must be 'search' or 'all', got {expose!r}[/red]")
         raise typer.Exit(2)
@@ -202,6 +228,8 @@ def serve(
         )
         if access is not None:
             access.watch(rt.registry)  # pin definitions from the first listing on (BR-24)
+        surface = OperatorSurface(rt, access, root, config, err if log_format is LogFormat.text else None,
+                                  watch_config=watch_config, http=not stdio)
         verifier = settings = None
         if not enforce:
             local = Principal(user=user or "local")
@@ -223,7 +251,10 @@ def serve(
             with live_status(err, rt.statuses(), enabled=not stdio) as refresh:
                 rt.manager.on_status = refresh
                 async with rt:
-                    rt.manager.on_status = status_event_printer(err)  # one line per later state change
+                    surface.events.seed(rt.statuses())
+                    printer = status_event_printer(err) if log_format is LogFormat.text else None
+                    rt.manager.on_status = surface.status_listener(printer)  # one line per later state change
+                    guard.start_soon(surface.run_background)
                     err.print(servers_table(rt.statuses()))
                     notifier = ToolsChangedNotifier()
                     rt.registry.subscribe(notifier.changed)
@@ -231,6 +262,7 @@ def serve(
                     srv = create_registry_server(rt, expose=expose, principal_for=resolve,
                                                  access=access if enforce else None,
                                                  notifier=notifier)  # type: ignore[arg-type]
+                    surface.server = srv
                     if stop.is_set():
                         pass
                     elif stdio:
@@ -244,10 +276,14 @@ def serve(
                             stop=stop,
                             token_verifier=verifier,
                             auth=settings,
+                            routes=surface.routes(),
                             on_ready=lambda url: err.print(
                                 f"[green]toolhost serving {len(rt.registry)} tools at {url}[/green]"
                                 + (" (API key required)" if enforce else "")
-                                + " (Ctrl+C to stop)"
+                                + " (Ctrl+C to stop)\n"
+                                + f"admin console {url.removesuffix(MCP_PATH)}/admin (log in with an admin user's "
+                                f"API key or the token in {surface.token_path}); /healthz /readyz /metrics",
+                                highlight=False,
                             ),
                         )
             guard.cancel_scope.cancel()
@@ -256,6 +292,9 @@ def serve(
     try:
         _run(body, backend_options=loop_options)
     finally:
+        token_file = resolve_data_dir(data_dir) / "admin.token"
+        if sock is not None and token_file.exists():
+            token_file.unlink(missing_ok=True)
         if access is not None:
             access.close()
         if sock is not None:

@@ -235,6 +235,7 @@ async def serve_http(
     token_verifier: Any = None,
     auth: Any = None,
     on_ready: Callable[[str], None] | None = None,
+    routes: list[Any] | None = None,
 ) -> None:
     """Serve ``server`` on ``http://host:port/mcp`` until ``stop`` is set.
 
@@ -247,6 +248,7 @@ async def serve_http(
         token_verifier: an SDK ``TokenVerifier`` for bearer API keys (``None``: no auth).
         auth: the SDK ``AuthSettings`` that go with ``token_verifier``.
         on_ready: called with the endpoint URL once the socket listens.
+        routes: more Starlette routes served beside ``/mcp`` (health, metrics, admin).
     """
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
@@ -254,6 +256,7 @@ async def serve_http(
         transport_security=transport_security_for(host),
         token_verifier=token_verifier,
         auth=auth,
+        custom_starlette_routes=routes,
     )
     config = uvicorn.Config(
         app,

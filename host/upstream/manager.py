@@ -21,7 +21,7 @@ from types import TracebackType
 from typing import Any
 
 import anyio
-from anyio.abc import TaskGroup
+from anyio.abc import TaskGroup, TaskStatus
 from mcp.types import CallToolResult, Tool
 
 from host.config import HostConfig, ServerConfig
@@ -134,24 +134,28 @@ class ServerManager:
         self.data_dir = data_dir
         self.registry = registry if registry is not None else ToolRegistry()
         self.on_status = on_status
+        self.reconnect = reconnect
         self.connections: dict[str, ServerConnection] = {
-            name: ServerConnection(
-                server,
-                connect_timeout_seconds=config.connect_timeout_for(server),
-                data_dir=data_dir,
-                on_tools=self._on_tools,
-                reconnect=reconnect,
-                on_status=self._notify,
-                lifecycle=config.lifecycle_for(server),
-            )
-            for name, server in config.servers.items()
+            name: self._connection(server) for name, server in config.servers.items()
         }
         self._config_failures = [
             ServerStatus(name=f.name, transport=f.transport, state=ConnectionState.FAILED,
                          error=f"config: {f.reason}")
             for f in config.failed.values()
         ]
+        self._done: dict[str, anyio.Event] = {}
         self._tg: TaskGroup | None = None
+
+    def _connection(self, server: ServerConfig) -> ServerConnection:
+        return ServerConnection(
+            server,
+            connect_timeout_seconds=self.config.connect_timeout_for(server),
+            data_dir=self.data_dir,
+            on_tools=self._on_tools,
+            reconnect=self.reconnect,
+            on_status=self._notify,
+            lifecycle=self.config.lifecycle_for(server),
+        )
 
     # -- lifecycle ---------------------------------------------------------------------
     async def __aenter__(self) -> ServerManager:
@@ -167,7 +171,48 @@ class ServerManager:
 
     async def _start_one(self, conn: ServerConnection) -> None:
         assert self._tg is not None
-        await self._tg.start(conn.run)
+        done = self._done[conn.name] = anyio.Event()
+
+        async def own(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+            try:
+                await conn.run(task_status=task_status)
+            finally:
+                done.set()
+
+        await self._tg.start(own)
+
+    # -- changing the set of servers while running (config reload, restart) -------------
+    async def add_server(self, server: ServerConfig) -> None:
+        """Connect a new server (returns after its first attempt, like entering).
+
+        Raises:
+            ValueError: a server of that name exists, or the manager is not running.
+        """
+        if self._tg is None:
+            raise ValueError("the server manager is not running")
+        if server.name in self.connections:
+            raise ValueError(f"server {server.name!r} is already configured")
+        conn = self.connections[server.name] = self._connection(server)
+        await self._start_one(conn)
+
+    async def remove_server(self, name: str) -> None:
+        """Disconnect ``name``, wait for its connection to close, and drop its tools.
+
+        Raises:
+            KeyError: no server of that name.
+        """
+        conn = self.connections.pop(name)
+        conn.stop()
+        done = self._done.pop(name, None)
+        if done is not None:
+            await done.wait()
+        self.registry.remove_server(name)
+
+    async def restart_server(self, name: str) -> None:
+        """Close and reconnect ``name`` with its current configuration (``KeyError`` if unknown)."""
+        server = self.connections[name].config
+        await self.remove_server(name)
+        await self.add_server(server)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -194,7 +239,10 @@ class ServerManager:
 
     # -- registry updates --------------------------------------------------------------
     def _on_tools(self, server: str, tools: list[Tool], warnings: list[str]) -> None:
-        cfg = self.config.servers[server]
+        conn = self.connections.get(server)
+        if conn is None:
+            return  # a listing that raced the server's removal
+        cfg = conn.config
         records = records_from_tools(self.config, cfg, tools)
         warnings.extend(unmatched_tool_names(cfg, tools))
         if tuple(records) == self.registry.by_server(server):
