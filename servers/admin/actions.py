@@ -119,8 +119,11 @@ class AdminService:
         ranked (the query terms found in the tool's name, description and parameters)."""
         if self.runtime is None:
             return {"query": query, "mode": "unavailable", "hits": [], "message": "no running host"}
-        principal = self.access.principal_for_user(user) if user else Principal()
-        result = self.runtime.search(query, principal, limit=limit)
+        if user:
+            result = self.runtime.search(query, self.access.principal_for_user(user), limit=limit)
+        else:  # every registered tool, whatever the grants
+            result = self.runtime.search_index.search(query, visible=lambda _t: True,
+                                                      visible_key=("toolhost-admin-full-view",), limit=limit)
         hits = []
         for h in result.hits:
             hits.append({
@@ -203,7 +206,7 @@ class AdminService:
         else:
             info = self.access.approvals.deny(approval_id, by=by)
         status = "approved" if approve else "denied"
-        self.access.audit(action="approval", user=by, tool=info.tool, decision="allow" if approve else "deny",
+        self.access.audit(action="approval", principal=Principal(user=by), tool=info.tool, decision="allow" if approve else "deny",
                           status=status, detail=approval_id)
         if self.on_approval is not None:
             self.on_approval(approval_id, info.user, info.tool, status, by)
@@ -227,7 +230,7 @@ class AdminService:
 
     def _accepted(self, accepted: list[tuple[str, str]], by: str) -> list[dict[str, Any]]:
         for name, h in accepted:
-            self.access.audit(action="pin", user=by, tool=name, decision="allow", status="accepted",
+            self.access.audit(action="pin", principal=Principal(user=by), tool=name, decision="allow", status="accepted",
                               detail=f"definition {h}")
         return [{"tool": name, "definition_hash": h} for name, h in accepted]
 
