@@ -45,7 +45,7 @@ NAV = [
     ("/admin/search", "Search"),
 ]
 SERVERS_REFRESH_SECONDS = 5
-NO_STORE = {"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer",
+NO_STORE = {"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin",
             "Content-Security-Policy": "default-src 'self'; form-action 'self'; frame-ancestors 'none'"}
 
 _env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
@@ -64,11 +64,12 @@ class Console:
 
     def render(self, name: str, request: Request, session: AdminSession | None, status: int = 200,
                **context: Any) -> HTMLResponse:
-        html = _env.get_template(name).render(
-            user=session.user if session else None, csrf=session.csrf if session else "", nav=NAV,
-            active=request.url.path, message=request.query_params.get("msg"),
-            error=request.query_params.get("err") == "1", **context,
-        )
+        values = {
+            "user": session.user if session else None, "csrf": session.csrf if session else "", "nav": NAV,
+            "active": request.url.path, "message": request.query_params.get("msg"),
+            "error": request.query_params.get("err") == "1",
+        } | context
+        html = _env.get_template(name).render(**values)
         return HTMLResponse(html, status_code=status, headers=NO_STORE)
 
     # -- login -------------------------------------------------------------------------------
@@ -162,7 +163,7 @@ class Console:
         async def approvals(r: Request, s: AdminSession, svc: AdminService) -> Response:
             status = r.query_params.get("status") or "open"
             rows = await t(svc.approvals, status)
-            return self.render("approvals.html", r, s, title="Approvals", approvals=rows, status=status,
+            return self.render("approvals.html", r, s, title="Approvals", approvals=rows, shown=status,
                                statuses=APPROVAL_STATUSES)
 
         async def approval(r: Request, s: AdminSession, svc: AdminService) -> Response:
