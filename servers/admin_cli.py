@@ -11,16 +11,18 @@ Wire into the main app with :func:`register`.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from registry.permissions import Grant
 from servers.admin_common import DataDir, DbUrl, access, console, fail, when
 from servers.admin_review import approvals_app, audit_command, pins_app
 
 __all__ = ["register"]
+
+if TYPE_CHECKING:
+    from registry.permissions import Grant
 
 MaxRisk = Annotated[str, typer.Option("--max-risk", help="Highest risk covered: read, write or destructive.")]
 ApprovalOpt = Annotated[

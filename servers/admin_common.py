@@ -6,13 +6,13 @@ import datetime as dt
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
 
-from host.access import AccessControl
-from host.store import StoreError
+if TYPE_CHECKING:
+    from host.access import AccessControl
 
 __all__ = ["DataDir", "DbUrl", "access", "console", "fail", "when"]
 
@@ -34,6 +34,9 @@ DbUrl = Annotated[
 @contextmanager
 def access(data_dir: Path | None, db_url: str | None) -> Iterator[AccessControl]:
     """The permission store; a :class:`host.store.StoreError` becomes one ``error:`` line, exit 1."""
+    from host.access import AccessControl  # noqa: PLC0415 - lazy: `toolhost --help` stays instant
+    from host.store import StoreError  # noqa: PLC0415
+
     try:
         opened = AccessControl.open(data_dir, url=db_url)
     except StoreError as e:

@@ -14,37 +14,21 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import anyio
 import typer
 from rich.console import Console
 
-from host.config import HostConfig, load_config
-from host.access import AccessControl
-from host.errors import ConfigError, HostError
-from host.store import StoreError
-from host.paths import data_dir as resolve_data_dir
-from host.runtime import HostRuntime
-from registry import Principal
-from servers.display import live_status, servers_table, tools_table
-from registry.search import tool_definition
-from servers.notify import ToolsChangedNotifier
-from servers.registry_server import create_registry_server
-from servers.access_mode import OpenAccessPolicy, is_loopback, open_access
 from servers.admin_cli import register as register_admin_commands
-from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver
-from servers.serve import (
-    DEFAULT_HOST,
-    DEFAULT_PORT,
-    MCP_PATH,
-    bind_socket,
-    event_loop_options,
-    host_for_url,
-    serve_http,
-    serve_stdio,
-    shutdown_on_signals,
-)
+from servers.serve_defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH
+
+if TYPE_CHECKING:  # the heavy imports (SDK, SQLAlchemy, uvicorn) happen in the commands that need them
+    import anyio
+
+    from host.access import AccessControl
+    from host.config import HostConfig
+    from host.runtime import HostRuntime
+    from registry import Principal
 
 __all__ = ["app", "main"]
 
@@ -52,10 +36,43 @@ app = typer.Typer(
     name="toolhost",
     help="An open tool host for AI agents: MCP servers merged into one searchable, permissioned registry.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 out = Console()
 err = Console(stderr=True)
+
+def _flags_without_placeholder() -> None:
+    """typer prints ``<bool>`` as the value type of on/off flags (``--stdio <bool>``), which reads as if a
+    value were expected: flags show no type."""
+    from typer.core import TyperOption  # noqa: PLC0415
+
+    original = TyperOption.display_type_rich
+    if getattr(original, "_toolhost", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        if self.is_flag and self.metavar is None:
+            return None
+        return original(self, ctx)
+
+    display_type_rich._toolhost = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_without_placeholder()
+
+
+class Expose(str, enum.Enum):
+    search = "search"
+    all = "all"
+
+
+class AuthChoice(str, enum.Enum):
+    auto = "auto"
+    on = "on"
+    off = "off"
+
 
 class LogLevel(str, enum.Enum):
     debug = "debug"
@@ -67,6 +84,26 @@ class LogLevel(str, enum.Enum):
 class LogFormat(str, enum.Enum):
     text = "text"
     json = "json"
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+        try:
+            typer.echo(f"toolhost {version('toolhost')}")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+            typer.echo("toolhost (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    _version_flag: Annotated[
+        bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """An open tool host for AI agents: MCP servers merged into one searchable, permissioned registry."""
 
 
 ConfigOpt = Annotated[
@@ -92,6 +129,10 @@ UserOpt = Annotated[
 
 
 def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]:
+    from host.config import load_config  # noqa: PLC0415 - lazy imports keep `toolhost --help` instant
+    from host.errors import ConfigError  # noqa: PLC0415
+    from host.paths import data_dir as resolve_data_dir  # noqa: PLC0415
+
     root = resolve_data_dir(data_dir)
     try:
         cfg = load_config(config, data_dir=root)
@@ -104,6 +145,8 @@ def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]
 
 
 def _run(coro_fn: Any, *args: Any, backend_options: dict[str, Any] | None = None) -> Any:
+    import anyio  # noqa: PLC0415
+
     try:
         return anyio.run(coro_fn, *args, backend_options=backend_options)
     except KeyboardInterrupt:  # pragma: no cover - interactive
@@ -118,6 +161,12 @@ async def _with_runtime(
 
     With ``user``, that user's grants, pins and approvals apply; otherwise full local access.
     """
+    from host.runtime import HostRuntime  # noqa: PLC0415
+    from host.store import StoreError  # noqa: PLC0415
+    from registry import Principal  # noqa: PLC0415
+    from servers.access_mode import OpenAccessPolicy  # noqa: PLC0415
+    from servers.display import live_status  # noqa: PLC0415
+
     access = principal = None
     policy: Any = None
     if user is not None:
@@ -151,6 +200,8 @@ async def _with_runtime(
 
 
 def _report_failures(rt: HostRuntime) -> None:
+    from servers.display import servers_table  # noqa: PLC0415
+
     failed = [s for s in rt.statuses() if s.error]
     if failed:
         err.print(servers_table(failed))
@@ -163,12 +214,12 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to bind for HTTP.")] = DEFAULT_HOST,
     port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port for HTTP (0: any free port).")] = DEFAULT_PORT,
     stdio: Annotated[bool, typer.Option("--stdio", help="Serve MCP over stdin/stdout instead of HTTP.")] = False,
-    expose: Annotated[
-        str, typer.Option(help="'search': tool_search + call_tool (+ always_load tools); 'all': every tool.")
-    ] = "search",
-    auth: Annotated[
-        str, typer.Option(help="Per-user permissions: 'auto' (on once users exist), 'on' or 'off'.")
-    ] = "auto",
+    expose_choice: Annotated[
+        Expose, typer.Option("--expose", help="'search': tool_search + call_tool (+ always_load tools); 'all': every tool.")
+    ] = Expose.search,
+    auth_choice: Annotated[
+        AuthChoice, typer.Option("--auth", help="Per-user permissions: 'auto' (on once users exist), 'on' or 'off'.")
+    ] = AuthChoice.auto,
     user: Annotated[str | None, typer.Option(help="User the stdio client acts as (required with permissions).")] = None,
     db_url: DbUrlOpt = None,
     log_level: Annotated[
@@ -185,8 +236,28 @@ def serve(
     console at /admin, the admin API at /admin/api, /healthz, /readyz and /metrics."""
     from servers.observability import configure_logging  # noqa: PLC0415
     from servers.operator_surface import OperatorSurface  # noqa: PLC0415
+    import anyio  # noqa: PLC0415
+
+    from host.paths import data_dir as resolve_data_dir  # noqa: PLC0415
+    from host.runtime import HostRuntime  # noqa: PLC0415
+    from host.store import StoreError  # noqa: PLC0415
+    from registry import Principal  # noqa: PLC0415
+    from servers.access_mode import OpenAccessPolicy, is_loopback  # noqa: PLC0415
+    from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver  # noqa: PLC0415
+    from servers.display import live_status, servers_table  # noqa: PLC0415
+    from servers.notify import ToolsChangedNotifier  # noqa: PLC0415
+    from servers.registry_server import create_registry_server  # noqa: PLC0415
+    from servers.serve import (  # noqa: PLC0415
+        event_loop_options,
+        host_for_url,
+        serve_http,
+        serve_stdio,
+        shutdown_on_signals,
+    )
+    from servers.status_events import status_event_printer  # noqa: PLC0415
 
     configure_logging(log_level.value, log_format.value)
+    expose, auth = expose_choice.value, auth_choice.value
     if expose not in ("search", "all"):
         err.print(f"[red]--expose must be 'search' or 'all', got {expose!r}[/red]")
         raise typer.Exit(2)
@@ -308,6 +379,8 @@ async def _stop_when(stop: anyio.Event, rt: HostRuntime) -> None:
 
 def _bind(host: str, port: int) -> socket.socket:
     """Bind the HTTP socket before connecting any server, so a taken port fails at once."""
+    from servers.serve import bind_socket  # noqa: PLC0415
+
     try:
         return bind_socket(host, port)
     except OSError as e:
@@ -317,6 +390,9 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def _open_access(root: Path, mode: str, db_url: str | None) -> tuple[AccessControl | None, bool]:
+    from host.store import StoreError  # noqa: PLC0415
+    from servers.access_mode import open_access  # noqa: PLC0415
+
     try:
         return open_access(root, mode, db_url=db_url)  # type: ignore[arg-type]
     except (ValueError, StoreError) as e:
@@ -334,6 +410,9 @@ def tools(
     show_all: Annotated[bool, typer.Option("--all", help="Also list held tools (invalid definitions) with the reason.")] = False,
 ) -> None:
     """List every tool of every configured server (name, server, risk, timeout, description)."""
+    from registry.search import tool_definition  # noqa: PLC0415
+    from servers.display import tools_table  # noqa: PLC0415
+
     cfg, root = _load(config, data_dir)
 
     async def body(rt: HostRuntime, principal: Principal) -> None:
@@ -362,6 +441,9 @@ def search(
     db_url: DbUrlOpt = None,
 ) -> None:
     """Search the tools of every configured server (BM25 over names, descriptions, parameters)."""
+    from registry.search import tool_definition  # noqa: PLC0415
+    from servers.display import tools_table  # noqa: PLC0415
+
     cfg, root = _load(config, data_dir)
 
     async def body(rt: HostRuntime, principal: Principal) -> None:
@@ -419,6 +501,8 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
     """Connect to every configured server and show its status (connected / failed with reason, tool count).
 
     Exits 1 when any server failed to connect."""
+    from servers.display import servers_table  # noqa: PLC0415
+
     cfg, root = _load(config, data_dir)
 
     async def body(rt: HostRuntime, _principal: Principal) -> bool:
@@ -453,6 +537,8 @@ register_admin_commands(app)
 def main() -> None:
     """Console-script entry point: runs the app; a :class:`host.errors.HostError` (bad data folder,
     unreadable config, …) becomes one ``error:`` line and exit status 2, never a traceback."""
+    from host.errors import HostError  # noqa: PLC0415
+
     try:
         app(prog_name="toolhost", standalone_mode=True)
     except HostError as e:

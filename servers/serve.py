@@ -34,9 +34,7 @@ __all__ = [
     "transport_security_for",
 ]
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
-MCP_PATH = "/mcp"
+from servers.serve_defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH  # noqa: E402 - re-exported
 GRACEFUL_SHUTDOWN_SECONDS = 5.0
 """How long open client streams may delay shutdown after SIGINT/SIGTERM (seconds)."""
 

@@ -161,7 +161,7 @@ def instrument(runtime: Any, metrics: Metrics) -> None:
         finally:
             _upstream_spent.reset(token)
         total = time.perf_counter() - started
-        record = runtime.registry.get(name)
+        record = runtime.registry.snapshot().get(name)  # None for unknown names (never raises)
         server = record.server if record is not None else "-"
         tool = name if record is not None else "-"  # unknown names are not label values (cardinality)
         metrics.calls.labels(server, tool, result.status.value).inc()

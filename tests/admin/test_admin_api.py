@@ -105,6 +105,8 @@ async def test_approve_a_pending_call_through_the_api(served) -> None:
                 assert api.post(f"/approvals/{pending['id']}/approve").status_code == 409
                 done = await c.call_tool("orders__cancel_order", {"order_id": "A1002", "api_key": "sk-live-secret"})
                 assert not done.is_error
+                unknown = await c.call_tool("call_tool", {"name": "orders__no_such_tool", "arguments": {}})
+                assert unknown.meta["toolhost/error"]["code"] == "unknown_tool"
                 audit = api.get("/audit", params={"action": "approval"}).json()["entries"]
                 assert [(e["user"], e["status"], e["detail"]) for e in audit] == [
                     ("root", "approved", pending["id"])]
@@ -117,6 +119,7 @@ async def test_approve_a_pending_call_through_the_api(served) -> None:
                      metrics)
     assert re.search(r'toolhost_upstream_call_duration_seconds_count\{server="orders"\} 1\.0', metrics)
     assert re.search(r'toolhost_gateway_overhead_seconds_count\{server="orders"\} 2\.0', metrics)
+    assert 'toolhost_tool_calls_total{server="-",status="unknown_tool",tool="-"} 1.0' in metrics
     assert 'toolhost_upstream_up{server="rug"} 1.0' in metrics
     assert "toolhost_approvals_pending 0.0" in metrics
 
