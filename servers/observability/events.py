@@ -54,6 +54,8 @@ def configure_logging(level: str = "info", fmt: str = "text", stream: Any = None
     if fmt not in ("text", "json"):
         raise ValueError(f"--log-format must be text or json, got {fmt!r}")
     handler = logging.StreamHandler(stream or sys.stderr)
+    if fmt == "text":  # events already print as console lines (EventReporter); other handlers still get them
+        handler.addFilter(lambda record: record.name != logger.name)
     handler.setFormatter(
         JsonFormatter() if fmt == "json" else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     )
