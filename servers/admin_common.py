@@ -14,7 +14,7 @@ from rich.console import Console
 if TYPE_CHECKING:
     from host.access import AccessControl
 
-__all__ = ["DataDir", "DbUrl", "access", "console", "fail", "when"]
+__all__ = ["AsJson", "DataDir", "DbUrl", "access", "console", "fail", "print_json", "service", "when"]
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Data folder (default: $TOOLHOST_HOME or the per-user default).")
@@ -29,6 +29,24 @@ DbUrl = Annotated[
         show_envvar=False,
     ),
 ]
+
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def print_json(value: object) -> None:
+    """``value`` as indented JSON on stdout."""
+    import json  # noqa: PLC0415
+
+    typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+@contextmanager
+def service(data_dir: Path | None, db_url: str | None) -> Iterator[object]:
+    """The shared :class:`servers.admin.AdminService` over the permission store (errors as in :func:`access`)."""
+    from servers.admin.actions import AdminService  # noqa: PLC0415
+
+    with access(data_dir, db_url) as a:
+        yield AdminService(a)
 
 
 @contextmanager
