@@ -348,7 +348,7 @@ def serve(
                             token_verifier=verifier,
                             auth=settings,
                             routes=surface.routes(),
-                            on_ready=lambda url: err.print(
+                            on_ready=lambda url: surface.announce(url) or err.print(
                                 f"[green]toolhost serving {len(rt.registry)} tools at {url}[/green]"
                                 + (" (API key required)" if enforce else "")
                                 + " (Ctrl+C to stop)\n"
@@ -363,9 +363,9 @@ def serve(
     try:
         _run(body, backend_options=loop_options)
     finally:
-        token_file = resolve_data_dir(data_dir) / "admin.token"
-        if sock is not None and token_file.exists():
-            token_file.unlink(missing_ok=True)
+        if sock is not None:
+            for name in ("admin.token", "serve.json"):
+                (resolve_data_dir(data_dir) / name).unlink(missing_ok=True)
         if access is not None:
             access.close()
         if sock is not None:
@@ -440,7 +440,19 @@ def search(
     user: UserOpt = None,
     db_url: DbUrlOpt = None,
 ) -> None:
-    """Search the tools of every configured server (BM25 over names, descriptions, parameters)."""
+    """Search the tools of every configured server (BM25 over names, descriptions, parameters).
+
+    When a `toolhost serve` runs on the same data folder (and no --config is given), asks it through
+    the admin API instead of starting the servers again."""
+    if config is None and db_url is None:
+        from servers.serve_client import running_serve  # noqa: PLC0415
+
+        remote = running_serve(data_dir)
+        if remote is not None:
+            found = remote.search(query, user, limit)
+            if found is not None:
+                _print_remote_search(query, found, as_json)
+                return
     from registry.search import tool_definition  # noqa: PLC0415
     from servers.display import tools_table  # noqa: PLC0415
 
@@ -457,6 +469,24 @@ def search(
         out.print(tools_table([h.tool for h in result.hits], title=f"Top {len(result.hits)} for {query!r}"))
 
     _run(_with_runtime, cfg, root, body, True, user, db_url)
+
+
+def _print_remote_search(query: str, found: dict[str, Any], as_json: bool) -> None:
+    from rich.table import Table  # noqa: PLC0415
+
+    hits = found.get("hits", [])
+    if as_json:
+        out.print_json(json.dumps(hits))
+        return
+    if not hits:
+        out.print(found.get("message") or f"No tool matches {query!r}.", soft_wrap=True)
+        return
+    table = Table(title=f"Top {len(hits)} for {query!r} (from the running serve)")
+    for col in ("name", "server", "risk", "score", "why"):
+        table.add_column(col)
+    for h in hits:
+        table.add_row(h["name"], h["server"], h["risk"], f"{h['score']:.3f}", "; ".join(h["why"]) or "-")
+    out.print(table)
 
 
 @app.command()

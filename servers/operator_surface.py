@@ -25,6 +25,7 @@ __all__ = ["OperatorSurface"]
 _logger = logging.getLogger("toolhost.serve")
 
 WATCH_APPROVALS_SECONDS = 1.0
+ENDPOINT_FILE = "serve.json"
 
 
 class OperatorSurface:
@@ -146,8 +147,24 @@ class OperatorSurface:
             if self.access is not None:
                 tg.start_soon(self._watch_approvals)
 
+    def announce(self, mcp_url: str) -> None:
+        """Write ``<data_dir>/serve.json`` (``{"url", "pid"}``): where the CLI of this data folder finds
+        the running serve (with the local admin token)."""
+        import json  # noqa: PLC0415
+        import os  # noqa: PLC0415
+
+        base = mcp_url.rsplit("/", 1)[0]
+        self.endpoint_path = self.data_dir / ENDPOINT_FILE
+        self.endpoint_path.write_text(json.dumps({"url": base, "pid": os.getpid()}))
+
     def close(self) -> None:
-        """Remove the local admin token file (the CLI then knows no serve runs here)."""
+        """Remove the local admin token and endpoint files (the CLI then knows no serve runs here)."""
+        endpoint = getattr(self, "endpoint_path", None)
+        if endpoint is not None:
+            try:
+                endpoint.unlink()
+            except OSError:
+                pass
         if self.token_path is not None:
             try:
                 self.token_path.unlink()

@@ -89,7 +89,7 @@ def test_every_readme_command_runs_as_written(tmp_path) -> None:
     results = []
     alice_key = None
     for line in toolhost_lines():
-        if line.startswith("toolhost serve"):
+        if re.match(r"toolhost serve(\s|$)", line):
             rc, err, _url = run_serve(line, env)
             results.append((line, rc, err[-800:]))
             continue

@@ -121,9 +121,10 @@ class AdminService:
             return {"query": query, "mode": "unavailable", "hits": [], "message": "no running host"}
         if user:
             result = self.runtime.search(query, self.access.principal_for_user(user), limit=limit)
-        else:  # every registered tool, whatever the grants
-            result = self.runtime.search_index.search(query, visible=lambda _t: True,
-                                                      visible_key=("toolhost-admin-full-view",), limit=limit)
+        else:  # every registered tool whatever the grants, but changed definitions stay held (as for the local CLI)
+            held = {n for n, (status, _h) in self.access.pins.states().items() if status in ("held", "changed")}
+            result = self.runtime.search_index.search(query, visible=lambda t: t.qualified_name not in held,
+                                                      visible_key=None, limit=limit)
         hits = []
         for h in result.hits:
             hits.append({

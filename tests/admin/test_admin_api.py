@@ -6,6 +6,8 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -159,3 +161,14 @@ def _child_pid(parent: int, needle: str) -> int | None:
         if int(stat.rsplit(")", 1)[1].split()[1]) == parent and needle in cmd:
             return int(entry)
     return None
+
+
+def test_cli_search_asks_the_running_serve(served) -> None:
+    serve, _keys, _cfg = served
+    out = subprocess.run([str(Path(sys.executable).parent / "toolhost"), "search", "cancel my order", "--json",
+                          "--data-dir", str(serve.data_dir)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    hits = json.loads(out.stdout)
+    assert hits[0]["name"] == "orders__cancel_order"
+    assert hits[0]["why"] == ["name: cancel, order", "description: cancel, order", "parameters: order"]  # via the API
+    assert json.loads((serve.data_dir / "serve.json").read_text())["url"] == serve.url
