@@ -113,7 +113,9 @@ def approvals_show(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = N
 
 
 @approvals_app.command("approve")
-def approvals_approve(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
+def approvals_approve(
+    approval_id: str, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False
+) -> None:
     """Approve a pending call: the same call may then run once before the approval expires."""
     with service(data_dir, db_url) as svc:
         info = svc.decide(approval_id, True, "cli")  # type: ignore[attr-defined]

@@ -7,7 +7,6 @@ Commands: ``serve``, ``tools``, ``search``, ``call``, ``servers``. Every command
 
 from __future__ import annotations
 
-import enum
 import json
 import os
 import socket
@@ -20,6 +19,14 @@ import typer
 from rich.console import Console
 
 from servers.admin_cli import register as register_admin_commands
+from servers.cli_options import (
+    AuthChoice,
+    Expose,
+    LogFormat,
+    LogLevel,
+    flags_without_placeholder,
+    print_remote_search,
+)
 from servers.serve_defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH
 
 if TYPE_CHECKING:  # the heavy imports (SDK, SQLAlchemy, uvicorn) happen in the commands that need them
@@ -41,50 +48,7 @@ app = typer.Typer(
 )
 out = Console()
 err = Console(stderr=True)
-
-def _flags_without_placeholder() -> None:
-    """typer prints ``<bool>`` as the value type of on/off flags (``--stdio <bool>``), which reads as if a
-    value were expected: flags show no type."""
-    from typer.core import TyperOption  # noqa: PLC0415
-
-    original = TyperOption.display_type_rich
-    if getattr(original, "_toolhost", False):
-        return
-
-    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
-        if self.is_flag and self.metavar is None:
-            return None
-        return original(self, ctx)
-
-    display_type_rich._toolhost = True  # type: ignore[attr-defined]
-    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
-
-
-_flags_without_placeholder()
-
-
-class Expose(str, enum.Enum):
-    search = "search"
-    all = "all"
-
-
-class AuthChoice(str, enum.Enum):
-    auto = "auto"
-    on = "on"
-    off = "off"
-
-
-class LogLevel(str, enum.Enum):
-    debug = "debug"
-    info = "info"
-    warning = "warning"
-    error = "error"
-
-
-class LogFormat(str, enum.Enum):
-    text = "text"
-    json = "json"
-
+flags_without_placeholder()
 
 def _version(value: bool) -> None:
     if value:
@@ -215,7 +179,8 @@ def serve(
     port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port for HTTP (0: any free port).")] = DEFAULT_PORT,
     stdio: Annotated[bool, typer.Option("--stdio", help="Serve MCP over stdin/stdout instead of HTTP.")] = False,
     expose_choice: Annotated[
-        Expose, typer.Option("--expose", help="'search': tool_search + call_tool (+ always_load tools); 'all': every tool.")
+        Expose,
+        typer.Option("--expose", help="'search': tool_search + call_tool (+ always_load tools); 'all': every tool."),
     ] = Expose.search,
     auth_choice: Annotated[
         AuthChoice, typer.Option("--auth", help="Per-user permissions: 'auto' (on once users exist), 'on' or 'off'.")
@@ -451,7 +416,7 @@ def search(
         if remote is not None:
             found = remote.search(query, user, limit)
             if found is not None:
-                _print_remote_search(query, found, as_json)
+                print_remote_search(out, query, found, as_json)
                 return
     from registry.search import tool_definition  # noqa: PLC0415
     from servers.display import tools_table  # noqa: PLC0415
@@ -469,24 +434,6 @@ def search(
         out.print(tools_table([h.tool for h in result.hits], title=f"Top {len(result.hits)} for {query!r}"))
 
     _run(_with_runtime, cfg, root, body, True, user, db_url)
-
-
-def _print_remote_search(query: str, found: dict[str, Any], as_json: bool) -> None:
-    from rich.table import Table  # noqa: PLC0415
-
-    hits = found.get("hits", [])
-    if as_json:
-        out.print_json(json.dumps(hits))
-        return
-    if not hits:
-        out.print(found.get("message") or f"No tool matches {query!r}.", soft_wrap=True)
-        return
-    table = Table(title=f"Top {len(hits)} for {query!r} (from the running serve)")
-    for col in ("name", "server", "risk", "score", "why"):
-        table.add_column(col)
-    for h in hits:
-        table.add_row(h["name"], h["server"], h["risk"], f"{h['score']:.3f}", "; ".join(h["why"]) or "-")
-    out.print(table)
 
 
 @app.command()

@@ -116,7 +116,8 @@ def test_every_readme_command_runs_as_written(tmp_path) -> None:
         assert url is not None
         example = tmp_path / "example.py"
         example.write_text(python_example())
-        out = subprocess.run([sys.executable, str(example)], env={**env, "TOOLHOST_URL": url, "TOOLHOST_KEY": alice_key},
+        out = subprocess.run([sys.executable, str(example)],
+                             env={**env, "TOOLHOST_URL": url, "TOOLHOST_KEY": alice_key},
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         assert "orders__get_order" in out.stdout

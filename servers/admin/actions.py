@@ -207,7 +207,8 @@ class AdminService:
         else:
             info = self.access.approvals.deny(approval_id, by=by)
         status = "approved" if approve else "denied"
-        self.access.audit(action="approval", principal=Principal(user=by), tool=info.tool, decision="allow" if approve else "deny",
+        self.access.audit(action="approval", principal=Principal(user=by), tool=info.tool,
+                          decision="allow" if approve else "deny",
                           status=status, detail=approval_id)
         if self.on_approval is not None:
             self.on_approval(approval_id, info.user, info.tool, status, by)
@@ -231,7 +232,8 @@ class AdminService:
 
     def _accepted(self, accepted: list[tuple[str, str]], by: str) -> list[dict[str, Any]]:
         for name, h in accepted:
-            self.access.audit(action="pin", principal=Principal(user=by), tool=name, decision="allow", status="accepted",
+            self.access.audit(action="pin", principal=Principal(user=by), tool=name, decision="allow",
+                              status="accepted",
                               detail=f"definition {h}")
         return [{"tool": name, "definition_hash": h} for name, h in accepted]
 

@@ -269,7 +269,8 @@ class Console:
             out = await self.reload()
             if out.get("error"):
                 raise ApiError(400, "invalid_config", out["error"])
-            return f"config reloaded: added {out['added'] or '-'}, removed {out['removed'] or '-'}, changed {out['changed'] or '-'}"
+            return (f"config reloaded: added {out['added'] or '-'}, removed {out['removed'] or '-'}, "
+                    f"changed {out['changed'] or '-'}")
 
         p, a = self.page, self.action
         return [

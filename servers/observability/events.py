@@ -88,7 +88,8 @@ class EventReporter:
         logger.log(getattr(logging, level.upper()), message, extra={"toolhost": {"event": event, **fields}})
         if self.console is not None and show:
             stamp = dt.datetime.now().strftime("%H:%M:%S")
-            self.console.print(f"[dim]{stamp}[/dim] [{_STYLE[level]}]{escape(event)}[/{_STYLE[level]}] {escape(message)}",
+            style = _STYLE[level]
+            self.console.print(f"[dim]{stamp}[/dim] [{style}]{escape(event)}[/{style}] {escape(message)}",
                                highlight=False, soft_wrap=True)
 
     def seed(self, statuses: list[Any]) -> None:
@@ -132,16 +133,20 @@ class EventReporter:
     def tools_held(self, server: str, tools: list[str]) -> None:
         """Tools of ``server`` held by a definition pin (changed since pinned)."""
         if tools:
-            self.emit("tools.held", f"{server}: {len(tools)} changed tool(s) held until reviewed: {', '.join(sorted(tools))} "
+            names = ", ".join(sorted(tools))
+            self.emit("tools.held", f"{server}: {len(tools)} changed tool(s) held until reviewed: {names} "
                       "(toolhost pins diff TOOL)", "warning", server=server, tools=sorted(tools))
 
     def approval(self, approval_id: str, user: str, tool: str, status: str, by: str | None = None) -> None:
         """An approval request was created (``pending``) or decided (``approved``/``denied``)."""
         who = f" by {by}" if by else ""
-        self.emit(f"approval.{status}", f"{approval_id}: {user} -> {tool} {status}{who}", "warning" if status == "pending"
-                  else "info", approval=approval_id, user=user, tool=tool, by=by)
+        level = "warning" if status == "pending" else "info"
+        self.emit(f"approval.{status}", f"{approval_id}: {user} -> {tool} {status}{who}", level,
+                  approval=approval_id, user=user, tool=tool, by=by)
 
-    def config_reloaded(self, added: list[str], removed: list[str], changed: list[str], error: str | None = None) -> None:
+    def config_reloaded(
+        self, added: list[str], removed: list[str], changed: list[str], error: str | None = None
+    ) -> None:
         """A config reload applied (or refused with ``error``)."""
         if error is not None:
             self.emit("config.refused", f"new config refused, the old one keeps serving: {error}", "error", error=error)
