@@ -107,6 +107,13 @@ def unmatched_tool_names(server: ServerConfig, tools: list[Tool]) -> list[str]:
     return out
 
 
+def _config_failures(config: HostConfig) -> list[ServerStatus]:
+    return [
+        ServerStatus(name=f.name, transport=f.transport, state=ConnectionState.FAILED, error=f"config: {f.reason}")
+        for f in config.failed.values()
+    ]
+
+
 class ServerManager:
     """Connections to every configured server plus the merged registry (see module docstring).
 
@@ -138,11 +145,7 @@ class ServerManager:
         self.connections: dict[str, ServerConnection] = {
             name: self._connection(server) for name, server in config.servers.items()
         }
-        self._config_failures = [
-            ServerStatus(name=f.name, transport=f.transport, state=ConnectionState.FAILED,
-                         error=f"config: {f.reason}")
-            for f in config.failed.values()
-        ]
+        self._config_failures = _config_failures(config)
         self._done: dict[str, anyio.Event] = {}
         self._tg: TaskGroup | None = None
 
@@ -182,6 +185,13 @@ class ServerManager:
         await self._tg.start(own)
 
     # -- changing the set of servers while running (config reload, restart) -------------
+    def use_config(self, config: HostConfig) -> None:
+        """Adopt a reloaded configuration for defaults and listings of servers connected from now
+        on, and its config failures; connections are changed with :meth:`add_server` /
+        :meth:`remove_server`."""
+        self.config = config
+        self._config_failures = _config_failures(config)
+
     async def add_server(self, server: ServerConfig) -> None:
         """Connect a new server (returns after its first attempt, like entering).
 

@@ -58,7 +58,7 @@ class ConfigReloader:
             removed = [n for n in old if n not in new.servers]
             changed = [n for n in new.servers if n in old and new.servers[n] != old[n]]
             unchanged = [n for n in new.servers if n in old and n not in changed]
-            manager.config = new
+            manager.use_config(new)
             self.runtime.config = new
             for name in removed + changed:
                 await manager.remove_server(name)
