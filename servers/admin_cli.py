@@ -11,16 +11,18 @@ Wire into the main app with :func:`register`.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from registry.permissions import Grant
-from servers.admin_common import DataDir, DbUrl, access, console, fail, when
+from servers.admin_common import AsJson, DataDir, DbUrl, access, console, fail, print_json, service, when
 from servers.admin_review import approvals_app, pins_app
 
 __all__ = ["register"]
+
+if TYPE_CHECKING:
+    from registry.permissions import Grant
 
 MaxRisk = Annotated[str, typer.Option("--max-risk", help="Highest risk covered: read, write or destructive.")]
 ApprovalOpt = Annotated[
@@ -61,8 +63,12 @@ def users_add(name: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None
 
 
 @users_app.command("list")
-def users_list(data_dir: DataDir = None, db_url: DbUrl = None) -> None:
+def users_list(data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
     """List users with their roles, grant and active key counts."""
+    if as_json:
+        with service(data_dir, db_url) as svc:
+            print_json(svc.users())  # type: ignore[attr-defined]
+        return
     with access(data_dir, db_url) as a:
         rows = a.users.list()
     table = Table(title="users")
@@ -96,8 +102,12 @@ def roles_add(
 
 
 @roles_app.command("list")
-def roles_list(data_dir: DataDir = None, db_url: DbUrl = None) -> None:
+def roles_list(data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
     """List roles with members and grant counts."""
+    if as_json:
+        with service(data_dir, db_url) as svc:
+            print_json(svc.roles())  # type: ignore[attr-defined]
+        return
     with access(data_dir, db_url) as a:
         rows = a.roles.list()
     table = Table(title="roles")
@@ -182,8 +192,13 @@ def grants_list(
     user: Annotated[str | None, typer.Argument(help="Only this user's own grants.")] = None,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
+    as_json: AsJson = False,
 ) -> None:
     """List grants (all, or USER's own; role grants are listed under role:NAME)."""
+    if as_json:
+        with service(data_dir, db_url) as svc:
+            print_json(svc.grants(user, "user" if user else None))  # type: ignore[attr-defined]
+        return
     with access(data_dir, db_url) as a:
         grants = a.grants.list(user, kind="user" if user else None)
     console().print(_grants_table(grants, f"grants of {user}" if user else "grants"))
@@ -206,8 +221,13 @@ def keys_create(
     label: Annotated[str, typer.Option("--label", help="A note, e.g. where the key is used.")] = "",
     data_dir: DataDir = None,
     db_url: DbUrl = None,
+    as_json: AsJson = False,
 ) -> None:
     """Create an API key for USER and print it once (only its hash is stored)."""
+    if as_json:
+        with service(data_dir, db_url) as svc:
+            print_json(svc.create_key(user, label))  # type: ignore[attr-defined]
+        return
     with access(data_dir, db_url) as a:
         info, token = a.keys.create(user, label)
     typer.echo(f"created key {info.key_id} for {user}. It is shown only now; store it safely:")
@@ -216,9 +236,14 @@ def keys_create(
 
 @keys_app.command("list")
 def keys_list(
-    user: Annotated[str | None, typer.Argument()] = None, data_dir: DataDir = None, db_url: DbUrl = None
+    user: Annotated[str | None, typer.Argument()] = None, data_dir: DataDir = None, db_url: DbUrl = None,
+    as_json: AsJson = False,
 ) -> None:
     """List API keys (never the secrets)."""
+    if as_json:
+        with service(data_dir, db_url) as svc:
+            print_json(svc.keys(user))  # type: ignore[attr-defined]
+        return
     with access(data_dir, db_url) as a:
         keys = a.keys.list(user)
     table = Table(title=f"API keys of {user}" if user else "API keys")

@@ -6,15 +6,15 @@ import datetime as dt
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
 
-from host.access import AccessControl
-from host.store import StoreError
+if TYPE_CHECKING:
+    from host.access import AccessControl
 
-__all__ = ["DataDir", "DbUrl", "access", "console", "fail", "when"]
+__all__ = ["AsJson", "DataDir", "DbUrl", "access", "console", "fail", "print_json", "service", "when"]
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Data folder (default: $TOOLHOST_HOME or the per-user default).")
@@ -30,10 +30,31 @@ DbUrl = Annotated[
     ),
 ]
 
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def print_json(value: object) -> None:
+    """``value`` as indented JSON on stdout."""
+    import json  # noqa: PLC0415
+
+    typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+@contextmanager
+def service(data_dir: Path | None, db_url: str | None) -> Iterator[object]:
+    """The shared :class:`servers.admin.AdminService` over the permission store (errors as in :func:`access`)."""
+    from servers.admin.actions import AdminService  # noqa: PLC0415
+
+    with access(data_dir, db_url) as a:
+        yield AdminService(a)
+
 
 @contextmanager
 def access(data_dir: Path | None, db_url: str | None) -> Iterator[AccessControl]:
     """The permission store; a :class:`host.store.StoreError` becomes one ``error:`` line, exit 1."""
+    from host.access import AccessControl  # noqa: PLC0415 - lazy: `toolhost --help` stays instant
+    from host.store import StoreError  # noqa: PLC0415
+
     try:
         opened = AccessControl.open(data_dir, url=db_url)
     except StoreError as e:

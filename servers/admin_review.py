@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from host.access import APPROVER_ROLE, decide
-from servers.admin_common import DataDir, DbUrl, access, console, fail, when
+from host.access import APPROVER_ROLE
+from servers.admin_common import AsJson, DataDir, DbUrl, access, console, fail, print_json, service, when
 from servers.identity import local_principal_name
 
 __all__ = ["approvals_app", "audit_command", "pins_app"]
@@ -37,8 +37,13 @@ def approvals_list(
     user: Annotated[str | None, typer.Option("--user")] = None,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
+    as_json: AsJson = False,
 ) -> None:
     """List approval requests (newest first)."""
+    if as_json:
+        with service(data_dir, db_url) as svc:
+            print_json(svc.approvals(status, user))  # type: ignore[attr-defined]
+        return
     with access(data_dir, db_url) as a:
         rows = a.approvals.list(status=None if status == "all" else status, user=user)
     table = Table(title="approvals")
@@ -79,8 +84,12 @@ def _utf16(ch: str) -> list[int]:
 
 
 @approvals_app.command("show")
-def approvals_show(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
+def approvals_show(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
     """Show one approval with its complete arguments (secrets masked, nothing cut): review them before approving."""
+    if as_json:
+        with service(data_dir, db_url) as svc:
+            print_json(svc.approval(approval_id))  # type: ignore[attr-defined]
+        return
     with access(data_dir, db_url) as a:
         r = a.approvals.get(approval_id)
     out = Console(soft_wrap=True, highlight=False)  # soft wrap: rich never cuts or folds a line
@@ -113,12 +122,16 @@ def approvals_approve(
     ] = None,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
+    as_json: AsJson = False,
 ) -> None:
     """Approve a pending call: the same call may then run once before the approval expires."""
-    with access(data_dir, db_url) as a:
-        info = decide(a, approval_id, approve=True, by=as_user or local_principal_name(), how="cli",
-                      approver_user=as_user)
-    typer.echo(f"approved {approval_id}: {info.user} may run {info.tool} once until {when(info.expires_at)}")
+    with service(data_dir, db_url) as svc:
+        info = svc.decide(approval_id, True, as_user or local_principal_name(), how="cli",  # type: ignore[attr-defined]
+                          approver_user=as_user)
+    if as_json:
+        print_json(info)
+        return
+    typer.echo(f"approved {approval_id}: {info['user']} may run {info['tool']} once until {when(info['expires_at'])}")
 
 
 @approvals_app.command("deny")
@@ -129,12 +142,16 @@ def approvals_deny(
     ] = None,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
+    as_json: AsJson = False,
 ) -> None:
     """Deny a pending call."""
-    with access(data_dir, db_url) as a:
-        info = decide(a, approval_id, approve=False, by=as_user or local_principal_name(), how="cli",
-                      approver_user=as_user)
-    typer.echo(f"denied {approval_id} ({info.user} → {info.tool})")
+    with service(data_dir, db_url) as svc:
+        info = svc.decide(approval_id, False, as_user or local_principal_name(), how="cli",  # type: ignore[attr-defined]
+                          approver_user=as_user)
+    if as_json:
+        print_json(info)
+        return
+    typer.echo(f"denied {approval_id} ({info['user']} → {info['tool']})")
 
 
 # -- pins ---------------------------------------------------------------------------------------
@@ -144,8 +161,13 @@ def pins_list(
     server: Annotated[str | None, typer.Option("--server")] = None,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
+    as_json: AsJson = False,
 ) -> None:
     """List pinned tool definitions."""
+    if as_json:
+        with service(data_dir, db_url) as svc:
+            print_json(svc.pins(status, server))  # type: ignore[attr-defined]
+        return
     with access(data_dir, db_url) as a:
         rows = a.pins.list(status=status, server=server)
     table = Table(title="pins")
@@ -164,8 +186,12 @@ def pins_list(
 
 
 @pins_app.command("diff")
-def pins_diff(tool: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
+def pins_diff(tool: str, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
     """Show what changed between the pinned and the served definition of TOOL, and its hash."""
+    if as_json:
+        with service(data_dir, db_url) as svc:
+            print_json(svc.pin_diff(tool))  # type: ignore[attr-defined]
+        return
     with access(data_dir, db_url) as a:
         review = a.pins.review(tool)
     if review.pending_hash is None:
@@ -188,6 +214,7 @@ def pins_accept(
     ] = False,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
+    as_json: AsJson = False,
 ) -> None:
     """Accept the served definition of TOOL (the one `pins diff` showed, named by --hash), or of all
     held/changed tools of --server (with --yes): it becomes the pin."""
@@ -200,46 +227,113 @@ def pins_accept(
             f"--server {server} accepts every pending definition of {server} unreviewed; review each with "
             "`toolhost pins diff TOOL`, or pass --yes to accept them all"
         )
-    with access(data_dir, db_url) as a:
+    with service(data_dir, db_url) as svc:
         if tool is not None:
-            pin = a.pins.accept(tool, reviewed_hash or "")
-            accepted = [(pin.tool, pin.definition_hash or "")]
+            done = svc.accept_pin(tool, reviewed_hash or "", "cli")  # type: ignore[attr-defined]
         else:
-            accepted = a.pins.accept_server(server or "")
-        for name, h in accepted:
-            a.audit(action="pin", tool=name, decision="allow", status="accepted", detail=f"definition {h}")
-    typer.echo(f"accepted {len(accepted)} definition(s):")
-    for name, h in accepted:
-        typer.echo(f"  {name} {h}")
+            done = svc.accept_server_pins(server or "", "cli")  # type: ignore[attr-defined]
+    if as_json:
+        print_json(done)
+        return
+    typer.echo(f"accepted {len(done)} definition(s):")
+    for row in done:
+        typer.echo(f"  {row['tool']} {row['definition_hash']}")
 
 
 # -- audit --------------------------------------------------------------------------------------
+FOLLOW_POLL_SECONDS = 1.0
+
+
+def parse_since(text: str) -> float:
+    """``30s``, ``15m``, ``2h``, ``7d`` ago, or an ISO time (``2026-11-30T10:00:00Z``), as UNIX seconds.
+
+    Raises:
+        typer.BadParameter: anything else (names the accepted forms).
+    """
+    import datetime as dt  # noqa: PLC0415
+    import re  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text)
+    if m:
+        return time.time() - float(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+    try:
+        at = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise typer.BadParameter(f"{text!r}: use a duration like 30s, 15m, 2h, 7d or an ISO time "
+                                 "like 2026-11-30T10:00:00Z") from None
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=dt.UTC)
+    return at.timestamp()
+
+
+def _audit_table(rows: list[dict]) -> Table:
+    table = Table(title="audit (newest first)")
+    for col in ("id", "time", "user", "key", "action", "tool", "decision", "rule", "status", "ms", "arguments"):
+        table.add_column(col, overflow="fold")  # fold, never cut: arguments and rules are read in full
+    for r in rows:
+        table.add_row(
+            str(r["id"]), when(r["at"]), r["user"] or "-", r["key_id"] or "-", r["action"], r["tool"] or "-",
+            r["decision"] or "-", r["rule"] or "-",
+            (r["status"] or "-") + (f" (by {r['approver']})" if r.get("approver") and r["action"] == "call" else ""),
+            "-" if r["duration_ms"] is None else f"{r['duration_ms']:.1f}",
+            Text(_printable(r["arguments"] or r["detail"] or "-")),
+        )
+    return table
+
+
 def audit_command(
     user: Annotated[str | None, typer.Option("--user")] = None,
     tool: Annotated[str | None, typer.Option("--tool")] = None,
     status: Annotated[str | None, typer.Option("--status", help="e.g. ok, unknown_tool, approval_required")] = None,
     action: Annotated[str | None, typer.Option("--action", help="call, list, search, auth, approval, pin")] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only entries since 30s / 15m / 2h / 7d ago or an ISO time.")
+    ] = None,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new entries as they come (Ctrl+C to stop).")
+    ] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=10_000)] = 30,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
+    as_json: AsJson = False,
 ) -> None:
-    """Show the latest audit entries (arguments are stored redacted)."""
-    with access(data_dir, db_url) as a:
-        rows = a.audit_log.query(user=user, tool=tool, status=status, action=action, limit=limit)
-    table = Table(title="audit (newest first)")
-    for col in ("time", "user", "key", "action", "tool", "decision", "rule", "status", "ms", "arguments"):
-        table.add_column(col)
-    for r in rows:
-        table.add_row(
-            when(r.at),
-            r.user or "-",
-            r.key_id or "-",
-            r.action,
-            r.tool or "-",
-            r.decision or "-",
-            r.rule or "-",
-            (r.status or "-") + (f" (by {r.approver})" if r.approver and r.action == "call" else ""),
-            "-" if r.duration_ms is None else f"{r.duration_ms:.1f}",
-            (r.arguments or "-")[:50],
-        )
-    console().print(table)
+    """Show the latest audit entries (arguments are stored redacted; nothing is cut here).
+
+    With --json, one JSON array (or, with --follow, one JSON object per line)."""
+    import json  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    after = parse_since(since) if since else None
+    filters = {"user": user, "tool": tool, "status": status, "action": action}
+    with service(data_dir, db_url) as svc:
+        rows = svc.audit(**filters, since=after, limit=limit)  # type: ignore[attr-defined]
+        if not follow:
+            if as_json:
+                print_json(rows)
+            else:
+                console().print(_audit_table(rows))
+            return
+        last = max((r["id"] for r in rows), default=0)
+        out = Console(soft_wrap=True, highlight=False)
+        try:
+            for r in reversed(rows):
+                _follow_line(out, r, as_json, json)
+            while True:
+                time.sleep(FOLLOW_POLL_SECONDS)  # the database has no change feed to wait on
+                new = svc.audit(**filters, after_id=last, limit=10_000)  # type: ignore[attr-defined]
+                for r in reversed(new):
+                    _follow_line(out, r, as_json, json)
+                    last = max(last, r["id"])
+        except KeyboardInterrupt:
+            return
+
+
+def _follow_line(out: Console, r: dict, as_json: bool, json_mod) -> None:
+    if as_json:
+        typer.echo(json_mod.dumps(r, ensure_ascii=False, default=str))
+        return
+    ms = "" if r["duration_ms"] is None else f" {r['duration_ms']:.1f}ms"
+    out.print(Text(f"{when(r['at'])} #{r['id']} {r['user'] or '-'} {r['action']} {r['tool'] or '-'} "
+                   f"{r['decision'] or '-'} {r['status'] or '-'}{ms} rule={r['rule'] or '-'} "
+                   f"{_printable(r['arguments'] or r['detail'] or '')}"))

@@ -19,7 +19,7 @@ from typing import Annotated
 import typer
 
 from host.store.audit_chain import verify_rows
-from servers.admin_common import DataDir, DbUrl, access, fail
+from servers.admin_common import AsJson, DataDir, DbUrl, access, fail
 from servers.admin_review import audit_command
 
 __all__ = ["audit_app", "grants_self_approval"]
@@ -34,14 +34,21 @@ def audit_main(
     tool: Annotated[str | None, typer.Option("--tool")] = None,
     status: Annotated[str | None, typer.Option("--status", help="e.g. ok, unknown_tool, approval_required")] = None,
     action: Annotated[str | None, typer.Option("--action", help="call, list, search, auth, approval, pin")] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only entries since 30s / 15m / 2h / 7d ago or an ISO time.")
+    ] = None,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new entries as they come (Ctrl+C to stop).")
+    ] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=10_000)] = 30,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
+    as_json: AsJson = False,
 ) -> None:
     """Show the latest audit entries (arguments are stored redacted), or run a subcommand."""
     if ctx.invoked_subcommand is None:
-        audit_command(user=user, tool=tool, status=status, action=action, limit=limit, data_dir=data_dir,
-                      db_url=db_url)
+        audit_command(user=user, tool=tool, status=status, action=action, since=since, follow=follow, limit=limit,
+                      data_dir=data_dir, db_url=db_url, as_json=as_json)
 
 
 @audit_app.command("verify")

@@ -13,40 +13,30 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import anyio
 import typer
 from rich.console import Console
 
-from host.config import HostConfig, load_config
-from host.access import AccessControl
-from host.limits import RateLimiter
-from host.errors import ConfigError, HostError
-from host.store import StoreError
-from host.paths import data_dir as resolve_data_dir
-from host.runtime import HostRuntime
-from registry import Principal
-from servers.status_events import status_event_printer
-from servers.display import live_status, servers_table, tools_table
-from registry.search import tool_definition
-from servers.notify import ToolsChangedNotifier
-from servers.registry_server import create_registry_server
-from servers.access_mode import OpenAccessPolicy, is_loopback, open_access
 from servers.admin_cli import register as register_admin_commands
-from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver
-from servers.identity import UnknownUser, local_principal_name, require_user
-from servers.serve import (
-    DEFAULT_HOST,
-    DEFAULT_PORT,
-    MCP_PATH,
-    bind_socket,
-    event_loop_options,
-    host_for_url,
-    serve_http,
-    serve_stdio,
-    shutdown_on_signals,
+from servers.cli_options import (
+    AuthChoice,
+    Expose,
+    LogFormat,
+    LogLevel,
+    flags_without_placeholder,
+    print_remote_search,
 )
+from servers.serve_defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH
+
+if TYPE_CHECKING:  # the heavy imports (SDK, SQLAlchemy, uvicorn) happen in the commands that need them
+    import anyio
+
+    from host.access import AccessControl
+    from host.config import HostConfig
+    from host.runtime import HostRuntime
+    from host.limits import RateLimiter
+    from registry import Principal
 
 __all__ = ["app", "main"]
 
@@ -54,10 +44,32 @@ app = typer.Typer(
     name="toolhost",
     help="An open tool host for AI agents: MCP servers merged into one searchable, permissioned registry.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 out = Console()
 err = Console(stderr=True)
+flags_without_placeholder()
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+        try:
+            typer.echo(f"toolhost {version('toolhost')}")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+            typer.echo("toolhost (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    _version_flag: Annotated[
+        bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """An open tool host for AI agents: MCP servers merged into one searchable, permissioned registry."""
+
 
 ConfigOpt = Annotated[
     Path | None, typer.Option("--config", "-c", help="mcpServers JSON config (default: the bundled one).")
@@ -82,6 +94,10 @@ UserOpt = Annotated[
 
 
 def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]:
+    from host.config import load_config  # noqa: PLC0415 - lazy imports keep `toolhost --help` instant
+    from host.errors import ConfigError  # noqa: PLC0415
+    from host.paths import data_dir as resolve_data_dir  # noqa: PLC0415
+
     root = resolve_data_dir(data_dir)
     try:
         cfg = load_config(config, data_dir=root)
@@ -94,6 +110,8 @@ def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]
 
 
 def _run(coro_fn: Any, *args: Any, backend_options: dict[str, Any] | None = None) -> Any:
+    import anyio  # noqa: PLC0415
+
     try:
         return anyio.run(coro_fn, *args, backend_options=backend_options)
     except KeyboardInterrupt:  # pragma: no cover - interactive
@@ -108,6 +126,13 @@ async def _with_runtime(
 
     With ``user``, that user's grants, pins and approvals apply; otherwise full local access.
     """
+    from host.runtime import HostRuntime  # noqa: PLC0415
+    from host.store import StoreError  # noqa: PLC0415
+    from registry import Principal  # noqa: PLC0415
+    from servers.access_mode import OpenAccessPolicy  # noqa: PLC0415
+    from servers.display import live_status  # noqa: PLC0415
+    from servers.identity import UnknownUser, local_principal_name, require_user  # noqa: PLC0415
+
     access = principal = None
     policy: Any = None
     if user is not None:
@@ -146,12 +171,15 @@ async def _with_runtime(
 
 def _limiter(access: AccessControl | None, cfg: HostConfig) -> RateLimiter | None:
     """The config's rate limits over the permission database (shared by every process using it)."""
+    from host.limits import RateLimiter  # noqa: PLC0415
     if access is None or cfg.defaults.rate_limits is None:
         return None
     return RateLimiter(access.store, cfg.defaults.rate_limits)
 
 
 def _report_failures(rt: HostRuntime) -> None:
+    from servers.display import servers_table  # noqa: PLC0415
+
     failed = [s for s in rt.statuses() if s.error]
     if failed:
         err.print(servers_table(failed))
@@ -164,16 +192,52 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to bind for HTTP.")] = DEFAULT_HOST,
     port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port for HTTP (0: any free port).")] = DEFAULT_PORT,
     stdio: Annotated[bool, typer.Option("--stdio", help="Serve MCP over stdin/stdout instead of HTTP.")] = False,
-    expose: Annotated[
-        str, typer.Option(help="'search': tool_search + call_tool (+ always_load tools); 'all': every tool.")
-    ] = "search",
-    auth: Annotated[
-        str, typer.Option(help="Per-user permissions: 'auto' (on once users exist), 'on' or 'off'.")
-    ] = "auto",
+    expose_choice: Annotated[
+        Expose,
+        typer.Option("--expose", help="'search': tool_search + call_tool (+ always_load tools); 'all': every tool."),
+    ] = Expose.search,
+    auth_choice: Annotated[
+        AuthChoice, typer.Option("--auth", help="Per-user permissions: 'auto' (on once users exist), 'on' or 'off'.")
+    ] = AuthChoice.auto,
     user: Annotated[str | None, typer.Option(help="User the stdio client acts as (required with permissions).")] = None,
     db_url: DbUrlOpt = None,
+    log_level: Annotated[
+        LogLevel, typer.Option("--log-level", help="Events and diagnostics at or above this level.")
+    ] = LogLevel.info,
+    log_format: Annotated[
+        LogFormat, typer.Option("--log-format", help="'text': console lines; 'json': one JSON object per event.")
+    ] = LogFormat.text,
+    watch_config: Annotated[
+        bool, typer.Option("--watch-config", help="Reload when the config file changes (SIGHUP always reloads).")
+    ] = False,
 ) -> None:
-    """Start the registry MCP server (streamable HTTP on 127.0.0.1:8765/mcp, or --stdio)."""
+    """Start the registry MCP server (streamable HTTP on 127.0.0.1:8765/mcp, or --stdio), with the admin
+    console at /admin, the admin API at /admin/api, /healthz, /readyz and /metrics."""
+    from servers.observability import configure_logging  # noqa: PLC0415
+    from servers.operator_surface import OperatorSurface  # noqa: PLC0415
+    import anyio  # noqa: PLC0415
+
+    from host.paths import data_dir as resolve_data_dir  # noqa: PLC0415
+    from host.runtime import HostRuntime  # noqa: PLC0415
+    from host.store import StoreError  # noqa: PLC0415
+    from registry import Principal  # noqa: PLC0415
+    from servers.access_mode import OpenAccessPolicy, is_loopback  # noqa: PLC0415
+    from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver  # noqa: PLC0415
+    from servers.display import live_status, servers_table  # noqa: PLC0415
+    from servers.notify import ToolsChangedNotifier  # noqa: PLC0415
+    from servers.registry_server import create_registry_server  # noqa: PLC0415
+    from servers.serve import (  # noqa: PLC0415
+        event_loop_options,
+        host_for_url,
+        serve_http,
+        serve_stdio,
+        shutdown_on_signals,
+    )
+    from servers.status_events import status_event_printer  # noqa: PLC0415
+    from servers.identity import UnknownUser, require_user  # noqa: PLC0415
+
+    configure_logging(log_level.value, log_format.value)
+    expose, auth = expose_choice.value, auth_choice.value
     if expose not in ("search", "all"):
         err.print(f"[red]--expose must be 'search' or 'all', got {expose!r}[/red]")
         raise typer.Exit(2)
@@ -228,6 +292,8 @@ def serve(
         )
         if access is not None:
             access.watch(rt.registry)  # pin definitions from the first listing on (BR-24)
+        surface = OperatorSurface(rt, access, root, config, err if log_format is LogFormat.text else None,
+                                  watch_config=watch_config, http=not stdio)
         verifier = settings = None
         if not enforce:
             local = Principal(user=user or "local")
@@ -249,7 +315,10 @@ def serve(
             with live_status(err, rt.statuses(), enabled=not stdio) as refresh:
                 rt.manager.on_status = refresh
                 async with rt:
-                    rt.manager.on_status = status_event_printer(err)  # one line per later state change
+                    surface.events.seed(rt.statuses())
+                    printer = status_event_printer(err) if log_format is LogFormat.text else None
+                    rt.manager.on_status = surface.status_listener(printer)  # one line per later state change
+                    guard.start_soon(surface.run_background)
                     err.print(servers_table(rt.statuses()))
                     notifier = ToolsChangedNotifier()
                     rt.registry.subscribe(notifier.changed)
@@ -257,6 +326,7 @@ def serve(
                     srv = create_registry_server(rt, expose=expose, principal_for=resolve,
                                                  access=access if enforce else None,
                                                  notifier=notifier)  # type: ignore[arg-type]
+                    surface.server = srv
                     if stop.is_set():
                         pass
                     elif stdio:
@@ -271,10 +341,14 @@ def serve(
                             token_verifier=verifier,
                             auth=settings,
                             session_limits=cfg.defaults.sessions,
-                            on_ready=lambda url: err.print(
+                            routes=surface.routes(),
+                            on_ready=lambda url: surface.announce(url) or err.print(
                                 f"[green]toolhost serving {len(rt.registry)} tools at {url}[/green]"
                                 + (" (API key required)" if enforce else "")
-                                + " (Ctrl+C to stop)"
+                                + " (Ctrl+C to stop)\n"
+                                + f"admin console {url.removesuffix(MCP_PATH)}/admin (log in with an admin user's "
+                                f"API key or the token in {surface.token_path}); /healthz /readyz /metrics",
+                                highlight=False,
                             ),
                         )
             guard.cancel_scope.cancel()
@@ -283,6 +357,9 @@ def serve(
     try:
         _run(body, backend_options=loop_options)
     finally:
+        if sock is not None:
+            for name in ("admin.token", "serve.json"):
+                (resolve_data_dir(data_dir) / name).unlink(missing_ok=True)
         if access is not None:
             access.close()
         if sock is not None:
@@ -296,6 +373,8 @@ async def _stop_when(stop: anyio.Event, rt: HostRuntime) -> None:
 
 def _bind(host: str, port: int) -> socket.socket:
     """Bind the HTTP socket before connecting any server, so a taken port fails at once."""
+    from servers.serve import bind_socket  # noqa: PLC0415
+
     try:
         return bind_socket(host, port)
     except OSError as e:
@@ -305,6 +384,9 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def _open_access(root: Path, mode: str, db_url: str | None) -> tuple[AccessControl | None, bool]:
+    from host.store import StoreError  # noqa: PLC0415
+    from servers.access_mode import open_access  # noqa: PLC0415
+
     try:
         return open_access(root, mode, db_url=db_url)  # type: ignore[arg-type]
     except (ValueError, StoreError) as e:
@@ -322,6 +404,9 @@ def tools(
     show_all: Annotated[bool, typer.Option("--all", help="Also list held tools (invalid definitions) with the reason.")] = False,
 ) -> None:
     """List every tool of every configured server (name, server, risk, timeout, description)."""
+    from registry.search import tool_definition  # noqa: PLC0415
+    from servers.display import tools_table  # noqa: PLC0415
+
     cfg, root = _load(config, data_dir)
 
     async def body(rt: HostRuntime, principal: Principal) -> None:
@@ -349,7 +434,22 @@ def search(
     user: UserOpt = None,
     db_url: DbUrlOpt = None,
 ) -> None:
-    """Search the tools of every configured server (BM25 over names, descriptions, parameters)."""
+    """Search the tools of every configured server (BM25 over names, descriptions, parameters).
+
+    When a `toolhost serve` runs on the same data folder (and no --config is given), asks it through
+    the admin API instead of starting the servers again."""
+    if config is None and db_url is None:
+        from servers.serve_client import running_serve  # noqa: PLC0415
+
+        remote = running_serve(data_dir)
+        if remote is not None:
+            found = remote.search(query, user, limit)
+            if found is not None:
+                print_remote_search(out, query, found, as_json)
+                return
+    from registry.search import tool_definition  # noqa: PLC0415
+    from servers.display import tools_table  # noqa: PLC0415
+
     cfg, root = _load(config, data_dir)
 
     async def body(rt: HostRuntime, principal: Principal) -> None:
@@ -407,6 +507,8 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
     """Connect to every configured server and show its status (connected / failed with reason, tool count).
 
     Exits 1 when any server failed to connect."""
+    from servers.display import servers_table  # noqa: PLC0415
+
     cfg, root = _load(config, data_dir)
 
     async def body(rt: HostRuntime, _principal: Principal) -> bool:
@@ -441,6 +543,8 @@ register_admin_commands(app)
 def main() -> None:
     """Console-script entry point: runs the app; a :class:`host.errors.HostError` (bad data folder,
     unreadable config, …) becomes one ``error:`` line and exit status 2, never a traceback."""
+    from host.errors import HostError  # noqa: PLC0415
+
     try:
         app(prog_name="toolhost", standalone_mode=True)
     except HostError as e:

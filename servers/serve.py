@@ -37,9 +37,7 @@ __all__ = [
     "transport_security_for",
 ]
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
-MCP_PATH = "/mcp"
+from servers.serve_defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH  # noqa: E402 - re-exported
 GRACEFUL_SHUTDOWN_SECONDS = 5.0
 """How long open client streams may delay shutdown after SIGINT/SIGTERM (seconds)."""
 
@@ -239,6 +237,7 @@ async def serve_http(
     auth: Any = None,
     on_ready: Callable[[str], None] | None = None,
     session_limits: SessionLimits | None = None,
+    routes: list[Any] | None = None,
 ) -> None:
     """Serve ``server`` on ``http://host:port/mcp`` until ``stop`` is set.
 
@@ -252,6 +251,7 @@ async def serve_http(
         auth: the SDK ``AuthSettings`` that go with ``token_verifier``.
         on_ready: called with the endpoint URL once the socket listens.
         session_limits: per-user session limit and idle expiry (:mod:`servers.fair_sessions`).
+        routes: more Starlette routes served beside ``/mcp`` (health, metrics, admin).
     """
     app = fair_http_app(
         server,
@@ -261,6 +261,7 @@ async def serve_http(
         transport_security=transport_security_for(host),
         token_verifier=token_verifier,
         auth=auth,
+        custom_starlette_routes=routes,
     )
     config = uvicorn.Config(
         app,

@@ -1,8 +1,18 @@
-"""Shared test configuration: anyio runs on asyncio; every test gets its own data folder."""
+"""Shared test configuration: anyio runs on asyncio; every test gets its own data folder; the run
+fails when a process it started is still alive at the end (see :func:`pytest_sessionfinish`)."""
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
+import time
+from pathlib import Path
+
 import pytest
+
+PR_SET_CHILD_SUBREAPER = 36
+LEFTOVER_GRACE_SECONDS = 10.0
 
 
 @pytest.fixture
@@ -55,3 +65,79 @@ def store_url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'store.db'}"
     return request.getfixturevalue("postgres_url")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Become a child subreaper (Linux): a process orphaned by a test (its parent died) is re-parented
+    to this pytest process instead of init, so the end-of-run check below still sees it."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _descendants(root: int) -> dict[int, str]:
+    """Live (non-zombie) descendants of ``root``: pid -> command line."""
+    parents: dict[int, int] = {}
+    commands: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] == "Z":
+            continue
+        parents[int(entry)] = int(fields[1])
+        commands[int(entry)] = cmd.strip()
+    found: dict[int, str] = {}
+    frontier = [root]
+    while frontier:
+        pid = frontier.pop()
+        for child, parent in parents.items():
+            if parent == pid and child not in found:
+                found[child] = commands[child]
+                frontier.append(child)
+    return found
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when processes started by tests outlive it (after a short grace period for
+    ones already stopping); they are killed so the machine stays clean."""
+    if not Path("/proc").is_dir() or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    deadline = time.monotonic() + LEFTOVER_GRACE_SECONDS
+    while True:
+        _reap()
+        left = _descendants(os.getpid())
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)  # polling the process table: exits of unrelated processes have no event to await
+    if not left:
+        return
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    _reap()
+    lines = "\n".join(f"  pid {pid}: {cmd}" for pid, cmd in sorted(left.items()))
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    message = f"tests left {len(left)} process(es) running (killed now):\n{lines}"
+    if reporter is not None:
+        reporter.write_line("")
+        reporter.write_line(message, red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -51,6 +51,9 @@ __all__ = [
 APPROVER_ROLE = "approver"
 """Members of this role may decide other users' approvals (``toolhost roles add approver``)."""
 
+APPROVER_ROLES = (APPROVER_ROLE, "admin")
+"""Roles that carry the approver right: ``approver``, and ``admin`` (the web console's operators)."""
+
 ElicitApproval = Callable[[ApprovalInfo, ToolRecord], Awaitable[bool | None]]
 """``async elicit(approval, tool) -> True (approve) | False (deny) | None (no answer)``: asks the
 connected user through MCP elicitation when the client supports it."""
@@ -134,7 +137,7 @@ def decide(
         current = access.approvals.get(approval_id)
         if not access.users.exists(approver_user):
             raise NotFound("user", approver_user)
-        if APPROVER_ROLE not in access.users.roles_of(approver_user):
+        if not set(APPROVER_ROLES) & set(access.users.roles_of(approver_user)):
             raise NotAnApprover(
                 approval_id, approver_user,
                 f"not in role {APPROVER_ROLE!r} (`toolhost roles assign {APPROVER_ROLE} {approver_user}`)",

@@ -21,7 +21,7 @@ from types import TracebackType
 from typing import Any
 
 import anyio
-from anyio.abc import TaskGroup
+from anyio.abc import TaskGroup, TaskStatus
 from mcp.types import CallToolResult, Tool
 
 from host.config import HostConfig, ServerConfig
@@ -109,6 +109,13 @@ def unmatched_tool_names(server: ServerConfig, tools: list[Tool]) -> list[str]:
     return out
 
 
+def _config_failures(config: HostConfig) -> list[ServerStatus]:
+    return [
+        ServerStatus(name=f.name, transport=f.transport, state=ConnectionState.FAILED, error=f"config: {f.reason}")
+        for f in config.failed.values()
+    ]
+
+
 class ServerManager:
     """Connections to every configured server plus the merged registry (see module docstring).
 
@@ -142,26 +149,26 @@ class ServerManager:
         """Called with the server name after its catalog changed (to send list_changed downstream)."""
         self.resource_listeners: list[Callable[[str], Awaitable[None]]] = []
         """Called with the exposed URI when an upstream says a resource was updated."""
+        self.reconnect = reconnect
         self.connections: dict[str, ServerConnection] = {
-            name: ServerConnection(
-                server,
-                connect_timeout_seconds=config.connect_timeout_for(server),
-                data_dir=data_dir,
-                on_tools=self._on_tools,
-                reconnect=reconnect,
-                on_status=self._notify,
-                lifecycle=config.lifecycle_for(server),
-                on_catalog=self._on_catalog,
-                on_resource_updated=self._on_resource_updated,
-            )
-            for name, server in config.servers.items()
+            name: self._connection(server) for name, server in config.servers.items()
         }
-        self._config_failures = [
-            ServerStatus(name=f.name, transport=f.transport, state=ConnectionState.FAILED,
-                         error=f"config: {f.reason}")
-            for f in config.failed.values()
-        ]
+        self._config_failures = _config_failures(config)
+        self._done: dict[str, anyio.Event] = {}
         self._tg: TaskGroup | None = None
+
+    def _connection(self, server: ServerConfig) -> ServerConnection:
+        return ServerConnection(
+            server,
+            connect_timeout_seconds=self.config.connect_timeout_for(server),
+            data_dir=self.data_dir,
+            on_tools=self._on_tools,
+            reconnect=self.reconnect,
+            on_status=self._notify,
+            lifecycle=self.config.lifecycle_for(server),
+            on_catalog=self._on_catalog,
+            on_resource_updated=self._on_resource_updated,
+        )
 
     # -- lifecycle ---------------------------------------------------------------------
     async def __aenter__(self) -> ServerManager:
@@ -177,7 +184,59 @@ class ServerManager:
 
     async def _start_one(self, conn: ServerConnection) -> None:
         assert self._tg is not None
-        await self._tg.start(conn.run)
+        done = self._done[conn.name] = anyio.Event()
+
+        async def own(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+            try:
+                await conn.run(task_status=task_status)
+            finally:
+                done.set()
+
+        await self._tg.start(own)
+
+    # -- changing the set of servers while running (config reload, restart) -------------
+    def use_config(self, config: HostConfig) -> None:
+        """Adopt a reloaded configuration for defaults and listings of servers connected from now
+        on, and its config failures; connections are changed with :meth:`add_server` /
+        :meth:`remove_server`."""
+        self.config = config
+        self._config_failures = _config_failures(config)
+
+    async def add_server(self, server: ServerConfig) -> None:
+        """Connect a new server (returns after its first attempt, like entering).
+
+        Raises:
+            ValueError: a server of that name exists, or the manager is not running.
+        """
+        if self._tg is None:
+            raise ValueError("the server manager is not running")
+        if server.name in self.connections:
+            raise ValueError(f"server {server.name!r} is already configured")
+        conn = self.connections[server.name] = self._connection(server)
+        await self._start_one(conn)
+
+    async def remove_server(self, name: str) -> None:
+        """Disconnect ``name``, wait for its connection to close, and drop its tools.
+
+        Raises:
+            KeyError: no server of that name.
+        """
+        conn = self.connections.pop(name)
+        conn.stop()
+        done = self._done.pop(name, None)
+        if done is not None:
+            await done.wait()
+        self.registry.remove_server(name)
+        if name in self.catalog.servers():
+            self.catalog.remove_server(name)
+            for listener in list(self.catalog_listeners):
+                await listener(name)
+
+    async def restart_server(self, name: str) -> None:
+        """Close and reconnect ``name`` with its current configuration (``KeyError`` if unknown)."""
+        server = self.connections[name].config
+        await self.remove_server(name)
+        await self.add_server(server)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -204,7 +263,10 @@ class ServerManager:
 
     # -- registry updates --------------------------------------------------------------
     def _on_tools(self, server: str, tools: list[Tool], warnings: list[str]) -> None:
-        cfg = self.config.servers[server]
+        conn = self.connections.get(server)
+        if conn is None:
+            return  # a listing that raced the server's removal
+        cfg = conn.config
         records = records_from_tools(self.config, cfg, tools)
         warnings.extend(unmatched_tool_names(cfg, tools))
         if tuple(records) == self.registry.by_server(server):
@@ -215,7 +277,10 @@ class ServerManager:
             warnings.append(str(err))
 
     async def _on_catalog(self, server: str, listing: UpstreamCatalog) -> None:
-        cfg = self.config.servers[server]
+        conn = self.connections.get(server)
+        if conn is None:
+            return  # a listing that raced the server's removal
+        cfg = conn.config
         before = self.catalog.servers().get(server)
         try:
             after = self.catalog.replace_server(
@@ -229,7 +294,10 @@ class ServerManager:
                 await listener(server)
 
     async def _on_resource_updated(self, server: str, uri: str) -> None:
-        exposed = qualify_uri(self.config.servers[server].prefix, uri)
+        conn = self.connections.get(server)
+        if conn is None:
+            return
+        exposed = qualify_uri(conn.config.prefix, uri)
         for listener in list(self.resource_listeners):
             await listener(exposed)
 

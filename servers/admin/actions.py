@@ -1,0 +1,289 @@
+"""The admin actions, implemented once: the HTTP admin API, the web console and the CLI all call these.
+
+Every method is synchronous (it touches the database) and returns plain JSON-ready values
+(dicts, lists, str, numbers). Errors are :class:`host.store.StoreError` subclasses from the store
+(unknown user, pattern, approval, hash mismatch, ...) whose message names the fix; the API turns
+them into ``400``/``404`` JSON errors, the CLI into one ``error:`` line.
+
+Decisions are audited here (``approval`` and ``pin`` actions, with who decided), so the API, the
+console and the CLI leave the same trail.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import Any
+
+from host.access import AccessControl
+from host.access import decide as decide_approval
+from registry import Principal
+
+__all__ = ["AdminService", "ADMIN_ROLE"]
+
+ADMIN_ROLE = "admin"
+
+LOCAL_ADMIN = "local-admin"
+"""Who the local admin token stands for (loopback only; see :mod:`servers.admin.auth`)."""
+"""Users with this role may use the admin API and the web console."""
+
+APPROVAL_STATUSES = ("open", "pending", "approved", "denied", "used", "expired", "all")
+
+
+def _row(obj: Any) -> dict[str, Any]:
+    data = dataclasses.asdict(obj)
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in data.items()}
+
+
+def grant_row(g: Any) -> dict[str, Any]:
+    """A :class:`registry.permissions.Grant` as JSON."""
+    return {
+        "id": g.id,
+        "subject": g.source,
+        "effect": g.effect.value,
+        "pattern": g.pattern,
+        "max_risk": g.max_risk.value,
+        "approval": g.approval,
+    }
+
+
+class AdminService:
+    """Admin actions over one permission store and (when serving) one running host.
+
+    Args:
+        access: the permission store.
+        runtime: the running :class:`host.runtime.HostRuntime` (``None`` from a bare CLI: server,
+            tool and search views then answer with what the store knows only).
+        on_approval: called ``(approval_id, user, tool, status, by)`` after a decision (events).
+    """
+
+    def __init__(
+        self,
+        access: AccessControl,
+        runtime: Any = None,
+        *,
+        on_approval: Callable[[str, str, str, str, str | None], None] | None = None,
+    ) -> None:
+        self.access = access
+        self.runtime = runtime
+        self.on_approval = on_approval
+
+    # -- servers and tools -----------------------------------------------------------------
+    def servers(self) -> list[dict[str, Any]]:
+        """Every configured server: name, transport, state, tools, error, stderr_tail, warnings, ..."""
+        if self.runtime is None:
+            return []
+        return [
+            {
+                "name": s.name,
+                "transport": s.transport,
+                "state": s.state.value,
+                "tools": s.tool_count,
+                "error": s.error,
+                "stderr_tail": s.stderr_tail,
+                "warnings": list(s.warnings),
+                "protocol_version": s.protocol_version,
+                "server_info": s.server_info,
+                "connect_seconds": s.connect_seconds,
+            }
+            for s in self.runtime.statuses()
+        ]
+
+    def tools(self) -> list[dict[str, Any]]:
+        """Every registered tool with risk, pin state (``trusted``/``changed``/``held``/``unpinned``)
+        and availability (its server is connected)."""
+        if self.runtime is None:
+            return []
+        states = self.access.pins.states()
+        up = {s.name for s in self.runtime.statuses() if s.state.value in ("connected", "degraded")}
+        rows = []
+        for t in self.runtime.registry.tools():
+            pin = states.get(t.qualified_name)
+            rows.append({
+                "name": t.qualified_name,
+                "server": t.server,
+                "risk": t.risk.value,
+                "open_world": t.open_world,
+                "timeout_seconds": t.timeout_seconds,
+                "description": t.description or "",
+                "pin": pin[0] if pin else "unpinned",
+                "available": t.server in up,
+            })
+        held = [p for p in self.access.pins.list() if p.status in ("held", "changed")]
+        listed = {r["name"] for r in rows}
+        for p in held:  # held tools are not in the registry's visible set but must show up here
+            if p.tool not in listed:
+                rows.append({"name": p.tool, "server": p.server, "risk": None, "open_world": None,
+                             "timeout_seconds": None, "description": "", "pin": p.status, "available": False})
+        return sorted(rows, key=lambda r: r["name"])
+
+    def search(self, query: str, user: str | None = None, limit: int = 10) -> dict[str, Any]:
+        """Search as ``user`` (``None``: the local admin's full view) with scores and why each hit
+        ranked (the query terms found in the tool's name, description and parameters)."""
+        if self.runtime is None:
+            return {"query": query, "mode": "unavailable", "hits": [], "message": "no running host"}
+        if user:
+            result = self.runtime.search(query, self.access.principal_for_user(user), limit=limit)
+        else:  # every registered tool whatever the grants, but changed definitions stay held (as for the local CLI)
+            held = {n for n, (status, _h) in self.access.pins.states().items() if status in ("held", "changed")}
+            result = self.runtime.search_index.search(query, visible=lambda t: t.qualified_name not in held,
+                                                      visible_key=None, limit=limit)
+        hits = []
+        for h in result.hits:
+            hits.append({
+                "name": h.tool.qualified_name,
+                "server": h.tool.server,
+                "risk": h.tool.risk.value,
+                "score": round(float(h.score), 4),
+                "why": _why(query, h.tool),
+            })
+        return {"query": query, "user": user, "mode": result.mode, "message": result.message, "hits": hits}
+
+    # -- users, roles, keys, grants ---------------------------------------------------------
+    def users(self) -> list[dict[str, Any]]:
+        return [_row(u) for u in self.access.users.list()]
+
+    def add_user(self, name: str) -> dict[str, Any]:
+        return _row(self.access.users.add(name))
+
+    def remove_user(self, name: str) -> None:
+        self.access.users.remove(name)
+
+    def roles(self) -> list[dict[str, Any]]:
+        return [_row(r) for r in self.access.roles.list()]
+
+    def add_role(self, name: str, description: str = "") -> dict[str, Any]:
+        return _row(self.access.roles.add(name, description))
+
+    def assign_role(self, user: str, role: str) -> None:
+        self.access.users.assign_role(user, role)
+
+    def unassign_role(self, user: str, role: str) -> None:
+        self.access.users.unassign_role(user, role)
+
+    def keys(self, user: str | None = None) -> list[dict[str, Any]]:
+        return [_row(k) | {"active": k.active} for k in self.access.keys.list(user)]
+
+    def create_key(self, user: str, label: str = "") -> dict[str, Any]:
+        """A new key; ``token`` is the secret, returned only here (only its hash is stored)."""
+        info, token = self.access.keys.create(user, label)
+        return _row(info) | {"active": True, "token": token}
+
+    def revoke_keys(self, user: str, key_id: str | None) -> list[str]:
+        return list(self.access.keys.revoke(user, key_id))
+
+    def grants(self, subject: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
+        return [grant_row(g) for g in self.access.grants.list(subject, kind=kind)]
+
+    def add_grant(
+        self, subject: str, pattern: str, *, max_risk: str = "destructive", approval: bool | None = None,
+        deny: bool = False, kind: str = "user",
+    ) -> dict[str, Any]:
+        g = self.access.grants.add(subject, pattern, effect="deny" if deny else "allow", max_risk=max_risk,
+                                   approval=approval, kind=kind)
+        return grant_row(g) | {"rule": g.rule}
+
+    def remove_grant(self, subject: str, pattern: str, *, deny: bool = False, kind: str = "user") -> int:
+        return self.access.grants.remove(subject, pattern, effect="deny" if deny else "allow", kind=kind)
+
+    # -- approvals --------------------------------------------------------------------------
+    def approvals(self, status: str = "open", user: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        if status not in APPROVAL_STATUSES:
+            raise ValueError(f"status must be one of {', '.join(APPROVAL_STATUSES)}, got {status!r}")
+        rows = self.access.approvals.list(status=None if status == "all" else status, user=user, limit=limit)
+        return [_row(r) for r in rows]
+
+    def approval(self, approval_id: str) -> dict[str, Any]:
+        """One approval with its complete redacted arguments (parsed into ``arguments`` when JSON)."""
+        r = self.access.approvals.get(approval_id)
+        row = _row(r)
+        try:
+            row["arguments"] = json.loads(r.arguments_redacted)
+        except ValueError:
+            row["arguments"] = None
+        return row
+
+    def decide(
+        self, approval_id: str, approve: bool, by: str, *, how: str = "admin", approver_user: str | None = None
+    ) -> dict[str, Any]:
+        """Approve (the same call may then run once before it expires) or deny; audited by
+        :func:`host.access.decide` (who, how, when, which call).
+
+        Args:
+            by: who decides, as recorded: a toolhost user (console/API log-in), ``local-admin``
+                (the local admin token) or ``local:<os user>`` (the CLI).
+            how: ``admin`` (API/console) or ``cli``.
+            approver_user: the toolhost user who decides, checked to hold an approver right and not
+                to be the caller; for ``admin`` decisions it defaults to ``by`` unless the local admin decides.
+
+        Raises:
+            host.store.NotFound, host.access.NotAnApprover, host.store.ApprovalNotPending.
+        """
+        if approver_user is None and how == "admin" and by != LOCAL_ADMIN and not by.startswith("local:"):
+            approver_user = by
+        info = decide_approval(self.access, approval_id, approve=approve, by=by, how=how, approver_user=approver_user)
+        status = "approved" if approve else "denied"
+        if self.on_approval is not None:
+            self.on_approval(approval_id, info.user, info.tool, status, by)
+        return _row(info)
+
+    # -- pins -------------------------------------------------------------------------------
+    def pins(self, status: str | None = None, server: str | None = None) -> list[dict[str, Any]]:
+        return [_row(p) for p in self.access.pins.list(status=status, server=server)]
+
+    def pin_diff(self, tool: str) -> dict[str, Any]:
+        return _row(self.access.pins.review(tool))
+
+    def accept_pin(self, tool: str, reviewed_hash: str, by: str) -> list[dict[str, Any]]:
+        """Accept the served definition of ``tool`` named by ``reviewed_hash`` (from :meth:`pin_diff`); audited."""
+        pin = self.access.pins.accept(tool, reviewed_hash)
+        return self._accepted([(pin.tool, pin.definition_hash or "")], by)
+
+    def accept_server_pins(self, server: str, by: str) -> list[dict[str, Any]]:
+        """Accept every changed/held definition of ``server`` unreviewed; audited."""
+        return self._accepted(self.access.pins.accept_server(server), by)
+
+    def _accepted(self, accepted: list[tuple[str, str]], by: str) -> list[dict[str, Any]]:
+        for name, h in accepted:
+            self.access.audit(action="pin", principal=Principal(user=by), tool=name, decision="allow",
+                              status="accepted",
+                              detail=f"definition {h}")
+        return [{"tool": name, "definition_hash": h} for name, h in accepted]
+
+    # -- audit ------------------------------------------------------------------------------
+    def audit(
+        self, *, user: str | None = None, tool: str | None = None, status: str | None = None,
+        action: str | None = None, since: float | None = None, after_id: int | None = None, limit: int = 50,
+    ) -> list[dict[str, Any]]:
+        """Entries newest first; ``since`` (UNIX s) and ``after_id`` keep only newer ones (follow mode)."""
+        rows = self.access.audit_log.query(user=user, tool=tool, status=status, action=action,
+                                           limit=limit if since is None and after_id is None else 10_000)
+        out = []
+        for r in rows:
+            if since is not None and r.at < since:
+                continue
+            if after_id is not None and r.id <= after_id:
+                continue
+            out.append(_row(r))
+        return out[:limit]
+
+
+def _why(query: str, tool: Any) -> list[str]:
+    """Which query words (after tokenizing and stemming, as the index does) appear where in ``tool``:
+    a plain explanation of a BM25 hit."""
+    from registry.search import Tokenizer  # noqa: PLC0415 - only the playground needs it
+
+    tok = Tokenizer()
+    words = set(tok(query))
+    fields = {
+        "name": tool.qualified_name.replace("_", " "),
+        "description": tool.description or "",
+        "parameters": " ".join((tool.input_schema or {}).get("properties", {}).keys()).replace("_", " "),
+    }
+    reasons = []
+    for field_name, text in fields.items():
+        found = sorted(words & set(tok(text)))
+        if found:
+            reasons.append(f"{field_name}: {', '.join(found)}")
+    return reasons

@@ -1,0 +1,181 @@
+"""Prometheus metrics of a running host, through the official ``prometheus-client``.
+
+Series (all prefixed ``toolhost_``):
+
+* ``tool_calls_total{server,tool,status}`` - finished calls by result status (``ok``,
+  ``tool_error``, ``permission_denied``, ...; ``server`` is ``-`` for unknown tools);
+* ``call_duration_seconds{server}`` - whole call, gateway included (histogram);
+* ``gateway_overhead_seconds{server}`` - the part of a call spent in toolhost (validation,
+  policy, approvals, result shaping): whole call minus upstream time (histogram);
+* ``upstream_call_duration_seconds{server}`` - time spent waiting on the upstream server (histogram);
+* ``search_duration_seconds`` and ``search_hits`` - ``tool_search`` latency and hit count (histograms);
+* ``upstream_up{server}`` (1 connected, 0 otherwise), ``upstream_tools{server}``,
+  ``upstream_reconnects_total{server}``;
+* ``approvals_pending``, ``tools_held`` (definition pins holding a changed tool),
+  ``sessions_open`` (MCP HTTP sessions) - read at scrape time.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+__all__ = ["CONTENT_TYPE", "Metrics", "instrument"]
+
+_logger = logging.getLogger("toolhost.metrics")
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+"""Content type of the Prometheus text exposition format."""
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+HIT_BUCKETS = (0, 1, 2, 3, 5, 10, 20, 50)
+
+
+class _LiveCollector(Collector):
+    """Gauges read from the running host at scrape time (never stale)."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def collect(self):  # type: ignore[override]
+        m = self.metrics
+        up = GaugeMetricFamily("toolhost_upstream_up", "1 when the upstream server is connected.", labels=["server"])
+        tools = GaugeMetricFamily("toolhost_upstream_tools", "Tools listed by the upstream server.", labels=["server"])
+        for status in m.statuses():
+            up.add_metric([status.name], 1.0 if status.state.value == "connected" else 0.0)
+            tools.add_metric([status.name], float(status.tool_count))
+        yield up
+        yield tools
+        for name, doc, read in (
+            ("toolhost_approvals_pending", "Calls waiting for a human's approval.", m.pending_approvals),
+            ("toolhost_tools_held", "Tools held because their definition changed since it was pinned.", m.held_tools),
+            ("toolhost_sessions_open", "Open MCP HTTP sessions.", m.open_sessions),
+        ):
+            try:
+                value = float(read())
+            except Exception:  # noqa: BLE001 - a scrape never fails because one source does
+                _logger.exception("toolhost: reading %s failed", name)
+                continue
+            yield GaugeMetricFamily(name, doc, value=value)
+
+
+class Metrics:
+    """The collectors of one host, in their own :class:`CollectorRegistry` (so tests and several
+    hosts in one process never clash).
+
+    Args:
+        statuses: returns every server's :class:`host.upstream.ServerStatus`.
+        pending_approvals, held_tools, open_sessions: read at scrape time (return 0 when unknown).
+    """
+
+    def __init__(
+        self,
+        statuses: Callable[[], list[Any]] = list,
+        *,
+        pending_approvals: Callable[[], int] = lambda: 0,
+        held_tools: Callable[[], int] = lambda: 0,
+        open_sessions: Callable[[], int] = lambda: 0,
+    ) -> None:
+        self.statuses = statuses
+        self.pending_approvals = pending_approvals
+        self.held_tools = held_tools
+        self.open_sessions = open_sessions
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.calls = Counter("toolhost_tool_calls", "Finished tool calls.", ["server", "tool", "status"], registry=r)
+        self.call_seconds = Histogram(
+            "toolhost_call_duration_seconds", "Whole tool call (gateway + upstream).", ["server"],
+            buckets=LATENCY_BUCKETS, registry=r,
+        )
+        self.gateway_seconds = Histogram(
+            "toolhost_gateway_overhead_seconds", "Time of a call spent in toolhost itself.", ["server"],
+            buckets=LATENCY_BUCKETS, registry=r,
+        )
+        self.upstream_seconds = Histogram(
+            "toolhost_upstream_call_duration_seconds", "Time waiting on the upstream server.", ["server"],
+            buckets=LATENCY_BUCKETS, registry=r,
+        )
+        self.search_seconds = Histogram(
+            "toolhost_search_duration_seconds", "tool_search latency.", buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.search_hits = Histogram("toolhost_search_hits", "Hits per tool_search.", buckets=HIT_BUCKETS, registry=r)
+        self.reconnects = Counter(
+            "toolhost_upstream_reconnects", "Reconnects after a lost connection.", ["server"], registry=r
+        )
+        r.register(_LiveCollector(self))
+
+    def render(self) -> bytes:
+        """The Prometheus text exposition of every series."""
+        return generate_latest(self.registry)
+
+
+class _TimedExecutor:
+    """A :class:`host.upstream.executor.ToolExecutor` that measures upstream time per call."""
+
+    def __init__(self, inner: Any, metrics: Metrics) -> None:
+        self.inner = inner
+        self.metrics = metrics
+
+    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any], **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await self.inner.call_tool(server, tool, arguments, **kwargs)
+        finally:
+            elapsed = time.perf_counter() - started
+            self.metrics.upstream_seconds.labels(server).observe(elapsed)
+            spent = _upstream_spent.get()
+            if spent is not None:
+                spent.append(elapsed)
+
+
+_upstream_spent: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar("toolhost_upstream", default=None)
+"""Upstream seconds of the call running in this context (tasks spawned by the call share the list)."""
+
+
+def instrument(runtime: Any, metrics: Metrics) -> None:
+    """Count and time every call and search of ``runtime`` (a :class:`host.runtime.HostRuntime`).
+
+    Wraps the pipeline's executor (upstream time) and the runtime's ``call`` and ``search``
+    (whole call, gateway overhead = whole - upstream, search latency and hits). Idempotent.
+    """
+    if getattr(runtime, "_toolhost_metrics", None) is metrics:
+        return
+    runtime._toolhost_metrics = metrics
+    timed = _TimedExecutor(runtime.pipeline.executor, metrics)
+    runtime.pipeline.executor = timed
+    call, search = runtime.call, runtime.search
+
+    async def timed_call(name: str, arguments: Any, *args: Any, **kwargs: Any) -> Any:
+        spent: list[float] = []
+        token = _upstream_spent.set(spent)
+        started = time.perf_counter()
+        try:
+            result = await call(name, arguments, *args, **kwargs)
+        finally:
+            _upstream_spent.reset(token)
+        total = time.perf_counter() - started
+        record = runtime.registry.snapshot().get(name)  # None for unknown names (never raises)
+        server = record.server if record is not None else "-"
+        tool = name if record is not None else "-"  # unknown names are not label values (cardinality)
+        metrics.calls.labels(server, tool, result.status.value).inc()
+        metrics.call_seconds.labels(server).observe(total)
+        metrics.gateway_seconds.labels(server).observe(max(0.0, total - sum(spent)))
+        return result
+
+    def timed_search(query: str, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        result = search(query, *args, **kwargs)
+        metrics.search_seconds.observe(time.perf_counter() - started)
+        metrics.search_hits.observe(len(result.hits))
+        return result
+
+    runtime.call = timed_call
+    runtime.search = timed_search
+

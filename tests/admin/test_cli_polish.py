@@ -1,0 +1,69 @@
+"""CLI polish: --version, -h, listed choices, flags without placeholders, --json on admin commands,
+audit --since/--follow."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from host.access import AccessControl
+from servers.cli import app
+
+TOOLHOST = str(Path(sys.executable).parent / "toolhost")
+runner = CliRunner()
+
+
+def test_version_and_short_help() -> None:
+    assert runner.invoke(app, ["--version"]).output == "toolhost 0.1.0\n"
+    out = runner.invoke(app, ["serve", "-h"], env={"COLUMNS": "200"}).output
+    assert "<search|all>" in out and "<auto|on|off>" in out and "<text|json>" in out
+    assert "<bool>" not in out and "--stdio" in out
+
+
+def test_admin_commands_print_json_and_approve_through_the_shared_service(tmp_path) -> None:
+    a = AccessControl.open(tmp_path)
+    try:
+        a.users.add("alice")
+        req = a.approvals.request("alice", "orders__cancel_order", {"order_id": "A1", "token": "s3cret"})
+    finally:
+        a.close()
+    base = ["--data-dir", str(tmp_path)]
+    users = json.loads(runner.invoke(app, ["users", "list", "--json", *base]).output)
+    assert [(u["name"], u["roles"], u["grants"]) for u in users] == [("alice", [], 0)]
+    shown = json.loads(runner.invoke(app, ["approvals", "show", req.id, "--json", *base]).output)
+    assert shown["arguments"] == {"order_id": "A1", "token": "[REDACTED]"}
+    approved = json.loads(runner.invoke(app, ["approvals", "approve", req.id, "--json", *base]).output)
+    assert (approved["status"], approved["decided_by"]) == ("approved", "cli")
+    rows = json.loads(runner.invoke(app, ["audit", "--since", "10m", "--json", *base]).output)
+    assert [(r["action"], r["user"], r["status"], r["detail"]) for r in rows] == [
+        ("approval", "cli", "approved", req.id)]
+    assert json.loads(runner.invoke(app, ["audit", "--since", "2030-01-01T00:00:00Z", "--json", *base]).output) == []
+    bad = runner.invoke(app, ["audit", "--since", "yesterday", *base])
+    assert bad.exit_code == 2 and "use a duration like 30s, 15m, 2h, 7d" in bad.output
+
+
+def test_audit_follow_prints_new_entries(tmp_path) -> None:
+    a = AccessControl.open(tmp_path)
+    a.users.add("bob")
+    proc = subprocess.Popen([TOOLHOST, "audit", "--follow", "--json", "--data-dir", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        req = a.approvals.request("bob", "orders__cancel_order", {"order_id": "A2"})
+        a.approvals.deny(req.id, by="root")
+        a.audit(action="approval", tool=req.tool, decision="deny", status="denied", detail=req.id)
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # bounded by the test timeout; --follow prints within ~1 s
+        assert (json.loads(line)["status"], json.loads(line)["detail"]) == ("denied", req.id)
+    finally:
+        a.close()
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
