@@ -31,15 +31,17 @@ or the new index, never a half-built one. Writers are serialized by a lock.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from registry.search.bm25 import BM25Params, Corpus
+from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, VectorBuffer, embedding_text, fuse
 from registry.search.document import FieldWeights, document_tokens, schema_texts
 from registry.search.expand import DEFAULT_EXPANSION, QueryExpansion
 from registry.safe_regex import RegexSyntaxError, compile_pattern
@@ -47,7 +49,7 @@ from registry.search.tokenize import tokenize
 from registry.store import ToolRegistry
 from registry.tool import Risk, ToolRecord
 
-__all__ = ["DEFAULT_PARAMS", "MAX_REGEX_CHARS", "SearchHit", "SearchIndex", "SearchResult"]
+__all__ = ["DEFAULT_ABSTAIN", "DEFAULT_PARAMS", "MAX_REGEX_CHARS", "Abstain", "SearchHit", "SearchIndex", "SearchResult"]
 
 DEFAULT_PARAMS = BM25Params(model="plus", k1=1.2, b=0.75, delta=1.0)
 """Chosen on dev data (``bench/search_tune.py``); k1 and b barely matter there (±0.3 R@5)."""
@@ -59,6 +61,28 @@ REGEX_BUDGET_SECONDS = 0.25
 """Time one ``regex:`` search may spend matching, over all tools (seconds)."""
 
 _REGEX_TEXT_CHARS = 4000
+_QUERY_VECTOR_CACHE = 256
+_MAX_MEMORY_QUERIES = 32
+"""Remembered queries used per tool (the most weighted first)."""
+NEAR_EQUAL = 0.02
+"""Hits whose scores are within this share of the top score's of each other count as near-equal:
+among them the least risky ranks first."""
+
+
+@dataclass(frozen=True)
+class Abstain:
+    """When a free-text search says "no tool fits" (:attr:`SearchResult.weak`).
+
+    Weak when the best hit's dense cosine is below ``dense_min`` (or there is no dense part) *and*
+    its BM25 confidence (top score over the query's best possible score, 0..1) is below
+    ``bm25_min``. Calibrated on dev data (``bench/search_tune.py --abstain``).
+    """
+
+    dense_min: float = 0.3
+    bm25_min: float = 0.3
+
+
+DEFAULT_ABSTAIN = Abstain()
 _MASK_CACHE_SIZE = 32
 _SERVER_HINTS = 10
 
@@ -81,12 +105,19 @@ class SearchResult:
         message: guidance for the model when there are no hits (or some ``select:`` names were
             not found); ``None`` otherwise.
         not_found: ``select:`` names that match no visible tool (unknown and hidden alike).
+        weak: free text only: nothing scored well enough ("no tool fits"); the hits are the best
+            few anyway (see :class:`Abstain`).
+        dense_top: best dense cosine among the caller's tools (``None``: no dense part ran).
+        bm25_confidence: best BM25 score over the query's best possible score (0..1).
     """
 
     hits: list[SearchHit]
     mode: str
     message: str | None = None
     not_found: list[str] = field(default_factory=list)
+    weak: bool = False
+    dense_top: float | None = None
+    bm25_confidence: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -99,6 +130,8 @@ class _State:
     servers: dict[str, tuple[str, ...]]  # server -> qualified names
     by_name: dict[str, ToolRecord]
     generation: int
+    has_vec: np.ndarray  # bool by slot: the slot's vector in ``vectors`` is current
+    vectors: VectorBuffer | None
 
 
 class SearchIndex:
@@ -111,6 +144,13 @@ class SearchIndex:
         expansion: query expansion with related terms (``registry.search.expand``), or ``None``
             for plain BM25 (scores then equal rank-bm25's). Its related terms must be in
             ``tokenizer``'s form (the default's are in the default tokenizer's).
+        embedder: dense retriever for hybrid search (``None``: BM25 only). Tool vectors are not
+            computed here: the owner feeds them with :meth:`set_vectors` (see
+            :meth:`missing_vectors`); a tool without one is ranked lexically.
+        fusion: how BM25 and dense rankings combine (``registry.search.dense``).
+        abstain: the "no tool fits" thresholds.
+        memory_weight: repetitions of a tool's remembered queries in its document (usage memory,
+            :meth:`set_memory`); 0 ignores memory.
     """
 
     def __init__(
@@ -120,8 +160,20 @@ class SearchIndex:
         weights: FieldWeights = FieldWeights(),
         tokenizer: Callable[[str], list[str]] = tokenize,
         expansion: QueryExpansion | None = DEFAULT_EXPANSION,
+        embedder: Embedder | None = None,
+        fusion: FusionParams = DEFAULT_FUSION,
+        abstain: Abstain = DEFAULT_ABSTAIN,
+        memory_weight: int = 2,
     ) -> None:
         self.params = params
+        self.embedder = embedder
+        self.fusion = fusion
+        self.abstain = abstain
+        self.memory_weight = memory_weight
+        self._memory: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._qvec_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.query_cache_size = _QUERY_VECTOR_CACHE
+        """Query vectors kept (LRU): agents repeat searches."""
         self.expansion = expansion
         self.weights = weights
         self.tokenizer = tokenizer
@@ -137,6 +189,8 @@ class SearchIndex:
             servers={},
             by_name={},
             generation=0,
+            has_vec=np.zeros(0, dtype=bool),
+            vectors=None if embedder is None else VectorBuffer(embedder.dim),
         )
 
     # -- updates --------------------------------------------------------------------------
@@ -153,8 +207,89 @@ class SearchIndex:
         return sorted(self._state.servers)
 
     def document(self, record: ToolRecord) -> list[str]:
-        """The tokens indexed for ``record``."""
-        return document_tokens(record, self.weights, self.tokenizer)
+        """The tokens indexed for ``record`` (its definition, plus its remembered queries)."""
+        tokens = document_tokens(record, self.weights, self.tokenizer)
+        mem = self._memory.get(record.qualified_name)
+        if mem is not None and mem[0] == record.definition_hash and self.memory_weight > 0:
+            mtoks = self.tokenizer(" \n".join(mem[1]))
+            for _ in range(self.memory_weight):
+                tokens.extend(mtoks)
+        return tokens
+
+    # -- usage memory ---------------------------------------------------------------------
+    def set_memory(self, memory: Mapping[str, tuple[str, Sequence[str]]]) -> None:
+        """Replace the usage memory: ``{qualified name: (definition hash, remembered queries)}``.
+
+        Queries count as an extra field of the tool's document while the tool's definition hash
+        matches (a changed definition ignores its old memory). Only the changed tools' documents
+        are re-indexed. Queries beyond the first 32 per tool are ignored.
+        """
+        new = {name: (h, tuple(qs)[:_MAX_MEMORY_QUERIES]) for name, (h, qs) in memory.items() if qs}
+        with self._write_lock:
+            old = self._memory
+            changed = {n for n in old.keys() | new.keys() if old.get(n) != new.get(n)}
+            self._memory = new
+            st = self._state
+            # In slot order: the corpus hands freed slots back smallest first, so every tool keeps its slot.
+            names = sorted((n for n in changed if n in st.by_name), key=st.corpus.slot_of.__getitem__)
+            if not names:
+                return
+            corpus = st.corpus.update(
+                remove=names, add=[(n, self.document(st.by_name[n])) for n in names]
+            )
+            assert all(corpus.slot_of[n] == st.corpus.slot_of[n] for n in names)
+            self._state = replace(st, corpus=corpus, generation=st.generation + 1)
+
+    def memory(self) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """The current usage memory (as given to :meth:`set_memory`)."""
+        return dict(self._memory)
+
+    # -- vectors --------------------------------------------------------------------------
+    def missing_vectors(self) -> list[tuple[str, str, str]]:
+        """``[(qualified name, definition hash, text to embed)]`` of tools without a vector."""
+        if self.embedder is None:
+            return []
+        st = self._state
+        out = []
+        for slot, rec in enumerate(st.records):
+            if rec is not None and not st.has_vec[slot]:
+                out.append((rec.qualified_name, rec.definition_hash, embedding_text(rec)))
+        return out
+
+    def set_vectors(self, items: Iterable[tuple[str, str, np.ndarray]]) -> int:
+        """Give tools their vectors: ``(qualified name, definition hash, unit vector)``.
+
+        An item for a tool that is gone or whose definition changed since (hash mismatch) is
+        ignored. Returns how many tools got a vector. Readers are never blocked.
+
+        Raises:
+            RuntimeError: the index has no embedder.
+        """
+        if self.embedder is None:
+            raise RuntimeError("set_vectors needs an index built with an embedder")
+        with self._write_lock:
+            st = self._state
+            rows, vecs = [], []
+            for name, def_hash, vec in items:
+                rec = st.by_name.get(name)
+                if rec is None or rec.definition_hash != def_hash:
+                    continue
+                rows.append(st.corpus.slot_of[name])
+                vecs.append(vec)
+            if not rows:
+                return 0
+            row_arr = np.asarray(rows, dtype=np.int64)
+            assert st.vectors is not None
+            buf = st.vectors.writable_for(row_arr, len(st.records), st.has_vec)
+            buf.write(row_arr, np.asarray(vecs, dtype=np.float32))
+            has_vec = st.has_vec.copy()
+            has_vec[row_arr] = True
+            self._state = replace(st, has_vec=has_vec, vectors=buf)
+            return len(rows)
+
+    def vector_count(self) -> int:
+        """Tools that have a vector."""
+        return int(self._state.has_vec.sum())
 
     def replace_server(self, server: str, records: Sequence[ToolRecord]) -> None:
         """Index ``records`` as all of ``server``'s tools (an empty sequence removes the server).
@@ -228,6 +363,8 @@ class SearchIndex:
         recs = list(st.records) + [None] * (cap - len(st.records))
         server_code = _grown(st.server_code, cap, -1)
         risk_level = _grown(st.risk_level, cap, 0)
+        has_vec = np.zeros(cap, dtype=bool)
+        has_vec[: len(st.has_vec)] = st.has_vec[:cap]
         by_name = dict(st.by_name)
         server_ids = st.server_ids
         missing = [s for s in changes if s not in server_ids]
@@ -238,12 +375,16 @@ class SearchIndex:
             if corpus.keys[slot] is None:
                 recs[slot] = None
                 server_code[slot] = -1
+            if name not in unchanged:
+                has_vec[slot] = False
             by_name.pop(name, None)
         servers = dict(st.servers)
         for server, records in changes.items():
             code = server_ids[server]
             for rec in records:
                 slot = corpus.slot_of[rec.qualified_name]
+                if rec.qualified_name not in unchanged:
+                    has_vec[slot] = False
                 recs[slot] = rec
                 server_code[slot] = code
                 risk_level[slot] = rec.risk.level
@@ -252,7 +393,10 @@ class SearchIndex:
                 servers[server] = tuple(r.qualified_name for r in records)
             else:
                 servers.pop(server, None)
-        return _State(corpus, tuple(recs), server_code, risk_level, server_ids, servers, by_name, st.generation + 1)
+        return _State(
+            corpus, tuple(recs), server_code, risk_level, server_ids, servers, by_name, st.generation + 1,
+            has_vec, st.vectors,
+        )
 
     # -- search ---------------------------------------------------------------------------
     def search(
@@ -301,13 +445,48 @@ class SearchIndex:
             # Only related tokens some *visible* tool has, so hidden tools change nothing.
             tokens, weights = self.expansion.expand(tokens, lambda t: st.corpus.df(t, stats) > 0)
         slots, scores = st.corpus.score(tokens, stats, weights)
-        if len(slots) and (servers is not None or max_risk is not None):
+        filtered = servers is not None or max_risk is not None
+        if len(slots) and filtered:
             sel = keep.array_mask(st, slots)
             slots, scores = slots[sel], scores[sel]
+        bm_conf = _bm25_confidence(self.params, scores, weights, len(tokens), stats.n_docs)
+        dense_top: float | None = None
+        mode = "bm25"
+        if self.embedder is not None and st.vectors is not None and st.has_vec.any():
+            cap = len(st.records)
+            cand = st.has_vec[:cap].copy()
+            if mask is not None:
+                cand &= mask[:cap]
+            dense_slots = np.flatnonzero(cand)
+            if len(dense_slots) and filtered:
+                dense_slots = dense_slots[keep.array_mask(st, dense_slots)]
+            if len(dense_slots):
+                qv = self._query_vector(text)
+                dense_all = st.vectors.matrix[:cap] @ qv
+                dense_top = float(dense_all[dense_slots].max())
+                slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion)
+                mode = "hybrid"
         hits = _top(st, slots, scores, limit)
         if not hits:
-            return SearchResult([], "bm25", self._help(st, visible, empty=False))
-        return SearchResult(hits, "bm25")
+            return SearchResult([], mode, self._help(st, visible, empty=False), bm25_confidence=bm_conf)
+        weak = bm_conf < self.abstain.bm25_min and (dense_top is None or dense_top < self.abstain.dense_min)
+        message = _WEAK_MESSAGE if weak else None
+        return SearchResult(hits, mode, message, weak=weak, dense_top=dense_top, bm25_confidence=bm_conf)
+
+    def _query_vector(self, text: str) -> np.ndarray:
+        """The query's unit vector (a small LRU cache: agents repeat searches)."""
+        with self._cache_lock:
+            vec = self._qvec_cache.get(text)
+            if vec is not None:
+                self._qvec_cache.move_to_end(text)
+                return vec
+        assert self.embedder is not None
+        vec = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
+        with self._cache_lock:
+            self._qvec_cache[text] = vec
+            while len(self._qvec_cache) > self.query_cache_size:
+                self._qvec_cache.popitem(last=False)
+        return vec
 
     def _mask(self, st: _State, visible: Callable[[ToolRecord], bool] | None, key: Hashable | None) -> np.ndarray | None:
         """Visibility over slots, or ``None`` when every tool is visible (global statistics)."""
@@ -436,8 +615,28 @@ class _Filter:
         return sel
 
 
+_WEAK_MESSAGE = (
+    "No tool fits this request well: the tools below are the closest, but probably not what you "
+    "need. Try other words, or tell the user no available tool does this."
+)
+
+
+def _bm25_confidence(
+    params: BM25Params, scores: np.ndarray, weights: Sequence[float] | None, n_tokens: int, n_docs: int
+) -> float:
+    """Best BM25 score over the most a document could score for this query (0..1): every query
+    token present with the rarest possible IDF (``ln(N+1)``) and a saturated term frequency."""
+    if not len(scores) or not n_docs:
+        return 0.0
+    total_weight = float(sum(weights)) if weights is not None else float(n_tokens)
+    per_token = math.log(n_docs + 1) * (params.delta + params.k1 + 1)
+    best = total_weight * per_token
+    return min(1.0, float(scores.max()) / best) if best > 0 else 0.0
+
+
 def _top(st: _State, slots: np.ndarray, scores: np.ndarray, limit: int) -> list[SearchHit]:
-    """The ``limit`` best slots: score descending, then qualified name ascending (deterministic)."""
+    """The ``limit`` best slots: score descending, then qualified name ascending (deterministic);
+    then, among near-equal hits (:data:`NEAR_EQUAL`), the least risky first."""
     if not len(slots):
         return []
     if len(slots) > limit:
@@ -446,7 +645,25 @@ def _top(st: _State, slots: np.ndarray, scores: np.ndarray, limit: int) -> list[
         slots, scores = slots[sel], scores[sel]
     records = st.records
     order = sorted(range(len(slots)), key=lambda i: (-scores[i], records[slots[i]].qualified_name))  # type: ignore[union-attr]
-    return [SearchHit(records[slots[i]], float(scores[i])) for i in order[:limit]]  # type: ignore[arg-type]
+    hits = [SearchHit(records[slots[i]], float(scores[i])) for i in order[:limit]]  # type: ignore[arg-type]
+    return _least_risky_first(hits)
+
+
+def _least_risky_first(hits: list[SearchHit]) -> list[SearchHit]:
+    """Within runs of near-equal scores, order by risk (lowest first), keeping score order otherwise."""
+    if len(hits) < 2:
+        return hits
+    tol = NEAR_EQUAL * max(abs(hits[0].score), 1e-12)
+    out: list[SearchHit] = []
+    group: list[SearchHit] = [hits[0]]
+    for h in hits[1:]:
+        if group[0].score - h.score <= tol:
+            group.append(h)
+        else:
+            out.extend(sorted(group, key=lambda x: x.tool.risk.level))
+            group = [h]
+    out.extend(sorted(group, key=lambda x: x.tool.risk.level))
+    return out
 
 
 def _lookup(st: _State, name: str, visible: Callable[[ToolRecord], bool] | None) -> ToolRecord | None:

