@@ -85,20 +85,29 @@ def abstain_grid(built: dict, sets: dict, every: int) -> None:
         qs = built[qset][2]
         un.extend(run(index, qs, q2id)[1])
     print("abstain grid: flagged % of unanswerable, answerable R@5 lost (tl, mt)")
-    for dmin in (0.0, 0.2, 0.25, 0.3, 0.35, 0.4):
-        for bmin in (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4):
-            a = Abstain(dense_min=dmin, bm25_min=bmin)
+    rows = []
+    for dmin in (0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 1.01):
+        for bmin in (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5):
+            for zmin in (3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 99.0):
+                a = Abstain(dense_min=dmin, bm25_min=bmin, z_min=zmin)
 
-            def weak(res) -> bool:
-                return res.bm25_confidence < a.bm25_min and (res.dense_top is None or res.dense_top < a.dense_min)
+                def weak(res) -> bool:
+                    return a.weak(res.bm25_confidence, res.dense_top, res.dense_z)
 
-            flagged = 100 * sum(weak(x) for x in un) / len(un)
-            lost = []
-            for name, (r, results, qrels) in ans.items():
-                base = summarize(r, qrels, [0.0])["r@5"]
-                kept = {q: (lst if not weak(res) else []) for (q, lst), res in zip(r.items(), results)}
-                lost.append(base - summarize(kept, qrels, [0.0])["r@5"])
-            print(f"dense_min={dmin:<5} bm25_min={bmin:<5} flagged={flagged:6.2f}  R@5 lost tl={lost[0]:.2f} mt={lost[1]:.2f}", flush=True)
+                flagged = 100 * sum(weak(x) for x in un) / len(un)
+                lost = []
+                for name, (r, results, qrels) in ans.items():
+                    base = summarize(r, qrels, [0.0])["r@5"]
+                    kept = {q: (lst if not weak(res) else []) for (q, lst), res in zip(r.items(), results)}
+                    lost.append(base - summarize(kept, qrels, [0.0])["r@5"])
+                rows.append((flagged, max(lost), dmin, bmin, zmin, lost))
+    # Pareto front: most flagged for each bound on the worst R@5 loss.
+    for bound in (0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0):
+        ok = [r for r in rows if r[1] <= bound]
+        if ok:
+            best = max(ok, key=lambda r: r[0])
+            print(f"max loss <= {bound:4}: flagged={best[0]:6.2f} dense_min={best[2]} bm25_min={best[3]} "
+                  f"z_min={best[4]} lost tl={best[5][0]:.2f} mt={best[5][1]:.2f}", flush=True)
 
 
 if __name__ == "__main__":

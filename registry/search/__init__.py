@@ -16,7 +16,7 @@ from registry.search.deferred import DeferredLoadingState
 from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, embedding_text, fuse, text_key
 from registry.search.document import FieldWeights, document_tokens, schema_texts
 from registry.search.expand import DEFAULT_EXPANSION, RELATED_GROUPS, QueryExpansion, RelatedTerms
-from registry.search.format import format_result, hit_line, one_line, param_summary, tool_definition
+from registry.search.format import HitContext, format_result, hit_line, one_line, param_summary, tool_definition
 from registry.search.index import (
     DEFAULT_ABSTAIN,
     DEFAULT_PARAMS,
@@ -26,6 +26,7 @@ from registry.search.index import (
     SearchIndex,
     SearchResult,
 )
+from registry.search.trail import SearchTrail
 from registry.search.tokenize import STOP_WORDS, Tokenizer, split_identifier, tokenize
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "Abstain",
     "Embedder",
     "FusionParams",
+    "HitContext",
     "embedding_text",
     "fuse",
     "text_key",
@@ -51,6 +53,7 @@ __all__ = [
     "SearchHit",
     "SearchIndex",
     "SearchResult",
+    "SearchTrail",
     "Stats",
     "Tokenizer",
     "document_tokens",

@@ -73,13 +73,22 @@ among them the least risky ranks first."""
 class Abstain:
     """When a free-text search says "no tool fits" (:attr:`SearchResult.weak`).
 
-    Weak when the best hit's dense cosine is below ``dense_min`` (or there is no dense part) *and*
-    its BM25 confidence (top score over the query's best possible score, 0..1) is below
-    ``bm25_min``. Calibrated on dev data (``bench/search_tune.py --abstain``).
+    Weak when the best BM25 confidence (top score over the query's best possible score, 0..1) is
+    below ``bm25_min`` and, when the dense part ran, the best dense cosine is below ``dense_min``
+    and stands out from the caller's other tools by fewer than ``z_min`` standard deviations.
     """
 
-    dense_min: float = 0.3
-    bm25_min: float = 0.3
+    dense_min: float = 0.35
+    bm25_min: float = 0.15
+    z_min: float = 4.0
+
+    def weak(self, bm25_confidence: float, dense_top: float | None, dense_z: float | None) -> bool:
+        """Whether these signals of a search's best hit mean "no tool fits"."""
+        if bm25_confidence >= self.bm25_min:
+            return False
+        if dense_top is None or dense_z is None:
+            return True
+        return dense_top < self.dense_min and dense_z < self.z_min
 
 
 DEFAULT_ABSTAIN = Abstain()
@@ -117,6 +126,7 @@ class SearchResult:
     not_found: list[str] = field(default_factory=list)
     weak: bool = False
     dense_top: float | None = None
+    dense_z: float | None = None
     bm25_confidence: float = 0.0
 
 
@@ -451,6 +461,7 @@ class SearchIndex:
             slots, scores = slots[sel], scores[sel]
         bm_conf = _bm25_confidence(self.params, scores, weights, len(tokens), stats.n_docs)
         dense_top: float | None = None
+        dense_z: float | None = None
         mode = "bm25"
         if self.embedder is not None and st.vectors is not None and st.has_vec.any():
             cap = len(st.records)
@@ -463,15 +474,20 @@ class SearchIndex:
             if len(dense_slots):
                 qv = self._query_vector(text)
                 dense_all = st.vectors.matrix[:cap] @ qv
-                dense_top = float(dense_all[dense_slots].max())
+                cand_scores = dense_all[dense_slots]
+                dense_top = float(cand_scores.max())
+                spread = float(cand_scores.std())
+                dense_z = (dense_top - float(cand_scores.mean())) / spread if spread > 1e-9 else 0.0
                 slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion)
                 mode = "hybrid"
         hits = _top(st, slots, scores, limit)
         if not hits:
             return SearchResult([], mode, self._help(st, visible, empty=False), bm25_confidence=bm_conf)
-        weak = bm_conf < self.abstain.bm25_min and (dense_top is None or dense_top < self.abstain.dense_min)
+        weak = self.abstain.weak(bm_conf, dense_top, dense_z)
         message = _WEAK_MESSAGE if weak else None
-        return SearchResult(hits, mode, message, weak=weak, dense_top=dense_top, bm25_confidence=bm_conf)
+        return SearchResult(
+            hits, mode, message, weak=weak, dense_top=dense_top, dense_z=dense_z, bm25_confidence=bm_conf
+        )
 
     def _query_vector(self, text: str) -> np.ndarray:
         """The query's unit vector (a small LRU cache: agents repeat searches)."""
