@@ -159,8 +159,8 @@ class SearchIndex:
             :meth:`missing_vectors`); a tool without one is ranked lexically.
         fusion: how BM25 and dense rankings combine (``registry.search.dense``).
         abstain: the "no tool fits" thresholds.
-        memory_weight: repetitions of a tool's remembered queries in its document (usage memory,
-            :meth:`set_memory`); 0 ignores memory.
+        memory_weight: weight of the usage-memory score (BM25 over each tool's remembered
+            queries, :meth:`set_memory`) added to the tool's BM25 score; 0 ignores memory.
     """
 
     def __init__(
@@ -173,7 +173,7 @@ class SearchIndex:
         embedder: Embedder | None = None,
         fusion: FusionParams = DEFAULT_FUSION,
         abstain: Abstain = DEFAULT_ABSTAIN,
-        memory_weight: int = 2,
+        memory_weight: float = 0.3,
     ) -> None:
         self.params = params
         self.embedder = embedder
@@ -181,6 +181,8 @@ class SearchIndex:
         self.abstain = abstain
         self.memory_weight = memory_weight
         self._memory: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._memory_corpus = Corpus(params)
+        self._memory_map: tuple[int, Corpus, np.ndarray] | None = None  # (generation, corpus, memory slot -> slot)
         self._qvec_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.query_cache_size = _QUERY_VECTOR_CACHE
         """Query vectors kept (LRU): agents repeat searches."""
@@ -217,38 +219,57 @@ class SearchIndex:
         return sorted(self._state.servers)
 
     def document(self, record: ToolRecord) -> list[str]:
-        """The tokens indexed for ``record`` (its definition, plus its remembered queries)."""
-        tokens = document_tokens(record, self.weights, self.tokenizer)
-        mem = self._memory.get(record.qualified_name)
-        if mem is not None and mem[0] == record.definition_hash and self.memory_weight > 0:
-            mtoks = self.tokenizer(" \n".join(mem[1]))
-            for _ in range(self.memory_weight):
-                tokens.extend(mtoks)
-        return tokens
+        """The tokens indexed for ``record``."""
+        return document_tokens(record, self.weights, self.tokenizer)
 
     # -- usage memory ---------------------------------------------------------------------
     def set_memory(self, memory: Mapping[str, tuple[str, Sequence[str]]]) -> None:
         """Replace the usage memory: ``{qualified name: (definition hash, remembered queries)}``.
 
-        Queries count as an extra field of the tool's document while the tool's definition hash
-        matches (a changed definition ignores its old memory). Only the changed tools' documents
-        are re-indexed. Queries beyond the first 32 per tool are ignored.
+        The remembered queries of a tool form a separate BM25 document (its own corpus, so words
+        every remembered query shares, like "I'm looking for", weigh little); at search time its
+        score, times ``memory_weight``, is added to the tool's BM25 score. A tool's memory counts
+        only while its definition hash matches. At most 32 queries per tool are used. Like the
+        main index, the memory's statistics are computed over the caller's visible tools only.
         """
         new = {name: (h, tuple(qs)[:_MAX_MEMORY_QUERIES]) for name, (h, qs) in memory.items() if qs}
+        corpus = Corpus.build(self.params, [(n, self.tokenizer(" \n".join(qs))) for n, (_h, qs) in new.items()])
         with self._write_lock:
-            old = self._memory
-            changed = {n for n in old.keys() | new.keys() if old.get(n) != new.get(n)}
             self._memory = new
-            st = self._state
-            # In slot order: the corpus hands freed slots back smallest first, so every tool keeps its slot.
-            names = sorted((n for n in changed if n in st.by_name), key=st.corpus.slot_of.__getitem__)
-            if not names:
-                return
-            corpus = st.corpus.update(
-                remove=names, add=[(n, self.document(st.by_name[n])) for n in names]
-            )
-            assert all(corpus.slot_of[n] == st.corpus.slot_of[n] for n in names)
-            self._state = replace(st, corpus=corpus, generation=st.generation + 1)
+            self._memory_corpus = corpus
+            self._memory_map = None
+
+    def _memory_slots(self, st: _State) -> tuple[Corpus, np.ndarray]:
+        """The memory corpus and, per memory slot, the index slot of its tool (-1: the tool is
+        gone or its definition changed)."""
+        cached = self._memory_map
+        corpus = self._memory_corpus
+        if cached is not None and cached[0] == st.generation and cached[1] is corpus:
+            return corpus, cached[2]
+        to_slot = np.full(corpus.capacity, -1, dtype=np.int64)
+        for mslot, name in enumerate(corpus.keys):
+            rec = st.by_name.get(name) if name is not None else None
+            mem = self._memory.get(name) if name is not None else None
+            if rec is not None and mem is not None and mem[0] == rec.definition_hash:
+                to_slot[mslot] = st.corpus.slot_of[name]
+        self._memory_map = (st.generation, corpus, to_slot)
+        return corpus, to_slot
+
+    def _memory_scores(
+        self, st: _State, tokens: list[str], mask: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(index slots, memory BM25 scores)`` of visible tools whose memory matches ``tokens``."""
+        corpus, to_slot = self._memory_slots(st)
+        if not corpus.n_docs or self.memory_weight <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        mmask = to_slot >= 0
+        if mask is not None:
+            mmask &= mask[np.clip(to_slot, 0, None)]
+        stats = corpus.stats(mmask if not mmask.all() else None)
+        mslots, mscores = corpus.score(tokens, stats)
+        if not len(mslots):
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        return to_slot[mslots], mscores * self.memory_weight
 
     def memory(self) -> dict[str, tuple[str, tuple[str, ...]]]:
         """The current usage memory (as given to :meth:`set_memory`)."""
@@ -455,6 +476,11 @@ class SearchIndex:
             # Only related tokens some *visible* tool has, so hidden tools change nothing.
             tokens, weights = self.expansion.expand(tokens, lambda t: st.corpus.df(t, stats) > 0)
         slots, scores = st.corpus.score(tokens, stats, weights)
+        if self._memory:
+            # Usage memory: the BM25 score of the tool's remembered queries adds to its own.
+            mem_slots, mem_scores = self._memory_scores(st, self.tokenizer(text), mask)
+            if len(mem_slots):
+                slots, scores = _add_scores(slots, scores, mem_slots, mem_scores)
         filtered = servers is not None or max_risk is not None
         if len(slots) and filtered:
             sel = keep.array_mask(st, slots)
@@ -635,6 +661,17 @@ _WEAK_MESSAGE = (
     "No tool fits this request well: the tools below are the closest, but probably not what you "
     "need. Try other words, or tell the user no available tool does this."
 )
+
+
+def _add_scores(
+    a_slots: np.ndarray, a_scores: np.ndarray, b_slots: np.ndarray, b_scores: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sum two sparse score vectors (slot arrays need not be sorted; slots unique within each)."""
+    slots = np.union1d(a_slots, b_slots)
+    out = np.zeros(len(slots))
+    out[np.searchsorted(slots, a_slots)] += a_scores
+    out[np.searchsorted(slots, b_slots)] += b_scores
+    return slots, out
 
 
 def _bm25_confidence(
