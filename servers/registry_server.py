@@ -2,10 +2,12 @@
 
 ``tools/list`` shows (filtered by the caller's permissions):
 
-* ``tool_search(query, limit=5)`` — BM25 search over names, descriptions and parameters
+* ``tool_search(query, limit=5)`` — hybrid search (BM25 + multilingual embeddings, learning
+  from searches followed by successful calls) over names, descriptions and parameters
   (:mod:`registry.search`; also ``select:a,b`` and ``regex:PATTERN``); returns compact lines
   for the model plus the matching tools' full definitions (qualified name, description,
-  input schema, risk) as JSON text and as ``structuredContent`` ``{"tools": [...]}``;
+  input schema, risk, ``needs_approval``, ``available``) as JSON text and as
+  ``structuredContent`` ``{"tools": [...], "weak": bool}`` (``weak``: no tool fits well);
 * ``call_tool(name, arguments)`` — runs a tool by qualified name through the call pipeline;
 * every ``always_load`` tool, directly, and — deferred loading — every tool a search on this
   client connection returned (handshake-era connections; a ``tools/list_changed`` notification

@@ -14,7 +14,7 @@ import time
 
 from host.search.fill import FillStats, fill_vectors
 from host.search.vector_cache import VectorCache
-from registry.search import Embedder, SearchIndex
+from registry.search import Embedder, SearchIndex, embedding_text, text_key
 
 __all__ = ["VectorWorker"]
 
@@ -54,6 +54,16 @@ class VectorWorker:
         if self._thread.is_alive():
             self._thread.join(timeout)
 
+    def _compact_if_bloated(self) -> None:
+        """Keep the cache file bounded: when it holds more than twice the live tools (plus 1,000),
+        rewrite it with only the current tools' vectors."""
+        cache = self.cache
+        if cache is None or len(cache) <= 2 * len(self.index) + 1000:
+            return
+        keep = [text_key(embedding_text(rec), self.embedder.model_id) for rec in self.index.records()]
+        kept = cache.compact(keep)
+        log.info("tool_search: vector cache compacted to %d vectors", kept)
+
     def _run(self) -> None:
         while not self._stop.is_set():
             self._wake.wait()
@@ -66,6 +76,7 @@ class VectorWorker:
                 self.totals.cached += st.cached
                 self.totals.embedded += st.embedded
                 self.totals.embed_seconds += st.embed_seconds
+                self._compact_if_bloated()
                 if st.cached or st.embedded:
                     log.info("tool_search: %d tool vectors from cache, %d embedded in %.1f s",
                              st.cached, st.embedded, time.perf_counter() - t0)

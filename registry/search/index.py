@@ -13,6 +13,14 @@ Query forms (one ``search`` call handles all of them):
   ``tool_search_tool_regex`` (pattern at most 200 characters; names rank above other fields);
 * empty or stop-word-only text → no hits and a help message listing the caller's servers.
 
+Hybrid: with an ``embedder`` (``registry.search.dense``), a free-text query is also embedded and
+scored by cosine against each tool's vector; the two rankings are fused (min-max interpolation,
+frozen on dev data). Vectors are fed by the owner (:meth:`SearchIndex.set_vectors`, e.g.
+``host.search``'s background worker); until a tool has one it is ranked by BM25 alone. Usage
+memory (:meth:`SearchIndex.set_memory`) adds the BM25 score of a tool's remembered queries.
+A result whose best hit scores poorly on both is marked ``weak`` ("no tool fits",
+:class:`Abstain`), and among near-equal hits the least risky ranks first.
+
 Permissions: the caller's ``visible`` predicate is applied *before* ranking, and BM25's corpus
 statistics (document count, average length, document frequencies) are computed over the visible
 tools only. So a hidden tool never appears, and the scores a caller sees are exactly those
@@ -213,6 +221,10 @@ class SearchIndex:
     def generation(self) -> int:
         """Increases by one with every update."""
         return self._state.generation
+
+    def records(self) -> list[ToolRecord]:
+        """Every indexed tool (any order)."""
+        return list(self._state.by_name.values())
 
     def servers(self) -> list[str]:
         """Servers with indexed tools, sorted."""
