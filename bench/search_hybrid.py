@@ -36,9 +36,12 @@ def build_index(
     fusion: FusionParams | None = None,
     expansion: bool = True,
     query_cache: int = 256,
+    random_vectors: bool = False,
 ) -> tuple[SearchIndex, dict]:
     """The index over ``records`` (one update for all servers) and timings: ``build_s`` (BM25),
-    ``embed_s`` / ``embedded`` / ``cached`` (vectors; ``cache_dir=None`` embeds everything)."""
+    ``embed_s`` / ``embedded`` / ``cached`` (vectors; ``cache_dir=None`` embeds everything).
+    ``random_vectors`` gives every tool a random unit vector instead (latency runs only: the
+    query is still embedded by the real model)."""
     kw: dict = {}
     if not expansion:
         kw["expansion"] = None
@@ -55,7 +58,17 @@ def build_index(
     t0 = time.perf_counter()
     index.replace_servers(by_server)
     info["build_s"] = time.perf_counter() - t0
-    if dense:
+    if dense and random_vectors:
+        import numpy as np
+
+        rng = np.random.default_rng(7)
+        missing = index.missing_vectors()
+        vecs = rng.standard_normal((len(missing), embedder().dim)).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        t0 = time.perf_counter()
+        index.set_vectors((n, h, vecs[i]) for i, (n, h, _t) in enumerate(missing))
+        info.update(vectors_s=time.perf_counter() - t0, embed_s=0.0, embedded=0, cached=0, random=len(missing))
+    elif dense:
         emb = embedder()
         emb.embed(["load the model"])  # model load is not embedding time
         cache = VectorCache(cache_dir, emb.model_id, emb.dim) if cache_dir is not None else None

@@ -8,7 +8,9 @@ and then hybrid (query embedding included: the query-vector cache is off), so bo
 machine load. Also prints the vectors' memory (float32 matrix) and how long giving the index its
 vectors took (from the bench vector cache in ``$TMPDIR/toolhost-bench-vectors``; the first run
 at a size embeds and fills it). Timings on a shared machine are noisy: compare the two columns
-of one run, not runs with each other; the CPU columns (this thread's CPU time per search) are
+of one run, not runs with each other. From ``--random-vectors-from`` tools on (default 20k), tools
+get random unit vectors instead of being embedded (embedding 100k tools takes minutes; the
+search cost does not depend on the vectors' values); the CPU columns (this thread's CPU time per search) are
 less sensitive to other processes than wall time.
 """
 
@@ -27,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--random-vectors-from", type=int, default=20_000,
+                    help="from this size on, tools get random unit vectors instead of embeddings (latency only)")
     args = ap.parse_args(argv)
     e = EVAL_DIR
     pool = dedupe_tools(
@@ -43,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|")
     for n in args.sizes:
         records, _ = to_records(pad_tools(pool, n))
-        index, info = build_index(records, dense=True, query_cache=0)
+        index, info = build_index(records, dense=True, query_cache=0, random_vectors=n >= args.random_vectors_from)
         emb = index.embedder
         lex: list[float] = []
         hyb: list[float] = []
@@ -64,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
                 hyb_cpu.append((time.thread_time() - c0) * 1000)
         mib = index._state.vectors.matrix.nbytes / 2**20 if index._state.vectors is not None else 0.0
         lp, hp = percentile(lex, 50), percentile(hyb, 50)
-        print(f"| {n} | {lp:.3f} / {percentile(lex, 95):.3f} | {hp:.3f} / {percentile(hyb, 95):.3f} | "
+        label = f"{n} (random vectors)" if info.get("random") else str(n)
+        print(f"| {label} | {lp:.3f} / {percentile(lex, 95):.3f} | {hp:.3f} / {percentile(hyb, 95):.3f} | "
               f"{hp / lp:.1f}x | {percentile(lex_cpu, 50):.3f} / {percentile(hyb_cpu, 50):.3f} | {mib:.1f} | "
               f"{info['vectors_s']:.2f} |", flush=True)
     return 0
