@@ -11,7 +11,7 @@ import anyio
 
 from host.runtime import HostRuntime
 from host.store.usage import UsageMemory
-from host.upstream.connection import ConnectionState
+from host.upstream.status import AVAILABLE_STATES
 from registry import Principal, ToolRecord
 from registry.permissions import Effect
 from registry.search import HitContext, SearchTrail
@@ -23,10 +23,11 @@ log = logging.getLogger("toolhost.search")
 
 def hit_contexts(runtime: HostRuntime, principal: Principal, tools: Sequence[ToolRecord]) -> dict[str, HitContext]:
     """``{qualified name: HitContext}``: approval from the caller's policy decision (effect
-    ``approval``), availability from the runtime's server statuses (connected or not)."""
+    ``approval``), availability from the runtime's server statuses (calls are forwarded:
+    :data:`host.upstream.status.AVAILABLE_STATES`)."""
     if not tools:
         return {}
-    connected = {s.name for s in runtime.statuses() if s.state == ConnectionState.CONNECTED}
+    connected = {s.name for s in runtime.statuses() if s.state in AVAILABLE_STATES}
     out = {}
     for tool in tools:
         try:
