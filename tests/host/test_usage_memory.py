@@ -1,4 +1,4 @@
-"""The usage memory repository (host.store.usage) and ``toolhost usage``."""
+"""The usage memory repository (host.store.usage), on SQLite and PostgreSQL, and ``toolhost usage``."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from host.store.usage import HALF_LIFE_SECONDS, MAX_PER_TOOL, UsageMemory
 from servers.cli import app
 
 
-def _mem(tmp_path) -> UsageMemory:
-    return UsageMemory(Store.open(data_dir=tmp_path))
+def _mem(url_or_dir) -> UsageMemory:
+    if isinstance(url_or_dir, str):
+        return UsageMemory(Store.open(url_or_dir))
+    return UsageMemory(Store.open(data_dir=url_or_dir))
 
 
-def test_record_is_redacted_deduplicated_and_ranked_by_use(tmp_path):
-    m = _mem(tmp_path)
+def test_record_is_redacted_deduplicated_and_ranked_by_use(store_url):
+    m = _mem(store_url)
     assert m.record("email bob  the report, password=hunter2", "mail__send", "h1", now=1000.0)
     assert m.record("email bob the report, password=hunter2", "mail__send", "h1", now=1001.0)  # same pair
     assert m.record("send a mail", "mail__send", "h1", now=1002.0)
@@ -26,8 +28,8 @@ def test_record_is_redacted_deduplicated_and_ranked_by_use(tmp_path):
     assert (st.pairs, st.tools, st.oldest) == (2, 1, 1001.0)
 
 
-def test_long_queries_are_cut_and_each_tool_keeps_at_most_32(tmp_path):
-    m = _mem(tmp_path)
+def test_long_queries_are_cut_and_each_tool_keeps_at_most_32(store_url):
+    m = _mem(store_url)
     m.record("x" * 500, "t__a", "h", now=1.0)
     for i in range(MAX_PER_TOOL + 3):
         m.record(f"query number {i}", "t__b", "h", now=10.0 + i)
@@ -36,8 +38,8 @@ def test_long_queries_are_cut_and_each_tool_keeps_at_most_32(tmp_path):
     assert len(loaded["t__b"][1]) == MAX_PER_TOOL and "query number 0" not in loaded["t__b"][1]
 
 
-def test_memory_decays_and_is_dropped_when_the_definition_changes(tmp_path):
-    m = _mem(tmp_path)
+def test_memory_decays_and_is_dropped_when_the_definition_changes(store_url):
+    m = _mem(store_url)
     m.record("old habit", "t__a", "h1", now=0.0)
     m.record("fresh", "t__b", "h1", now=10 * HALF_LIFE_SECONDS)
     # 10 half-lives later the old pair weighs 1/1024 < 0.05: forgotten.
