@@ -2,6 +2,8 @@
 
     python bench/search_eval.py --tools T.jsonl [T2.jsonl ...] --queries Q.jsonl --qrels R.tsv \
         [--pad N] [--max-queries M] [--fastmcp-python PATH|none] [--no-expansion]
+        [--lexical] [--usage-queries Q --usage-qrels R] [--abstain-tools T.jsonl ...]
+        [--no-vector-cache] [--vector-cache DIR]
 
 Input: the format of ``shared/eval-data/*/normalized`` (tools ``{id, name, server, description,
 input_schema}``, queries ``{id, text}``, qrels ``query_id tool_id score``). Several ``--tools``
@@ -11,8 +13,12 @@ update time from such runs, not quality.
 
 Systems (same queries, same metrics, top 10 each):
 
-* ``ours``: ``registry.search.SearchIndex`` (tokenizer, field document, inverted-index BM25Plus,
-  query expansion with related words; ``--no-expansion`` turns that off);
+* ``ours``: ``registry.search.SearchIndex`` hybrid: BM25 (tokenizer, field document,
+  inverted-index BM25Plus, query expansion with related words; ``--no-expansion`` turns that off)
+  fused with the multilingual dense model (``host.search``); ``--lexical`` runs BM25 only;
+* ``lexical``: the same index without the dense part (issue 4's search), for comparison;
+* ``ours warm`` / ``lexical warm`` (with ``--usage-queries Q --usage-qrels R``): the same, after
+  feeding a usage memory (each Q query remembered for its gold tools in R);
 * ``baseline``: rank-bm25 ``BM25Okapi`` with defaults over lowercase ``[a-z0-9]+`` tokens after
   camelCase splitting of name + server + description + parameter names/descriptions, scored with
   ``get_scores`` over the whole corpus (the README's reference setup);
@@ -51,6 +57,8 @@ from search_data import (
     to_records,
 )
 
+from search_hybrid import DEFAULT_CACHE, build_index, embedder, usage_memory
+
 from registry.search import SearchIndex
 from registry.tool import ToolDefinition, build_record
 
@@ -60,28 +68,44 @@ RUNNER = Path(__file__).resolve().parent / "fastmcp_runner.py"
 
 
 def run_ours(
-    tools: list[EvalTool], queries: list[tuple[str, str]], *, measure: bool, expansion: bool = True
+    tools: list[EvalTool],
+    queries: list[tuple[str, str]],
+    *,
+    measure: bool,
+    expansion: bool = True,
+    dense: bool = False,
+    cache_dir: Path | None = DEFAULT_CACHE,
+    usage: tuple[list[tuple[str, str]], dict[str, set[str]]] | None = None,
+    abstain_tools: list[EvalTool] | None = None,
 ) -> tuple[dict, dict, dict]:
+    """Rankings, latencies and extras (index memory, build/vector times, update times, the
+    weak flag per query, and with ``abstain_tools`` the share of queries flagged weak there)."""
     records, qname_to_id = to_records(tools)
-    by_server: dict[str, list] = {}
-    for r in records:
-        by_server.setdefault(r.server, []).append(r)
-    index = SearchIndex() if expansion else SearchIndex(expansion=None)
     extra: dict = {}
+    if dense:
+        embedder().embed(["load the model before measuring the index"])
     if measure:
         tracemalloc.start()
-    t0 = time.perf_counter()
-    index.replace_servers(by_server)
-    extra["build_s"] = time.perf_counter() - t0
+    index, info = build_index(records, dense=dense, cache_dir=cache_dir, expansion=expansion, query_cache=0)
+    extra.update(info)
     if measure:
         extra["index_mib"] = tracemalloc.get_traced_memory()[0] / 2**20
         tracemalloc.stop()
-    rankings, lat = {}, []
+    if usage is not None:
+        id_to_qname = {v: k for k, v in qname_to_id.items()}
+        extra["memory_queries"] = usage_memory(index, usage[0], usage[1], id_to_qname)
+    rankings, lat, weak = {}, [], {}
     for qid, text in queries:
         t0 = time.perf_counter()
         res = index.search(text, limit=TOP_K)
         lat.append((time.perf_counter() - t0) * 1000)
         rankings[qid] = [qname_to_id[h.tool.qualified_name] for h in res.hits]
+        weak[qid] = res.weak
+    extra["weak"] = weak
+    if abstain_tools is not None:
+        other, _ = build_index(to_records(abstain_tools)[0], dense=dense, cache_dir=cache_dir, expansion=expansion)
+        flagged = sum(other.search(text, limit=TOP_K).weak for _qid, text in queries)
+        extra["unanswerable_flagged_pct"] = 100.0 * flagged / max(1, len(queries))
     if measure:
         extra.update(update_times(index, records))
     return rankings, {"lat": lat}, extra
@@ -155,7 +179,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fastmcp-python", default=DEFAULT_FASTMCP_PYTHON, help="python with fastmcp, or 'none'")
     ap.add_argument("--no-expansion", action="store_true", help="ours without query expansion (plain BM25Plus)")
     ap.add_argument("--label", default="", help="name printed in the table header")
+    ap.add_argument("--lexical", action="store_true", help="ours without the dense part")
+    ap.add_argument("--usage-queries", help="queries JSONL fed to the usage memory before evaluation (warm)")
+    ap.add_argument("--usage-qrels", help="qrels TSV of --usage-queries")
+    ap.add_argument("--abstain-tools", nargs="+", help="tools these queries have no answer in (abstention)")
+    ap.add_argument("--vector-cache", type=Path, default=DEFAULT_CACHE, help="vector cache folder")
+    ap.add_argument("--no-vector-cache", action="store_true", help="embed every tool (cold start without cache)")
+    ap.add_argument("--skip-baselines", action="store_true", help="only ours (and lexical)")
     args = ap.parse_args(argv)
+    if bool(args.usage_queries) != bool(args.usage_qrels):
+        ap.error("--usage-queries and --usage-qrels go together")
 
     tools: list[EvalTool] = []
     for path in args.tools:
@@ -170,10 +203,35 @@ def main(argv: list[str] | None = None) -> int:
         queries = [queries[int(i * step)] for i in range(args.max_queries)]
 
     results: dict[str, dict] = {}
-    r_ours, t_ours, extra = run_ours(tools, queries, measure=True, expansion=not args.no_expansion)
+    dense = not args.lexical
+    cache = None if args.no_vector_cache else args.vector_cache
+    abstain = dedupe_tools([t for p in args.abstain_tools for t in load_tools(p)]) if args.abstain_tools else None
+    r_ours, t_ours, extra = run_ours(
+        tools, queries, measure=True, expansion=not args.no_expansion, dense=dense, cache_dir=cache,
+        abstain_tools=abstain,
+    )
+    weak = extra.pop("weak")
     results["ours"] = summarize(r_ours, qrels, t_ours["lat"]) | extra
-    r_base, t_base = run_baseline(tools, queries)
-    results["baseline"] = summarize(r_base, qrels, t_base["lat"])
+    # Answerable queries flagged "no tool fits": R@5 if their hits counted as nothing.
+    kept = {q: ([] if weak.get(q) else r) for q, r in r_ours.items()}
+    results["ours"]["weak_pct"] = 100.0 * sum(weak.values()) / max(1, len(weak))
+    results["ours"]["r@5_abstaining"] = summarize(kept, qrels, [0.0])["r@5"]
+    if dense:
+        r_lex, t_lex, x_lex = run_ours(tools, queries, measure=False, expansion=not args.no_expansion)
+        x_lex.pop("weak")
+        results["lexical"] = summarize(r_lex, qrels, t_lex["lat"]) | {"build_s": x_lex["build_s"]}
+    if args.usage_queries:
+        usage = (load_queries(args.usage_queries), load_qrels(args.usage_qrels))
+        for label, d in (("ours warm", dense), ("lexical warm", False)) if dense else (("ours warm", False),):
+            r_w, t_w, x_w = run_ours(tools, queries, measure=False, expansion=not args.no_expansion, dense=d,
+                                     cache_dir=cache, usage=usage)
+            results[label] = summarize(r_w, qrels, t_w["lat"]) | {"memory_queries": x_w["memory_queries"]}
+    if args.skip_baselines:
+        results["baseline"] = summarize({q: [] for q, _ in queries}, qrels, [float("nan")])
+        args.fastmcp_python = "none"
+    else:
+        r_base, t_base = run_baseline(tools, queries)
+        results["baseline"] = summarize(r_base, qrels, t_base["lat"])
     fm_note = ""
     if args.fastmcp_python != "none" and Path(args.fastmcp_python).exists():
         fm = run_fastmcp(args.fastmcp_python, tools, queries)
@@ -186,10 +244,10 @@ def main(argv: list[str] | None = None) -> int:
 
     head = args.label or ", ".join(Path(p).parent.parent.name + "/" + Path(p).name for p in args.tools)
     print(f"# {head}: {len(tools)} tools, {len(queries)} queries" + (f" (padded to {args.pad})" if args.pad else ""))
-    print(f"{'system':<10} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'NDCG@10':>8} {'p50 ms':>8} {'p95 ms':>8}")
+    print(f"{'system':<13} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'NDCG@10':>8} {'p50 ms':>8} {'p95 ms':>8}")
     for name, m in results.items():
         print(
-            f"{name:<10} {m['r@1']:6.2f} {m['r@5']:6.2f} {m['r@10']:6.2f} {m['ndcg@10']:8.2f} "
+            f"{name:<13} {m['r@1']:6.2f} {m['r@5']:6.2f} {m['r@10']:6.2f} {m['ndcg@10']:8.2f} "
             f"{m['p50_ms']:8.3f} {m['p95_ms']:8.3f}"
         )
     base = results["baseline"]
@@ -201,11 +259,24 @@ def main(argv: list[str] | None = None) -> int:
         f"re-index 500-tool server: connect {ours['connect_ms']:.0f} ms, list_changed "
         f"{ours['list_changed_ms']:.0f} ms, disconnect {ours['disconnect_ms']:.0f} ms"
     )
+    if dense:
+        per_1k = 1000 * ours["embed_s"] / ours["embedded"] if ours.get("embedded") else float("nan")
+        print(
+            f"vectors: {ours['embedded']} embedded ({per_1k:.2f} s per 1k tools), {ours['cached']} from cache, "
+            f"fill {ours['vectors_s']:.2f} s; cold start (BM25 build + vectors) {ours['build_s'] + ours['vectors_s']:.2f} s"
+        )
+    print(
+        f"no tool fits: {ours['weak_pct']:.1f}% of these (answerable) queries flagged, R@5 counting flagged as "
+        f"misses {ours['r@5_abstaining']:.2f} ({ours['r@5_abstaining'] - ours['r@5']:+.2f})"
+        + (f"; unanswerable flagged {ours['unanswerable_flagged_pct']:.1f}%" if "unanswerable_flagged_pct" in ours else "")
+    )
     if fm_note:
         print(fm_note)
     keys = ("r@1", "r@5", "r@10", "ndcg@10", "p50_ms", "p95_ms")
     summary: dict = {name: {k: round(m[k], 4) for k in keys} for name, m in results.items()}
     summary["ours"].update({k: round(ours[k], 3) for k in ("index_mib", "build_s", "connect_ms", "list_changed_ms", "disconnect_ms")})
+    summary["ours"].update({k: round(ours[k], 3) for k in ("vectors_s", "embed_s", "embedded", "cached", "weak_pct",
+                                                           "r@5_abstaining", "unanswerable_flagged_pct") if k in ours})
     summary["meta"] = {"tools": len(tools), "queries": len(queries), "pad": args.pad, "p50_speedup_vs_baseline": round(ratio, 2)}
     print(json.dumps(summary))
     return 0

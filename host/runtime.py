@@ -34,6 +34,7 @@ from host.upstream.executor import ProgressCallback
 from host.upstream.manager import ServerManager
 from host.pipeline import ApprovalHook, CallContext, Pipeline
 from registry import ANONYMOUS, AllowAll, Policy, Principal, Risk, ToolRecord, ToolRegistry
+from host.search import VectorCache, VectorWorker, load_embedder
 from registry.search import SearchIndex, SearchResult
 
 if TYPE_CHECKING:
@@ -66,6 +67,9 @@ class HostRuntime:
             with its principal, status, duration, definition hash and approval/approver.
         limiter: per-user / per-tool rate limits (:class:`host.limits.RateLimiter`); a refused call
             is a ``rate_limited`` result with ``retry_after_seconds``.
+        dense: hybrid search with the bundled multilingual model (``None``: on unless
+            ``$TOOLHOST_DENSE_SEARCH=0``; without the model, BM25 only and one log line). Tool
+            vectors are cached in ``<data_dir>/search/`` and computed in a background thread.
     """
 
     def __init__(
@@ -80,6 +84,7 @@ class HostRuntime:
         conversation_id: str = "default",
         auditor: CallAuditor | None = None,
         limiter: RateLimiter | None = None,
+        dense: bool | None = None,
     ) -> None:
         self.config = config
         self.auditor = auditor
@@ -88,8 +93,14 @@ class HostRuntime:
         self.data_dir = data_dir
         self.policy: Policy = policy or AllowAll()
         self.registry = ToolRegistry()
-        self.search_index = SearchIndex()
+        embedder = load_embedder(dense)
+        self.search_index = SearchIndex(embedder=embedder)
         self.search_index.attach(self.registry)  # incremental: one server's tools at a time
+        self.vector_worker: VectorWorker | None = None
+        if embedder is not None:
+            cache = VectorCache(data_dir / "search", embedder.model_id, embedder.dim)
+            self.vector_worker = VectorWorker(self.search_index, embedder, cache)
+            self.registry.subscribe(lambda _server, _old, _new: self.vector_worker.notify())  # type: ignore[union-attr]
         self.manager = ServerManager(
             config, data_dir=data_dir, registry=self.registry, reconnect=reconnect, on_status=on_status
         )
@@ -104,6 +115,8 @@ class HostRuntime:
         )
 
     async def __aenter__(self) -> HostRuntime:
+        if self.vector_worker is not None:
+            self.vector_worker.start()
         await self.manager.__aenter__()
         return self
 
@@ -113,7 +126,12 @@ class HostRuntime:
         try:
             await self.manager.__aexit__(exc_type, exc, tb)
         finally:
-            self.event_log.close()
+            try:
+                if self.vector_worker is not None:
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(self.vector_worker.stop)
+            finally:
+                self.event_log.close()
 
     # -- views filtered by policy ------------------------------------------------------
     def is_visible(self, principal: Principal, tool: ToolRecord) -> bool:

@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 
 from servers.admin_cli import register as register_admin_commands
+from servers.usage_cli import register as register_usage_commands
 from servers.cli_options import (
     AuthChoice,
     Expose,
@@ -538,6 +539,7 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
 
 
 register_admin_commands(app)
+register_usage_commands(app)
 
 
 def main() -> None:

@@ -2,10 +2,12 @@
 
 ``tools/list`` shows (filtered by the caller's permissions):
 
-* ``tool_search(query, limit=5)`` — BM25 search over names, descriptions and parameters
+* ``tool_search(query, limit=5)`` — hybrid search (BM25 + multilingual embeddings, learning
+  from searches followed by successful calls) over names, descriptions and parameters
   (:mod:`registry.search`; also ``select:a,b`` and ``regex:PATTERN``); returns compact lines
   for the model plus the matching tools' full definitions (qualified name, description,
-  input schema, risk) as JSON text and as ``structuredContent`` ``{"tools": [...]}``;
+  input schema, risk, ``needs_approval``, ``available``) as JSON text and as
+  ``structuredContent`` ``{"tools": [...], "weak": bool}`` (``weak``: no tool fits well);
 * ``call_tool(name, arguments)`` — runs a tool by qualified name through the call pipeline;
 * every ``always_load`` tool, directly, and — deferred loading — every tool a search on this
   client connection returned (handshake-era connections; a ``tools/list_changed`` notification
@@ -47,12 +49,13 @@ from host.upstream.identity import toolhost_version
 from host.upstream.relay import downstream_scope
 from registry import ANONYMOUS, Principal, ToolRecord
 from registry.catalog import qualify_uri
-from registry.search import DeferredLoadingState, tool_definition
+from registry.search import DeferredLoadingState, HitContext, SearchTrail, tool_definition
 from registry.search.guard import search_pattern_problem
 from registry.search import format_result as format_search
 from servers.approval_elicit import elicitor_for
 from servers.catalog_handlers import CatalogHandlers
 from servers.downstream import downstream_for
+from servers.search_usage import UsageLearner, hit_contexts
 from servers.notify import ToolsChangedNotifier
 from servers.results import to_mcp_result
 
@@ -73,8 +76,9 @@ _SEARCH_TOOL = Tool(
     title="Search tools",
     description=(
         "Find tools by what you want to do. Returns the best-matching tools with their full "
-        "definitions (name, description, input schema, risk). Call one with call_tool. "
-        "Search with a few keywords describing the task, e.g. 'cancel order' or 'current time zone'."
+        "definitions (name, description, input schema, risk), whether a call needs a human's approval "
+        "and whether the tool is available now; says so when no tool fits. Call one with call_tool. "
+        "Search with a few words describing the task (any language), e.g. 'cancel order' or 'current time zone'."
     ),
     input_schema={
         "type": "object",
@@ -182,6 +186,18 @@ def create_registry_server(
     catalog = CatalogHandlers(runtime, resolve, access)
     # Deferred loading per client connection: tools a search returned stay listed for it.
     loaded: weakref.WeakKeyDictionary[Any, DeferredLoadingState] = weakref.WeakKeyDictionary()
+    # Searches of each connection, so a successful call of a hit teaches the usage memory.
+    trails: weakref.WeakKeyDictionary[Any, SearchTrail] = weakref.WeakKeyDictionary()
+    learner = UsageLearner.for_runtime(runtime, access)
+
+    def trail_of(ctx: ServerRequestContext[Any, Any]) -> SearchTrail | None:
+        conn = getattr(ctx.session, "_connection", None)
+        if conn is None or learner is None:
+            return None
+        trail = trails.get(conn)
+        if trail is None:
+            trail = trails[conn] = SearchTrail()
+        return trail
 
     def state_of(ctx: ServerRequestContext[Any, Any]) -> DeferredLoadingState:
         """The connection's loaded tools. Handshake-era connections (stdio, stateful HTTP) keep
@@ -219,6 +235,7 @@ def create_registry_server(
         if access is None or runtime.auditor is not None:  # the runtime audits every call itself
             with approval_elicitation(elicitor_for(ctx) if access is not None else None), downstream_scope(scope):
                 result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
+            await _learn(ctx, target, result)
             return to_mcp_result(result, uri_for=uri_mapper(target))
         started = time.perf_counter()
         status = "cancelled"  # stays so when the client goes away mid-call
@@ -239,6 +256,7 @@ def create_registry_server(
                         approval_id=used.approval_id,
                         approver=used.approver,
                     )
+        await _learn(ctx, target, result)
         return to_mcp_result(result, uri_for=uri_mapper(target))
 
     def uri_mapper(target: str) -> Callable[[str], str] | None:
@@ -248,13 +266,18 @@ def create_registry_server(
             return None
         return lambda uri, prefix=server.prefix: qualify_uri(prefix, uri)
 
+    async def _learn(ctx: ServerRequestContext[Any, Any], target: str, result: Any) -> None:
+        trail = trail_of(ctx)
+        if learner is not None and trail is not None and result.status.value == "ok":
+            await learner.learned(trail, target)
+
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
         if notifier is not None:
             notifier.remember(ctx)
         principal = resolve(ctx)
         args = dict(params.arguments or {})
         if params.name == TOOL_SEARCH:
-            result, hits = _search(runtime, principal, args)
+            result, hits = _search(runtime, principal, args, trail_of(ctx))
             if access is not None:
                 await access.audit_async(action="search", principal=principal, status="ok",
                                          detail=f"{len(hits)} hits for {str(args.get('query'))[:100]!r}")
@@ -345,8 +368,14 @@ class _RegistryServer(Server[Any]):
         return caps.model_copy(update=update)
 
 
-def _search(runtime: HostRuntime, principal: Principal, args: dict[str, Any]) -> tuple[CallToolResult, list[str]]:
-    """Run ``tool_search``; returns the MCP result and the qualified names of the hits."""
+def _search(
+    runtime: HostRuntime, principal: Principal, args: dict[str, Any], trail: SearchTrail | None = None
+) -> tuple[CallToolResult, list[str]]:
+    """Run ``tool_search``; returns the MCP result and the qualified names of the hits.
+
+    Each hit carries its risk tier, whether this caller's call needs approval and whether its
+    server is connected now; a weak result ("no tool fits") says so (``structuredContent.weak``).
+    """
     query = args.get("query")
     if not isinstance(query, str):
         return _text_error("tool_search needs 'query': a few words describing what you want to do"), []
@@ -359,11 +388,19 @@ def _search(runtime: HostRuntime, principal: Principal, args: dict[str, Any]) ->
     if rejected is not None:
         return _text_error(f"invalid_arguments: tool_search 'query': {rejected}"), []
     result = runtime.search(query, principal, limit=limit)
-    tools = [tool_definition(h.tool) | {"score": round(h.score, 4)} for h in result.hits]
+    if trail is not None:
+        trail.record(query, result)
+    contexts: dict[str, HitContext] = hit_contexts(runtime, principal, [h.tool for h in result.hits])
+    tools = [
+        tool_definition(h.tool) | {"score": round(h.score, 4)} | contexts[h.tool.qualified_name].to_json()
+        for h in result.hits
+    ]
     structured: dict[str, Any] = {"tools": tools}
+    if result.mode in ("bm25", "hybrid"):
+        structured["weak"] = result.weak
     if result.message:
         structured["message"] = result.message
-    text = format_search(result)
+    text = format_search(result, contexts)
     if tools:
         text += "\n\nFull definitions (JSON):\n" + json.dumps({"tools": tools}, ensure_ascii=False)
     return (

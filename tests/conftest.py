@@ -27,6 +27,9 @@ def _isolated_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("TOOLHOST_HOME", str(home))
     for name in ("TOOLHOST_DATABASE_URL", "TOOLHOST_DB_URL"):  # never the developer's own database
         monkeypatch.delenv(name, raising=False)
+    # Rankings in tests must not depend on when background embedding finishes: BM25 only, unless
+    # a test turns the dense part on (HostRuntime(dense=True) and waits for the vector worker).
+    monkeypatch.setenv("TOOLHOST_DENSE_SEARCH", "0")
     return home
 
 

@@ -59,7 +59,14 @@ def _v2_security(conn: Connection) -> None:
     rechain_all(conn)
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1_initial, _v2_security]
+def _v3_usage_memory(conn: Connection) -> None:
+    """Usage memory of tool_search: (tool, remembered query) pairs (``host.store.usage``)."""
+    from host.store.usage_table import usage_memory
+
+    usage_memory.create(conn, checkfirst=True)
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1_initial, _v2_security, _v3_usage_memory]
 """Ordered migrations; index 0 creates version 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -13,13 +13,32 @@ Typical use::
 
 from registry.search.bm25 import BM25Params, Corpus, Stats
 from registry.search.deferred import DeferredLoadingState
+from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, embedding_text, fuse, text_key
 from registry.search.document import FieldWeights, document_tokens, schema_texts
 from registry.search.expand import DEFAULT_EXPANSION, RELATED_GROUPS, QueryExpansion, RelatedTerms
-from registry.search.format import format_result, hit_line, one_line, param_summary, tool_definition
-from registry.search.index import DEFAULT_PARAMS, MAX_REGEX_CHARS, SearchHit, SearchIndex, SearchResult
+from registry.search.format import HitContext, format_result, hit_line, one_line, param_summary, tool_definition
+from registry.search.index import (
+    DEFAULT_ABSTAIN,
+    DEFAULT_PARAMS,
+    MAX_REGEX_CHARS,
+    Abstain,
+    SearchHit,
+    SearchIndex,
+    SearchResult,
+)
+from registry.search.trail import SearchTrail
 from registry.search.tokenize import STOP_WORDS, Tokenizer, split_identifier, tokenize
 
 __all__ = [
+    "DEFAULT_ABSTAIN",
+    "DEFAULT_FUSION",
+    "Abstain",
+    "Embedder",
+    "FusionParams",
+    "HitContext",
+    "embedding_text",
+    "fuse",
+    "text_key",
     "DEFAULT_EXPANSION",
     "DEFAULT_PARAMS",
     "MAX_REGEX_CHARS",
@@ -34,6 +53,7 @@ __all__ = [
     "SearchHit",
     "SearchIndex",
     "SearchResult",
+    "SearchTrail",
     "Stats",
     "Tokenizer",
     "document_tokens",

@@ -7,13 +7,31 @@ what gets declared once the tool is loaded (deferred loading, ``registry.search.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from registry.search.index import SearchHit, SearchResult
 from registry.tool import ToolRecord
 
-__all__ = ["format_result", "hit_line", "one_line", "param_summary", "tool_definition"]
+__all__ = ["HitContext", "format_result", "hit_line", "one_line", "param_summary", "tool_definition"]
+
+
+@dataclass(frozen=True)
+class HitContext:
+    """What a caller needs, besides the definition, to choose a hit.
+
+    Attributes:
+        needs_approval: a call by this caller waits for a human's approval (policy effect
+            ``approval``).
+        available: the tool's server is connected now (a call would be attempted).
+    """
+
+    needs_approval: bool = False
+    available: bool = True
+
+    def to_json(self) -> dict[str, bool]:
+        return {"needs_approval": self.needs_approval, "available": self.available}
 
 _MAX_DESC_CHARS = 160
 _MAX_PARAMS = 8
@@ -63,11 +81,22 @@ def one_line(text: str, max_chars: int = _MAX_DESC_CHARS) -> str:
     return ""
 
 
-def hit_line(tool: ToolRecord) -> str:
-    """``- server__tool: description (params: a: string, b?: integer)``."""
+def hit_line(tool: ToolRecord, context: HitContext | None = None) -> str:
+    """``- server__tool [read]: description (params: a: string, b?: integer)``.
+
+    The bracket gives the risk tier, then ``needs approval`` and ``unavailable now`` when they
+    apply (``context``; without one, only the risk)."""
     desc = one_line(tool.description) or tool.display_title
     params = param_summary(tool.input_schema)
-    return f"- {tool.qualified_name}: {desc}" + (f" (params: {params})" if params else " (no parameters)")
+    tags = [tool.risk.value]
+    if context is not None:
+        if context.needs_approval:
+            tags.append("needs approval")
+        if not context.available:
+            tags.append("unavailable now: server not connected")
+    return f"- {tool.qualified_name} [{', '.join(tags)}]: {desc}" + (
+        f" (params: {params})" if params else " (no parameters)"
+    )
 
 
 def tool_definition(tool: ToolRecord) -> dict[str, Any]:
@@ -87,13 +116,23 @@ def tool_definition(tool: ToolRecord) -> dict[str, Any]:
     return out
 
 
-def format_result(result: SearchResult | Sequence[SearchHit]) -> str:
-    """The text a model gets for a search: one :func:`hit_line` per hit, or the result's message."""
+def format_result(
+    result: SearchResult | Sequence[SearchHit], contexts: Mapping[str, HitContext] | None = None
+) -> str:
+    """The text a model gets for a search: one :func:`hit_line` per hit (with its
+    :class:`HitContext` from ``contexts`` by qualified name), or the result's message. A weak
+    result ("no tool fits") says so first and marks the hits as weak."""
     hits = result.hits if isinstance(result, SearchResult) else list(result)
     message = result.message if isinstance(result, SearchResult) else None
+    weak = isinstance(result, SearchResult) and result.weak
     if not hits:
         return message or "No tools matched the query. Try other words."
-    lines = [f"Found {len(hits)} tool(s), now callable:"] + [hit_line(h.tool) for h in hits]
+    ctx = contexts or {}
+    lines = [hit_line(h.tool, ctx.get(h.tool.qualified_name)) for h in hits]
+    if weak:
+        assert message is not None
+        return "\n".join([message, f"Weak matches ({len(hits)}), callable but probably not right:", *lines])
+    lines = [f"Found {len(hits)} tool(s), now callable:"] + lines
     if message:
         lines.append(message)
     return "\n".join(lines)

@@ -13,6 +13,14 @@ Query forms (one ``search`` call handles all of them):
   ``tool_search_tool_regex`` (pattern at most 200 characters; names rank above other fields);
 * empty or stop-word-only text → no hits and a help message listing the caller's servers.
 
+Hybrid: with an ``embedder`` (``registry.search.dense``), a free-text query is also embedded and
+scored by cosine against each tool's vector; the two rankings are fused (min-max interpolation,
+frozen on dev data). Vectors are fed by the owner (:meth:`SearchIndex.set_vectors`, e.g.
+``host.search``'s background worker); until a tool has one it is ranked by BM25 alone. Usage
+memory (:meth:`SearchIndex.set_memory`) adds the BM25 score of a tool's remembered queries.
+A result whose best hit scores poorly on both is marked ``weak`` ("no tool fits",
+:class:`Abstain`), and among near-equal hits the least risky ranks first.
+
 Permissions: the caller's ``visible`` predicate is applied *before* ranking, and BM25's corpus
 statistics (document count, average length, document frequencies) are computed over the visible
 tools only. So a hidden tool never appears, and the scores a caller sees are exactly those
@@ -31,15 +39,17 @@ or the new index, never a half-built one. Writers are serialized by a lock.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from registry.search.bm25 import BM25Params, Corpus
+from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, VectorBuffer, embedding_text, fuse
 from registry.search.document import FieldWeights, document_tokens, schema_texts
 from registry.search.expand import DEFAULT_EXPANSION, QueryExpansion
 from registry.safe_regex import RegexSyntaxError, RegexTooComplex, compile_pattern
@@ -47,7 +57,7 @@ from registry.search.tokenize import tokenize
 from registry.store import ToolRegistry
 from registry.tool import Risk, ToolRecord
 
-__all__ = ["DEFAULT_PARAMS", "MAX_REGEX_CHARS", "SearchHit", "SearchIndex", "SearchResult"]
+__all__ = ["DEFAULT_ABSTAIN", "DEFAULT_PARAMS", "MAX_REGEX_CHARS", "Abstain", "SearchHit", "SearchIndex", "SearchResult"]
 
 DEFAULT_PARAMS = BM25Params(model="plus", k1=1.2, b=0.75, delta=1.0)
 """Chosen on dev data (``bench/search_tune.py``); k1 and b barely matter there (±0.3 R@5)."""
@@ -65,6 +75,37 @@ REGEX_MAX_UNROLLED = 10_000
 """Largest unrolled size of a ``regex:`` pattern (about 3 MB compiled, :func:`registry.safe_regex.check_pattern`)."""
 
 _REGEX_TEXT_CHARS = 4000
+_QUERY_VECTOR_CACHE = 256
+_MAX_MEMORY_QUERIES = 32
+"""Remembered queries used per tool (the most weighted first)."""
+NEAR_EQUAL = 0.02
+"""Hits whose scores are within this share of the top score's of each other count as near-equal:
+among them the least risky ranks first."""
+
+
+@dataclass(frozen=True)
+class Abstain:
+    """When a free-text search says "no tool fits" (:attr:`SearchResult.weak`).
+
+    Weak when the best BM25 confidence (top score over the query's best possible score, 0..1) is
+    below ``bm25_min`` and, when the dense part ran, the best dense cosine is below ``dense_min``
+    and stands out from the caller's other tools by fewer than ``z_min`` standard deviations.
+    """
+
+    dense_min: float = 0.35
+    bm25_min: float = 0.15
+    z_min: float = 4.0
+
+    def weak(self, bm25_confidence: float, dense_top: float | None, dense_z: float | None) -> bool:
+        """Whether these signals of a search's best hit mean "no tool fits"."""
+        if bm25_confidence >= self.bm25_min:
+            return False
+        if dense_top is None or dense_z is None:
+            return True
+        return dense_top < self.dense_min and dense_z < self.z_min
+
+
+DEFAULT_ABSTAIN = Abstain()
 _MASK_CACHE_SIZE = 32
 _SERVER_HINTS = 10
 
@@ -87,12 +128,20 @@ class SearchResult:
         message: guidance for the model when there are no hits (or some ``select:`` names were
             not found); ``None`` otherwise.
         not_found: ``select:`` names that match no visible tool (unknown and hidden alike).
+        weak: free text only: nothing scored well enough ("no tool fits"); the hits are the best
+            few anyway (see :class:`Abstain`).
+        dense_top: best dense cosine among the caller's tools (``None``: no dense part ran).
+        bm25_confidence: best BM25 score over the query's best possible score (0..1).
     """
 
     hits: list[SearchHit]
     mode: str
     message: str | None = None
     not_found: list[str] = field(default_factory=list)
+    weak: bool = False
+    dense_top: float | None = None
+    dense_z: float | None = None
+    bm25_confidence: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -105,6 +154,8 @@ class _State:
     servers: dict[str, tuple[str, ...]]  # server -> qualified names
     by_name: dict[str, ToolRecord]
     generation: int
+    has_vec: np.ndarray  # bool by slot: the slot's vector in ``vectors`` is current
+    vectors: VectorBuffer | None
 
 
 class SearchIndex:
@@ -117,6 +168,13 @@ class SearchIndex:
         expansion: query expansion with related terms (``registry.search.expand``), or ``None``
             for plain BM25 (scores then equal rank-bm25's). Its related terms must be in
             ``tokenizer``'s form (the default's are in the default tokenizer's).
+        embedder: dense retriever for hybrid search (``None``: BM25 only). Tool vectors are not
+            computed here: the owner feeds them with :meth:`set_vectors` (see
+            :meth:`missing_vectors`); a tool without one is ranked lexically.
+        fusion: how BM25 and dense rankings combine (``registry.search.dense``).
+        abstain: the "no tool fits" thresholds.
+        memory_weight: weight of the usage-memory score (BM25 over each tool's remembered
+            queries, :meth:`set_memory`) added to the tool's BM25 score; 0 ignores memory.
     """
 
     def __init__(
@@ -126,8 +184,22 @@ class SearchIndex:
         weights: FieldWeights = FieldWeights(),
         tokenizer: Callable[[str], list[str]] = tokenize,
         expansion: QueryExpansion | None = DEFAULT_EXPANSION,
+        embedder: Embedder | None = None,
+        fusion: FusionParams = DEFAULT_FUSION,
+        abstain: Abstain = DEFAULT_ABSTAIN,
+        memory_weight: float = 0.3,
     ) -> None:
         self.params = params
+        self.embedder = embedder
+        self.fusion = fusion
+        self.abstain = abstain
+        self.memory_weight = memory_weight
+        self._memory: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._memory_corpus = Corpus(params)
+        self._memory_map: tuple[int, Corpus, np.ndarray] | None = None  # (generation, corpus, memory slot -> slot)
+        self._qvec_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.query_cache_size = _QUERY_VECTOR_CACHE
+        """Query vectors kept (LRU): agents repeat searches."""
         self.expansion = expansion
         self.weights = weights
         self.tokenizer = tokenizer
@@ -143,6 +215,8 @@ class SearchIndex:
             servers={},
             by_name={},
             generation=0,
+            has_vec=np.zeros(0, dtype=bool),
+            vectors=None if embedder is None else VectorBuffer(embedder.dim),
         )
 
     # -- updates --------------------------------------------------------------------------
@@ -154,6 +228,10 @@ class SearchIndex:
         """Increases by one with every update."""
         return self._state.generation
 
+    def records(self) -> list[ToolRecord]:
+        """Every indexed tool (any order)."""
+        return list(self._state.by_name.values())
+
     def servers(self) -> list[str]:
         """Servers with indexed tools, sorted."""
         return sorted(self._state.servers)
@@ -161,6 +239,106 @@ class SearchIndex:
     def document(self, record: ToolRecord) -> list[str]:
         """The tokens indexed for ``record``."""
         return document_tokens(record, self.weights, self.tokenizer)
+
+    # -- usage memory ---------------------------------------------------------------------
+    def set_memory(self, memory: Mapping[str, tuple[str, Sequence[str]]]) -> None:
+        """Replace the usage memory: ``{qualified name: (definition hash, remembered queries)}``.
+
+        The remembered queries of a tool form a separate BM25 document (its own corpus, so words
+        every remembered query shares, like "I'm looking for", weigh little); at search time its
+        score, times ``memory_weight``, is added to the tool's BM25 score. A tool's memory counts
+        only while its definition hash matches. At most 32 queries per tool are used. Like the
+        main index, the memory's statistics are computed over the caller's visible tools only.
+        """
+        new = {name: (h, tuple(qs)[:_MAX_MEMORY_QUERIES]) for name, (h, qs) in memory.items() if qs}
+        corpus = Corpus.build(self.params, [(n, self.tokenizer(" \n".join(qs))) for n, (_h, qs) in new.items()])
+        with self._write_lock:
+            self._memory = new
+            self._memory_corpus = corpus
+            self._memory_map = None
+
+    def _memory_slots(self, st: _State) -> tuple[Corpus, np.ndarray]:
+        """The memory corpus and, per memory slot, the index slot of its tool (-1: the tool is
+        gone or its definition changed)."""
+        cached = self._memory_map
+        corpus = self._memory_corpus
+        if cached is not None and cached[0] == st.generation and cached[1] is corpus:
+            return corpus, cached[2]
+        to_slot = np.full(corpus.capacity, -1, dtype=np.int64)
+        for mslot, name in enumerate(corpus.keys):
+            rec = st.by_name.get(name) if name is not None else None
+            mem = self._memory.get(name) if name is not None else None
+            if rec is not None and mem is not None and mem[0] == rec.definition_hash:
+                to_slot[mslot] = st.corpus.slot_of[name]
+        self._memory_map = (st.generation, corpus, to_slot)
+        return corpus, to_slot
+
+    def _memory_scores(
+        self, st: _State, tokens: list[str], mask: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(index slots, memory BM25 scores)`` of visible tools whose memory matches ``tokens``."""
+        corpus, to_slot = self._memory_slots(st)
+        if not corpus.n_docs or self.memory_weight <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        mmask = to_slot >= 0
+        if mask is not None:
+            mmask &= mask[np.clip(to_slot, 0, None)]
+        stats = corpus.stats(mmask if not mmask.all() else None)
+        mslots, mscores = corpus.score(tokens, stats)
+        if not len(mslots):
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        return to_slot[mslots], mscores * self.memory_weight
+
+    def memory(self) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """The current usage memory (as given to :meth:`set_memory`)."""
+        return dict(self._memory)
+
+    # -- vectors --------------------------------------------------------------------------
+    def missing_vectors(self) -> list[tuple[str, str, str]]:
+        """``[(qualified name, definition hash, text to embed)]`` of tools without a vector."""
+        if self.embedder is None:
+            return []
+        st = self._state
+        out = []
+        for slot, rec in enumerate(st.records):
+            if rec is not None and not st.has_vec[slot]:
+                out.append((rec.qualified_name, rec.definition_hash, embedding_text(rec)))
+        return out
+
+    def set_vectors(self, items: Iterable[tuple[str, str, np.ndarray]]) -> int:
+        """Give tools their vectors: ``(qualified name, definition hash, unit vector)``.
+
+        An item for a tool that is gone or whose definition changed since (hash mismatch) is
+        ignored. Returns how many tools got a vector. Readers are never blocked.
+
+        Raises:
+            RuntimeError: the index has no embedder.
+        """
+        if self.embedder is None:
+            raise RuntimeError("set_vectors needs an index built with an embedder")
+        with self._write_lock:
+            st = self._state
+            rows, vecs = [], []
+            for name, def_hash, vec in items:
+                rec = st.by_name.get(name)
+                if rec is None or rec.definition_hash != def_hash:
+                    continue
+                rows.append(st.corpus.slot_of[name])
+                vecs.append(vec)
+            if not rows:
+                return 0
+            row_arr = np.asarray(rows, dtype=np.int64)
+            assert st.vectors is not None
+            buf = st.vectors.writable_for(row_arr, len(st.records), st.has_vec)
+            buf.write(row_arr, np.asarray(vecs, dtype=np.float32))
+            has_vec = st.has_vec.copy()
+            has_vec[row_arr] = True
+            self._state = replace(st, has_vec=has_vec, vectors=buf)
+            return len(rows)
+
+    def vector_count(self) -> int:
+        """Tools that have a vector."""
+        return int(self._state.has_vec.sum())
 
     def replace_server(self, server: str, records: Sequence[ToolRecord]) -> None:
         """Index ``records`` as all of ``server``'s tools (an empty sequence removes the server).
@@ -234,6 +412,8 @@ class SearchIndex:
         recs = list(st.records) + [None] * (cap - len(st.records))
         server_code = _grown(st.server_code, cap, -1)
         risk_level = _grown(st.risk_level, cap, 0)
+        has_vec = np.zeros(cap, dtype=bool)
+        has_vec[: len(st.has_vec)] = st.has_vec[:cap]
         by_name = dict(st.by_name)
         server_ids = st.server_ids
         missing = [s for s in changes if s not in server_ids]
@@ -244,12 +424,16 @@ class SearchIndex:
             if corpus.keys[slot] is None:
                 recs[slot] = None
                 server_code[slot] = -1
+            if name not in unchanged:
+                has_vec[slot] = False
             by_name.pop(name, None)
         servers = dict(st.servers)
         for server, records in changes.items():
             code = server_ids[server]
             for rec in records:
                 slot = corpus.slot_of[rec.qualified_name]
+                if rec.qualified_name not in unchanged:
+                    has_vec[slot] = False
                 recs[slot] = rec
                 server_code[slot] = code
                 risk_level[slot] = rec.risk.level
@@ -258,7 +442,10 @@ class SearchIndex:
                 servers[server] = tuple(r.qualified_name for r in records)
             else:
                 servers.pop(server, None)
-        return _State(corpus, tuple(recs), server_code, risk_level, server_ids, servers, by_name, st.generation + 1)
+        return _State(
+            corpus, tuple(recs), server_code, risk_level, server_ids, servers, by_name, st.generation + 1,
+            has_vec, st.vectors,
+        )
 
     # -- search ---------------------------------------------------------------------------
     def search(
@@ -307,13 +494,59 @@ class SearchIndex:
             # Only related tokens some *visible* tool has, so hidden tools change nothing.
             tokens, weights = self.expansion.expand(tokens, lambda t: st.corpus.df(t, stats) > 0)
         slots, scores = st.corpus.score(tokens, stats, weights)
-        if len(slots) and (servers is not None or max_risk is not None):
+        if self._memory:
+            # Usage memory: the BM25 score of the tool's remembered queries adds to its own.
+            mem_slots, mem_scores = self._memory_scores(st, self.tokenizer(text), mask)
+            if len(mem_slots):
+                slots, scores = _add_scores(slots, scores, mem_slots, mem_scores)
+        filtered = servers is not None or max_risk is not None
+        if len(slots) and filtered:
             sel = keep.array_mask(st, slots)
             slots, scores = slots[sel], scores[sel]
+        bm_conf = _bm25_confidence(self.params, scores, weights, len(tokens), stats.n_docs)
+        dense_top: float | None = None
+        dense_z: float | None = None
+        mode = "bm25"
+        if self.embedder is not None and st.vectors is not None and st.has_vec.any():
+            cap = len(st.records)
+            cand = st.has_vec[:cap].copy()
+            if mask is not None:
+                cand &= mask[:cap]
+            dense_slots = np.flatnonzero(cand)
+            if len(dense_slots) and filtered:
+                dense_slots = dense_slots[keep.array_mask(st, dense_slots)]
+            if len(dense_slots):
+                qv = self._query_vector(text)
+                dense_all = st.vectors.matrix[:cap] @ qv
+                cand_scores = dense_all[dense_slots]
+                dense_top = float(cand_scores.max())
+                spread = float(cand_scores.std())
+                dense_z = (dense_top - float(cand_scores.mean())) / spread if spread > 1e-9 else 0.0
+                slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion)
+                mode = "hybrid"
         hits = _top(st, slots, scores, limit)
         if not hits:
-            return SearchResult([], "bm25", self._help(st, visible, empty=False))
-        return SearchResult(hits, "bm25")
+            return SearchResult([], mode, self._help(st, visible, empty=False), bm25_confidence=bm_conf)
+        weak = self.abstain.weak(bm_conf, dense_top, dense_z)
+        message = _WEAK_MESSAGE if weak else None
+        return SearchResult(
+            hits, mode, message, weak=weak, dense_top=dense_top, dense_z=dense_z, bm25_confidence=bm_conf
+        )
+
+    def _query_vector(self, text: str) -> np.ndarray:
+        """The query's unit vector (a small LRU cache: agents repeat searches)."""
+        with self._cache_lock:
+            vec = self._qvec_cache.get(text)
+            if vec is not None:
+                self._qvec_cache.move_to_end(text)
+                return vec
+        assert self.embedder is not None
+        vec = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
+        with self._cache_lock:
+            self._qvec_cache[text] = vec
+            while len(self._qvec_cache) > self.query_cache_size:
+                self._qvec_cache.popitem(last=False)
+        return vec
 
     def _mask(self, st: _State, visible: Callable[[ToolRecord], bool] | None, key: Hashable | None) -> np.ndarray | None:
         """Visibility over slots, or ``None`` when every tool is visible (global statistics)."""
@@ -446,8 +679,39 @@ class _Filter:
         return sel
 
 
+_WEAK_MESSAGE = (
+    "No tool fits this request well: the tools below are the closest, but probably not what you "
+    "need. Try other words, or tell the user no available tool does this."
+)
+
+
+def _add_scores(
+    a_slots: np.ndarray, a_scores: np.ndarray, b_slots: np.ndarray, b_scores: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sum two sparse score vectors (slot arrays need not be sorted; slots unique within each)."""
+    slots = np.union1d(a_slots, b_slots)
+    out = np.zeros(len(slots))
+    out[np.searchsorted(slots, a_slots)] += a_scores
+    out[np.searchsorted(slots, b_slots)] += b_scores
+    return slots, out
+
+
+def _bm25_confidence(
+    params: BM25Params, scores: np.ndarray, weights: Sequence[float] | None, n_tokens: int, n_docs: int
+) -> float:
+    """Best BM25 score over the most a document could score for this query (0..1): every query
+    token present with the rarest possible IDF (``ln(N+1)``) and a saturated term frequency."""
+    if not len(scores) or not n_docs:
+        return 0.0
+    total_weight = float(sum(weights)) if weights is not None else float(n_tokens)
+    per_token = math.log(n_docs + 1) * (params.delta + params.k1 + 1)
+    best = total_weight * per_token
+    return min(1.0, float(scores.max()) / best) if best > 0 else 0.0
+
+
 def _top(st: _State, slots: np.ndarray, scores: np.ndarray, limit: int) -> list[SearchHit]:
-    """The ``limit`` best slots: score descending, then qualified name ascending (deterministic)."""
+    """The ``limit`` best slots: score descending, then qualified name ascending (deterministic);
+    then, among near-equal hits (:data:`NEAR_EQUAL`), the least risky first."""
     if not len(slots):
         return []
     if len(slots) > limit:
@@ -456,7 +720,25 @@ def _top(st: _State, slots: np.ndarray, scores: np.ndarray, limit: int) -> list[
         slots, scores = slots[sel], scores[sel]
     records = st.records
     order = sorted(range(len(slots)), key=lambda i: (-scores[i], records[slots[i]].qualified_name))  # type: ignore[union-attr]
-    return [SearchHit(records[slots[i]], float(scores[i])) for i in order[:limit]]  # type: ignore[arg-type]
+    hits = [SearchHit(records[slots[i]], float(scores[i])) for i in order[:limit]]  # type: ignore[arg-type]
+    return _least_risky_first(hits)
+
+
+def _least_risky_first(hits: list[SearchHit]) -> list[SearchHit]:
+    """Within runs of near-equal scores, order by risk (lowest first), keeping score order otherwise."""
+    if len(hits) < 2:
+        return hits
+    tol = NEAR_EQUAL * max(abs(hits[0].score), 1e-12)
+    out: list[SearchHit] = []
+    group: list[SearchHit] = [hits[0]]
+    for h in hits[1:]:
+        if group[0].score - h.score <= tol:
+            group.append(h)
+        else:
+            out.extend(sorted(group, key=lambda x: x.tool.risk.level))
+            group = [h]
+    out.extend(sorted(group, key=lambda x: x.tool.risk.level))
+    return out
 
 
 def _lookup(st: _State, name: str, visible: Callable[[ToolRecord], bool] | None) -> ToolRecord | None:

@@ -45,8 +45,11 @@ async def test_http_list_search_and_call(tmp_path):
                     hit = next(t for t in found.structured_content["tools"] if t["name"] == "orders__cancel_order")
                     assert hit["risk"] == "destructive" and hit["input_schema"]["required"] == ["order_id"]
                     text = found.content[0].text
-                    assert text.startswith("Found 3 tool(s), now callable:\n- " + top3[0] + ": ")
-                    assert "- orders__cancel_order: Cancel an order that has not shipped yet and refund it." in text
+                    assert text.startswith("Found 3 tool(s), now callable:\n- " + top3[0] + " [")
+                    # Risk tier, approval and availability ride on every hit line and definition.
+                    assert ("- orders__cancel_order [destructive]: Cancel an order that has not shipped yet "
+                            "and refund it.") in text
+                    assert (hit["needs_approval"], hit["available"], found.structured_content["weak"]) == (False, True, False)
                     assert "(params: order_id: string, reason?: string)" in text
                     # 2026-07-28 exchanges are stateless: the short list stays short.
                     names = [t.name for t in (await c.list_tools(cache_mode="refresh")).tools]

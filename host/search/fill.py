@@ -1,0 +1,52 @@
+"""Give an index's tools their vectors: from the cache when it has them, else by embedding
+(batched), writing new ones back to the cache. Synchronous and CPU-bound: run it in a worker
+thread (``host.search.worker``), never on the event loop.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from host.search.vector_cache import VectorCache
+from registry.search import Embedder, SearchIndex, text_key
+
+__all__ = ["FillStats", "fill_vectors"]
+
+BATCH = 128
+"""Tools embedded per batch; each batch is published to the index as soon as it is done."""
+
+
+@dataclass
+class FillStats:
+    """What one :func:`fill_vectors` did: tools given a vector from the cache / by embedding,
+    and seconds spent embedding."""
+
+    cached: int = 0
+    embedded: int = 0
+    embed_seconds: float = 0.0
+
+
+def fill_vectors(index: SearchIndex, embedder: Embedder, cache: VectorCache | None, batch: int = BATCH) -> FillStats:
+    """Vectors for every tool of ``index`` that lacks one. Tools that change meanwhile are
+    skipped by the index (hash check) and picked up by the next run."""
+    stats = FillStats()
+    missing = index.missing_vectors()
+    if not missing:
+        return stats
+    keys = [text_key(text, embedder.model_id) for _n, _h, text in missing]
+    todo = list(zip(missing, keys))
+    if cache is not None:
+        found = cache.get_many(keys)
+        if found:
+            stats.cached = index.set_vectors((n, h, found[k]) for (n, h, _t), k in todo if k in found)
+            todo = [(m, k) for m, k in todo if k not in found]
+    for start in range(0, len(todo), batch):
+        chunk = todo[start : start + batch]
+        t0 = time.perf_counter()
+        vecs = embedder.embed([m[2] for m, _k in chunk])
+        stats.embed_seconds += time.perf_counter() - t0
+        if cache is not None:
+            cache.put_many((k, vecs[i]) for i, (_m, k) in enumerate(chunk))
+        stats.embedded += index.set_vectors((m[0], m[1], vecs[i]) for i, (m, _k) in enumerate(chunk))
+    return stats

@@ -1,0 +1,186 @@
+"""Dense (embedding) retrieval pieces: the ``Embedder`` interface, the text embedded per tool and
+rank fusion with BM25. Pure: no I/O (the model wrapper and the vector cache live in
+``host.search``).
+
+Fusion (chosen on dev data only, ``bench/search_tune.py --dense``, then frozen):
+
+* ``minmax``: each list's scores are min-max normalised over its own top ``depth`` candidates,
+  then ``bm25_weight * bm25 + (1 - bm25_weight) * dense``; a tool missing from the BM25 list
+  counts 0 there, a tool without a vector yet (not embedded) uses its BM25 part alone;
+* ``rrf``: reciprocal-rank fusion ``w / (k + rank_bm25) + (1 - w) / (k + rank_dense)``
+  (Cormack et al., SIGIR 2009; ``k`` = 60).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from registry.search.document import schema_texts
+from registry.search.tokenize import split_identifier
+from registry.tool import ToolRecord
+
+__all__ = ["DEFAULT_FUSION", "Embedder", "FusionParams", "embedding_text", "fuse", "text_key"]
+
+_MAX_TEXT_CHARS = 600
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Texts → unit vectors. ``model_id`` names the model *and* its version: cached vectors are
+    keyed by it, so a new model version re-embeds instead of mixing vector spaces."""
+
+    model_id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), dim)`` float32 array of L2-normalised rows (CPU-bound; no I/O)."""
+        ...
+
+
+@dataclass(frozen=True)
+class FusionParams:
+    """How BM25 and dense rankings are combined.
+
+    Attributes:
+        method: ``"minmax"`` or ``"rrf"``.
+        bm25_weight: weight of the BM25 part (0..1); the dense part gets ``1 - bm25_weight``.
+        depth: candidates taken from each list before fusing.
+        rrf_k: the RRF constant.
+    """
+
+    method: str = "minmax"
+    bm25_weight: float = 0.6
+    depth: int = 100
+    rrf_k: int = 60
+
+    def __post_init__(self) -> None:
+        if self.method not in ("minmax", "rrf"):
+            raise ValueError(f"fusion method must be 'minmax' or 'rrf', got {self.method!r}")
+        if not 0.0 <= self.bm25_weight <= 1.0:
+            raise ValueError(f"bm25_weight must be within 0..1, got {self.bm25_weight}")
+        if self.depth < 1:
+            raise ValueError(f"depth must be at least 1, got {self.depth}")
+
+
+DEFAULT_FUSION = FusionParams()
+"""Frozen from the dev grid (see the module docstring)."""
+
+
+def embedding_text(record: ToolRecord) -> str:
+    """The text embedded for a tool: its words-split name and title, the start of its
+    description and its parameter names (at most 600 characters)."""
+    name = " ".join(split_identifier(record.original_name))
+    title = record.title or record.annotations.title or ""
+    names, _descs, _enums = schema_texts(record.input_schema)
+    head = f"{name}. {title}. " if title else f"{name}. "
+    text = head + " ".join((record.description or "").split())
+    if names:
+        text = text[: _MAX_TEXT_CHARS - 80] + " (" + ", ".join(names[:8]) + ")"
+    return text[:_MAX_TEXT_CHARS]
+
+
+def text_key(text: str, model_id: str) -> bytes:
+    """32-byte cache key of ``text`` embedded by ``model_id`` (SHA-256)."""
+    return hashlib.sha256(f"{model_id}\x00{text}".encode()).digest()
+
+
+def _top(slots: np.ndarray, scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    if len(slots) > depth:
+        sel = np.argpartition(-scores, depth - 1)[:depth]
+        slots, scores = slots[sel], scores[sel]
+    order = np.argsort(-scores, kind="stable")
+    return slots[order], scores[order]
+
+
+def _minmax(scores: np.ndarray) -> np.ndarray:
+    if not len(scores):
+        return scores
+    lo, hi = float(scores.min()), float(scores.max())
+    if hi - lo <= 1e-12:
+        return np.ones(len(scores))
+    return (scores - lo) / (hi - lo)
+
+
+def fuse(
+    bm_slots: np.ndarray,
+    bm_scores: np.ndarray,
+    dense_slots: np.ndarray,
+    dense_all: np.ndarray,
+    has_vector: np.ndarray,
+    params: FusionParams = DEFAULT_FUSION,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Fused ``(slots, scores)`` over the union of both lists' top ``params.depth`` candidates.
+
+    Args:
+        bm_slots, bm_scores: BM25 candidates (any order).
+        dense_slots: the slots dense retrieval may rank (visible, allowed, with a vector).
+        dense_all: cosine per slot (``len`` = capacity; only ``dense_slots`` are read as candidates).
+        has_vector: boolean per slot: whether it has a vector. A tool without one (not embedded
+            yet) is ranked by its BM25 part alone: lexical-only until embedded.
+        params: the fusion method.
+    """
+    b_s, b_v = _top(bm_slots, np.asarray(bm_scores, dtype=np.float64), params.depth)
+    d_s, d_v = _top(dense_slots, dense_all[dense_slots].astype(np.float64), params.depth)
+    union = np.union1d(b_s, d_s)
+    if not len(union):
+        return union, np.zeros(0)
+    w = params.bm25_weight
+    bm_part = np.zeros(len(union))
+    dn_part = np.zeros(len(union))
+    vec = has_vector[union]
+    if params.method == "rrf":
+        if len(b_s):
+            bm_part[np.searchsorted(union, b_s)] = 1.0 / (params.rrf_k + 1 + np.arange(len(b_s)))
+        if len(d_s):
+            dn_part[np.searchsorted(union, d_s)] = 1.0 / (params.rrf_k + 1 + np.arange(len(d_s)))
+    else:
+        if len(b_s):
+            bm_part[np.searchsorted(union, b_s)] = _minmax(b_v)
+        if len(d_s):
+            lo, hi = float(d_v[-1]), float(d_v[0])
+            span = hi - lo if hi - lo > 1e-12 else 1.0
+            dn_part = np.where(vec, np.clip((dense_all[union] - lo) / span, 0.0, 1.0), 0.0)
+    fused = w * bm_part + (1.0 - w) * dn_part
+    if not vec.all():
+        fused = np.where(vec, fused, bm_part)
+    return union, fused
+
+
+class VectorBuffer:
+    """Growable ``(capacity, dim)`` float32 matrix shared by successive index states.
+
+    Rows are written in place only where no published state has ever had a vector (``ever``),
+    so a reader of an older state never sees a row change under it; writing a row that was
+    ever published copies the buffer first (copy-on-write). Capacity grows geometrically.
+    """
+
+    __slots__ = ("dim", "ever", "matrix")
+
+    def __init__(self, dim: int, capacity: int = 0) -> None:
+        self.dim = dim
+        self.matrix = np.zeros((capacity, dim), dtype=np.float32)
+        self.ever = np.zeros(capacity, dtype=bool)
+
+    def writable_for(self, rows: np.ndarray, capacity: int, live: np.ndarray) -> VectorBuffer:
+        """This buffer, or a grown / copied one, in which ``rows`` may be written in place.
+
+        ``live`` is the current state's has-vector flags (they stay valid in a copy)."""
+        need_copy = bool(len(rows)) and bool(self.ever[rows[rows < len(self.ever)]].any())
+        if capacity <= len(self.matrix) and not need_copy:
+            return self
+        new = VectorBuffer(self.dim)
+        cap = max(capacity, len(self.matrix)) if need_copy else max(capacity, int(len(self.matrix) * 1.5) + 64)
+        new.matrix = np.zeros((cap, self.dim), dtype=np.float32)
+        new.matrix[: len(self.matrix)] = self.matrix
+        new.ever = np.zeros(cap, dtype=bool)
+        new.ever[: len(live)] = live
+        return new
+
+    def write(self, rows: np.ndarray, vectors: np.ndarray) -> None:
+        self.matrix[rows] = vectors
+        self.ever[rows] = True

@@ -1,0 +1,164 @@
+"""Hybrid (BM25 + dense) search, fusion, "no tool fits", risk order and usage memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from registry.search import FusionParams, SearchIndex, embedding_text, fuse, format_result
+from registry.search.dense import VectorBuffer
+from registry.tool import Risk
+
+from ._fake_embedder import FakeEmbedder
+from ._tools import catalog, tool
+
+
+def _vectors(index: SearchIndex) -> None:
+    emb = index.embedder
+    missing = index.missing_vectors()
+    vecs = emb.embed([t for _n, _h, t in missing])
+    index.set_vectors((n, h, vecs[i]) for i, (n, h, _t) in enumerate(missing))
+
+
+def _index(**kw) -> SearchIndex:
+    index = SearchIndex(embedder=FakeEmbedder(), **kw)
+    index.replace_servers(catalog())
+    return index
+
+
+def test_tools_without_vectors_are_searched_lexically_then_hybrid_once_embedded():
+    index = _index()
+    assert len(index.missing_vectors()) == 9 and index.vector_count() == 0
+    assert index.search("取消订单").mode == "bm25"  # nothing embedded yet: lexical only
+    _vectors(index)
+    assert index.missing_vectors() == [] and index.vector_count() == 9
+    res = index.search("取消订单", limit=2)
+    assert res.mode == "hybrid"
+    assert res.hits[0].tool.qualified_name == "orders__cancel_order"
+
+
+def test_a_changed_tool_loses_its_vector_and_a_stale_vector_is_ignored():
+    index = _index()
+    _vectors(index)
+    old = index._state.by_name["orders__get_order"]
+    changed = tool("orders", "get_order", "Look up one order by id, with its items.", {"order_id": {"type": "string"}})
+    index.replace_server("orders", [*(r for r in catalog()["orders"] if r.original_name != "get_order"), changed])
+    assert [m[0] for m in index.missing_vectors()] == ["orders__get_order"]
+    # A vector computed for the old definition does not land on the new one.
+    assert index.set_vectors([("orders__get_order", old.definition_hash, np.ones(15, dtype=np.float32))]) == 0
+    assert index.set_vectors([("orders__gone", "x", np.ones(15, dtype=np.float32))]) == 0
+    _vectors(index)
+    assert index.vector_count() == 9
+
+
+def test_set_vectors_needs_an_embedder():
+    with pytest.raises(RuntimeError, match="set_vectors needs an index built with an embedder"):
+        SearchIndex().set_vectors([])
+
+
+def test_hidden_tools_never_change_what_a_caller_sees():
+    """Vectors and memory of a hidden tool change nothing: results equal an index without it."""
+    full = _index()
+    _vectors(full)
+    full.set_memory({"orders__refund_payment": (full._state.by_name["orders__refund_payment"].definition_hash,
+                                                ["money back for my order", "取消订单 退款"])})
+    visible_only = SearchIndex(embedder=FakeEmbedder())
+    cat = catalog()
+    cat["orders"] = [r for r in cat["orders"] if r.original_name != "refund_payment"]
+    visible_only.replace_servers(cat)
+    _vectors(visible_only)
+
+    def see(rec) -> bool:
+        return rec.qualified_name != "orders__refund_payment"
+
+    for q in ("取消订单", "money back for my order", "weather forecast", "commit changes"):
+        a = full.search(q, visible=see, limit=5)
+        b = visible_only.search(q, limit=5)
+        assert [(h.tool.qualified_name, round(h.score, 9)) for h in a.hits] == [
+            (h.tool.qualified_name, round(h.score, 9)) for h in b.hits
+        ]
+        assert (a.weak, a.dense_top, a.bm25_confidence) == (b.weak, b.dense_top, b.bm25_confidence)
+
+
+def test_minmax_fusion_values():
+    has = np.ones(4, dtype=bool)
+    dense_all = np.array([0.9, 0.1, 0.5, 0.3])
+    slots, scores = fuse(np.array([1, 2]), np.array([4.0, 2.0]), np.array([0, 1, 2, 3]), dense_all, has,
+                         FusionParams(method="minmax", bm25_weight=0.5))
+    # bm25: slot1 1.0, slot2 0.0; dense min-max over [0.1, 0.9]: slot0 1.0, slot1 0.0, slot2 0.5, slot3 0.25
+    assert slots.tolist() == [0, 1, 2, 3]
+    assert np.allclose(scores, [0.5, 0.5, 0.25, 0.125])
+
+
+def test_rrf_fusion_values_and_unembedded_tools_rank_by_bm25_alone():
+    has = np.array([True, False, True])
+    dense_all = np.array([0.9, 0.0, 0.1])
+    slots, scores = fuse(np.array([1, 2]), np.array([4.0, 2.0]), np.array([0, 2]), dense_all, has,
+                         FusionParams(method="rrf", bm25_weight=0.5, rrf_k=60))
+    assert slots.tolist() == [0, 1, 2]
+    assert np.allclose(scores, [0.5 / 61, 1 / 61, 0.5 / 62 + 0.5 / 62])
+
+
+def test_fusion_params_are_checked():
+    with pytest.raises(ValueError, match="fusion method must be 'minmax' or 'rrf', got 'max'"):
+        FusionParams(method="max")
+    with pytest.raises(ValueError, match="bm25_weight must be within 0..1, got 1.5"):
+        FusionParams(bm25_weight=1.5)
+
+
+def test_no_tool_fits_marks_weak_hits_and_says_so():
+    index = _index()
+    _vectors(index)
+    good = index.search("cancel order")
+    assert not good.weak and good.message is None
+    bad = index.search("quantum chromodynamics lattice")
+    assert bad.weak and bad.hits  # the best few anyway, marked weak
+    text = format_result(bad)
+    assert text.startswith("No tool fits this request well")
+    assert f"Weak matches ({len(bad.hits)}), callable but probably not right:" in text
+
+
+def test_the_least_risky_of_near_equal_hits_ranks_first():
+    index = SearchIndex()
+    index.replace_servers({
+        "a": [tool("a", "delete_note", "Manage a note by id.", {"id": {"type": "string"}})],
+        "b": [tool("b", "view_note", "Manage a note by id.", {"id": {"type": "string"}}, read_only=True)],
+    })
+    hits = index.search("manage note", limit=2).hits
+    assert abs(hits[0].score - hits[1].score) < 0.02 * hits[0].score
+    assert [(h.tool.qualified_name, h.tool.risk) for h in hits] == [("b__view_note", Risk.READ), ("a__delete_note", Risk.DESTRUCTIVE)]
+
+
+def test_usage_memory_finds_a_tool_by_a_remembered_query_and_drops_it_on_change():
+    index = SearchIndex()
+    index.replace_servers(catalog())
+    assert index.search("jot down my progress", limit=1).hits == [] or \
+        index.search("jot down my progress", limit=1).hits[0].tool.qualified_name != "git__git_commit"
+    h = index._state.by_name["git__git_commit"].definition_hash
+    index.set_memory({"git__git_commit": (h, ["jot down my progress"])})
+    assert index.search("jot down my progress", limit=1).hits[0].tool.qualified_name == "git__git_commit"
+    # A changed definition ignores the old memory.
+    index.set_memory({"git__git_commit": ("another-hash", ["jot down my progress"])})
+    assert index.search("jot down my progress", limit=1).hits == []
+
+
+def test_embedding_text_is_name_title_description_and_params():
+    rec = catalog()["weather"][0]
+    assert embedding_text(rec) == "get Forecast. Weather forecast for a city, days ahead. (city, days)"
+
+
+def test_vector_buffer_copies_rows_a_published_state_may_still_read():
+    buf = VectorBuffer(2, 4)
+    live = np.zeros(4, dtype=bool)
+    same = buf.writable_for(np.array([0]), 4, live)
+    assert same is buf
+    buf.write(np.array([0]), np.array([[1.0, 0.0]]))
+    live[0] = True
+    # Row 0 was published: rewriting it (a freed slot reused) copies the buffer first.
+    live_after = np.zeros(4, dtype=bool)
+    new = buf.writable_for(np.array([0]), 4, live_after)
+    assert new is not buf
+    new.write(np.array([0]), np.array([[0.0, 1.0]]))
+    assert buf.matrix[0].tolist() == [1.0, 0.0] and new.matrix[0].tolist() == [0.0, 1.0]
+    grown = new.writable_for(np.array([9]), 10, live_after)
+    assert len(grown.matrix) >= 10 and grown.matrix[0].tolist() == [0.0, 1.0]
