@@ -110,8 +110,8 @@ async def test_approve_a_pending_call_through_the_api(served) -> None:
                 unknown = await c.call_tool("call_tool", {"name": "orders__no_such_tool", "arguments": {}})
                 assert unknown.meta["toolhost/error"]["code"] == "unknown_tool"
                 audit = api.get("/audit", params={"action": "approval"}).json()["entries"]
-                assert [(e["user"], e["status"], e["detail"]) for e in audit] == [
-                    ("root", "approved", pending["id"])]
+                assert [(e["user"], e["approver"], e["approval_id"], e["status"], e["detail"]) for e in audit] == [
+                    ("alice", "root", pending["id"], "approved", "admin: approved by root")]
                 export = api.get("/audit/export", params={"tool": "orders__cancel_order"})
                 rows = [json.loads(line) for line in export.text.splitlines()]
                 assert {r["action"] for r in rows} >= {"call", "approval"}

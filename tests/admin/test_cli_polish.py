@@ -3,6 +3,7 @@ audit --since/--follow."""
 
 from __future__ import annotations
 
+import getpass
 import json
 import signal
 import subprocess
@@ -38,10 +39,11 @@ def test_admin_commands_print_json_and_approve_through_the_shared_service(tmp_pa
     shown = json.loads(runner.invoke(app, ["approvals", "show", req.id, "--json", *base]).output)
     assert shown["arguments"] == {"order_id": "A1", "token": "[REDACTED]"}
     approved = json.loads(runner.invoke(app, ["approvals", "approve", req.id, "--json", *base]).output)
-    assert (approved["status"], approved["decided_by"]) == ("approved", "cli")
+    local = f"local:{getpass.getuser()}"  # the local admin's CLI decides as local:<os user>
+    assert (approved["status"], approved["decided_by"]) == ("approved", local)
     rows = json.loads(runner.invoke(app, ["audit", "--since", "10m", "--json", *base]).output)
-    assert [(r["action"], r["user"], r["status"], r["detail"]) for r in rows] == [
-        ("approval", "cli", "approved", req.id)]
+    assert [(r["action"], r["user"], r["approver"], r["approval_id"], r["status"], r["detail"]) for r in rows] == [
+        ("approval", "alice", local, req.id, "approved", f"cli: approved by {local}")]
     assert json.loads(runner.invoke(app, ["audit", "--since", "2030-01-01T00:00:00Z", "--json", *base]).output) == []
     bad = runner.invoke(app, ["audit", "--since", "yesterday", *base])
     assert bad.exit_code == 2 and "use a duration like 30s, 15m, 2h, 7d" in bad.output

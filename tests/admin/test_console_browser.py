@@ -145,8 +145,8 @@ def test_operator_runs_the_team_from_the_browser(tmp_path, browser_page: Page) -
         # -- audit and search playground ------------------------------------------------------
         page.goto(base + "/admin/audit?action=approval")
         audit_rows = [r.split("\t") for r in page.locator("tbody tr").all_inner_texts()]
-        assert [(r[1], r[3], r[4], r[5], r[7]) for r in audit_rows] == [
-            ("root", "approval", "orders__cancel_order", "allow", "approved")]
+        assert [(r[1], r[3], r[4], r[5], r[7], r[8]) for r in audit_rows] == [
+            ("alice", "approval", "orders__cancel_order", "allow", "approved", "root")]
         shot(page, "audit")
         page.goto(base + "/admin/search?q=cancel+order&user=bob")
         assert page.locator("tbody tr").all_inner_texts()[0].split("\t")[1] == "orders__get_order"
