@@ -81,11 +81,13 @@ class Cluster:
             adds a slow tool).
     """
 
-    def __init__(self, db_url: str, root: Path, servers: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, db_url: str, root: Path, servers: dict[str, Any] | None = None, toolhost: dict[str, Any] | None = None
+    ) -> None:
         self.db_url = db_url
         self.root = root
         self.config = root / "replicas.json"
-        self.config.write_text(json.dumps({"mcpServers": servers or {"orders": ORDERS}}))
+        self.config.write_text(json.dumps({"mcpServers": servers or {"orders": ORDERS}, "toolhost": toolhost or {}}))
         self.replicas: list[Replica] = []
 
     def admin(self, *args: str) -> str:

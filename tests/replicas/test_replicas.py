@@ -105,7 +105,33 @@ def test_two_replicas_auditing_concurrent_calls_lose_no_row(cluster: Cluster) ->
     rows = access.audit_log.query(action="call", limit=1000)
     assert [(r.user, r.tool, r.status) for r in rows] == [("alice", "orders__get_order", "ok")] * (2 * per_replica)
     assert len({r.id for r in rows}) == 2 * per_replica
+    verified, broken = access.audit_log.verify()  # one hash chain, no fork, whichever replica appended
+    assert broken is None
+    assert verified == sum(1 for _ in access.audit_log.rows())
     access.close()
+
+
+def test_a_rate_limit_holds_across_replicas(postgres_url: str, tmp_path: Path) -> None:
+    limits = {"rate_limits": {"tools": {"orders__get_order": {"calls": 3, "per_seconds": 3600}}}}
+    cluster = Cluster(postgres_url, tmp_path, toolhost=limits)
+    try:
+        key = _setup(cluster)
+        a, b = cluster.start(2)
+        outcomes: list[tuple[str | None, float | None]] = []
+
+        async def scenario() -> None:
+            with anyio.fail_after(BOUND):
+                for r in (a, b, a, b, a):  # alternate: the bucket is in the database, not in a replica
+                    res = await call(r.url, key, "orders__get_order", ORDER)
+                    err = (res.meta or {}).get("toolhost/error", {}) if res.is_error else {}
+                    outcomes.append((error_code(res), err.get("retry_after_seconds")))
+
+        anyio.run(scenario)
+        assert [code for code, _ in outcomes] == [None, None, None, "rate_limited", "rate_limited"]
+        # one call per 1200 s refills (3 per hour): the wait is most of that, never zero
+        assert all(600 < wait <= 1200 for _, wait in outcomes[3:])
+    finally:
+        cluster.stop()
 
 
 def test_killing_a_replica_mid_call_loses_no_audit_row_of_a_completed_call(postgres_url: str, tmp_path: Path) -> None:
