@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import resource
 import sys
+from pathlib import Path
 
 from registry import ToolDefinition, build_record
 from registry.safe_regex import RegexSyntaxError, compile_pattern
@@ -36,6 +37,15 @@ AT_CAP = [  # accepted: the most expensive patterns the limits let through (sear
     "(?:[\\w\\W]{140}){140}",
     "a{20000}",
 ]
+
+
+def _peak_rss_mb() -> float:
+    """This process's own peak resident set (``VmHWM``, MiB). Not ``ru_maxrss``: Linux carries the
+    parent's high-water mark across fork + exec, so a child of a big pytest process would report it."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _vm_bytes() -> int:
@@ -73,7 +83,7 @@ def main() -> None:
             results.append([pattern, "compiled"])
         except (RegexSyntaxError, TimeoutError) as exc:
             results.append([pattern, str(exc)])
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = _peak_rss_mb()
     print(json.dumps({"results": results, "peak_rss_mb": round(peak, 1), "cap_mb": cap_mb}))
 
 
