@@ -79,8 +79,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         pass
 
 
+_RUNNER_HELPERS = ("from multiprocessing.resource_tracker import main", "from multiprocessing.forkserver import main")
+"""Helpers the test runner's own process starts on demand (``multiprocessing`` when a library makes a
+semaphore): they read a pipe from this process and exit with it, so they are not leftovers of a test."""
+
+
 def _descendants(root: int) -> dict[int, str]:
-    """Live (non-zombie) descendants of ``root``: pid -> command line."""
+    """Live (non-zombie) descendants of ``root`` but the runner's own helpers: pid -> command line."""
     parents: dict[int, int] = {}
     commands: dict[int, str] = {}
     for entry in os.listdir("/proc"):
@@ -102,6 +107,8 @@ def _descendants(root: int) -> dict[int, str]:
         pid = frontier.pop()
         for child, parent in parents.items():
             if parent == pid and child not in found:
+                if pid == root and any(h in commands[child] for h in _RUNNER_HELPERS):
+                    continue
                 found[child] = commands[child]
                 frontier.append(child)
     return found
