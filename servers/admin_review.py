@@ -114,20 +114,24 @@ def approvals_show(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = N
     out.print(Text(_printable(pretty)))
 
 
+AsUser = Annotated[
+    str | None, typer.Option("--as", help=f"Decide as this user (must hold the '{APPROVER_ROLE}' role).")
+]
+
+
+def _decide(approval_id: str, approve: bool, as_user: str | None, data_dir, db_url) -> dict:
+    """One CLI decision through the shared admin service (the local admin unless ``--as``)."""
+    with service(data_dir, db_url) as svc:
+        return svc.decide(approval_id, approve, as_user or local_principal_name(), how="cli",  # type: ignore[attr-defined]
+                          approver_user=as_user)
+
+
 @approvals_app.command("approve")
 def approvals_approve(
-    approval_id: str,
-    as_user: Annotated[
-        str | None, typer.Option("--as", help=f"Decide as this user (must hold the '{APPROVER_ROLE}' role).")
-    ] = None,
-    data_dir: DataDir = None,
-    db_url: DbUrl = None,
-    as_json: AsJson = False,
+    approval_id: str, as_user: AsUser = None, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False
 ) -> None:
     """Approve a pending call: the same call may then run once before the approval expires."""
-    with service(data_dir, db_url) as svc:
-        info = svc.decide(approval_id, True, as_user or local_principal_name(), how="cli",  # type: ignore[attr-defined]
-                          approver_user=as_user)
+    info = _decide(approval_id, True, as_user, data_dir, db_url)
     if as_json:
         print_json(info)
         return
@@ -136,18 +140,10 @@ def approvals_approve(
 
 @approvals_app.command("deny")
 def approvals_deny(
-    approval_id: str,
-    as_user: Annotated[
-        str | None, typer.Option("--as", help=f"Decide as this user (must hold the '{APPROVER_ROLE}' role).")
-    ] = None,
-    data_dir: DataDir = None,
-    db_url: DbUrl = None,
-    as_json: AsJson = False,
+    approval_id: str, as_user: AsUser = None, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False
 ) -> None:
     """Deny a pending call."""
-    with service(data_dir, db_url) as svc:
-        info = svc.decide(approval_id, False, as_user or local_principal_name(), how="cli",  # type: ignore[attr-defined]
-                          approver_user=as_user)
+    info = _decide(approval_id, False, as_user, data_dir, db_url)
     if as_json:
         print_json(info)
         return
