@@ -11,18 +11,15 @@ Wire into the main app with :func:`register`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from servers.admin_common import AsJson, DataDir, DbUrl, access, console, fail, print_json, service, when
+from servers.admin_common import AsJson, DataDir, DbUrl, console, fail, print_json, service, when
 from servers.admin_review import approvals_app, pins_app
 
 __all__ = ["register"]
-
-if TYPE_CHECKING:
-    from registry.permissions import Grant
 
 MaxRisk = Annotated[str, typer.Option("--max-risk", help="Highest risk covered: read, write or destructive.")]
 ApprovalOpt = Annotated[
@@ -40,16 +37,17 @@ keys_app = typer.Typer(help="API keys (bearer tokens for the HTTP server).", no_
 grants_app = typer.Typer(help="Grants: which tools a user may see and call.", no_args_is_help=True)
 
 
-def _approval_text(g: Grant) -> str:
-    return "default (destructive)" if g.approval is None else ("always" if g.approval else "never")
+def _approval_text(approval: bool | None) -> str:
+    return "default (destructive)" if approval is None else ("always" if approval else "never")
 
 
-def _grants_table(grants: list[Grant], title: str) -> Table:
+def _grants_table(grants: list[dict], title: str) -> Table:
     table = Table(title=title)
     for col in ("id", "subject", "effect", "pattern", "max risk", "approval"):
         table.add_column(col)
     for g in grants:
-        table.add_row(str(g.id), g.source, g.effect.value, g.pattern, g.max_risk.value, _approval_text(g))
+        table.add_row(str(g["id"]), g["subject"], g["effect"], g["pattern"], g["max_risk"],
+                      _approval_text(g["approval"]))
     return table
 
 
@@ -57,33 +55,33 @@ def _grants_table(grants: list[Grant], title: str) -> Table:
 @users_app.command("add")
 def users_add(name: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
     """Create user NAME (no access until grants or roles are added)."""
-    with access(data_dir, db_url) as a:
-        a.users.add(name)
+    with service(data_dir, db_url) as svc:
+        svc.add_user(name)
     typer.echo(f"added user {name}; next: toolhost grants add {name} PATTERN, toolhost keys create {name}")
 
 
 @users_app.command("list")
 def users_list(data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
     """List users with their roles, grant and active key counts."""
+    with service(data_dir, db_url) as svc:
+        rows = svc.users()
     if as_json:
-        with service(data_dir, db_url) as svc:
-            print_json(svc.users())  # type: ignore[attr-defined]
+        print_json(rows)
         return
-    with access(data_dir, db_url) as a:
-        rows = a.users.list()
     table = Table(title="users")
     for col in ("user", "roles", "grants", "active keys", "created"):
         table.add_column(col)
     for u in rows:
-        table.add_row(u.name, ", ".join(u.roles) or "-", str(u.grants), str(u.active_keys), when(u.created_at))
+        table.add_row(u["name"], ", ".join(u["roles"]) or "-", str(u["grants"]), str(u["active_keys"]),
+                      when(u["created_at"]))
     console().print(table)
 
 
 @users_app.command("remove")
 def users_remove(name: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
     """Delete user NAME with its grants, role memberships, API keys and approvals."""
-    with access(data_dir, db_url) as a:
-        a.users.remove(name)
+    with service(data_dir, db_url) as svc:
+        svc.remove_user(name)
     typer.echo(f"removed user {name}")
 
 
@@ -96,49 +94,48 @@ def roles_add(
     db_url: DbUrl = None,
 ) -> None:
     """Create role NAME."""
-    with access(data_dir, db_url) as a:
-        a.roles.add(name, description)
+    with service(data_dir, db_url) as svc:
+        svc.add_role(name, description)
     typer.echo(f"added role {name}")
 
 
 @roles_app.command("list")
 def roles_list(data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
     """List roles with members and grant counts."""
+    with service(data_dir, db_url) as svc:
+        rows = svc.roles()
     if as_json:
-        with service(data_dir, db_url) as svc:
-            print_json(svc.roles())  # type: ignore[attr-defined]
+        print_json(rows)
         return
-    with access(data_dir, db_url) as a:
-        rows = a.roles.list()
     table = Table(title="roles")
     for col in ("role", "members", "grants", "description"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r.name, ", ".join(r.members) or "-", str(r.grants), r.description)
+        table.add_row(r["name"], ", ".join(r["members"]) or "-", str(r["grants"]), r["description"])
     console().print(table)
 
 
 @roles_app.command("remove")
 def roles_remove(name: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
     """Delete role NAME, its grants and memberships."""
-    with access(data_dir, db_url) as a:
-        a.roles.remove(name)
+    with service(data_dir, db_url) as svc:
+        svc.remove_role(name)
     typer.echo(f"removed role {name}")
 
 
 @roles_app.command("assign")
 def roles_assign(role: str, user: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
     """Give USER the role ROLE."""
-    with access(data_dir, db_url) as a:
-        a.users.assign_role(user, role)
+    with service(data_dir, db_url) as svc:
+        svc.assign_role(user, role)
     typer.echo(f"user {user} now has role {role}")
 
 
 @roles_app.command("unassign")
 def roles_unassign(role: str, user: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
     """Take role ROLE from USER."""
-    with access(data_dir, db_url) as a:
-        a.users.unassign_role(user, role)
+    with service(data_dir, db_url) as svc:
+        svc.unassign_role(user, role)
     typer.echo(f"user {user} no longer has role {role}")
 
 
@@ -153,11 +150,9 @@ def roles_grant(
     db_url: DbUrl = None,
 ) -> None:
     """Add a grant to ROLE (PATTERN: server:NAME or a glob like orders__*)."""
-    with access(data_dir, db_url) as a:
-        g = a.grants.add(
-            role, pattern, effect="deny" if deny else "allow", max_risk=max_risk, approval=approval, kind="role"
-        )
-    typer.echo(f"added grant #{g.id} {g.rule}")
+    with service(data_dir, db_url) as svc:
+        g = svc.add_grant(role, pattern, max_risk=max_risk, approval=approval, deny=deny, kind="role")
+    typer.echo(f"added grant #{g['id']} {g['rule']}")
 
 
 @roles_app.command("revoke")
@@ -165,8 +160,8 @@ def roles_revoke(
     role: str, pattern: str, deny: DenyOpt = False, data_dir: DataDir = None, db_url: DbUrl = None
 ) -> None:
     """Remove ROLE's grant(s) with PATTERN (allow grants; --deny for deny grants)."""
-    with access(data_dir, db_url) as a:
-        a.grants.remove(role, pattern, effect="deny" if deny else "allow", kind="role")
+    with service(data_dir, db_url) as svc:
+        svc.remove_grant(role, pattern, deny=deny, kind="role")
     typer.echo(f"removed grant {pattern} from role {role}")
 
 
@@ -182,9 +177,9 @@ def grants_add(
     db_url: DbUrl = None,
 ) -> None:
     """Grant USER the tools matching PATTERN (server:NAME, or a glob such as orders__* or git__git_status)."""
-    with access(data_dir, db_url) as a:
-        g = a.grants.add(user, pattern, effect="deny" if deny else "allow", max_risk=max_risk, approval=approval)
-    typer.echo(f"added grant #{g.id} {g.rule}")
+    with service(data_dir, db_url) as svc:
+        g = svc.add_grant(user, pattern, max_risk=max_risk, approval=approval, deny=deny)
+    typer.echo(f"added grant #{g['id']} {g['rule']}")
 
 
 @grants_app.command("list")
@@ -195,12 +190,11 @@ def grants_list(
     as_json: AsJson = False,
 ) -> None:
     """List grants (all, or USER's own; role grants are listed under role:NAME)."""
+    with service(data_dir, db_url) as svc:
+        grants = svc.grants(user, "user" if user else None)
     if as_json:
-        with service(data_dir, db_url) as svc:
-            print_json(svc.grants(user, "user" if user else None))  # type: ignore[attr-defined]
+        print_json(grants)
         return
-    with access(data_dir, db_url) as a:
-        grants = a.grants.list(user, kind="user" if user else None)
     console().print(_grants_table(grants, f"grants of {user}" if user else "grants"))
 
 
@@ -209,8 +203,8 @@ def grants_remove(
     user: str, pattern: str, deny: DenyOpt = False, data_dir: DataDir = None, db_url: DbUrl = None
 ) -> None:
     """Remove USER's grant with PATTERN (allow grants; --deny for deny grants)."""
-    with access(data_dir, db_url) as a:
-        a.grants.remove(user, pattern, effect="deny" if deny else "allow")
+    with service(data_dir, db_url) as svc:
+        svc.remove_grant(user, pattern, deny=deny)
     typer.echo(f"removed grant {pattern} from user {user}")
 
 
@@ -224,14 +218,13 @@ def keys_create(
     as_json: AsJson = False,
 ) -> None:
     """Create an API key for USER and print it once (only its hash is stored)."""
+    with service(data_dir, db_url) as svc:
+        info = svc.create_key(user, label)
     if as_json:
-        with service(data_dir, db_url) as svc:
-            print_json(svc.create_key(user, label))  # type: ignore[attr-defined]
+        print_json(info)
         return
-    with access(data_dir, db_url) as a:
-        info, token = a.keys.create(user, label)
-    typer.echo(f"created key {info.key_id} for {user}. It is shown only now; store it safely:")
-    typer.echo(token)
+    typer.echo(f"created key {info['key_id']} for {user}. It is shown only now; store it safely:")
+    typer.echo(info["token"])
 
 
 @keys_app.command("list")
@@ -240,18 +233,17 @@ def keys_list(
     as_json: AsJson = False,
 ) -> None:
     """List API keys (never the secrets)."""
+    with service(data_dir, db_url) as svc:
+        keys = svc.keys(user)
     if as_json:
-        with service(data_dir, db_url) as svc:
-            print_json(svc.keys(user))  # type: ignore[attr-defined]
+        print_json(keys)
         return
-    with access(data_dir, db_url) as a:
-        keys = a.keys.list(user)
     table = Table(title=f"API keys of {user}" if user else "API keys")
     for col in ("key id", "user", "label", "created", "last used", "status"):
         table.add_column(col)
     for k in keys:
-        status = "active" if k.active else f"revoked {when(k.revoked_at)}"
-        table.add_row(k.key_id, k.user, k.label or "-", when(k.created_at), when(k.last_used_at), status)
+        status = "active" if k["active"] else f"revoked {when(k['revoked_at'])}"
+        table.add_row(k["key_id"], k["user"], k["label"] or "-", when(k["created_at"]), when(k["last_used_at"]), status)
     console().print(table)
 
 
@@ -266,8 +258,8 @@ def keys_revoke(
     """Revoke one API key of USER (or all with --all); takes effect on the next request."""
     if key_id is None and not all_keys:
         fail("give a KEY_ID (see `toolhost keys list USER`) or --all")
-    with access(data_dir, db_url) as a:
-        ids = a.keys.revoke(user, None if all_keys else key_id)
+    with service(data_dir, db_url) as svc:
+        ids = svc.revoke_keys(user, None if all_keys else key_id)
     typer.echo(f"revoked {len(ids)} key(s) of {user}: {', '.join(ids) or '-'}")
 
 

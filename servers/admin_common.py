@@ -14,7 +14,7 @@ from rich.console import Console
 if TYPE_CHECKING:
     from host.access import AccessControl
 
-__all__ = ["AsJson", "DataDir", "DbUrl", "access", "console", "fail", "print_json", "service", "when"]
+__all__ = ["Admin", "AsJson", "DataDir", "DbUrl", "access", "console", "fail", "print_json", "service", "when"]
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Data folder (default: $TOOLHOST_HOME or the per-user default).")
@@ -40,13 +40,79 @@ def print_json(value: object) -> None:
     typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
-@contextmanager
-def service(data_dir: Path | None, db_url: str | None) -> Iterator[object]:
-    """The shared :class:`servers.admin.AdminService` over the permission store (errors as in :func:`access`)."""
-    from servers.admin.actions import AdminService  # noqa: PLC0415
+class Admin:
+    """The admin actions for one command: through the running serve of the data folder when there is
+    one (:class:`servers.admin_remote.RemoteAdmin`), else (or once it stops answering) through
+    :class:`servers.admin.AdminService` over the database, opened on first use. Every method of
+    either is available here with the same arguments and JSON-ready results; an error answer of
+    the serve becomes one ``error:`` line (exit 1), like a store error on the local path."""
 
-    with access(data_dir, db_url) as a:
-        yield AdminService(a)
+    def __init__(self, data_dir: Path | None, db_url: str | None, *, use_serve: bool = True) -> None:
+        from servers.serve_client import running_serve  # noqa: PLC0415
+
+        self._data_dir, self._db_url = data_dir, db_url
+        self._remote: object | None = None
+        serve = running_serve(data_dir, db_url=db_url) if use_serve else None
+        if serve is not None:
+            from servers.admin_remote import RemoteAdmin  # noqa: PLC0415
+
+            self._remote = RemoteAdmin(serve)
+        self._access: AccessControl | None = None
+        self._local: object | None = None
+
+    @property
+    def remote(self) -> bool:
+        """Whether the running serve answers (so far)."""
+        return self._remote is not None
+
+    def local(self) -> object:
+        """The service over the database (opened now if not yet)."""
+        if self._local is None:
+            from host.access import AccessControl  # noqa: PLC0415 - lazy: `toolhost --help` stays instant
+            from servers.admin.actions import AdminService  # noqa: PLC0415
+
+            self._access = AccessControl.open(self._data_dir, url=self._db_url)
+            self._local = AdminService(self._access)
+        return self._local
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def method(*args: object, **kwargs: object) -> object:
+            from servers.serve_client import ServeError, ServeUnavailable  # noqa: PLC0415
+
+            if self._remote is not None:
+                try:
+                    return getattr(self._remote, name)(*args, **kwargs)
+                except ServeUnavailable:
+                    self._remote = None  # the serve stopped or cannot do it: do it here
+                except ServeError as e:
+                    fail(e.message)
+            return getattr(self.local(), name)(*args, **kwargs)
+
+        return method
+
+    def close(self) -> None:
+        if self._access is not None:
+            self._access.close()
+            self._access = None
+
+
+@contextmanager
+def service(data_dir: Path | None, db_url: str | None) -> Iterator[Admin]:
+    """An :class:`Admin` for one command; a :class:`host.store.StoreError` becomes one ``error:`` line, exit 1."""
+    admin = Admin(data_dir, db_url)
+    try:
+        yield admin
+    except Exception as e:
+        from host.store import StoreError  # noqa: PLC0415
+
+        if isinstance(e, StoreError):
+            fail(str(e))
+        raise
+    finally:
+        admin.close()
 
 
 @contextmanager

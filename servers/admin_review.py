@@ -16,9 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from host.access import APPROVER_ROLE
-from servers.admin_common import AsJson, DataDir, DbUrl, access, console, fail, print_json, service, when
-from servers.identity import local_principal_name
+from servers.admin_common import AsJson, DataDir, DbUrl, console, fail, print_json, service, when
 
 __all__ = ["approvals_app", "audit_command", "pins_app"]
 
@@ -40,17 +38,17 @@ def approvals_list(
     as_json: AsJson = False,
 ) -> None:
     """List approval requests (newest first)."""
+    with service(data_dir, db_url) as svc:
+        rows = svc.approvals(status, user)
     if as_json:
-        with service(data_dir, db_url) as svc:
-            print_json(svc.approvals(status, user))  # type: ignore[attr-defined]
+        print_json(rows)
         return
-    with access(data_dir, db_url) as a:
-        rows = a.approvals.list(status=None if status == "all" else status, user=user)
     table = Table(title="approvals")
     for col in ("id", "user", "tool", "status", "arguments", "requested", "expires"):
         table.add_column(col, overflow="fold")  # fold, never ellipsize: the "see approvals show" hint must stay
     for r in rows:
-        table.add_row(r.id, r.user, r.tool, r.status, _preview(r), when(r.created_at), when(r.expires_at))
+        table.add_row(r["id"], r["user"], r["tool"], r["status"], _preview(r), when(r["created_at"]),
+                      when(r["expires_at"]))
     console().print(table)
 
 
@@ -58,11 +56,11 @@ PREVIEW_CHARS = 60
 """Characters of the arguments shown per row by ``approvals list`` (``approvals show`` shows all)."""
 
 
-def _preview(r) -> Text:
-    text = _printable(r.arguments_redacted)
+def _preview(r: dict) -> Text:
+    text = _printable(r["arguments_redacted"])
     if len(text) <= PREVIEW_CHARS:
         return Text(text)
-    return Text(text[:PREVIEW_CHARS] + f"…(see approvals show {r.id})")
+    return Text(text[:PREVIEW_CHARS] + f"…(see approvals show {r['id']})")
 
 
 def _printable(text: str) -> str:
@@ -86,33 +84,36 @@ def _utf16(ch: str) -> list[int]:
 @approvals_app.command("show")
 def approvals_show(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
     """Show one approval with its complete arguments (secrets masked, nothing cut): review them before approving."""
+    with service(data_dir, db_url) as svc:
+        r = svc.approval(approval_id)
     if as_json:
-        with service(data_dir, db_url) as svc:
-            print_json(svc.approval(approval_id))  # type: ignore[attr-defined]
+        print_json(r)
         return
-    with access(data_dir, db_url) as a:
-        r = a.approvals.get(approval_id)
     out = Console(soft_wrap=True, highlight=False)  # soft wrap: rich never cuts or folds a line
     for label, value in (
-        ("approval", r.id),
-        ("status", r.status),
-        ("user", r.user + (f" (key {r.key_id})" if r.key_id else "")),
-        ("tool", r.tool),
-        ("rule", r.rule or "-"),
-        ("requested", when(r.created_at)),
-        ("expires", when(r.expires_at)),
-        ("decided", f"{when(r.decided_at)} by {r.decided_by}" if r.decided_by else "-"),
-        ("used", when(r.used_at)),
-        ("arguments sha256", r.arguments_hash),
+        ("approval", r["id"]),
+        ("status", r["status"]),
+        ("user", r["user"] + (f" (key {r['key_id']})" if r["key_id"] else "")),
+        ("tool", r["tool"]),
+        ("rule", r["rule"] or "-"),
+        ("requested", when(r["created_at"])),
+        ("expires", when(r["expires_at"])),
+        ("decided", f"{when(r['decided_at'])} by {r['decided_by']}" if r["decided_by"] else "-"),
+        ("used", when(r["used_at"])),
+        ("arguments sha256", r["arguments_hash"]),
     ):
         out.print(Text(f"{label}: {value}"))
+    raw = r["arguments_redacted"]
     try:
-        pretty = json.dumps(json.loads(r.arguments_redacted), indent=2, ensure_ascii=False, sort_keys=True)
+        pretty = json.dumps(json.loads(raw), indent=2, ensure_ascii=False, sort_keys=True)
     except ValueError:
-        pretty = r.arguments_redacted
-    out.print(Text(f"arguments ({len(r.arguments_redacted)} characters, complete; secrets masked):"))
+        pretty = raw
+    out.print(Text(f"arguments ({len(raw)} characters, complete; secrets masked):"))
     out.print(Text(_printable(pretty)))
 
+
+APPROVER_ROLE = "approver"
+"""host.access.APPROVER_ROLE, spelled here so `toolhost --help` imports no store (a test keeps them equal)."""
 
 AsUser = Annotated[
     str | None, typer.Option("--as", help=f"Decide as this user (must hold the '{APPROVER_ROLE}' role).")
@@ -121,8 +122,10 @@ AsUser = Annotated[
 
 def _decide(approval_id: str, approve: bool, as_user: str | None, data_dir, db_url) -> dict:
     """One CLI decision through the shared admin service (the local admin unless ``--as``)."""
+    from servers.identity import local_principal_name  # noqa: PLC0415 - imports the store
+
     with service(data_dir, db_url) as svc:
-        return svc.decide(approval_id, approve, as_user or local_principal_name(), how="cli",  # type: ignore[attr-defined]
+        return svc.decide(approval_id, approve, as_user or local_principal_name(), how="cli",
                           approver_user=as_user)
 
 
@@ -160,23 +163,22 @@ def pins_list(
     as_json: AsJson = False,
 ) -> None:
     """List pinned tool definitions."""
+    with service(data_dir, db_url) as svc:
+        rows = svc.pins(status, server)
     if as_json:
-        with service(data_dir, db_url) as svc:
-            print_json(svc.pins(status, server))  # type: ignore[attr-defined]
+        print_json(rows)
         return
-    with access(data_dir, db_url) as a:
-        rows = a.pins.list(status=status, server=server)
     table = Table(title="pins")
     for col in ("tool", "server", "status", "pinned hash", "served hash", "updated"):
         table.add_column(col)
     for p in rows:
         table.add_row(
-            p.tool,
-            p.server,
-            p.status,
-            (p.definition_hash or "-")[:12],
-            (p.pending_hash or "-")[:12],
-            when(p.updated_at),
+            p["tool"],
+            p["server"],
+            p["status"],
+            (p["definition_hash"] or "-")[:12],
+            (p["pending_hash"] or "-")[:12],
+            when(p["updated_at"]),
         )
     console().print(table)
 
@@ -184,18 +186,18 @@ def pins_list(
 @pins_app.command("diff")
 def pins_diff(tool: str, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
     """Show what changed between the pinned and the served definition of TOOL, and its hash."""
+    with service(data_dir, db_url) as svc:
+        review = svc.pin_diff(tool)
     if as_json:
-        with service(data_dir, db_url) as svc:
-            print_json(svc.pin_diff(tool))  # type: ignore[attr-defined]
+        print_json(review)
         return
-    with access(data_dir, db_url) as a:
-        review = a.pins.review(tool)
-    if review.pending_hash is None:
+    pending = review["pending_hash"]
+    if pending is None:
         typer.echo(f"{tool}: no pending change")
         return
-    typer.echo(review.diff, nl=False)
-    typer.echo(f"pending definition hash: {review.pending_hash}")
-    typer.echo(f"accept exactly this definition with: toolhost pins accept {tool} --hash {review.pending_hash}")
+    typer.echo(review["diff"], nl=False)
+    typer.echo(f"pending definition hash: {pending}")
+    typer.echo(f"accept exactly this definition with: toolhost pins accept {tool} --hash {pending}")
 
 
 @pins_app.command("accept")
@@ -225,9 +227,9 @@ def pins_accept(
         )
     with service(data_dir, db_url) as svc:
         if tool is not None:
-            done = svc.accept_pin(tool, reviewed_hash or "", "cli")  # type: ignore[attr-defined]
+            done = svc.accept_pin(tool, reviewed_hash or "", "cli")
         else:
-            done = svc.accept_server_pins(server or "", "cli")  # type: ignore[attr-defined]
+            done = svc.accept_server_pins(server or "", "cli")
     if as_json:
         print_json(done)
         return
@@ -303,7 +305,7 @@ def audit_command(
     after = parse_since(since) if since else None
     filters = {"user": user, "tool": tool, "status": status, "action": action}
     with service(data_dir, db_url) as svc:
-        rows = svc.audit(**filters, since=after, limit=limit)  # type: ignore[attr-defined]
+        rows = svc.audit(**filters, since=after, limit=limit)
         if not follow:
             if as_json:
                 print_json(rows)
@@ -317,7 +319,7 @@ def audit_command(
                 _follow_line(out, r, as_json, json)
             while True:
                 time.sleep(FOLLOW_POLL_SECONDS)  # the database has no change feed to wait on
-                new = svc.audit(**filters, after_id=last, limit=10_000)  # type: ignore[attr-defined]
+                new = svc.audit(**filters, after_id=last, limit=10_000)
                 for r in reversed(new):
                     _follow_line(out, r, as_json, json)
                     last = max(last, r["id"])

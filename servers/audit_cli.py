@@ -18,8 +18,7 @@ from typing import Annotated
 
 import typer
 
-from host.store.audit_chain import verify_rows
-from servers.admin_common import AsJson, DataDir, DbUrl, access, fail
+from servers.admin_common import AsJson, DataDir, DbUrl, access, fail, service
 from servers.admin_review import audit_command
 
 __all__ = ["audit_app", "grants_self_approval"]
@@ -58,6 +57,8 @@ def audit_verify(
     db_url: DbUrl = None,
 ) -> None:
     """Check the audit hash chain; exit 1 at the first broken link (modified, deleted or inserted row)."""
+    from host.store.audit_chain import verify_rows  # noqa: PLC0415 - lazy: `toolhost --help` stays instant
+
     if file is not None:
         try:
             with file.open(encoding="utf-8") as f:
@@ -109,11 +110,8 @@ def grants_self_approval(
     (MCP elicitation). Off by default: for single-user desktops only; each such decision is
     audited as self-approval."""
     kind = "role" if role else "user"
-    with access(data_dir, db_url) as a:
-        a.grants.set_self_approval(subject, pattern, enable, kind=kind)
-        a.audit(action="admin", decision="allow" if enable else "deny", rule=f"allow:{pattern}@{kind}:{subject}",
-                status="self-approval-" + ("enabled" if enable else "disabled"),
-                approver=_local_admin())
+    with service(data_dir, db_url) as svc:
+        svc.set_self_approval(subject, pattern, enable, kind=kind, by=_local_admin())
     state = "may now approve their own calls" if enable else "can no longer approve their own calls"
     typer.echo(f"{kind} {subject}: callers of grant {pattern} {state}")
 

@@ -20,6 +20,7 @@ from rich.console import Console
 
 from servers.admin_cli import register as register_admin_commands
 from servers.usage_cli import register as register_usage_commands
+from servers.reconnect_cli import reconnect_command
 from servers.cli_options import (
     AuthChoice,
     Expose,
@@ -214,6 +215,7 @@ def serve(
 ) -> None:
     """Start the registry MCP server (streamable HTTP on 127.0.0.1:8765/mcp, or --stdio), with the admin
     console at /admin, the admin API at /admin/api, /healthz, /readyz and /metrics."""
+    from servers.admin.local_admin import LocalAdminPolicy  # noqa: PLC0415
     from servers.observability import configure_logging  # noqa: PLC0415
     from servers.operator_surface import OperatorSurface  # noqa: PLC0415
     import anyio  # noqa: PLC0415
@@ -281,6 +283,7 @@ def serve(
             policy: Any = None
         else:
             policy = access if enforce else OpenAccessPolicy(access)
+            policy = LocalAdminPolicy(policy, access)  # the CLI's calls through this serve (local admin token)
         rt = HostRuntime(
             cfg,
             data_dir=root,
@@ -294,7 +297,7 @@ def serve(
         if access is not None:
             access.watch(rt.registry)  # pin definitions from the first listing on (BR-24)
         surface = OperatorSurface(rt, access, root, config, err if log_format is LogFormat.text else None,
-                                  watch_config=watch_config, http=not stdio)
+                                  watch_config=watch_config, http=not stdio, db_url=db_url)
         verifier = settings = None
         if not enforce:
             local = Principal(user=user or "local")
@@ -309,7 +312,7 @@ def serve(
                 err.print(f"[red]{e}[/red]")
                 raise typer.Exit(2) from None
             bound_port = sock.getsockname()[1] if sock is not None else port
-            verifier = ApiKeyVerifier(access)
+            verifier = ApiKeyVerifier(access, local_token=surface.auth.local_token)
             settings = auth_settings(f"http://{host_for_url(host)}:{bound_port}{MCP_PATH}")
         async with shutdown_on_signals() as stop, anyio.create_task_group() as guard:
             guard.start_soon(_stop_when, stop, rt)  # Ctrl+C while connecting abandons the attempts at once
@@ -404,7 +407,15 @@ def tools(
     db_url: DbUrlOpt = None,
     show_all: Annotated[bool, typer.Option("--all", help="Also list held tools (invalid definitions) with the reason.")] = False,
 ) -> None:
-    """List every tool of every configured server (name, server, risk, timeout, description)."""
+    """List every tool of every configured server (name, server, risk, timeout, description).
+
+    Asks the running `toolhost serve` of the same data folder when there is one."""
+    serve_ = _serve(config, data_dir, db_url)
+    if serve_ is not None:
+        from servers.remote_cli import tools_via_serve  # noqa: PLC0415
+
+        if tools_via_serve(serve_, out, err, user=user, as_json=as_json, show_all=show_all) is not None:
+            return
     from registry.search import tool_definition  # noqa: PLC0415
     from servers.display import tools_table  # noqa: PLC0415
 
@@ -437,17 +448,14 @@ def search(
 ) -> None:
     """Search the tools of every configured server (BM25 over names, descriptions, parameters).
 
-    When a `toolhost serve` runs on the same data folder (and no --config is given), asks it through
-    the admin API instead of starting the servers again."""
-    if config is None and db_url is None:
-        from servers.serve_client import running_serve  # noqa: PLC0415
-
-        remote = running_serve(data_dir)
-        if remote is not None:
-            found = remote.search(query, user, limit)
-            if found is not None:
-                print_remote_search(out, query, found, as_json)
-                return
+    When a `toolhost serve` runs on the same data folder, asks it through the admin API instead of
+    starting the servers again."""
+    remote = _serve(config, data_dir, db_url)
+    if remote is not None:
+        found = remote.search(query, user, limit)
+        if found is not None:
+            print_remote_search(out, query, found, as_json)
+            return
     from registry.search import tool_definition  # noqa: PLC0415
     from servers.display import tools_table  # noqa: PLC0415
 
@@ -476,7 +484,9 @@ def call(
     user: UserOpt = None,
     db_url: DbUrlOpt = None,
 ) -> None:
-    """Call one tool by its qualified name; exits 1 when the result is an error."""
+    """Call one tool by its qualified name; exits 1 when the result is an error.
+
+    Runs through the running `toolhost serve` of the same data folder when there is one."""
     try:
         parsed = json.loads(arguments) if arguments.strip() else {}
     except json.JSONDecodeError as e:
@@ -485,6 +495,15 @@ def call(
     if not isinstance(parsed, dict):
         err.print(f"[red]arguments must be a JSON object, got {type(parsed).__name__}[/red]")
         raise typer.Exit(2)
+    serve_ = _serve(config, data_dir, db_url)
+    if serve_ is not None:
+        from servers.remote_cli import call_via_serve  # noqa: PLC0415
+
+        failed = call_via_serve(serve_, out, err, name=name, arguments=parsed, user=user, as_json=as_json)
+        if failed is not None:
+            if failed:
+                raise typer.Exit(1)
+            return
     cfg, root = _load(config, data_dir)
 
     async def body(rt: HostRuntime, principal: Principal) -> bool:
@@ -504,10 +523,21 @@ def call(
 
 
 @app.command()
-def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonOpt = False) -> None:
-    """Connect to every configured server and show its status (connected / failed with reason, tool count).
+def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonOpt = False,
+            db_url: DbUrlOpt = None) -> None:
+    """Show every configured server's status (connected / failed with reason, tool count): the running
+    `toolhost serve`'s view when one serves this data folder, else after connecting each one.
 
     Exits 1 when any server failed to connect."""
+    serve_ = _serve(config, data_dir, db_url)
+    if serve_ is not None:
+        from servers.remote_cli import servers_via_serve  # noqa: PLC0415
+
+        failed = servers_via_serve(serve_, out, err, as_json=as_json)
+        if failed is not None:
+            if failed:
+                raise typer.Exit(1)
+            return
     from servers.display import servers_table  # noqa: PLC0415
 
     cfg, root = _load(config, data_dir)
@@ -538,7 +568,15 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
         raise typer.Exit(1)
 
 
+def _serve(config: Path | None, data_dir: Path | None, db_url: str | None) -> Any:
+    """The running serve of this data folder and store (same config when --config is given), or ``None``."""
+    from servers.serve_client import running_serve  # noqa: PLC0415
+
+    return running_serve(data_dir, db_url=db_url, config=config)
+
+
 register_admin_commands(app)
+app.command("reconnect")(reconnect_command)
 register_usage_commands(app)
 
 

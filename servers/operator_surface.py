@@ -42,8 +42,11 @@ class OperatorSurface:
     """
 
     def __init__(self, runtime: Any, access: Any, data_dir: Path, config_path: Path | None,
-                 console: Console | None, *, watch_config: bool = False, http: bool = True) -> None:
+                 console: Console | None, *, watch_config: bool = False, http: bool = True,
+                 db_url: str | None = None) -> None:
         self.runtime = runtime
+        self.config_path = config_path
+        self.db_url = db_url
         self.access = access
         self.data_dir = data_dir
         self.watch_config = watch_config
@@ -148,14 +151,16 @@ class OperatorSurface:
                 tg.start_soon(self._watch_approvals)
 
     def announce(self, mcp_url: str) -> None:
-        """Write ``<data_dir>/serve.json`` (``{"url", "pid"}``): where the CLI of this data folder finds
-        the running serve (with the local admin token)."""
+        """Write ``<data_dir>/serve.json`` (:func:`servers.serve_client.endpoint_record`): where the CLI of
+        this data folder finds the running serve (with the local admin token)."""
         import json  # noqa: PLC0415
-        import os  # noqa: PLC0415
+
+        from servers.serve_client import endpoint_record  # noqa: PLC0415
 
         base = mcp_url.rsplit("/", 1)[0]
         self.endpoint_path = self.data_dir / ENDPOINT_FILE
-        self.endpoint_path.write_text(json.dumps({"url": base, "pid": os.getpid()}))
+        record = endpoint_record(base, self.data_dir, self.db_url, self.config_path)
+        self.endpoint_path.write_text(json.dumps(record))
 
     def close(self) -> None:
         """Remove the local admin token and endpoint files (the CLI then knows no serve runs here)."""

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from servers.admin_common import AsJson, DataDir, DbUrl, access, print_json, when
+from servers.admin_common import AsJson, DataDir, DbUrl, print_json, service, when
 
 __all__ = ["register", "usage_app"]
 
@@ -21,14 +21,12 @@ usage_app = typer.Typer(help="Usage memory of tool_search (queries that led to s
 @usage_app.command("stats")
 def usage_stats(data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
     """How many (query → tool) pairs are remembered, for how many tools (never the queries)."""
-    from host.store.usage import UsageMemory  # noqa: PLC0415 - lazy: `toolhost --help` stays instant
-
-    with access(data_dir, db_url) as a:
-        st = UsageMemory(a.store).stats()
+    with service(data_dir, db_url) as svc:
+        st = svc.usage_stats()
     if as_json:
-        print_json({"pairs": st.pairs, "tools": st.tools, "oldest": st.oldest})
+        print_json(st)
         return
-    typer.echo(f"{st.pairs} remembered queries for {st.tools} tools; oldest use {when(st.oldest)}")
+    typer.echo(f"{st['pairs']} remembered queries for {st['tools']} tools; oldest use {when(st['oldest'])}")
 
 
 @usage_app.command("clear")
@@ -38,11 +36,8 @@ def usage_clear(
     db_url: DbUrl = None,
 ) -> None:
     """Forget the remembered queries (all, or one tool's)."""
-    from host.store.usage import UsageMemory  # noqa: PLC0415
-
-    with access(data_dir, db_url) as a:
-        mem = UsageMemory(a.store)
-        n = mem.forget_tool(tool) if tool else mem.clear()
+    with service(data_dir, db_url) as svc:
+        n = svc.usage_clear(tool)
     typer.echo(f"forgot {n} remembered queries" + (f" of {tool}" if tool else ""))
 
 

@@ -86,9 +86,39 @@ class AdminService:
                 "protocol_version": s.protocol_version,
                 "server_info": s.server_info,
                 "connect_seconds": s.connect_seconds,
+                "state_text": s.describe_state(),
+                "available": s.available,
+                "held": dict(s.held),
+                "next_attempt_at": s.next_attempt_at,
             }
             for s in self.runtime.statuses()
         ]
+
+    def visible_tools(self, user: str | None = None) -> dict[str, Any]:
+        """What ``toolhost tools`` lists: ``{"tools": [full definition + timeout_seconds], "held":
+        [{"name", "server", "reason"}]}`` for ``user`` (``None``: the local admin — every tool of a
+        connected server except held definitions)."""
+        from registry.search import tool_definition  # noqa: PLC0415
+
+        if self.runtime is None:
+            return {"tools": [], "held": []}
+        records = self.runtime.visible_tools(self.principal(user))
+        held = [{"name": t, "server": s.name, "reason": r} for s in self.runtime.statuses() for t, r in s.held.items()]
+        return {"tools": [tool_definition(t) | {"timeout_seconds": t.timeout_seconds} for t in records],
+                "held": held}
+
+    def principal(self, user: str | None) -> Principal:
+        """``user``'s principal (grants apply), or the local admin's (see :mod:`servers.admin.local_admin`).
+
+        Raises:
+            host.store.NotFound: no such user.
+        """
+        from servers.admin.local_admin import local_admin_principal  # noqa: PLC0415
+        from servers.identity import local_principal_name  # noqa: PLC0415
+
+        if user:
+            return self.access.principal_for_user(user)
+        return local_admin_principal(local_principal_name())
 
     def tools(self) -> list[dict[str, Any]]:
         """Every registered tool with risk, pin state (``trusted``/``changed``/``held``/``unpinned``)
@@ -156,6 +186,9 @@ class AdminService:
     def add_role(self, name: str, description: str = "") -> dict[str, Any]:
         return _row(self.access.roles.add(name, description))
 
+    def remove_role(self, name: str) -> None:
+        self.access.roles.remove(name)
+
     def assign_role(self, user: str, role: str) -> None:
         self.access.users.assign_role(user, role)
 
@@ -186,6 +219,29 @@ class AdminService:
 
     def remove_grant(self, subject: str, pattern: str, *, deny: bool = False, kind: str = "user") -> int:
         return self.access.grants.remove(subject, pattern, effect="deny" if deny else "allow", kind=kind)
+
+    def set_self_approval(self, subject: str, pattern: str, enable: bool, *, kind: str = "user",
+                          by: str) -> dict[str, Any]:
+        """Let the callers of one allow grant approve their own calls (MCP elicitation); audited."""
+        self.access.grants.set_self_approval(subject, pattern, enable, kind=kind)
+        self.access.audit(action="admin", decision="allow" if enable else "deny", rule=f"allow:{pattern}@{kind}:{subject}",
+                          status="self-approval-" + ("enabled" if enable else "disabled"), approver=by)
+        return {"subject": subject, "kind": kind, "pattern": pattern, "self_approval": enable}
+
+    # -- usage memory -----------------------------------------------------------------------
+    def usage_stats(self) -> dict[str, Any]:
+        """``{"pairs", "tools", "oldest"}`` of tool_search's usage memory (never the queries)."""
+        from host.store.usage import UsageMemory  # noqa: PLC0415
+
+        st = UsageMemory(self.access.store).stats()
+        return {"pairs": st.pairs, "tools": st.tools, "oldest": st.oldest}
+
+    def usage_clear(self, tool: str | None = None) -> int:
+        """Forget the remembered queries (all, or ``tool``'s); how many were forgotten."""
+        from host.store.usage import UsageMemory  # noqa: PLC0415
+
+        mem = UsageMemory(self.access.store)
+        return mem.forget_tool(tool) if tool else mem.clear()
 
     # -- approvals --------------------------------------------------------------------------
     def approvals(self, status: str = "open", user: str | None = None, limit: int = 100) -> list[dict[str, Any]]:

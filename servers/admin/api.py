@@ -29,6 +29,7 @@ Endpoints (all JSON; ``GET`` reads, ``POST`` changes):
 ``GET  /audit?user=&tool=&status=&action=&since=&after_id=&limit=``  newest first
 ``GET  /audit/export``                     the same filters, as JSON Lines
 ``POST /reload``                           reload the config file (see :mod:`servers.admin.reload`)
+``...``                                    the CLI's endpoints: :mod:`servers.admin.api_cli`
 =========================================  ==========================================================
 """
 
@@ -47,6 +48,7 @@ from host.store import StoreError
 from host.store.errors import AlreadyExists, ApprovalNotPending, NotFound, PinHashMismatch
 from registry.errors import InvalidGrantPattern
 from servers.admin.actions import AdminService
+from servers.admin.api_cli import cli_routes, decided_by
 from servers.admin.auth import AdminAuth
 
 __all__ = ["ApiError", "api_routes", "error_response"]
@@ -268,7 +270,8 @@ class AdminApi:
             if verb not in ("approve", "deny"):
                 raise ApiError(404, "not_found", f"no action {verb!r}: use approve or deny")
             approve = verb == "approve"
-            return await t(s.decide, r.path_params["id"], approve, user)
+            by, how, approver = decided_by(user, await body_of(r))
+            return await t(lambda: s.decide(r.path_params["id"], approve, by, how=how, approver_user=approver))
 
         async def pins(r: Request, s: AdminService, _u: str) -> Any:
             q = r.query_params
@@ -279,7 +282,8 @@ class AdminApi:
 
         async def pin_accept(r: Request, s: AdminService, user: str) -> Any:
             d = await body_of(r)
-            return {"accepted": await t(s.accept_pin, r.path_params["tool"], need(d, "hash"), user)}
+            by, _how, _as = decided_by(user, d)
+            return {"accepted": await t(s.accept_pin, r.path_params["tool"], need(d, "hash"), by)}
 
         async def audit(r: Request, s: AdminService, _u: str) -> Any:
             f = audit_filters(r)
@@ -299,6 +303,7 @@ class AdminApi:
 
         r = self.route
         return [
+            *cli_routes(self),  # before the console's patterns (/tools/visible, /roles/{name}, ...)
             r("/servers", servers, ["GET"]),
             r("/servers/{name}/restart", restart, ["POST"]),
             r("/tools", tools, ["GET"]),
