@@ -20,10 +20,9 @@ Wiring (see also :func:`auth_settings`)::
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Callable
 from typing import Any
-
-import hmac
 
 import anyio.to_thread
 from mcp.server.auth.middleware.auth_context import get_access_token
