@@ -29,7 +29,7 @@ from starlette.types import Receive, Scope, Send
 
 from host.limits import SessionLimits
 
-__all__ = ["FairSessionManager", "fair_http_app"]
+__all__ = ["FairSessionManager", "fair_http_app", "open_sessions"]
 
 _log = logging.getLogger(__name__)
 _ANONYMOUS = "<unauthenticated>"
@@ -45,6 +45,10 @@ class FairSessionManager(StreamableHTTPSessionManager):
     """A session manager with ``max_sessions_per_user`` (see module docstring)."""
 
     max_sessions_per_user: int = 32
+
+    def open_sessions(self) -> int:
+        """Open sessions of every user (the ``toolhost_sessions_open`` gauge)."""
+        return len(self._server_instances)
 
     def sessions_of(self, owner: str) -> int:
         """Open sessions of ``owner`` (a user name, or ``<unauthenticated>``)."""
@@ -95,3 +99,10 @@ def fair_http_app(server: Server[Any], *, limits: SessionLimits | None = None, *
     manager.__class__ = FairSessionManager
     manager.max_sessions_per_user = limits.max_per_user
     return app
+
+
+def open_sessions(server: Server[Any] | None) -> int:
+    """Open MCP HTTP sessions of ``server`` once :func:`fair_http_app` served it (else 0): the one place
+    that reads the SDK's session table, next to the per-user limits that use it."""
+    manager = getattr(server, "_session_manager", None)
+    return manager.open_sessions() if isinstance(manager, FairSessionManager) else 0

@@ -82,8 +82,9 @@ class OperatorSurface:
         return sum(1 for status, _h in self.access.pins.states().values() if status in ("held", "changed"))
 
     def _open_sessions(self) -> int:
-        manager = getattr(self.server, "_session_manager", None)
-        return len(getattr(manager, "_server_instances", {}) or {})
+        from servers.fair_sessions import open_sessions  # noqa: PLC0415
+
+        return open_sessions(self.server)
 
     # -- events --------------------------------------------------------------------------------
     def server_status(self, status: Any) -> None:

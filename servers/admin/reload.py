@@ -81,12 +81,12 @@ class ConfigReloader:
             return
         path = Path(self.config_path)
 
-        def stamp() -> tuple[float, int] | None:
+        def stamp() -> tuple[int, int, int] | None:  # an editor's atomic replace changes the inode
             try:
                 st = path.stat()
             except OSError:
                 return None
-            return st.st_mtime, st.st_size
+            return st.st_mtime_ns, st.st_size, st.st_ino
 
         last = stamp()
         while True:
