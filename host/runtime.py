@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from host.tracing import mark_result, span
 from host.access.gate import approval_record
 from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolResult
 from host.config import HostConfig
@@ -218,6 +219,16 @@ class HostRuntime:
         """
         ctx = CallContext(principal=principal, conversation_id=conversation_id or self.conversation_id,
                           progress_callback=progress_callback)
+        record = self.registry.snapshot().get(name)
+        with span("toolhost.call", **{"toolhost.tool": name, "toolhost.server": record.server if record else None,
+                                      "toolhost.user": principal.user, "toolhost.call_id": call_id}) as sp:
+            result = await self._audited_call(name, arguments, ctx, principal, call_id)
+            mark_result(sp, result.status.value)
+            return result
+
+    async def _audited_call(
+        self, name: str, arguments: Any, ctx: CallContext, principal: Principal, call_id: str | None
+    ) -> ToolResult:
         if self.auditor is None:
             return await self._limited_call(name, arguments, ctx, principal, call_id)
         started = time.perf_counter()

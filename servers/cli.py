@@ -240,6 +240,9 @@ def serve(
     from servers.identity import UnknownUser, require_user  # noqa: PLC0415
 
     configure_logging(log_level.value, log_format.value)
+    from host.tracing import configure_from_env  # noqa: PLC0415
+
+    configure_from_env()  # OpenTelemetry spans when OTEL_* ask for them and the `otel` extra is installed
     expose, auth = expose_choice.value, auth_choice.value
     if expose not in ("search", "all"):
         err.print(f"[red]--expose must be 'search' or 'all', got {expose!r}[/red]")

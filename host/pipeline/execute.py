@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 from mcp.types import CallToolResult
 
+from host.tracing import span
 from host.calls import ErrorInfo, ResultStatus, ToolResult
 from host.upstream.executor import ToolExecutor
 from host.pipeline.context import CallContext
@@ -64,10 +65,12 @@ async def execute_one(
     try:
         # The pipeline's own guard (a bare cancel scope: ~2x cheaper than fail_after on asyncio).
         with anyio.CancelScope(deadline=anyio.current_time() + timeout + TIMEOUT_GRACE_SECONDS) as guard:
-            raw = await executor.call_tool(
-                rec.server, rec.original_name, prep.arguments,
-                timeout_seconds=timeout, progress_callback=ctx.progress_callback,
-            )
+            with span("toolhost.upstream", **{"toolhost.server": rec.server, "toolhost.upstream_tool": rec.original_name,
+                                              "rpc.system": "mcp"}):
+                raw = await executor.call_tool(
+                    rec.server, rec.original_name, prep.arguments,
+                    timeout_seconds=timeout, progress_callback=ctx.progress_callback,
+                )
     except PipelineFatal:
         raise
     except Exception as exc:  # each call has its own error boundary

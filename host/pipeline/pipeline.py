@@ -30,6 +30,7 @@ from host.pipeline.execute import execute_batch
 from host.pipeline.format import SpillStore
 from host.pipeline.prepare import ApprovalHook, Prepared, ValidatorCache, prepare_call
 from host.pipeline.results import error_result
+from host.tracing import span
 from registry.policy import AllowAll, Policy
 from registry.store import ToolRegistry
 
@@ -98,11 +99,13 @@ class Pipeline:
                 self._log(ctx, "call", {"call_id": call.call_id, "name": call.name, "index": call.index,
                                         "raw_arguments": call.raw_arguments, "arguments": call.arguments})
             try:
-                out = await prepare_call(
-                    call, snapshot=snapshot, policy=self.policy, principal=ctx.principal,
-                    validators=self._validators, approvals=self.approvals, suggest=self.registry.suggest,
-                    coerce=self.coerce,
-                )
+                with span("toolhost.prepare", **{"toolhost.tool": call.name, "toolhost.call_id": call.call_id}) as sp:
+                    out = await prepare_call(
+                        call, snapshot=snapshot, policy=self.policy, principal=ctx.principal,
+                        validators=self._validators, approvals=self.approvals, suggest=self.registry.suggest,
+                        coerce=self.coerce,
+                    )
+                    _trace_prepared(sp, out)
             except Exception as exc:  # noqa: BLE001 - a failing policy/approval store fails closed, for this call only
                 _logger.exception("toolhost: authorizing call %s failed", call.call_id)
                 out = error_result(
@@ -131,7 +134,11 @@ class Pipeline:
         async def completed(res: ToolResult) -> None:
             await self._completed(ctx, res)
 
-        executed = await execute_batch(preps, self.executor, ctx, spill=self.spill, completed=completed)
+        if preps:
+            with span("toolhost.execute", **{"toolhost.calls": len(preps)}):
+                executed = await execute_batch(preps, self.executor, ctx, spill=self.spill, completed=completed)
+        else:
+            executed = []
         for pos, res in zip(positions, executed, strict=True):
             slots[pos] = res
         results: list[ToolResult] = []
@@ -166,6 +173,19 @@ class Pipeline:
             call = ToolCall(call_id=cid, name=name, raw_arguments=_dumps(args), arguments=args)
         (result,) = await self.run_batch([call], ctx)
         return result
+
+
+def _trace_prepared(sp: Any, out: Prepared | ToolResult) -> None:
+    if sp is None or not sp.is_recording():
+        return
+    if isinstance(out, ToolResult):
+        sp.set_attribute("toolhost.status", out.status.value)
+        sp.set_attribute("toolhost.stage", out.error.where if out.error and out.error.where else "prepare")
+        return
+    sp.set_attribute("toolhost.server", out.record.server)
+    sp.set_attribute("toolhost.decision", out.decision.effect.value)
+    if out.decision.rule:
+        sp.set_attribute("toolhost.rule", out.decision.rule)
 
 
 def _dumps(value: dict[str, Any]) -> str:
