@@ -1,0 +1,235 @@
+"""The configuration's data model: servers (stdio / remote), their ``toolhost`` options, the host
+defaults and the lifecycle policy derived from both. Parsing and loading: :mod:`host.config`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from host.limits.config import RateLimitConfig, SessionLimits
+from registry import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_SECONDS, Risk, ToolOverrides
+from registry.naming import sanitize_prefix
+
+__all__ = [
+    "DEFAULT_CONFIG_PATH",
+    "FailedServer",
+    "HostConfig",
+    "HostDefaults",
+    "LifecyclePolicy",
+    "PACKAGE_RUNNERS",
+    "RemoteServerConfig",
+    "ServerConfig",
+    "ServerOptions",
+    "StdioServerConfig",
+]
+
+DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "servers" / "default_config.json"
+"""The bundled default config (example servers + mcp-server-time)."""
+
+
+class ServerOptions(BaseModel):
+    """The ``toolhost`` block of one server entry.
+
+    Attributes:
+        prefix: namespace prefix of the server's tools, prompts and resources (default: the server
+            name, sanitized). ``""`` serves them under their original names and URIs; a name that
+            then collides with another server's is refused with an error naming both servers.
+        enabled: if set, only these original tool names are registered.
+        disabled: original tool names never registered.
+        risk: per-tool risk override, ``{"tool": "read" | "write" | "destructive"}``.
+        timeout_seconds: per-call budget for every tool of the server (seconds).
+        max_output_chars: model-visible output budget for every tool (characters).
+        always_load: tools declared to the model without a prior ``tool_search``.
+        connect_timeout_seconds: budget for start + handshake + listing (seconds).
+        tools: full per-tool overrides, ``{"tool": {"timeout_seconds": 5, "concurrency_safe": true}}``.
+        first_connect_timeout_seconds, ping_interval_seconds, healthy_after_seconds,
+        backoff_max_seconds, relist_min_interval_seconds: lifecycle settings, see
+        :class:`LifecyclePolicy` (``None``: the top-level default).
+        protocol: ``"auto"`` (probe 2026-07-28 ``server/discover``, fall back to ``initialize``) or
+            ``"legacy"`` (always the 2025-11-25 ``initialize`` handshake, e.g. for servers whose
+            sampling/elicitation/subscriptions only work on handshake-era sessions).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    prefix: str | None = None
+    enabled: list[str] | None = None
+    disabled: list[str] = Field(default_factory=list)
+    risk: dict[str, Risk] = Field(default_factory=dict)
+    timeout_seconds: float | None = Field(default=None, gt=0)
+    max_output_chars: int | None = Field(default=None, gt=0)
+    always_load: list[str] = Field(default_factory=list)
+    connect_timeout_seconds: float | None = Field(default=None, gt=0)
+    tools: dict[str, ToolOverrides] = Field(default_factory=dict)
+    first_connect_timeout_seconds: float | None = Field(default=None, gt=0)
+    ping_interval_seconds: float | None = Field(default=None, ge=0)
+    healthy_after_seconds: float | None = Field(default=None, ge=0)
+    backoff_max_seconds: float | None = Field(default=None, gt=0)
+    relist_min_interval_seconds: float | None = Field(default=None, ge=0)
+    protocol: Literal["auto", "legacy"] = "auto"
+
+    def includes(self, tool: str) -> bool:
+        """Whether the tool named ``tool`` (original name) is registered at all."""
+        if tool in self.disabled:
+            return False
+        return self.enabled is None or tool in self.enabled
+
+    def overrides_for(self, tool: str) -> ToolOverrides:
+        """The merged overrides of one tool: ``tools.<name>`` then ``risk``/``always_load``/budgets."""
+        base = self.tools.get(tool, ToolOverrides())
+        update: dict[str, Any] = {}
+        if base.risk is None and tool in self.risk:
+            update["risk"] = self.risk[tool]
+        if tool in self.always_load:
+            update["always_load"] = True
+        if base.timeout_seconds is None and self.timeout_seconds is not None:
+            update["timeout_seconds"] = self.timeout_seconds
+        if base.max_output_chars is None and self.max_output_chars is not None:
+            update["max_output_chars"] = self.max_output_chars
+        return base.model_copy(update=update) if update else base
+
+
+class _ServerBase(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    name: str = ""
+    toolhost: ServerOptions = Field(default_factory=ServerOptions)
+    disabled: bool = False
+
+    @property
+    def prefix(self) -> str:
+        """The sanitized namespace prefix of this server's tools (``""``: un-namespaced)."""
+        if self.toolhost.prefix == "":
+            return ""
+        return sanitize_prefix(self.toolhost.prefix or self.name)
+
+
+class StdioServerConfig(_ServerBase):
+    """A server started as a child process speaking MCP over stdin/stdout."""
+
+    transport: Literal["stdio"] = "stdio"
+    command: str
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+
+class RemoteServerConfig(_ServerBase):
+    """A server reached over the network: streamable HTTP (default) or legacy SSE."""
+
+    transport: Literal["streamable-http", "sse"] = "streamable-http"
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+ServerConfig = StdioServerConfig | RemoteServerConfig
+
+
+PACKAGE_RUNNERS = frozenset({"npx", "uvx", "pipx", "bunx", "pnpx", "pnpm", "yarn", "docker", "podman"})
+"""Commands that may download/install a package on their first start (``npx -y pkg``)."""
+
+
+@dataclass(frozen=True)
+class LifecyclePolicy:
+    """How one connection is kept alive. Units: seconds.
+
+    Attributes:
+        first_connect_timeout_seconds: budget of the **first** connect attempt when longer than
+            the connect timeout (``None``: same as every attempt). Default: 120 s for stdio
+            commands in :data:`PACKAGE_RUNNERS` (``npx -y`` may install first), else ``None``.
+        ping_interval_seconds: MCP ``ping`` period for HTTP/SSE servers (0 disables).
+        healthy_after_seconds: uptime after which the reconnect backoff resets.
+        backoff_initial_seconds: first reconnect delay.
+        backoff_max_seconds: cap of a reconnect delay.
+        relist_min_interval_seconds: minimum time between two re-lists on ``list_changed``.
+    """
+
+    first_connect_timeout_seconds: float | None = None
+    ping_interval_seconds: float = 30.0
+    healthy_after_seconds: float = 60.0
+    backoff_initial_seconds: float = 1.0
+    backoff_max_seconds: float = 60.0
+    relist_min_interval_seconds: float = 1.0
+
+
+class FailedServer(BaseModel):
+    """A server entry that could not be used as written (only this server fails).
+
+    Attributes:
+        name: the entry's name.
+        transport: ``stdio``, ``streamable-http`` or ``sse`` (best guess from the entry).
+        reason: one line naming the JSON path and the fix.
+    """
+
+    name: str
+    transport: str
+    reason: str
+
+
+class HostDefaults(BaseModel):
+    """The top-level ``toolhost`` block: defaults for every server (lifecycle fields: see
+    :class:`LifecyclePolicy`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timeout_seconds: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0)
+    max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, gt=0)
+    connect_timeout_seconds: float = Field(default=30.0, gt=0)
+    first_connect_timeout_seconds: float = Field(default=120.0, gt=0)
+    ping_interval_seconds: float = Field(default=30.0, ge=0)
+    healthy_after_seconds: float = Field(default=60.0, ge=0)
+    backoff_max_seconds: float = Field(default=60.0, gt=0)
+    relist_min_interval_seconds: float = Field(default=1.0, ge=0)
+    audit_durability: Literal["commit", "interval"] = "commit"
+    """``commit``: a call is answered only after its audit row is committed (no answered call's row
+    is lost even if the process crashes); ``interval``: rows are committed in the background within
+    ``audit_flush_seconds`` (see :mod:`host.access.audit_writer`)."""
+    audit_flush_seconds: float = Field(default=0.05, gt=0, le=60)
+    rate_limits: RateLimitConfig | None = None  # issue 11: per-user / per-tool token buckets
+    sessions: SessionLimits = Field(default_factory=SessionLimits)  # issue 11: fair HTTP sessions
+
+
+class HostConfig(BaseModel):
+    """A parsed, expanded configuration.
+
+    Attributes:
+        servers: enabled servers by name, in file order.
+        defaults: the top-level ``toolhost`` block.
+        source: the file it came from (``None`` for in-memory configs).
+        skipped: names of entries with ``"disabled": true``.
+        failed: entries that could not be used, by name (each fails only itself).
+        warnings: ignored keys, with a suggestion when one looks like a typo (other clients'
+            keys such as ``autoApprove`` are ignored silently).
+    """
+
+    servers: dict[str, ServerConfig] = Field(default_factory=dict)
+    defaults: HostDefaults = Field(default_factory=HostDefaults)
+    source: str | None = None
+    skipped: list[str] = Field(default_factory=list)
+    failed: dict[str, FailedServer] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+
+    def connect_timeout_for(self, server: ServerConfig) -> float:
+        """Connect budget of one server in seconds (its own, else the default)."""
+        return server.toolhost.connect_timeout_seconds or self.defaults.connect_timeout_seconds
+
+    def lifecycle_for(self, server: ServerConfig) -> LifecyclePolicy:
+        """The server's :class:`LifecyclePolicy` (its ``toolhost`` block, else the defaults)."""
+        o, d = server.toolhost, self.defaults
+        first = o.first_connect_timeout_seconds
+        if first is None and isinstance(server, StdioServerConfig):
+            if Path(server.command).name.lower().removesuffix(".cmd") in PACKAGE_RUNNERS:
+                first = d.first_connect_timeout_seconds
+        pick = lambda mine, default: default if mine is None else mine  # noqa: E731
+        return LifecyclePolicy(
+            first_connect_timeout_seconds=first,
+            ping_interval_seconds=pick(o.ping_interval_seconds, d.ping_interval_seconds),
+            healthy_after_seconds=pick(o.healthy_after_seconds, d.healthy_after_seconds),
+            backoff_initial_seconds=min(1.0, pick(o.backoff_max_seconds, d.backoff_max_seconds)),
+            backoff_max_seconds=pick(o.backoff_max_seconds, d.backoff_max_seconds),
+            relist_min_interval_seconds=pick(o.relist_min_interval_seconds, d.relist_min_interval_seconds),
+        )
+
