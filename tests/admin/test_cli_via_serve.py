@@ -126,3 +126,10 @@ def test_the_local_admin_token_never_leaves_loopback(tmp_path) -> None:
     with pytest.raises(ValueError, match="only sent to loopback, not to http://10.1.2.3:8080"):
         RunningServe("http://10.1.2.3:8080", "tha_secret")
     assert RunningServe("http://[::1]:8080", "t").url == "http://[::1]:8080"
+
+
+def test_the_cli_spells_the_approver_role_as_the_store_does() -> None:
+    from host.access import APPROVER_ROLE
+    from servers.admin_review import APPROVER_ROLE as cli_spelling
+
+    assert cli_spelling == APPROVER_ROLE == "approver"
