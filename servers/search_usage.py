@@ -4,19 +4,21 @@ learning from successful calls (usage memory, ``host.store.usage``)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
 
 from host.runtime import HostRuntime
-from host.store.usage import UsageMemory
+from host.store.usage import MAX_PER_TOOL, UsageMemory
 from host.upstream.status import AVAILABLE_STATES
 from registry import Principal, ToolRecord
 from registry.permissions import Effect
 from registry.search import HitContext, SearchTrail
 
-__all__ = ["UsageLearner", "hit_contexts"]
+__all__ = ["RELOAD_SECONDS", "UsageLearner", "hit_contexts"]
 
 log = logging.getLogger("toolhost.search")
 
@@ -38,13 +40,39 @@ def hit_contexts(runtime: HostRuntime, principal: Principal, tools: Sequence[Too
     return out
 
 
-class UsageLearner:
-    """Records (query → tool) after a successful call of a searched tool and refreshes the index's
-    memory. Database work runs in a worker thread; failures are logged, never raised."""
+RELOAD_SECONDS = 60.0
+"""Least time between two full reloads of the usage memory from the database (seconds).
 
-    def __init__(self, runtime: HostRuntime, memory: UsageMemory) -> None:
+A learned call updates only its tool's memory in the index (:meth:`SearchIndex.remember`); the
+whole memory (decay, definition changes, pairs learned by other replicas) is reloaded when a
+learned call comes this long after the last reload."""
+
+
+class UsageLearner:
+    """Records (query → tool) after a successful call of a searched tool and keeps the index's
+    memory current. Database work runs in a worker thread; failures are logged, never raised.
+
+    Each learned call writes one row and updates that tool's memory in the index; the full
+    reload happens at most once per ``reload_seconds`` (``clock`` is monotonic seconds).
+    """
+
+    def __init__(
+        self,
+        runtime: HostRuntime,
+        memory: UsageMemory,
+        *,
+        reload_seconds: float = RELOAD_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.runtime = runtime
         self.memory = memory
+        self.reload_seconds = reload_seconds
+        self.reloads = 0
+        """Full reloads so far (the first happens here)."""
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._loaded: dict[str, tuple[str, list[str]]] = {}
+        self._loaded_at = 0.0
         self.refresh()
 
     @classmethod
@@ -60,21 +88,38 @@ class UsageLearner:
             return None
 
     def refresh(self) -> None:
-        """Load the memory into the index (dropping pairs of tools whose definition changed)."""
+        """Reload the whole memory into the index (dropping pairs of tools whose definition
+        changed and pairs decayed away)."""
         current = {t.qualified_name: t.definition_hash for t in self.runtime.registry.tools()}
-        self.runtime.search_index.set_memory(self.memory.load(current))
+        with self._lock:
+            loaded = self.memory.load(current)
+            self.runtime.search_index.set_memory(loaded)
+            self._loaded = loaded
+            self._loaded_at = self._clock()
+            self.reloads += 1
+
+    def _learn(self, query: str, tool: str, definition_hash: str) -> None:
+        text = self.memory.record(query, tool, definition_hash)
+        if text is None:
+            return
+        if self._clock() - self._loaded_at >= self.reload_seconds:
+            self.refresh()
+            return
+        with self._lock:
+            h, queries = self._loaded.get(tool, (definition_hash, []))
+            if h != definition_hash:
+                queries = []
+            # Newest first, once (the database ranks by decayed use; the next reload restores that order).
+            queries = [text, *(q for q in queries if q.lower() != text.lower())][:MAX_PER_TOOL]
+            self._loaded[tool] = (definition_hash, queries)
+            self.runtime.search_index.remember(tool, definition_hash, queries)
 
     async def learned(self, trail: SearchTrail, tool_name: str) -> None:
         query = trail.query_for(tool_name)
         tool = self.runtime.registry.snapshot().get(tool_name)
         if query is None or tool is None:
             return
-
-        def work() -> None:
-            if self.memory.record(query, tool.qualified_name, tool.definition_hash):
-                self.refresh()
-
         try:
-            await anyio.to_thread.run_sync(work)
+            await anyio.to_thread.run_sync(self._learn, query, tool.qualified_name, tool.definition_hash)
         except Exception:  # noqa: BLE001 - a failed memory write never fails the call
             log.exception("tool_search: could not remember a successful call")

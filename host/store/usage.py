@@ -76,12 +76,13 @@ class UsageMemory:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def record(self, query: str, tool: str, definition_hash: str, *, now: float | None = None) -> bool:
-        """Remember that ``query`` led to a successful call of ``tool``. Returns ``False`` when
-        the query has nothing left to remember after redaction."""
+    def record(self, query: str, tool: str, definition_hash: str, *, now: float | None = None) -> str | None:
+        """Remember that ``query`` led to a successful call of ``tool``. Returns the text stored
+        (redacted, whitespace collapsed, at most 200 characters), or ``None`` when the query has
+        nothing left to remember after redaction."""
         text = _normalise(query)
         if text is None:
-            return False
+            return None
         now = time.time() if now is None else now
         key = hashlib.sha256(text.lower().encode()).hexdigest()
         with self.store.write() as conn:
@@ -102,7 +103,7 @@ class UsageMemory:
                     update(t).where(t.c.id == row.id).values(weight=weight, last_used=now, definition_hash=definition_hash)
                 )
             self._bound(conn, tool, now)
-        return True
+        return text
 
     def _bound(self, conn, tool: str, now: float) -> None:  # noqa: ANN001 - a SQLAlchemy Connection
         rows = conn.execute(select(t.c.id, t.c.weight, t.c.last_used).where(t.c.tool == tool)).all()

@@ -257,6 +257,27 @@ class SearchIndex:
             self._memory_corpus = corpus
             self._memory_map = None
 
+    def remember(self, name: str, definition_hash: str, queries: Sequence[str]) -> None:
+        """Replace one tool's remembered queries (an empty ``queries`` forgets the tool).
+
+        Same meaning as that tool's entry in :meth:`set_memory`, but costs O(that tool's
+        queries) instead of rebuilding the whole memory: the usage learner calls it after each
+        learned call (``servers.search_usage``) and reloads everything only now and then.
+        """
+        qs = tuple(queries)[:_MAX_MEMORY_QUERIES]
+        with self._write_lock:
+            remove = [name] if name in self._memory_corpus.slot_of else []
+            add = [(name, self.tokenizer(" \n".join(qs)))] if qs else []
+            corpus = self._memory_corpus.update(remove=remove, add=add)
+            memory = dict(self._memory)
+            if qs:
+                memory[name] = (definition_hash, qs)
+            else:
+                memory.pop(name, None)
+            self._memory = memory
+            self._memory_corpus = corpus
+            self._memory_map = None
+
     def _memory_slots(self, st: _State) -> tuple[Corpus, np.ndarray]:
         """The memory corpus and, per memory slot, the index slot of its tool (-1: the tool is
         gone or its definition changed)."""
