@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from host.search import UseEmbedder, VectorCache, fill_vectors
+from host.search import UseEmbedder, VectorCache, fill_memory_vectors, fill_vectors
 from registry.search import FusionParams, SearchIndex
 from registry.tool import ToolRecord
 
@@ -96,4 +96,7 @@ def usage_memory(
     snap = {rec.qualified_name: rec for rec in (index._state.by_name.values())}
     memory = {n: (snap[n].definition_hash, qs[-per_tool:]) for n, qs in mem.items() if n in snap}
     index.set_memory(memory)
+    if index.embedder is not None:
+        emb = index.embedder
+        fill_memory_vectors(index, emb, VectorCache(DEFAULT_CACHE, emb.model_id, emb.dim))
     return sum(len(v[1]) for v in memory.values())

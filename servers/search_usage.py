@@ -97,6 +97,13 @@ class UsageLearner:
             self._loaded = loaded
             self._loaded_at = self._clock()
             self.reloads += 1
+        self._embed_new()
+
+    def _embed_new(self) -> None:
+        """Have the vector worker embed newly remembered queries (the memory's dense half)."""
+        worker = getattr(self.runtime, "vector_worker", None)
+        if worker is not None:
+            worker.notify()
 
     def _learn(self, query: str, tool: str, definition_hash: str) -> None:
         text = self.memory.record(query, tool, definition_hash)
@@ -113,6 +120,7 @@ class UsageLearner:
             queries = [text, *(q for q in queries if q.lower() != text.lower())][:MAX_PER_TOOL]
             self._loaded[tool] = (definition_hash, queries)
             self.runtime.search_index.remember(tool, definition_hash, queries)
+        self._embed_new()
 
     async def learned(self, trail: SearchTrail, tool_name: str) -> None:
         query = trail.query_for(tool_name)

@@ -8,10 +8,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from host.search.vector_cache import VectorCache
 from registry.search import Embedder, SearchIndex, text_key
 
-__all__ = ["FillStats", "fill_vectors"]
+__all__ = ["FillStats", "fill_memory_vectors", "fill_vectors", "query_text_key"]
 
 BATCH = 128
 """Tools embedded per batch; each batch is published to the index as soon as it is done."""
@@ -49,4 +51,43 @@ def fill_vectors(index: SearchIndex, embedder: Embedder, cache: VectorCache | No
         if cache is not None:
             cache.put_many((k, vecs[i]) for i, (_m, k) in enumerate(chunk))
         stats.embedded += index.set_vectors((m[0], m[1], vecs[i]) for i, (m, _k) in enumerate(chunk))
+    return stats
+
+
+def query_text_key(text: str, model_id: str) -> bytes:
+    """Cache key of a remembered query's vector (kept apart from tool texts: some models
+    embed queries and documents differently)."""
+    return text_key("query:" + text, model_id)
+
+
+def embed_queries(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Query vectors: ``embedder.embed_query`` per text when the model has one, else ``embed``."""
+    one = getattr(embedder, "embed_query", None)
+    if one is None:
+        return embedder.embed(texts)
+    return np.stack([np.asarray(one(t), dtype=np.float32) for t in texts]) if texts else np.zeros((0, embedder.dim), np.float32)
+
+
+def fill_memory_vectors(index: SearchIndex, embedder: Embedder, cache: VectorCache | None, batch: int = BATCH) -> FillStats:
+    """Vectors for the remembered queries of ``index``'s usage memory that lack one (from the
+    cache, else embedded as queries)."""
+    stats = FillStats()
+    texts = index.missing_memory_vectors()
+    if not texts:
+        return stats
+    keys = [query_text_key(t, embedder.model_id) for t in texts]
+    todo = list(zip(texts, keys))
+    if cache is not None:
+        found = cache.get_many(keys)
+        if found:
+            stats.cached = index.set_memory_vectors((t, found[k]) for t, k in todo if k in found)
+            todo = [(t, k) for t, k in todo if k not in found]
+    for start in range(0, len(todo), batch):
+        chunk = todo[start : start + batch]
+        t0 = time.perf_counter()
+        vecs = embed_queries(embedder, [t for t, _k in chunk])
+        stats.embed_seconds += time.perf_counter() - t0
+        if cache is not None:
+            cache.put_many((k, vecs[i]) for i, (_t, k) in enumerate(chunk))
+        stats.embedded += index.set_memory_vectors((t, vecs[i]) for i, (t, _k) in enumerate(chunk))
     return stats

@@ -1,7 +1,7 @@
 """Embeds new and changed tools off the request path.
 
-A daemon thread wakes when the registry changes (``notify()``), takes the index's tools without a
-vector (:meth:`registry.search.SearchIndex.missing_vectors`), serves them from the on-disk cache
+A daemon thread wakes when the registry or the usage memory changes (``notify()``), takes the
+index's tools (and remembered queries) without a vector (:meth:`registry.search.SearchIndex.missing_vectors`), serves them from the on-disk cache
 or embeds them in batches, and publishes each batch to the index. Searches never wait for it: a
 tool without a vector is ranked lexically until its batch lands.
 """
@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 
-from host.search.fill import FillStats, fill_vectors
+from host.search.fill import FillStats, fill_memory_vectors, fill_vectors
 from host.search.vector_cache import VectorCache
 from registry.search import Embedder, SearchIndex, embedding_text, text_key
 
@@ -73,6 +73,10 @@ class VectorWorker:
             try:
                 t0 = time.perf_counter()
                 st = fill_vectors(self.index, self.embedder, self.cache)
+                mem = fill_memory_vectors(self.index, self.embedder, self.cache)
+                st.cached += mem.cached
+                st.embedded += mem.embedded
+                st.embed_seconds += mem.embed_seconds
                 self.totals.cached += st.cached
                 self.totals.embedded += st.embedded
                 self.totals.embed_seconds += st.embed_seconds

@@ -52,6 +52,7 @@ from registry.search.bm25 import BM25Params, Corpus
 from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, VectorBuffer, embedding_text, fuse
 from registry.search.document import FieldWeights, document_tokens, schema_texts
 from registry.search.expand import DEFAULT_EXPANSION, QueryExpansion
+from registry.search.memory import MemoryIndex
 from registry.safe_regex import RegexSyntaxError, RegexTooComplex, compile_pattern
 from registry.search.tokenize import tokenize
 from registry.store import ToolRegistry
@@ -76,8 +77,8 @@ REGEX_MAX_UNROLLED = 10_000
 
 _REGEX_TEXT_CHARS = 4000
 _QUERY_VECTOR_CACHE = 256
-_MAX_MEMORY_QUERIES = 32
-"""Remembered queries used per tool (the most weighted first)."""
+DEFAULT_MEMORY_DENSE = 1.0
+"""Factor on the remembered-query cosine (``bench/search_memory_tune.py``, dev only)."""
 NEAR_EQUAL = 0.02
 """Hits whose scores are within this share of the top score's of each other count as near-equal:
 among them the least risky ranks first."""
@@ -175,6 +176,8 @@ class SearchIndex:
         abstain: the "no tool fits" thresholds.
         memory_weight: weight of the usage-memory score (BM25 over each tool's remembered
             queries, :meth:`set_memory`) added to the tool's BM25 score; 0 ignores memory.
+        memory_dense: factor on a tool's best cosine to its remembered queries (which then
+            replaces the tool's own cosine when higher); 0 ignores remembered-query vectors.
     """
 
     def __init__(
@@ -188,15 +191,15 @@ class SearchIndex:
         fusion: FusionParams = DEFAULT_FUSION,
         abstain: Abstain = DEFAULT_ABSTAIN,
         memory_weight: float = 0.3,
+        memory_dense: float = DEFAULT_MEMORY_DENSE,
     ) -> None:
         self.params = params
         self.embedder = embedder
         self.fusion = fusion
         self.abstain = abstain
         self.memory_weight = memory_weight
-        self._memory: dict[str, tuple[str, tuple[str, ...]]] = {}
-        self._memory_corpus = Corpus(params)
-        self._memory_map: tuple[int, Corpus, np.ndarray] | None = None  # (generation, corpus, memory slot -> slot)
+        self.memory_dense = memory_dense
+        self._mem = MemoryIndex(params, tokenizer)
         self._qvec_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.query_cache_size = _QUERY_VECTOR_CACHE
         """Query vectors kept (LRU): agents repeat searches."""
@@ -240,22 +243,11 @@ class SearchIndex:
         """The tokens indexed for ``record``."""
         return document_tokens(record, self.weights, self.tokenizer)
 
-    # -- usage memory ---------------------------------------------------------------------
+    # -- usage memory (registry.search.memory) --------------------------------------------
     def set_memory(self, memory: Mapping[str, tuple[str, Sequence[str]]]) -> None:
-        """Replace the usage memory: ``{qualified name: (definition hash, remembered queries)}``.
-
-        The remembered queries of a tool form a separate BM25 document (its own corpus, so words
-        every remembered query shares, like "I'm looking for", weigh little); at search time its
-        score, times ``memory_weight``, is added to the tool's BM25 score. A tool's memory counts
-        only while its definition hash matches. At most 32 queries per tool are used. Like the
-        main index, the memory's statistics are computed over the caller's visible tools only.
-        """
-        new = {name: (h, tuple(qs)[:_MAX_MEMORY_QUERIES]) for name, (h, qs) in memory.items() if qs}
-        corpus = Corpus.build(self.params, [(n, self.tokenizer(" \n".join(qs))) for n, (_h, qs) in new.items()])
-        with self._write_lock:
-            self._memory = new
-            self._memory_corpus = corpus
-            self._memory_map = None
+        """Replace the usage memory: ``{qualified name: (definition hash, remembered queries)}``
+        (at most 32 queries per tool, the first given; see :mod:`registry.search.memory`)."""
+        self._mem.set(memory)
 
     def remember(self, name: str, definition_hash: str, queries: Sequence[str]) -> None:
         """Replace one tool's remembered queries (an empty ``queries`` forgets the tool).
@@ -264,55 +256,20 @@ class SearchIndex:
         queries) instead of rebuilding the whole memory: the usage learner calls it after each
         learned call (``servers.search_usage``) and reloads everything only now and then.
         """
-        qs = tuple(queries)[:_MAX_MEMORY_QUERIES]
-        with self._write_lock:
-            remove = [name] if name in self._memory_corpus.slot_of else []
-            add = [(name, self.tokenizer(" \n".join(qs)))] if qs else []
-            corpus = self._memory_corpus.update(remove=remove, add=add)
-            memory = dict(self._memory)
-            if qs:
-                memory[name] = (definition_hash, qs)
-            else:
-                memory.pop(name, None)
-            self._memory = memory
-            self._memory_corpus = corpus
-            self._memory_map = None
-
-    def _memory_slots(self, st: _State) -> tuple[Corpus, np.ndarray]:
-        """The memory corpus and, per memory slot, the index slot of its tool (-1: the tool is
-        gone or its definition changed)."""
-        cached = self._memory_map
-        corpus = self._memory_corpus
-        if cached is not None and cached[0] == st.generation and cached[1] is corpus:
-            return corpus, cached[2]
-        to_slot = np.full(corpus.capacity, -1, dtype=np.int64)
-        for mslot, name in enumerate(corpus.keys):
-            rec = st.by_name.get(name) if name is not None else None
-            mem = self._memory.get(name) if name is not None else None
-            if rec is not None and mem is not None and mem[0] == rec.definition_hash:
-                to_slot[mslot] = st.corpus.slot_of[name]
-        self._memory_map = (st.generation, corpus, to_slot)
-        return corpus, to_slot
-
-    def _memory_scores(
-        self, st: _State, tokens: list[str], mask: np.ndarray | None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """``(index slots, memory BM25 scores)`` of visible tools whose memory matches ``tokens``."""
-        corpus, to_slot = self._memory_slots(st)
-        if not corpus.n_docs or self.memory_weight <= 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        mmask = to_slot >= 0
-        if mask is not None:
-            mmask &= mask[np.clip(to_slot, 0, None)]
-        stats = corpus.stats(mmask if not mmask.all() else None)
-        mslots, mscores = corpus.score(tokens, stats)
-        if not len(mslots):
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        return to_slot[mslots], mscores * self.memory_weight
+        self._mem.remember(name, definition_hash, queries)
 
     def memory(self) -> dict[str, tuple[str, tuple[str, ...]]]:
         """The current usage memory (as given to :meth:`set_memory`)."""
-        return dict(self._memory)
+        return self._mem.entries()
+
+    def missing_memory_vectors(self) -> list[str]:
+        """Remembered query texts without a vector (empty without an embedder)."""
+        return self._mem.missing_vectors() if self.embedder is not None else []
+
+    def set_memory_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> int:
+        """Vectors of remembered queries: ``(query text, unit vector)`` embedded as a query by
+        this index's embedder. Returns how many were set (texts not remembered are ignored)."""
+        return self._mem.set_vectors(items)
 
     # -- vectors --------------------------------------------------------------------------
     def missing_vectors(self) -> list[tuple[str, str, str]]:
@@ -515,11 +472,13 @@ class SearchIndex:
             # Only related tokens some *visible* tool has, so hidden tools change nothing.
             tokens, weights = self.expansion.expand(tokens, lambda t: st.corpus.df(t, stats) > 0)
         slots, scores = st.corpus.score(tokens, stats, weights)
-        if self._memory:
+        if self._mem and self.memory_weight > 0:
             # Usage memory: the BM25 score of the tool's remembered queries adds to its own.
-            mem_slots, mem_scores = self._memory_scores(st, self.tokenizer(text), mask)
+            mem_slots, mem_scores = self._mem.lexical_scores(
+                st.generation, st.by_name, st.corpus.slot_of, self.tokenizer(text), mask
+            )
             if len(mem_slots):
-                slots, scores = _add_scores(slots, scores, mem_slots, mem_scores)
+                slots, scores = _add_scores(slots, scores, mem_slots, mem_scores * self.memory_weight)
         filtered = servers is not None or max_risk is not None
         if len(slots) and filtered:
             sel = keep.array_mask(st, slots)
@@ -539,6 +498,12 @@ class SearchIndex:
             if len(dense_slots):
                 qv = self._query_vector(text)
                 dense_all = st.vectors.matrix[:cap] @ qv
+                if self._mem and self.memory_dense > 0:
+                    # A remembered query close to this one lifts its tool's dense score.
+                    m_slots, m_sims = self._mem.dense_scores(st.generation, st.by_name, st.corpus.slot_of, qv)
+                    if len(m_slots):
+                        dense_all = dense_all.copy()
+                        dense_all[m_slots] = np.maximum(dense_all[m_slots], self.memory_dense * m_sims)
                 cand_scores = dense_all[dense_slots]
                 dense_top = float(cand_scores.max())
                 spread = float(cand_scores.std())
@@ -562,7 +527,11 @@ class SearchIndex:
                 self._qvec_cache.move_to_end(text)
                 return vec
         assert self.embedder is not None
-        vec = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
+        embed_query = getattr(self.embedder, "embed_query", None)
+        if embed_query is not None:  # models with distinct query / document encodings (e5)
+            vec = np.asarray(embed_query(text), dtype=np.float32)
+        else:
+            vec = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
         with self._cache_lock:
             self._qvec_cache[text] = vec
             while len(self._qvec_cache) > self.query_cache_size:

@@ -20,6 +20,11 @@ def _vectors(index: SearchIndex) -> None:
     index.set_vectors((n, h, vecs[i]) for i, (n, h, _t) in enumerate(missing))
 
 
+def _memory_vectors(index: SearchIndex) -> int:
+    texts = index.missing_memory_vectors()
+    return index.set_memory_vectors(zip(texts, index.embedder.embed(texts)))
+
+
 def _index(**kw) -> SearchIndex:
     index = SearchIndex(embedder=FakeEmbedder(), **kw)
     index.replace_servers(catalog())
@@ -62,6 +67,7 @@ def test_hidden_tools_never_change_what_a_caller_sees():
     _vectors(full)
     full.set_memory({"orders__refund_payment": (full._state.by_name["orders__refund_payment"].definition_hash,
                                                 ["money back for my order", "取消订单 退款"])})
+    assert _memory_vectors(full) == 2
     visible_only = SearchIndex(embedder=FakeEmbedder())
     cat = catalog()
     cat["orders"] = [r for r in cat["orders"] if r.original_name != "refund_payment"]
@@ -140,6 +146,29 @@ def test_usage_memory_finds_a_tool_by_a_remembered_query_and_drops_it_on_change(
     # A changed definition ignores the old memory.
     index.set_memory({"git__git_commit": ("another-hash", ["jot down my progress"])})
     assert index.search("jot down my progress", limit=1).hits == []
+
+
+def test_a_remembered_query_lifts_its_tool_through_the_dense_half():
+    """"correo" (Spanish: mail) shares no word with any tool or remembered query; only the
+    vector of the remembered "email me the receipt" ties it to refund_payment."""
+    index = _index()
+    _vectors(index)
+    h = index._state.by_name["orders__refund_payment"].definition_hash
+    index.set_memory({"orders__refund_payment": (h, ["email me the receipt"])})
+    assert index.missing_memory_vectors() == ["email me the receipt"]
+    index.memory_dense = 0.0
+    assert "orders__refund_payment" not in [x.tool.qualified_name for x in index.search("correo", limit=3).hits]
+    index.memory_dense = 1.0
+    assert _memory_vectors(index) == 1
+    assert index.missing_memory_vectors() == []
+    res = index.search("correo", limit=3)
+    assert res.hits[0].tool.qualified_name == "orders__refund_payment"
+    assert res.dense_top == pytest.approx(float(index.embedder.embed(["correo"])[0] @ index.embedder.embed(["email me the receipt"])[0]))
+    index.memory_dense = 0.0
+    assert "orders__refund_payment" not in [x.tool.qualified_name for x in index.search("correo", limit=3).hits]
+    # A changed definition drops the memory's vectors with it; a forgotten tool its queries.
+    index.remember("orders__refund_payment", h, [])
+    assert index.memory() == {} and index.missing_memory_vectors() == []
 
 
 def test_embedding_text_is_name_title_description_and_params():
