@@ -17,6 +17,7 @@ less sensitive to other processes than wall time.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -42,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     qs = [t for _q, t in load_queries(e / "toollens/normalized/queries_test.jsonl")]
     qs = qs[:: max(1, len(qs) // args.queries)][: args.queries]
+    print(f"load average at start: {' / '.join(f'{x:.2f}' for x in os.getloadavg())} (1 / 5 / 15 min, {os.cpu_count()} cores)")
     print("| tools | lexical p50 / p95 ms | hybrid p50 / p95 ms | hybrid / lexical p50 | lexical / hybrid CPU p50 ms "
           "| hybrid, query vector cached, p50 ms | vectors MiB | vectors load s |")
     print("|---|---|---|---|---|---|---|---|")
@@ -83,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{hp / lp:.1f}x | {percentile(lex_cpu, 50):.3f} / {percentile(hyb_cpu, 50):.3f} | "
               f"{percentile(cached, 50):.3f} | {mib:.1f} | "
               f"{info['vectors_s']:.2f} |", flush=True)
+    print(f"load average at end: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 
