@@ -46,7 +46,7 @@ class MemoryIndex:
         self._vectors: dict[str, np.ndarray] = {}  # remembered query text -> unit vector
         self._revision = 0
         self._map: tuple[int, int, np.ndarray] | None = None  # (generation, revision, memory slot -> slot)
-        self._dense: tuple[int, int, np.ndarray, np.ndarray] | None = None  # (generation, revision, rows, slots)
+        self._dense: tuple[int, int, np.ndarray, np.ndarray, np.ndarray] | None = None  # (generation, revision, rows, tool slots, row starts)
 
     def __bool__(self) -> bool:
         return bool(self._entries)
@@ -164,14 +164,14 @@ class MemoryIndex:
                     if v is not None:
                         rows.append(v)
                         slots.append(slot_of[name])
-            matrix = np.asarray(rows, dtype=np.float32).reshape(len(rows), len(query))
-            cached = (generation, rev, matrix, np.asarray(slots, dtype=np.int64))
+            # Rows grouped by tool slot, so the per-tool maximum is one ``maximum.reduceat``.
+            order = np.argsort(np.asarray(slots, dtype=np.int64), kind="stable")
+            matrix = np.asarray(rows, dtype=np.float32).reshape(len(rows), len(query))[order]
+            sorted_slots = np.asarray(slots, dtype=np.int64)[order]
+            uniq, starts = np.unique(sorted_slots, return_index=True)
+            cached = (generation, rev, matrix, uniq, starts)
             self._dense = cached
-        matrix, slots = cached[2], cached[3]
-        if not len(slots):
+        matrix, uniq, starts = cached[2], cached[3], cached[4]
+        if not len(uniq):
             return _EMPTY
-        sims = matrix @ query
-        uniq, inv = np.unique(slots, return_inverse=True)
-        best = np.full(len(uniq), -np.inf)
-        np.maximum.at(best, inv, sims)
-        return uniq, best
+        return uniq, np.maximum.reduceat(matrix @ query, starts).astype(np.float64)

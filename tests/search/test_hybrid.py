@@ -191,3 +191,24 @@ def test_vector_buffer_copies_rows_a_published_state_may_still_read():
     assert buf.matrix[0].tolist() == [1.0, 0.0] and new.matrix[0].tolist() == [0.0, 1.0]
     grown = new.writable_for(np.array([9]), 10, live_after)
     assert len(grown.matrix) >= 10 and grown.matrix[0].tolist() == [0.0, 1.0]
+
+
+def test_memory_dense_scores_are_each_tools_best_cosine_to_its_remembered_queries():
+    index = _index()
+    st = index._state
+    h = {n: st.by_name[n].definition_hash for n in ("orders__get_order", "git__git_log", "weather__air_quality")}
+    index.set_memory({
+        "git__git_log": (h["git__git_log"], ["show history", "订单 list", "weather log"]),
+        "orders__get_order": (h["orders__get_order"], ["where is my pedido"]),
+        "weather__air_quality": ("stale-hash", ["smog"]),
+    })
+    emb = index.embedder
+    assert _memory_vectors(index) == 5
+    q = emb.embed(["order status"])[0]
+    slots, best = index._mem.dense_scores(st.generation, st.by_name, st.corpus.slot_of, q)
+    got = {st.records[s].qualified_name: round(float(b), 6) for s, b in zip(slots, best)}
+    cos = {t: float(emb.embed([t])[0] @ q) for t in ("show history", "订单 list", "weather log", "where is my pedido")}
+    assert got == {
+        "git__git_log": round(max(cos["show history"], cos["订单 list"], cos["weather log"]), 6),
+        "orders__get_order": round(cos["where is my pedido"], 6),
+    }
