@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from registry.search.index import SearchResult
+from registry.search.result import SearchResult
 from registry.store import RegistrySnapshot
 from registry.tool import ToolRecord
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from registry.search.index import SearchHit, SearchResult
+from registry.search.result import SearchHit, SearchResult
 from registry.tool import ToolRecord
 
 __all__ = ["HitContext", "format_result", "hit_line", "one_line", "param_summary", "tool_definition"]

@@ -8,7 +8,7 @@ hostile pattern with an ``invalid_arguments`` error instead of compiling it. Pur
 from __future__ import annotations
 
 from registry.safe_regex import RegexTooComplex, check_pattern
-from registry.search.index import MAX_REGEX_CHARS, REGEX_MAX_REPEAT, REGEX_MAX_UNROLLED
+from registry.search.exact import MAX_REGEX_CHARS, REGEX_MAX_REPEAT, REGEX_MAX_UNROLLED
 
 __all__ = ["search_pattern_problem"]
 

@@ -34,6 +34,11 @@ hidden tools (bug case BR-26). The cost is one predicate call per tool per searc
 a search back to 0.16 ms at 10k and 0.57 ms at 100k tools. BM25Plus was chosen over BM25Okapi partly for this: Okapi's IDF floor depends
 on the document frequency of *every* token in the visible corpus, Plus needs only the query's.
 
+Split by job: this module keeps the index state, its updates and the free-text search;
+``registry.search.exact`` runs ``select:`` / ``regex:``, ``registry.search.ranking`` filters and
+orders hits, ``registry.search.result`` defines what comes back, ``registry.search.memory`` scores
+the usage memory and ``registry.search.dense`` fuses BM25 with the dense ranking.
+
 Concurrency: every update builds a new immutable state next to the old one and publishes it
 with one assignment; a search reads the state once. Readers (any thread) therefore see the old
 or the new index, never a half-built one. Writers are serialized by a lock.
@@ -41,21 +46,21 @@ or the new index, never a half-built one. Writers are serialized by a lock.
 
 from __future__ import annotations
 
-import math
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from registry.search.bm25 import BM25Params, Corpus
 from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, VectorBuffer, embedding_text, fuse
-from registry.search.document import FieldWeights, document_tokens, schema_texts
+from registry.search.document import FieldWeights, document_tokens
+from registry.search.exact import MAX_REGEX_CHARS, regex_tools, select_tools
 from registry.search.expand import DEFAULT_EXPANSION, QueryExpansion
 from registry.search.memory import MemoryIndex
-from registry.safe_regex import RegexSyntaxError, RegexTooComplex, compile_pattern
+from registry.search.ranking import ToolFilter, add_scores, bm25_confidence, top_hits
+from registry.search.result import DEFAULT_ABSTAIN, WEAK_MESSAGE, Abstain, SearchHit, SearchResult
 from registry.search.tokenize import tokenize
 from registry.store import ToolRegistry
 from registry.tool import Risk, ToolRecord
@@ -65,89 +70,15 @@ __all__ = ["DEFAULT_ABSTAIN", "DEFAULT_PARAMS", "MAX_REGEX_CHARS", "Abstain", "S
 DEFAULT_PARAMS = BM25Params(model="plus", k1=1.2, b=0.75, delta=1.0)
 """Chosen on dev data (``bench/search_tune.py``); k1 and b barely matter there (±0.3 R@5)."""
 
-MAX_REGEX_CHARS = 200
-"""Longest accepted ``regex:`` pattern (characters), as Anthropic's regex tool search."""
-
-REGEX_BUDGET_SECONDS = 0.25
-"""Time one ``regex:`` search may spend matching, over all tools (seconds)."""
-
-REGEX_MAX_REPEAT = 1000
-"""Largest counted repetition bound in a ``regex:`` pattern (compile memory, :mod:`registry.safe_regex`)."""
-
-REGEX_MAX_UNROLLED = 10_000
-"""Largest unrolled size of a ``regex:`` pattern (about 3 MB compiled, :func:`registry.safe_regex.check_pattern`)."""
-
-_REGEX_TEXT_CHARS = 4000
 _QUERY_VECTOR_CACHE = 256
 DEFAULT_MEMORY_DENSE = 1.0
 """Factor on the remembered-query cosine. Dev grid (``bench/search_memory_tune.py``, ToolLens
 train, R@5 cross-template / shared-template): hybrid without memory 34.12 / 35.64; lexical memory
 at 0.3 (the old default) 34.18 / 49.19; dense memory at 1.0 without lexical memory 36.02 / 61.33;
 both (0.3, 0.8) 33.85 / 63.55."""
-NEAR_EQUAL = 0.02
-"""Hits whose scores are within this share of the top score's of each other count as near-equal:
-among them the least risky ranks first."""
 
-
-@dataclass(frozen=True)
-class Abstain:
-    """When a free-text search says "no tool fits" (:attr:`SearchResult.weak`).
-
-    Weak when the best BM25 confidence (top score over the query's best possible score, 0..1) is
-    below ``bm25_min`` and, when the dense part ran, the best dense cosine is below ``dense_min``
-    and stands out from the caller's other tools by fewer than ``z_min`` standard deviations.
-    """
-
-    dense_min: float = 0.35
-    bm25_min: float = 0.15
-    z_min: float = 4.0
-
-    def weak(self, bm25_confidence: float, dense_top: float | None, dense_z: float | None) -> bool:
-        """Whether these signals of a search's best hit mean "no tool fits"."""
-        if bm25_confidence >= self.bm25_min:
-            return False
-        if dense_top is None or dense_z is None:
-            return True
-        return dense_top < self.dense_min and dense_z < self.z_min
-
-
-DEFAULT_ABSTAIN = Abstain()
 _MASK_CACHE_SIZE = 32
 _SERVER_HINTS = 10
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """One ranked hit: the tool's full record and its score (higher is better)."""
-
-    tool: ToolRecord
-    score: float
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """What :meth:`SearchIndex.search` returns.
-
-    Attributes:
-        hits: best first, at most ``limit``.
-        mode: ``"bm25"``, ``"select"``, ``"regex"`` or ``"empty"`` (nothing searchable in the query).
-        message: guidance for the model when there are no hits (or some ``select:`` names were
-            not found); ``None`` otherwise.
-        not_found: ``select:`` names that match no visible tool (unknown and hidden alike).
-        weak: free text only: nothing scored well enough ("no tool fits"); the hits are the best
-            few anyway (see :class:`Abstain`).
-        dense_top: best dense cosine among the caller's tools (``None``: no dense part ran).
-        bm25_confidence: best BM25 score over the query's best possible score (0..1).
-    """
-
-    hits: list[SearchHit]
-    mode: str
-    message: str | None = None
-    not_found: list[str] = field(default_factory=list)
-    weak: bool = False
-    dense_top: float | None = None
-    dense_z: float | None = None
-    bm25_confidence: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -466,12 +397,12 @@ class SearchIndex:
             raise ValueError(f"limit must be at least 1, got {limit}")
         st = self._state
         text = (query or "").strip()
-        keep = _Filter(servers, max_risk)
+        keep = ToolFilter(servers, max_risk)
         low = text.lower()
         if low.startswith("select:"):
-            return self._select(st, text[len("select:") :], visible, keep, limit)
+            return select_tools(st.by_name, text[len("select:") :], visible, keep, limit)
         if low.startswith("regex:"):
-            return self._regex(st, text[len("regex:") :].strip(), visible, keep, limit)
+            return regex_tools(st.by_name, text[len("regex:") :].strip(), visible, keep, limit)
         tokens = self.tokenizer(text)
         if not tokens:
             return SearchResult([], "empty", self._help(st, visible, empty=True))
@@ -490,12 +421,12 @@ class SearchIndex:
                 st.generation, st.by_name, st.corpus.slot_of, self.tokenizer(text), mask
             )
             if len(mem_slots):
-                slots, scores = _add_scores(slots, scores, mem_slots, mem_scores * mem_weight)
+                slots, scores = add_scores(slots, scores, mem_slots, mem_scores * mem_weight)
         filtered = servers is not None or max_risk is not None
         if len(slots) and filtered:
             sel = keep.array_mask(st, slots)
             slots, scores = slots[sel], scores[sel]
-        bm_conf = _bm25_confidence(self.params, scores, weights, len(tokens), stats.n_docs)
+        bm_conf = bm25_confidence(self.params, scores, weights, len(tokens), stats.n_docs)
         dense_top: float | None = None
         dense_z: float | None = None
         mode = "bm25"
@@ -523,11 +454,11 @@ class SearchIndex:
                 dense_z = (dense_top - float(cand_scores.mean())) / spread if spread > 1e-9 else 0.0
                 slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion)
                 mode = "hybrid"
-        hits = _top(st, slots, scores, limit)
+        hits = top_hits(st.records, slots, scores, limit)
         if not hits:
             return SearchResult([], mode, self._help(st, visible, empty=False), bm25_confidence=bm_conf)
         weak = self.abstain.weak(bm_conf, dense_top, dense_z)
-        message = _WEAK_MESSAGE if weak else None
+        message = WEAK_MESSAGE if weak else None
         return SearchResult(
             hits, mode, message, weak=weak, dense_top=dense_top, dense_z=dense_z, bm25_confidence=bm_conf
         )
@@ -573,70 +504,6 @@ class SearchIndex:
                     self._mask_cache.popitem(last=False)
         return mask
 
-    def _select(
-        self, st: _State, names: str, visible: Callable[[ToolRecord], bool] | None, keep: _Filter, limit: int
-    ) -> SearchResult:
-        wanted = [n.strip() for n in names.split(",") if n.strip()]
-        if not wanted:
-            return SearchResult([], "select", "select: needs tool names, e.g. 'select:git__git_status,time__get_current_time'.")
-        hits: list[SearchHit] = []
-        missing: list[str] = []
-        seen: set[str] = set()
-        for name in wanted:
-            rec = _lookup(st, name, visible)
-            if rec is None or (visible is not None and not visible(rec)) or not keep(rec):
-                missing.append(name)
-            elif rec.qualified_name not in seen:
-                seen.add(rec.qualified_name)
-                hits.append(SearchHit(rec, 1.0))
-        message = None
-        if missing:
-            message = f"No tool named {', '.join(missing)}. Search by what the tool does, e.g. 'send email'."
-        return SearchResult(hits[: max(limit, len(wanted))], "select", message, missing)
-
-    def _regex(
-        self, st: _State, pattern: str, visible: Callable[[ToolRecord], bool] | None, keep: _Filter, limit: int
-    ) -> SearchResult:
-        if not pattern:
-            return SearchResult([], "regex", "regex: needs a pattern, e.g. 'regex:^git__' or 'regex:(?i)weather'.")
-        if len(pattern) > MAX_REGEX_CHARS:
-            return SearchResult([], "regex", f"The regex pattern is longer than {MAX_REGEX_CHARS} characters.")
-        try:
-            rx = compile_pattern(
-                pattern, ignore_case=True, max_repeat=REGEX_MAX_REPEAT, max_unrolled=REGEX_MAX_UNROLLED
-            )
-        except RegexTooComplex as exc:
-            return SearchResult([], "regex", f"The regex {pattern!r} is too complex: {exc.reason}.")
-        except RegexSyntaxError as exc:
-            return SearchResult([], "regex", f"Invalid regex {pattern!r}: {exc.reason}. Use Python 're' syntax.")
-        # Patterns come from remote callers: every match runs with a share of one time budget
-        # (registry.safe_regex), so a backtracking pattern cannot freeze the host.
-        deadline = time.monotonic() + REGEX_BUDGET_SECONDS
-        found: list[SearchHit] = []
-
-        def hit(text: str) -> bool:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError
-            return rx.search(text, timeout=remaining, concurrent=True) is not None
-
-        try:
-            for name in sorted(st.by_name):
-                rec = st.by_name[name]
-                if (visible is not None and not visible(rec)) or not keep(rec):
-                    continue
-                if hit(rec.qualified_name) or hit(rec.original_name):
-                    found.append(SearchHit(rec, 2.0))
-                elif hit(_regex_text(rec)):
-                    found.append(SearchHit(rec, 1.0))
-        except TimeoutError:
-            return SearchResult([], "regex", f"The regex {pattern!r} took longer than {REGEX_BUDGET_SECONDS:g} s "
-                                "to run over the tools; use a simpler pattern (avoid nested repetition).")
-        found.sort(key=lambda h: (-h.score, h.tool.qualified_name))
-        if not found:
-            return SearchResult([], "regex", f"No tool matches the regex {pattern!r}.")
-        return SearchResult(found[:limit], "regex")
-
     def _help(self, st: _State, visible: Callable[[ToolRecord], bool] | None, *, empty: bool) -> str:
         counts: dict[str, int] = {}
         for server, names in st.servers.items():
@@ -658,109 +525,6 @@ class SearchIndex:
             "(e.g. 'create calendar event'), use 'select:<tool name>' for an exact name, or "
             "'regex:<pattern>' to match names and descriptions."
         )
-
-
-class _Filter:
-    """The caller's ``servers`` / ``max_risk`` restriction."""
-
-    def __init__(self, servers: Collection[str] | None, max_risk: Risk | None) -> None:
-        self.servers = None if servers is None else frozenset(servers)
-        self.max_risk = max_risk
-
-    def __call__(self, rec: ToolRecord) -> bool:
-        if self.servers is not None and rec.server not in self.servers:
-            return False
-        return self.max_risk is None or rec.risk <= self.max_risk
-
-    def array_mask(self, st: _State, slots: np.ndarray) -> np.ndarray:
-        sel = np.ones(len(slots), dtype=bool)
-        if self.servers is not None:
-            codes = [st.server_ids[s] for s in self.servers if s in st.server_ids]
-            sel &= np.isin(st.server_code[slots], np.asarray(codes, dtype=np.int32))
-        if self.max_risk is not None:
-            sel &= st.risk_level[slots] <= self.max_risk.level
-        return sel
-
-
-_WEAK_MESSAGE = (
-    "No tool fits this request well: the tools below are the closest, but probably not what you "
-    "need. Try other words, or tell the user no available tool does this."
-)
-
-
-def _add_scores(
-    a_slots: np.ndarray, a_scores: np.ndarray, b_slots: np.ndarray, b_scores: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Sum two sparse score vectors (slot arrays need not be sorted; slots unique within each)."""
-    slots = np.union1d(a_slots, b_slots)
-    out = np.zeros(len(slots))
-    out[np.searchsorted(slots, a_slots)] += a_scores
-    out[np.searchsorted(slots, b_slots)] += b_scores
-    return slots, out
-
-
-def _bm25_confidence(
-    params: BM25Params, scores: np.ndarray, weights: Sequence[float] | None, n_tokens: int, n_docs: int
-) -> float:
-    """Best BM25 score over the most a document could score for this query (0..1): every query
-    token present with the rarest possible IDF (``ln(N+1)``) and a saturated term frequency."""
-    if not len(scores) or not n_docs:
-        return 0.0
-    total_weight = float(sum(weights)) if weights is not None else float(n_tokens)
-    per_token = math.log(n_docs + 1) * (params.delta + params.k1 + 1)
-    best = total_weight * per_token
-    return min(1.0, float(scores.max()) / best) if best > 0 else 0.0
-
-
-def _top(st: _State, slots: np.ndarray, scores: np.ndarray, limit: int) -> list[SearchHit]:
-    """The ``limit`` best slots: score descending, then qualified name ascending (deterministic);
-    then, among near-equal hits (:data:`NEAR_EQUAL`), the least risky first."""
-    if not len(slots):
-        return []
-    if len(slots) > limit:
-        kth = np.partition(scores, len(scores) - limit)[len(scores) - limit]
-        sel = scores >= kth
-        slots, scores = slots[sel], scores[sel]
-    records = st.records
-    order = sorted(range(len(slots)), key=lambda i: (-scores[i], records[slots[i]].qualified_name))  # type: ignore[union-attr]
-    hits = [SearchHit(records[slots[i]], float(scores[i])) for i in order[:limit]]  # type: ignore[arg-type]
-    return _least_risky_first(hits)
-
-
-def _least_risky_first(hits: list[SearchHit]) -> list[SearchHit]:
-    """Within runs of near-equal scores, order by risk (lowest first), keeping score order otherwise."""
-    if len(hits) < 2:
-        return hits
-    tol = NEAR_EQUAL * max(abs(hits[0].score), 1e-12)
-    out: list[SearchHit] = []
-    group: list[SearchHit] = [hits[0]]
-    for h in hits[1:]:
-        if group[0].score - h.score <= tol:
-            group.append(h)
-        else:
-            out.extend(sorted(group, key=lambda x: x.tool.risk.level))
-            group = [h]
-    out.extend(sorted(group, key=lambda x: x.tool.risk.level))
-    return out
-
-
-def _lookup(st: _State, name: str, visible: Callable[[ToolRecord], bool] | None) -> ToolRecord | None:
-    rec = st.by_name.get(name)
-    if rec is not None:
-        return rec
-    low = name.lower()
-    matches = [r for n, r in st.by_name.items() if n.lower() == low]
-    if not matches:
-        matches = [r for r in st.by_name.values() if r.original_name == name]
-    if visible is not None:
-        matches = [r for r in matches if visible(r)]
-    return matches[0] if len(matches) == 1 else None
-
-
-def _regex_text(rec: ToolRecord) -> str:
-    names, descs, _ = schema_texts(rec.input_schema)
-    text = "\n".join([rec.title or "", rec.description, " ".join(names), *descs])
-    return text[:_REGEX_TEXT_CHARS]
 
 
 def _grown(arr: np.ndarray, cap: int, fill: int) -> np.ndarray:

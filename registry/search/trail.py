@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from registry.search.index import SearchResult
+from registry.search.result import SearchResult
 
 __all__ = ["SearchTrail"]
 
