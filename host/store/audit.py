@@ -165,13 +165,17 @@ def _row_values(entry: dict[str, Any]) -> dict[str, Any]:
     })
 
 
+_INSERT_ROW = insert(s.audit)
+"""Built once (its compiled form is cached); the row's columns come with each execute."""
+
+
 def _append(conn: Any, rows: list[dict[str, Any]]) -> list[int]:
     """Insert ``rows`` at the end of the hash chain (caller holds a write transaction)."""
     _last_id, prev = lock_head(conn)
     ids: list[int] = []
     for values in rows:
         h = row_hash(prev, values)
-        res = conn.execute(insert(s.audit).values(**values, prev_hash=prev, row_hash=h))
+        res = conn.execute(_INSERT_ROW, {**values, "prev_hash": prev, "row_hash": h})
         ids.append(int(res.inserted_primary_key[0]))
         prev = h
     if ids:

@@ -139,10 +139,16 @@ def verify_rows(rows: Iterable[Mapping[str, Any]], *, head: tuple[int | None, st
     return count, None
 
 
+# Built once: SQLAlchemy then reuses the compiled form from its cache key, memoized on the
+# statement object (a statement built per call cost ~40 % of an audit write in CPU; issue 12).
+_LOCK_HEAD = select(s.audit_head).where(s.audit_head.c.id == 1).with_for_update()
+_SET_HEAD = update(s.audit_head).where(s.audit_head.c.id == 1)  # SET from the execute parameters
+
+
 def lock_head(conn: Connection) -> tuple[int | None, str]:
     """``(last_id, last_hash)`` of the chain, locking the head row until the transaction ends
     (creates the head when missing). Call inside a write transaction."""
-    row = conn.execute(select(s.audit_head).where(s.audit_head.c.id == 1).with_for_update()).first()
+    row = conn.execute(_LOCK_HEAD).first()
     if row is None:
         conn.execute(insert(s.audit_head).values(id=1, last_id=None, last_hash=GENESIS))
         return None, GENESIS
@@ -151,7 +157,7 @@ def lock_head(conn: Connection) -> tuple[int | None, str]:
 
 def set_head(conn: Connection, last_id: int | None, last_hash: str) -> None:
     """Move the chain head (inside the transaction that called :func:`lock_head`)."""
-    conn.execute(update(s.audit_head).where(s.audit_head.c.id == 1).values(last_id=last_id, last_hash=last_hash))
+    conn.execute(_SET_HEAD, {"last_id": last_id, "last_hash": last_hash})
 
 
 def rechain_all(conn: Connection) -> int:
