@@ -30,6 +30,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 
 from host.access import AccessControl
+from host.access.key_cache import VerifiedKeys
 from registry.policy import Principal
 
 __all__ = ["NOBODY", "SCOPE", "ApiKeyVerifier", "auth_settings", "principal_from_access_token", "principal_resolver"]
@@ -42,19 +43,30 @@ NOBODY = Principal(user="<unauthenticated>")
 
 
 class ApiKeyVerifier:
-    """``TokenVerifier`` for toolhost API keys (structural: ``async verify_token(token) -> AccessToken | None``)."""
+    """``TokenVerifier`` for toolhost API keys (structural: ``async verify_token(token) -> AccessToken | None``).
+
+    Successful verifications are reused while the access revision is unchanged
+    (:class:`host.access.key_cache.VerifiedKeys`): a known key costs one revision read per request.
+    """
 
     def __init__(self, access: AccessControl, local_token: str | None = None) -> None:
         self.access = access
         self.local_token = local_token  # the admin API's local token: no API key, but no failed log-in either
+        self.verified = VerifiedKeys()
 
     async def verify_token(self, token: str) -> AccessToken | None:
         if self.local_token and hmac.compare_digest(token.encode(), self.local_token.encode()):
             return None  # the admin API checks it (loopback only); MCP routes still answer 401
-        principal = await anyio.to_thread.run_sync(self.access.authenticate, token)
+        # A key verified at the current access revision is reused (no thread hop, no key read);
+        # any key/user/role change bumps the revision, so a revocation holds on the next request.
+        revision = self.access.revision
+        principal = self.verified.get(token, revision) if token else None
         if principal is None:
-            await self.access.audit_auth_failure_async(token)
-            return None
+            principal = await anyio.to_thread.run_sync(self.access.authenticate, token)
+            if principal is None:
+                await self.access.audit_auth_failure_async(token)
+                return None
+            self.verified.put(token, revision, principal)
         return AccessToken(
             token=token,
             client_id=principal.user,
