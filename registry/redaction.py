@@ -84,9 +84,29 @@ def _mask_text_pairs(text: str) -> str:
     return _TEXT_PAIR.sub(pair, text)
 
 
+_CLEAN_MAX_CHARS = 256
+_CLEAN_MAX_ENTRIES = 4096
+_clean: set[str] = set()
+"""Short texts already found to hold no secret (``redact_text(t) == t``). Words such as
+``authorize`` or ``session`` pass the cheap hint filter and then cost ~150 µs in the detectors
+each time; the call path logs such words several times per call (issue 12). Only clean texts are
+remembered, never one that held a secret; bounded (cleared when full)."""
+
+
 def redact_text(text: str) -> str:
     """Mask credentials inside free text, including ``password=…`` pairs and ``"secret_key": "value"``
     pairs of broken JSON."""
+    if text in _clean:
+        return text
+    out = _redact_text(text)
+    if out == text and len(text) <= _CLEAN_MAX_CHARS:
+        if len(_clean) >= _CLEAN_MAX_ENTRIES:
+            _clean.clear()
+        _clean.add(text)
+    return out
+
+
+def _redact_text(text: str) -> str:
     text = _mask_text_pairs(_SECRET_VALUE.sub(_mask, text))
     spans = secret_spans(text)
     if spans:
