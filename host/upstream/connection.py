@@ -68,6 +68,7 @@ from host.upstream.executor import ProgressCallback
 from host.upstream.identity import client_info
 from host.upstream.relay import Relay
 from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
+from host.upstream.listen import UpstreamListener
 from host.upstream.listing import MAX_LIST_PAGES, list_all_tools
 from host.upstream.liveness import watch_liveness
 from host.upstream.relist import RelistGate
@@ -156,6 +157,8 @@ class ServerConnection:
         """``await on_resource_updated(server, original_uri)`` on ``notifications/resources/updated``."""
         self.relay = Relay(config.name, logs_dir(data_dir) / f"{safe_file_name(config.name)}.log")
         self._catalog_due = anyio.Event()
+        self.listener = UpstreamListener(config.name, self._on_listen_event)
+        """The 2026-07-28 listen stream (list changes; resource subscriptions of toolhost's clients)."""
         quiet_sdk_logs()
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -275,7 +278,7 @@ class ServerConnection:
         """Stay connected until stop or a drop: re-list on list_changed, ping remote servers."""
         async with anyio.create_task_group() as tg:
             if client.protocol_version >= "2026":
-                tg.start_soon(self._listen_2026, client)
+                tg.start_soon(self.listener.run, client)
             tg.start_soon(self._relist_loop, client)
             tg.start_soon(self._catalog_loop, client)
             if not isinstance(self.config, StdioServerConfig) and self.lifecycle.ping_interval_seconds > 0:
@@ -343,23 +346,14 @@ class ServerConnection:
         await watch_liveness(client, self.lifecycle.ping_interval_seconds, on_miss=miss, on_recovered=recovered,
                              on_dead=dead)
 
-    async def _listen_2026(self, client: Client) -> None:
-        try:
-            caps = client.server_capabilities
-            async with client.listen(
-                tools_list_changed=True,
-                prompts_list_changed=caps is not None and caps.prompts is not None,
-                resources_list_changed=caps is not None and caps.resources is not None,
-            ) as sub:
-                async for event in sub:
-                    if isinstance(event, ResourceUpdated):
-                        await self._resource_updated(event.uri)
-                    elif isinstance(event, (PromptsListChanged, ResourcesListChanged)):
-                        self._catalog_due.set()
-                    elif isinstance(event, ToolsListChanged):
-                        self._relist.request()
-        except Exception:  # noqa: BLE001 - listening is best effort; calls still work
-            return
+    async def _on_listen_event(self, event: Any) -> None:
+        """A 2026-07-28 ``subscriptions/listen`` event (see :class:`host.upstream.listen.UpstreamListener`)."""
+        if isinstance(event, ResourceUpdated):
+            await self._resource_updated(event.uri)
+        elif isinstance(event, (PromptsListChanged, ResourcesListChanged)):
+            self._catalog_due.set()
+        elif isinstance(event, ToolsListChanged):
+            self._relist.request()
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, ToolListChangedNotification):
@@ -367,6 +361,9 @@ class ServerConnection:
         elif isinstance(message, (PromptListChangedNotification, ResourceListChangedNotification)):
             self._catalog_due.set()
         elif isinstance(message, ResourceUpdatedNotification):
+            client = self._client
+            if client is not None and client.protocol_version >= "2026":
+                return  # the listen stream delivers it (the SDK also hands it to the message handler)
             await self._resource_updated(message.params.uri)
 
     async def _open(self, stack: AsyncExitStack, guard: TransportGuard) -> Client:

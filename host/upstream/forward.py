@@ -76,13 +76,27 @@ async def read_resource(conn: ServerConnection, uri: str, *, timeout_seconds: fl
 
 
 async def subscribe(conn: ServerConnection, uri: str, *, timeout_seconds: float) -> EmptyResult:
-    """``resources/subscribe`` to the original ``uri`` (handshake-era upstreams)."""
-    return await _run(conn, timeout_seconds, lambda c: c.subscribe_resource(uri))
+    """Watch the original ``uri``: ``resources/subscribe`` on handshake-era upstreams; on 2026-07-28
+    ones, the connection's ``subscriptions/listen`` stream re-opened with the URI
+    (:class:`host.upstream.listen.UpstreamListener`)."""
+    async def op(c: Any) -> EmptyResult:
+        if c.protocol_version >= "2026":
+            await conn.listener.subscribe(uri, timeout_seconds=timeout_seconds)
+            return EmptyResult()
+        return await c.subscribe_resource(uri)
+
+    return await _run(conn, timeout_seconds, op)
 
 
 async def unsubscribe(conn: ServerConnection, uri: str, *, timeout_seconds: float) -> EmptyResult:
-    """``resources/unsubscribe`` from the original ``uri``."""
-    return await _run(conn, timeout_seconds, lambda c: c.unsubscribe_resource(uri))
+    """Stop watching the original ``uri`` (``resources/unsubscribe``, or the listen stream without it)."""
+    async def op(c: Any) -> EmptyResult:
+        if c.protocol_version >= "2026":
+            await conn.listener.unsubscribe(uri, timeout_seconds=timeout_seconds)
+            return EmptyResult()
+        return await c.unsubscribe_resource(uri)
+
+    return await _run(conn, timeout_seconds, op)
 
 
 async def complete(

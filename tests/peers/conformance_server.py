@@ -23,6 +23,8 @@ from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.subscriptions import ResourceUpdated
 from mcp.types import (
     INVALID_PARAMS,
     AudioContent,
@@ -73,6 +75,8 @@ from mcp.shared.message import ServerMessageMetadata
 IMAGE_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 AUDIO_WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 EMPTY: dict[str, Any] = {"type": "object", "properties": {}}
+BUS = InMemorySubscriptionBus()
+"""2026-07-28 ``subscriptions/listen`` fan-out (list changes, resource updates)."""
 
 TOOLS = [
     Tool(name="test_simple_text", description="Returns one text block", input_schema=EMPTY),
@@ -118,6 +122,8 @@ TOOLS = [
          input_schema={"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
                        "required": ["region"]}),
     Tool(name="test_reconnection", description="Closes its SSE stream mid-call, then answers (SEP-1699)",
+         input_schema=EMPTY),
+    Tool(name="test_touch_watched_resource", description="Announces that test://watched-resource changed",
          input_schema=EMPTY),
     Tool(name="test_missing_capability", description="Needs sampling: -32021 when the client did not declare it",
          input_schema=EMPTY),
@@ -337,6 +343,11 @@ async def call_tool(
         await anyio.sleep(0.2)  # the client reconnects with Last-Event-ID meanwhile
         await _log(ctx, "After reconnect")
         return _text("Reconnection test completed")
+    if name == "test_touch_watched_resource":
+        await BUS.publish(ResourceUpdated(uri="test://watched-resource"))  # 2026-07-28 listen streams
+        if ctx.protocol_version < "2026":  # handshake era: the calling session (the one that subscribed)
+            await ctx.session.send_resource_updated("test://watched-resource")
+        return _text("touched")
     if name == "test_custom_header":
         return _text(f"Region: {args.get('region')}")
     if name == "test_missing_capability":
@@ -451,6 +462,7 @@ def build_server() -> Server[Any]:
             on_get_prompt=get_prompt,
             on_completion=complete,
             on_set_logging_level=set_level,
+            on_subscriptions_listen=ListenHandler(BUS),
         )
     # requestState sealed (AES-GCM, bound to the request) so a tampered one is refused with -32602
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=server.name))

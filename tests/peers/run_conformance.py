@@ -84,9 +84,9 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
 
 def upstream_protocol(spec_version: str | None) -> str:
     """The protocol toolhost speaks to the fixture: the same generation the suite speaks to toolhost
-    (``legacy`` handshake for <= 2025-11-25 runs, so resource subscriptions and log levels relay
-    unchanged; the default ``auto``, i.e. 2026-07-28, for 2026-07-28 runs, so input-required
-    results flow end to end)."""
+    (``legacy`` handshake for <= 2025-11-25 runs: the fixture's ``test_sampling``/``test_elicitation``
+    send classic server→client requests, which need a handshake-era session; the default ``auto``,
+    i.e. 2026-07-28, for 2026-07-28 runs, so input-required results flow end to end)."""
     return "auto" if (spec_version or "") >= "2026" else "legacy"
 
 
