@@ -141,7 +141,7 @@ class ServerConnection(SessionEvents):
         """``await on_resource_updated(server, original_uri)`` on ``notifications/resources/updated``."""
         self.relay = Relay(config.name, logs_dir(data_dir) / f"{safe_file_name(config.name)}.log")
         self._catalog_due = anyio.Event()
-        self.listener = UpstreamListener(config.name, self._on_listen_event)
+        self.listener = UpstreamListener(config.name, self._on_listen_event, on_open=self._relist.request)
         """The 2026-07-28 listen stream (list changes; resource subscriptions of toolhost's clients)."""
         quiet_sdk_logs()
 

@@ -30,11 +30,20 @@ class UpstreamListener:
     Args:
         server: the upstream's config name (for messages).
         on_event: ``await on_event(event)`` for each event (list changes, ``ResourceUpdated``).
+        on_open: called each time a stream is acknowledged: events are not replayed, so a change
+            made before the ack (e.g. during a call that raced the listen request) is only seen
+            by refetching (the SDK's "re-listen and refetch").
     """
 
-    def __init__(self, server: str, on_event: Callable[[ServerEvent], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        server: str,
+        on_event: Callable[[ServerEvent], Awaitable[None]],
+        on_open: Callable[[], None] | None = None,
+    ) -> None:
         self.server = server
         self.on_event = on_event
+        self.on_open = on_open
         self._uris: set[str] = set()
         self._generation = 0
         self._acked = -1
@@ -69,6 +78,8 @@ class UpstreamListener:
             ) as sub:
                 honored = getattr(sub, "honored", None)
                 self._settle(generation, frozenset(getattr(honored, "resource_subscriptions", None) or ()), None)
+                if self.on_open is not None:
+                    self.on_open()
                 async for event in sub:
                     await self.on_event(event)
         except Exception as err:  # noqa: BLE001 - listening is best effort; calls still work
