@@ -34,6 +34,7 @@ from mcp.types import (
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
+    InputRequiredResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
@@ -54,10 +55,12 @@ from host.access import AccessControl
 from host.errors import UpstreamUnavailable
 from host.runtime import HostRuntime
 from host.upstream import forward
+from host.upstream.input_required import InputExchange, input_exchange
 from host.upstream.relay import downstream_scope
 from registry import Principal
 from registry.catalog import CatalogItem, qualify_uri
 from servers.downstream import LogLevels, downstream_for, session_key
+from servers.input_flow import exchange_for
 
 __all__ = ["RESOURCE_NOT_FOUND", "CatalogHandlers"]
 
@@ -140,9 +143,9 @@ class CatalogHandlers:
             with anyio.CancelScope(shield=True):
                 await self.access.audit_async(action=action, principal=self.resolve(ctx), tool=name, status=status)
 
-    async def _forward(self, ctx: ServerRequestContext[Any, Any], op: Any) -> Any:
+    async def _forward(self, ctx: ServerRequestContext[Any, Any], op: Any, exchange: InputExchange | None = None) -> Any:
         try:
-            with downstream_scope(downstream_for(ctx, self.levels)):
+            with downstream_scope(downstream_for(ctx, self.levels)), input_exchange(exchange):
                 return await op
         except UpstreamUnavailable as err:
             raise MCPError(INTERNAL_ERROR, str(err)) from None
@@ -155,15 +158,22 @@ class CatalogHandlers:
             prompts=[Prompt.model_validate(dict(i.wire)) for i in self.catalog.items("prompt") if visible(i)]
         )
 
-    async def get_prompt(self, ctx: ServerRequestContext[Any, Any], params: GetPromptRequestParams) -> GetPromptResult:
+    async def get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: GetPromptRequestParams
+    ) -> GetPromptResult | InputRequiredResult:
         item = self.catalog.prompt(params.name)
         if item is None or not self._visible(ctx)(item):
             raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
         status = "error"
         try:
             conn = self.manager.connection(item.server)
+            exchange = exchange_for(ctx, params)
             result = await self._forward(ctx, forward.get_prompt(
-                conn, item.original, params.arguments, timeout_seconds=self.manager.request_timeout(item.server)))
+                conn, item.original, params.arguments, timeout_seconds=self.manager.request_timeout(item.server)),
+                exchange)
+            if result is None and exchange is not None and exchange.pending is not None:
+                status = "input_required"
+                return exchange.pending
             status = "ok"
             return result
         finally:
@@ -194,14 +204,22 @@ class CatalogHandlers:
             raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
         return route[0], route[1]
 
-    async def read_resource(self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams) -> ReadResourceResult:
+    async def read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
+    ) -> ReadResourceResult | InputRequiredResult:
         uri = str(params.uri)
         server, original = self._route(ctx, uri)
         status = "error"
         try:
             conn = self.manager.connection(server)
-            result: ReadResourceResult = await self._forward(
-                ctx, forward.read_resource(conn, original, timeout_seconds=self.manager.request_timeout(server)))
+            exchange = exchange_for(ctx, params)
+            result: ReadResourceResult | None = await self._forward(
+                ctx, forward.read_resource(conn, original, timeout_seconds=self.manager.request_timeout(server)),
+                exchange)
+            if result is None and exchange is not None and exchange.pending is not None:
+                status = "input_required"
+                return exchange.pending
+            assert result is not None
             prefix = self.manager.config.servers[server].prefix
             for content in result.contents:
                 content.uri = qualify_uri(prefix, str(content.uri))

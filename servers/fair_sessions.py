@@ -10,24 +10,27 @@ user keep working. Idle sessions are closed after ``SessionLimits.idle_seconds``
 
 :func:`fair_http_app` builds the SDK's app with ``Server.streamable_http_app`` and turns its
 session manager into a :class:`FairSessionManager` (the SDK builds the manager itself and offers no
-factory hook; the subclass only adds attributes and overrides two methods).
+factory hook; the subclass only adds attributes and overrides two methods). Each session also gets
+its own bounded event store, so its SSE streams can be resumed (:mod:`servers.event_store`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server import Server
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, AuthorizationContext, authorization_context
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, EventStore, StreamableHTTPServerTransport
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from host.limits import SessionLimits
+from servers.event_store import RETRY_INTERVAL_MS, SessionEventStore
 
 __all__ = ["FairSessionManager", "fair_http_app", "open_sessions"]
 
@@ -57,10 +60,18 @@ class FairSessionManager(StreamableHTTPSessionManager):
             return sum(1 for sid in self._server_instances if sid not in owners)
         return sum(1 for sid in self._server_instances if sid in owners and _owner(owners[sid]) == owner)
 
+    event_store_factory: Callable[[], EventStore] | None = None
+    """Makes each new session's own event store (resumable SSE, :mod:`servers.event_store`), or ``None``."""
+
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
         if self.sessions_of(_owner(requestor)) >= self.max_sessions_per_user:
             return None  # backstop under the creation lock; the precise answer is sent below
-        return super()._admit_session(requestor)
+        transport = super()._admit_session(requestor)
+        if transport is not None and self.event_store_factory is not None:
+            # The SDK shares one store across sessions; a store per session keeps stream ids
+            # (request ids, repeated across sessions) apart and frees memory with the session.
+            transport._event_store = self.event_store_factory()  # noqa: SLF001 - read lazily by the transport
+        return transport
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -87,9 +98,14 @@ def _too_many(owner: str, limit: int, idle: float | None) -> Any:
                     headers={"Retry-After": str(retry)})
 
 
-def fair_http_app(server: Server[Any], *, limits: SessionLimits | None = None, **kwargs: Any) -> Starlette:
-    """``server.streamable_http_app(**kwargs)`` with per-user session limits and idle expiry."""
+def fair_http_app(
+    server: Server[Any], *, limits: SessionLimits | None = None, resumable: bool = True, **kwargs: Any
+) -> Starlette:
+    """``server.streamable_http_app(**kwargs)`` with per-user session limits and idle expiry, and
+    (``resumable``) a bounded event store per session so SSE streams resume with ``Last-Event-ID``."""
     limits = limits or SessionLimits()
+    if resumable:
+        kwargs.setdefault("retry_interval", RETRY_INTERVAL_MS)
     app = server.streamable_http_app(
         session_idle_timeout=limits.idle_seconds, max_sessions=limits.max_total, **kwargs
     )
@@ -98,6 +114,7 @@ def fair_http_app(server: Server[Any], *, limits: SessionLimits | None = None, *
         raise TypeError(f"unexpected session manager {type(manager).__name__}; cannot add per-user limits")
     manager.__class__ = FairSessionManager
     manager.max_sessions_per_user = limits.max_per_user
+    manager.event_store_factory = SessionEventStore if resumable else None
     return app
 
 

@@ -36,6 +36,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
+    InputRequiredResult,
     ListToolsResult,
     PaginatedRequestParams,
     TextContent,
@@ -46,6 +47,7 @@ from mcp.types import (
 from host.access import AccessControl, approval_elicitation, approval_record
 from host.runtime import HostRuntime
 from host.upstream.identity import toolhost_version
+from host.upstream.input_required import input_exchange
 from host.upstream.relay import downstream_scope
 from registry import ANONYMOUS, Principal, ToolRecord
 from registry.catalog import qualify_uri
@@ -55,6 +57,7 @@ from registry.search import format_result as format_search
 from servers.approval_elicit import elicitor_for
 from servers.catalog_handlers import CatalogHandlers
 from servers.downstream import downstream_for
+from servers.input_flow import exchange_for, pending_result, request_state_boundary
 from servers.search_usage import UsageLearner, hit_contexts
 from servers.notify import ToolsChangedNotifier
 from servers.results import to_mcp_result
@@ -226,24 +229,34 @@ def create_registry_server(
         return ListToolsResult(tools=tools)
 
     async def run_call(
-        ctx: ServerRequestContext[Any, Any], principal: Principal, target: str, arguments: dict[str, Any] | str
-    ) -> CallToolResult:
+        ctx: ServerRequestContext[Any, Any],
+        principal: Principal,
+        target: str,
+        arguments: dict[str, Any] | str,
+        params: CallToolRequestParams,
+    ) -> CallToolResult | InputRequiredResult:
         async def forward_progress(progress: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(progress, total, message)
 
         scope = downstream_for(ctx, catalog.levels)
+        exchange = exchange_for(ctx, params)  # 2026-07-28 clients: upstream input requests come back to them
         if access is None or runtime.auditor is not None:  # the runtime audits every call itself
-            with approval_elicitation(elicitor_for(ctx) if access is not None else None), downstream_scope(scope):
+            with approval_elicitation(elicitor_for(ctx) if access is not None else None), downstream_scope(scope), \
+                    input_exchange(exchange):
                 result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
+            if (pending := pending_result(exchange)) is not None:
+                return pending
             await _learn(ctx, target, result)
             return to_mcp_result(result, uri_for=uri_mapper(target))
         started = time.perf_counter()
         status = "cancelled"  # stays so when the client goes away mid-call
         with approval_record() as used:
             try:
-                with approval_elicitation(elicitor_for(ctx)), downstream_scope(scope):
+                with approval_elicitation(elicitor_for(ctx)), downstream_scope(scope), input_exchange(exchange):
                     result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
                 status = result.status.value
+                if exchange is not None and (exchange.pending is not None or exchange.refused is not None):
+                    status = "input_required" if exchange.refused is None else "missing_capability"
             finally:
                 with anyio.CancelScope(shield=True):
                     await access.audit_call_async(
@@ -256,6 +269,8 @@ def create_registry_server(
                         approval_id=used.approval_id,
                         approver=used.approver,
                     )
+        if (pending := pending_result(exchange)) is not None:
+            return pending
         await _learn(ctx, target, result)
         return to_mcp_result(result, uri_for=uri_mapper(target))
 
@@ -271,7 +286,9 @@ def create_registry_server(
         if learner is not None and trail is not None and result.status.value == "ok":
             await learner.learned(trail, target)
 
-    async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
         if notifier is not None:
             notifier.remember(ctx)
         principal = resolve(ctx)
@@ -294,8 +311,8 @@ def create_registry_server(
             if not isinstance(inner, (dict, str)):
                 return _text_error(f"call_tool 'arguments' must be an object, got {type(inner).__name__}")
             # A JSON string is parsed by the pipeline (with a precise error when it is not an object).
-            return await run_call(ctx, principal, target, inner)
-        return await run_call(ctx, principal, params.name, args)
+            return await run_call(ctx, principal, target, inner, params)
+        return await run_call(ctx, principal, params.name, args, params)
 
     def input_schema_of(name: str) -> dict[str, Any] | None:
         """The SDK's ``get_tool_input_schema`` hook (2026-07-28 ``Mcp-Param-*`` header checks).
@@ -315,7 +332,7 @@ def create_registry_server(
         visible, _key = runtime.visibility(resolve(_NO_REQUEST))
         return record.input_schema if visible(record) else None
 
-    return _RegistryServer(
+    server = _RegistryServer(
         catalog,
         name,
         version=toolhost_version(),
@@ -328,6 +345,8 @@ def create_registry_server(
         on_call_tool=call_tool,
         **catalog.handlers(),
     )
+    server.middleware.append(request_state_boundary(name, resolve))
+    return server
 
 
 class _RegistryServer(Server[Any]):

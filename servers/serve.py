@@ -24,6 +24,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from host.limits import SessionLimits
 from servers.fair_sessions import fair_http_app
+from servers.header_whitespace import strip_header_whitespace
 
 __all__ = [
     "LOOP_ENV",
@@ -264,7 +265,7 @@ async def serve_http(
         custom_starlette_routes=routes,
     )
     config = uvicorn.Config(
-        app,
+        strip_header_whitespace(app),
         host=host,
         port=port,
         log_level="warning",

@@ -26,13 +26,17 @@ from typing import Any
 import anyio
 import httpx2
 from mcp import Client, MCPError
-from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, TextContent
 
 from host.errors import CallOutcomeUnknown, CallTimeout, HostError, UpstreamError, UpstreamUnavailable
 from host.upstream.executor import ProgressCallback
 from host.upstream.guard import CALL_SLOT, CallSlot, TransportGuard
+from host.upstream.input_required import InputNotDeclared, current_exchange, run_round
 
-__all__ = ["OUTER_GRACE_SECONDS", "SessionExpired", "call_client_tool", "describe_exception"]
+__all__ = ["INPUT_PENDING_TEXT", "OUTER_GRACE_SECONDS", "SessionExpired", "call_client_tool", "describe_exception"]
+
+INPUT_PENDING_TEXT = "toolhost: the server needs input from the client (input_required); the client retries the call"
+"""Text of the interim result a call returns while its input-required round goes to the client."""
 
 OUTER_GRACE_SECONDS = 5.0
 """Extra time the outer bound waits after the SDK's read timeout (seconds)."""
@@ -78,9 +82,22 @@ async def call_client_tool(
     token = CALL_SLOT.set(slot)
     try:
         with anyio.fail_after(timeout_seconds + OUTER_GRACE_SECONDS):
-            return await client.call_tool(
-                tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback
-            )
+            exchange = current_exchange()
+            if exchange is None or client.protocol_version < "2026":
+                return await client.call_tool(
+                    tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback
+                )
+            # A 2026-07-28 client on both sides: one input round, the client drives the rest.
+            try:
+                result = await run_round(exchange, lambda responses, state: client.session.call_tool(
+                    tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback,
+                    input_responses=responses, request_state=state, allow_input_required=True), server=server)
+            except InputNotDeclared as refused:
+                exchange.refused = refused  # answered as the JSON-RPC error by the request handler
+                return CallToolResult(content=[TextContent(type="text", text=refused.message)], is_error=True)
+            if result is None:
+                return CallToolResult(content=[TextContent(type="text", text=INPUT_PENDING_TEXT)])
+            return result
     except MCPError as err:
         if guard is not None and guard.session_expired(slot):
             raise SessionExpired(server, tool) from None

@@ -16,6 +16,9 @@ removed ``ping``; one failed probe: ``degraded``; two in a row: the
 session is dropped and re-established). An SSE stream that idles past its read timeout
 reconnects quietly and at once (one line in the server's log, no console traceback).
 
+Opening the transport (stdio child with a safe environment, streamable HTTP, SSE) is
+:mod:`host.upstream.transport`; the 2026-07-28 listen stream is :mod:`host.upstream.listen`.
+
 Session recovery (streamable HTTP, BR-27): a 404 on a request carrying ``Mcp-Session-Id`` means
 the server forgot the session: the connection re-initializes at once (no backoff), re-lists, and
 the call that got the 404 is retried once (it provably was not processed). No other failure is
@@ -27,14 +30,12 @@ re-list); an identical listing changes nothing downstream.
 
 A stdio child's stderr goes to ``<data_dir>/logs/<server>.stderr.log`` (toolhost's own notes
 about that server — skipped garbage, session expiry — go there too, prefixed ``toolhost:``);
-its last lines are quoted in connect errors. The child gets a small safe environment (see
-:data:`SAFE_ENV_VARS`) plus its configured ``env``, never the whole parent environment.
+its last lines are quoted in connect errors.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -42,37 +43,30 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 from anyio.abc import TaskStatus
-from mcp import Client, StdioServerParameters, stdio_client
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged
-from mcp.types import (
-    CallToolResult,
-    PromptListChangedNotification,
-    ResourceListChangedNotification,
-    ResourceUpdatedNotification,
-    Tool,
-    ToolListChangedNotification,
-)
+from mcp import Client
+from mcp.types import CallToolResult, Tool
 
-from host.config import LifecyclePolicy, RemoteServerConfig, ServerConfig, StdioServerConfig
+from host.config import LifecyclePolicy, ServerConfig, StdioServerConfig
 from host.errors import CallTimeout, UpstreamUnavailable
 from host.paths import logs_dir, safe_file_name
 from host.upstream.backoff import Backoff
 from host.upstream.calls import SessionExpired, call_client_tool, describe_exception
-from host.upstream.diagnose import diagnose, preflight
-from host.upstream.catalog import UpstreamCatalog, list_catalog
+from host.upstream.diagnose import diagnose
+from host.upstream.catalog import UpstreamCatalog
 from host.upstream.executor import ProgressCallback
 from host.upstream.identity import client_info
 from host.upstream.relay import Relay
 from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
+from host.upstream.listen import UpstreamListener
 from host.upstream.listing import MAX_LIST_PAGES, list_all_tools
-from host.upstream.liveness import watch_liveness
 from host.upstream.relist import RelistGate
 from host.upstream.serverlog import ServerLog
+from host.upstream.session_events import SessionEvents
 from host.upstream.status import AVAILABLE_STATES, ConnectionState, ServerStatus
+from host.upstream.transport import SAFE_ENV_VARS, Preflight, child_env, open_transport
+
+_child_env = child_env  # the older private name (tests)
 
 __all__ = [
     "MAX_LIST_PAGES",
@@ -84,22 +78,13 @@ __all__ = [
     "list_all_tools",
 ]
 
-SAFE_ENV_VARS = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
-"""Parent variables a stdio child inherits; everything else must be set in its ``env``."""
-
 _STDERR_TAIL_LINES = 20
 
 ToolsCallback = Callable[[str, list[Tool], list[str]], None]
 """``on_tools(server, tools, warnings)``: called after each complete listing."""
 
 
-def _child_env(config: StdioServerConfig) -> dict[str, str]:
-    env = {k: os.environ[k] for k in SAFE_ENV_VARS if k in os.environ and not os.environ[k].startswith("()")}
-    env.update(config.env)
-    return env
-
-
-class ServerConnection:
+class ServerConnection(SessionEvents):
     """The live connection to one configured server (see module docstring).
 
     Args:
@@ -156,6 +141,8 @@ class ServerConnection:
         """``await on_resource_updated(server, original_uri)`` on ``notifications/resources/updated``."""
         self.relay = Relay(config.name, logs_dir(data_dir) / f"{safe_file_name(config.name)}.log")
         self._catalog_due = anyio.Event()
+        self.listener = UpstreamListener(config.name, self._on_listen_event, on_open=self._relist.request)
+        """The 2026-07-28 listen stream (list changes; resource subscriptions of toolhost's clients)."""
         quiet_sdk_logs()
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -245,7 +232,7 @@ class ServerConnection:
                 else:
                     self._fail(stage, f"no answer within the connect timeout of {budget:g} s (raise "
                                f"mcpServers.{self.name}.toolhost.connect_timeout_seconds for a slow server)")
-        except _Preflight as problem:
+        except Preflight as problem:
             fatal = True
             self._fail("start", problem.reason, fatal=True)
         except Exception as err:  # noqa: BLE001 - one server's failure must not reach the others
@@ -275,7 +262,7 @@ class ServerConnection:
         """Stay connected until stop or a drop: re-list on list_changed, ping remote servers."""
         async with anyio.create_task_group() as tg:
             if client.protocol_version >= "2026":
-                tg.start_soon(self._listen_2026, client)
+                tg.start_soon(self.listener.run, client)
             tg.start_soon(self._relist_loop, client)
             tg.start_soon(self._catalog_loop, client)
             if not isinstance(self.config, StdioServerConfig) and self.lifecycle.ping_interval_seconds > 0:
@@ -283,118 +270,9 @@ class ServerConnection:
             await self._lost.wait()
             tg.cancel_scope.cancel()
 
-    async def _relist_loop(self, client: Client) -> None:
-        while True:
-            await self._relist.wait_due()
-            try:
-                with anyio.fail_after(self.connect_timeout_seconds):
-                    held: dict[str, str] = {}
-                    tools, warnings = await list_all_tools(client, self.name, held=held)
-            except Exception as err:  # noqa: BLE001 - a failed re-list keeps the last good tools
-                self.log.write(f"toolhost: re-list after tools/list_changed failed: {describe_exception(err)}")
-                if self.status.state is ConnectionState.CONNECTED:
-                    self.status.error = f"re-list: {describe_exception(err)}"
-                    self._set_state(ConnectionState.DEGRADED, self.status.error)
-                continue
-            self.status.held = held
-            self._record_tools(tools, warnings)
-            if self.status.state is ConnectionState.DEGRADED:
-                self.status.error = None
-                self._set_state(ConnectionState.CONNECTED)
-
-    async def _catalog_loop(self, client: Client) -> None:
-        """Re-list prompts/resources after their ``list_changed`` (bursts coalesce into one listing)."""
-        while True:
-            await self._catalog_due.wait()
-            self._catalog_due = anyio.Event()
-            await self._list_catalog(client)
-
-    async def _list_catalog(self, client: Client) -> None:
-        """List prompts/resources/templates (when announced) and report them; never fails the session."""
-        if self.on_catalog is None:
-            return
-        try:
-            with anyio.fail_after(self.connect_timeout_seconds):
-                catalog = await list_catalog(client)
-        except Exception as err:  # noqa: BLE001 - tools stay usable without the catalog
-            catalog = UpstreamCatalog(warnings=[f"listing prompts/resources failed: {describe_exception(err)}"])
-        self.status.warnings = [w for w in self.status.warnings if not w.startswith("catalog: ")]
-        self.status.warnings.extend(f"catalog: {w}" for w in catalog.warnings)
-        await self.on_catalog(self.name, catalog)
-
-    async def _resource_updated(self, uri: str) -> None:
-        if self.on_resource_updated is not None:
-            await self.on_resource_updated(self.name, str(uri))
-
-    async def _ping_loop(self, client: Client) -> None:
-        def miss(reason: str) -> None:
-            self.log.write(f"toolhost: {reason}")
-            self.status.error = f"liveness: {reason}"
-            self._set_state(ConnectionState.DEGRADED, reason)
-
-        def recovered() -> None:
-            self.status.error = None
-            self._set_state(ConnectionState.CONNECTED, "ping answered again")
-
-        def dead(reason: str) -> None:
-            self.log.write(f"toolhost: {reason}")
-            self._connection_lost(reason)
-
-        await watch_liveness(client, self.lifecycle.ping_interval_seconds, on_miss=miss, on_recovered=recovered,
-                             on_dead=dead)
-
-    async def _listen_2026(self, client: Client) -> None:
-        try:
-            caps = client.server_capabilities
-            async with client.listen(
-                tools_list_changed=True,
-                prompts_list_changed=caps is not None and caps.prompts is not None,
-                resources_list_changed=caps is not None and caps.resources is not None,
-            ) as sub:
-                async for event in sub:
-                    if isinstance(event, ResourceUpdated):
-                        await self._resource_updated(event.uri)
-                    elif isinstance(event, (PromptsListChanged, ResourcesListChanged)):
-                        self._catalog_due.set()
-                    elif isinstance(event, ToolsListChanged):
-                        self._relist.request()
-        except Exception:  # noqa: BLE001 - listening is best effort; calls still work
-            return
-
-    async def _on_message(self, message: Any) -> None:
-        if isinstance(message, ToolListChangedNotification):
-            self._relist.request()
-        elif isinstance(message, (PromptListChangedNotification, ResourceListChangedNotification)):
-            self._catalog_due.set()
-        elif isinstance(message, ResourceUpdatedNotification):
-            await self._resource_updated(message.params.uri)
-
     async def _open(self, stack: AsyncExitStack, guard: TransportGuard) -> Client:
+        transport = await open_transport(self.config, stack, guard, self.log)
         cfg = self.config
-        if isinstance(cfg, StdioServerConfig):
-            errlog = self.log.open(f"starting {cfg.command}")
-            env = _child_env(cfg)
-            problem = preflight(cfg, env)
-            if problem is not None:
-                raise _Preflight(problem.reason)
-            params = StdioServerParameters(
-                command=cfg.command, args=cfg.args, env=env, cwd=cfg.cwd, encoding_error_handler="replace"
-            )
-            transport: Any = stdio_client(params, errlog=errlog)
-        elif isinstance(cfg, RemoteServerConfig) and cfg.transport == "sse":
-            self.log.open(f"connecting ({cfg.transport})")
-            transport = sse_client(cfg.url, headers=cfg.headers or None)
-        else:
-            assert isinstance(cfg, RemoteServerConfig)
-            self.log.open(f"connecting ({cfg.transport})")
-            http = await stack.enter_async_context(
-                httpx2.AsyncClient(
-                    headers=cfg.headers,
-                    timeout=httpx2.Timeout(30.0, read=300.0),
-                    event_hooks={"response": [guard.http_response_hook]},
-                )
-            )
-            transport = streamable_http_client(cfg.url, http_client=http)
         return Client(
             guarded(transport, guard),
             message_handler=self._on_message,
@@ -533,9 +411,3 @@ class ServerConnection:
             self._up = anyio.Event()  # waiters (session recovery) wake on the next session
             self._lost.set()
         return self.status.error
-
-
-class _Preflight(Exception):
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)

@@ -25,6 +25,7 @@ from mcp.types import (
 
 from host.errors import UpstreamUnavailable
 from host.upstream.connection import ServerConnection
+from host.upstream.input_required import current_exchange, run_round
 
 __all__ = ["complete", "get_prompt", "read_resource", "subscribe", "unsubscribe"]
 
@@ -44,24 +45,58 @@ async def _run(conn: ServerConnection, timeout_seconds: float, op: Callable[[Any
 
 async def get_prompt(
     conn: ServerConnection, name: str, arguments: dict[str, str] | None, *, timeout_seconds: float
-) -> GetPromptResult:
-    """``prompts/get`` of the original prompt ``name``."""
-    return await _run(conn, timeout_seconds, lambda c: c.get_prompt(name, arguments))
+) -> GetPromptResult | None:
+    """``prompts/get`` of the original prompt ``name``.
+
+    Returns ``None`` when the upstream needs input from the client (2026-07-28 on both sides:
+    the result to answer with is in :func:`host.upstream.input_required.current_exchange`).
+    """
+    async def op(c: Any) -> GetPromptResult | None:
+        exchange = current_exchange()
+        if exchange is None or c.protocol_version < "2026":
+            return await c.get_prompt(name, arguments)
+        return await run_round(exchange, lambda responses, state: c.session.get_prompt(
+            name, arguments, input_responses=responses, request_state=state, allow_input_required=True),
+            server=conn.name)
+
+    return await _run(conn, timeout_seconds, op)
 
 
-async def read_resource(conn: ServerConnection, uri: str, *, timeout_seconds: float) -> ReadResourceResult:
-    """``resources/read`` of the original ``uri``."""
-    return await _run(conn, timeout_seconds, lambda c: c.read_resource(uri, cache_mode="bypass"))
+async def read_resource(conn: ServerConnection, uri: str, *, timeout_seconds: float) -> ReadResourceResult | None:
+    """``resources/read`` of the original ``uri`` (``None``: input required, as in :func:`get_prompt`)."""
+    async def op(c: Any) -> ReadResourceResult | None:
+        exchange = current_exchange()
+        if exchange is None or c.protocol_version < "2026":
+            return await c.read_resource(uri, cache_mode="bypass")
+        return await run_round(exchange, lambda responses, state: c.session.read_resource(
+            uri, input_responses=responses, request_state=state, allow_input_required=True),
+            server=conn.name)
+
+    return await _run(conn, timeout_seconds, op)
 
 
 async def subscribe(conn: ServerConnection, uri: str, *, timeout_seconds: float) -> EmptyResult:
-    """``resources/subscribe`` to the original ``uri`` (handshake-era upstreams)."""
-    return await _run(conn, timeout_seconds, lambda c: c.subscribe_resource(uri))
+    """Watch the original ``uri``: ``resources/subscribe`` on handshake-era upstreams; on 2026-07-28
+    ones, the connection's ``subscriptions/listen`` stream re-opened with the URI
+    (:class:`host.upstream.listen.UpstreamListener`)."""
+    async def op(c: Any) -> EmptyResult:
+        if c.protocol_version >= "2026":
+            await conn.listener.subscribe(uri, timeout_seconds=timeout_seconds)
+            return EmptyResult()
+        return await c.subscribe_resource(uri)
+
+    return await _run(conn, timeout_seconds, op)
 
 
 async def unsubscribe(conn: ServerConnection, uri: str, *, timeout_seconds: float) -> EmptyResult:
-    """``resources/unsubscribe`` from the original ``uri``."""
-    return await _run(conn, timeout_seconds, lambda c: c.unsubscribe_resource(uri))
+    """Stop watching the original ``uri`` (``resources/unsubscribe``, or the listen stream without it)."""
+    async def op(c: Any) -> EmptyResult:
+        if c.protocol_version >= "2026":
+            await conn.listener.unsubscribe(uri, timeout_seconds=timeout_seconds)
+            return EmptyResult()
+        return await c.unsubscribe_resource(uri)
+
+    return await _run(conn, timeout_seconds, op)
 
 
 async def complete(

@@ -12,6 +12,7 @@ selects ``toolhost.protocol: "legacy"`` (the 2025-11-25 handshake without the 20
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -25,8 +26,23 @@ from host.config import parse_config
 from host.upstream.manager import ServerManager
 from host.upstream.relay import Downstream, downstream_scope
 
-CALLS = {"tools_call": ("add_numbers", {"a": 5, "b": 3}), "sse-retry": ("test_reconnection", {}),
-         "elicitation-sep1034-client-defaults": ("test_client_elicitation_defaults", {})}
+CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "tools_call": [("add_numbers", {"a": 5, "b": 3})],
+    "sse-retry": [("test_reconnection", {})],
+    "elicitation-sep1034-client-defaults": [("test_client_elicitation_defaults", {})],
+    # SEP-2322: two input-required flows, then an unrelated call that must not carry their state
+    "sep-2322-client-request-state": [("test_mrtr_echo_state", {}), ("test_mrtr_no_state", {}),
+                                      ("test_mrtr_unrelated", {}), ("test_mrtr_no_result_type", {})],
+    "http-invalid-tool-headers": [("valid_tool", {})],
+}
+"""What a user would call in each scenario (the suite's ``MCP_CONFORMANCE_CONTEXT`` ``toolCalls`` come first)."""
+ECHO_TOOL = "json_schema_echo"
+"""The json-schema-2020-12-preservation scenario's tool: gets back the input schema toolhost kept."""
+
+
+def planned_calls(scenario: str, context: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    calls = [(c["name"], c.get("arguments") or {}) for c in context.get("toolCalls", [])]
+    return calls or CALLS.get(scenario, [])
 
 
 async def accept_defaults(params: Any) -> ElicitResult:
@@ -48,8 +64,12 @@ async def main(url: str, scenario: str) -> int:
             if status.error:
                 print(f"connect failed: {status.error}", file=sys.stderr)
                 return 1
-            if scenario in CALLS:
-                name, args = CALLS[scenario]
+            context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+            calls = planned_calls(scenario, context)
+            if scenario == "json-schema-2020-12-preservation":  # echo the schema toolhost kept
+                kept = manager.registry.snapshot().resolve("s", "json_schema_2020_12_tool")
+                calls = [(ECHO_TOOL, {"schema": kept.input_schema if kept is not None else None})]
+            for name, args in calls:
                 with downstream_scope(Downstream(session=object(), elicit=accept_defaults)):
                     result = await manager.call_tool("s", name, args, timeout_seconds=20)
                 print(f"{name}: {result.model_dump(mode='json', exclude_none=True)}", file=sys.stderr)

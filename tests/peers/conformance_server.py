@@ -21,18 +21,23 @@ from typing import Any
 import anyio
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.subscriptions import ResourceUpdated
 from mcp.types import (
     INVALID_PARAMS,
     AudioContent,
     BlobResourceContents,
     CallToolRequestParams,
     CallToolResult,
+    ClientCapabilities,
     CompleteRequestParams,
     CompleteResult,
     CreateMessageRequest,
     CreateMessageRequestParams,
     CreateMessageResult,
+    ElicitationCapability,
     ElicitRequest,
     ElicitRequestFormParams,
     ElicitResult,
@@ -41,9 +46,12 @@ from mcp.types import (
     GetPromptRequestParams,
     GetPromptResult,
     ImageContent,
+    InputRequiredResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
+    ListRootsRequest,
+    ListRootsResult,
     ListToolsResult,
     PaginatedRequestParams,
     Prompt,
@@ -53,6 +61,7 @@ from mcp.types import (
     ReadResourceResult,
     Resource,
     ResourceTemplate,
+    SamplingCapability,
     SamplingMessage,
     SetLevelRequestParams,
     SubscribeRequestParams,
@@ -66,6 +75,8 @@ from mcp.shared.message import ServerMessageMetadata
 IMAGE_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 AUDIO_WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 EMPTY: dict[str, Any] = {"type": "object", "properties": {}}
+BUS = InMemorySubscriptionBus()
+"""2026-07-28 ``subscriptions/listen`` fan-out (list changes, resource updates)."""
 
 TOOLS = [
     Tool(name="test_simple_text", description="Returns one text block", input_schema=EMPTY),
@@ -82,15 +93,40 @@ TOOLS = [
          input_schema={"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
     Tool(name="test_elicitation_sep1034_defaults", description="Elicitation with defaults (SEP-1034)", input_schema=EMPTY),
     Tool(name="test_elicitation_sep1330_enums", description="Elicitation with enum variants (SEP-1330)", input_schema=EMPTY),
-    Tool(name="json_schema_2020_12_tool", description="Input schema using JSON Schema 2020-12 keywords",
+    *[Tool(name=name, description=text, input_schema=EMPTY) for name, text in (
+        ("test_input_required_result_elicitation", "MRTR: asks the user's name (one elicitation round)"),
+        ("test_input_required_result_sampling", "MRTR: asks the client's model (one sampling round)"),
+        ("test_input_required_result_list_roots", "MRTR: asks the client's roots (one roots/list round)"),
+        ("test_input_required_result_request_state", "MRTR: one elicitation round with integrity-protected requestState"),
+        ("test_input_required_result_multiple_inputs", "MRTR: elicitation, sampling and roots in one round"),
+        ("test_input_required_result_multi_round", "MRTR: two elicitation rounds with evolving requestState"),
+        ("test_input_required_result_tampered_state", "MRTR: rejects a tampered requestState"),
+        ("test_input_required_result_capabilities", "MRTR: asks only for input kinds the client declared"),
+    )],
+    Tool(name="json_schema_2020_12_tool", description="Tool with JSON Schema 2020-12 features",
          input_schema={
              "$schema": "https://json-schema.org/draft/2020-12/schema",
              "type": "object",
-             "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"},
-                                                                     "city": {"type": "string"}}}},
-             "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+             "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                                   "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+             "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
+                            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                            "phone": {"type": "string"}, "email": {"type": "string"}},
+             "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+             "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+             "then": {"required": ["phone"]},
+             "else": {"required": ["email"]},
              "additionalProperties": False,
          }),
+    Tool(name="test_custom_header", description="Echoes a region the client also sends as the Mcp-Param-Region header",
+         input_schema={"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+                       "required": ["region"]}),
+    Tool(name="test_reconnection", description="Closes its SSE stream mid-call, then answers (SEP-1699)",
+         input_schema=EMPTY),
+    Tool(name="test_touch_watched_resource", description="Announces that test://watched-resource changed",
+         input_schema=EMPTY),
+    Tool(name="test_missing_capability", description="Needs sampling: -32021 when the client did not declare it",
+         input_schema=EMPTY),
 ]
 
 SEP1034_SCHEMA: dict[str, Any] = {
@@ -142,6 +178,7 @@ PROMPTS = [
     Prompt(name="test_prompt_with_embedded_resource", description="A prompt embedding a resource",
            arguments=[PromptArgument(name="resourceUri", description="URI to embed", required=True)]),
     Prompt(name="test_prompt_with_image", description="A prompt with an image"),
+    Prompt(name="test_input_required_result_prompt", description="MRTR: asks for context before rendering"),
 ]
 
 
@@ -161,8 +198,96 @@ async def _elicit(ctx: ServerRequestContext[Any, Any], message: str, schema: dic
         ElicitResult, metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
 
 
-async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
+def _string_form(message: str, field: str) -> ElicitRequest:
+    return ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema={
+        "type": "object", "properties": {field: {"type": "string"}}, "required": [field]}))
+
+
+def _sampling(text: str, max_tokens: int) -> CreateMessageRequest:
+    return CreateMessageRequest(params=CreateMessageRequestParams(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=text))], max_tokens=max_tokens))
+
+
+def _accepted(responses: dict[str, Any], key: str, field: str) -> Any:
+    """The accepted elicitation answer's ``field`` under ``key``, or ``None``."""
+    r = responses.get(key)
+    content = getattr(r, "content", None) if getattr(r, "action", None) == "accept" else None
+    return content.get(field) if isinstance(content, dict) else None
+
+
+def _declares(ctx: ServerRequestContext[Any, Any], caps: ClientCapabilities) -> bool:
+    try:
+        return bool(ctx.session.check_client_capability(caps))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def input_required(
+    name: str, responses: dict[str, Any], state: str | None, ctx: ServerRequestContext[Any, Any]
+) -> CallToolResult | InputRequiredResult | None:
+    """The 2026-07-28 input-required (MRTR, SEP-2322) tools; ``None`` for other names."""
+    if name == "test_input_required_result_elicitation":
+        who = _accepted(responses, "user_name", "name")
+        if who is None:
+            return InputRequiredResult(input_requests={"user_name": _string_form("What is your name?", "name")})
+        return _text(f"Hello, {who}!")
+    if name == "test_input_required_result_sampling":
+        answer = responses.get("capital_question")
+        if not isinstance(answer, CreateMessageResult):
+            return InputRequiredResult(input_requests={
+                "capital_question": _sampling("What is the capital of France?", 100)})
+        text = answer.content.text if isinstance(answer.content, TextContent) else "(no text)"
+        return _text(f"Sampling said: {text}")
+    if name == "test_input_required_result_list_roots":
+        roots = responses.get("client_roots")
+        if not isinstance(roots, ListRootsResult):
+            return InputRequiredResult(input_requests={"client_roots": ListRootsRequest()})
+        return _text("Roots: " + ", ".join(str(r.uri) for r in roots.roots))
+    if name in ("test_input_required_result_request_state", "test_input_required_result_tampered_state"):
+        if state == f"confirm:{name}" and responses.get("confirm") is not None:
+            return _text("Confirmed: state-ok")
+        return InputRequiredResult(input_requests={"confirm": ElicitRequest(params=ElicitRequestFormParams(
+            message="Please confirm", requested_schema={"type": "object", "properties": {"ok": {"type": "boolean"}},
+                                                        "required": ["ok"]}))}, request_state=f"confirm:{name}")
+    if name == "test_input_required_result_multiple_inputs":
+        keys = ("user_name", "greeting", "client_roots")
+        if state == "multiple-inputs" and all(k in responses for k in keys):
+            return _text(f"All inputs received for {_accepted(responses, 'user_name', 'name')}: state-ok")
+        return InputRequiredResult(input_requests={
+            "user_name": _string_form("What is your name?", "name"),
+            "greeting": _sampling("Generate a greeting", 50),
+            "client_roots": ListRootsRequest(),
+        }, request_state="multiple-inputs")
+    if name == "test_input_required_result_multi_round":
+        if state is not None and state.startswith("round-2:") and _accepted(responses, "step2", "color") is not None:
+            return _text(f"{state[len('round-2:'):]} likes {_accepted(responses, 'step2', 'color')}")
+        if state == "round-1" and (who := _accepted(responses, "step1", "name")) is not None:
+            return InputRequiredResult(input_requests={
+                "step2": _string_form("Step 2: What is your favorite color?", "color")}, request_state=f"round-2:{who}")
+        return InputRequiredResult(input_requests={"step1": _string_form("Step 1: What is your name?", "name")},
+                                   request_state="round-1")
+    if name == "test_input_required_result_capabilities":
+        if responses:
+            return _text("Inputs received: " + ", ".join(sorted(responses)))
+        wanted: dict[str, Any] = {}
+        if _declares(ctx, ClientCapabilities(elicitation=ElicitationCapability())):
+            wanted["user_name"] = _string_form("What is your name?", "name")
+        if _declares(ctx, ClientCapabilities(sampling=SamplingCapability())):
+            wanted["greeting"] = _sampling("Generate a greeting", 50)
+        if not wanted:
+            return _text("The client declared neither elicitation nor sampling")
+        return InputRequiredResult(input_requests=wanted)
+    return None
+
+
+async def call_tool(
+    ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
+) -> CallToolResult | InputRequiredResult:
     name, args = params.name, params.arguments or {}
+    if name.startswith("test_input_required_result_"):
+        outcome = input_required(name, dict(params.input_responses or {}), params.request_state, ctx)
+        if outcome is not None:
+            return outcome
     if name == "test_simple_text":
         return _text("This is a simple text response for testing.")
     if name == "test_image_content":
@@ -211,6 +336,27 @@ async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequest
     if name == "test_elicitation_sep1330_enums":
         r = await _elicit(ctx, "Please select values using different enum schema types", SEP1330_SCHEMA)
         return _text(f"Elicitation completed: action={r.action}, content={json.dumps(r.content or {})}")
+    if name == "test_reconnection":
+        await _log(ctx, "Before disconnect")
+        if ctx.close_sse_stream is not None:  # HTTP with an event store; stdio has no stream to close
+            await ctx.close_sse_stream()
+        await anyio.sleep(0.2)  # the client reconnects with Last-Event-ID meanwhile
+        await _log(ctx, "After reconnect")
+        return _text("Reconnection test completed")
+    if name == "test_touch_watched_resource":
+        await BUS.publish(ResourceUpdated(uri="test://watched-resource"))  # 2026-07-28 listen streams
+        if ctx.protocol_version < "2026":  # handshake era: the calling session (the one that subscribed)
+            await ctx.session.send_resource_updated("test://watched-resource")
+        return _text("touched")
+    if name == "test_custom_header":
+        return _text(f"Region: {args.get('region')}")
+    if name == "test_missing_capability":
+        if not _declares(ctx, ClientCapabilities(sampling=SamplingCapability())):
+            raise MCPError(-32021, "This tool needs the sampling capability", {"requiredCapabilities": {"sampling": {}}})
+        answer = (params.input_responses or {}).get("summary")
+        if not isinstance(answer, CreateMessageResult):
+            return InputRequiredResult(input_requests={"summary": _sampling("Summarize: conformance", 50)})
+        return _text("Summary received")
     if name == "json_schema_2020_12_tool":
         return _text(f"Received: {json.dumps(args)}")
     return _text(f"Unknown tool: {name}", error=True)
@@ -249,9 +395,15 @@ async def list_prompts(ctx: Any, params: PaginatedRequestParams | None) -> ListP
     return ListPromptsResult(prompts=PROMPTS)
 
 
-async def get_prompt(ctx: Any, params: GetPromptRequestParams) -> GetPromptResult:
+async def get_prompt(ctx: Any, params: GetPromptRequestParams) -> GetPromptResult | InputRequiredResult:
     args = params.arguments or {}
-    if params.name == "test_simple_prompt":
+    if params.name == "test_input_required_result_prompt":
+        context = _accepted(dict(params.input_responses or {}), "user_context", "context")
+        if context is None:
+            return InputRequiredResult(input_requests={
+                "user_context": _string_form("What context should the prompt use?", "context")})
+        msgs = [PromptMessage(role="user", content=TextContent(type="text", text=f"Use this context: {context}"))]
+    elif params.name == "test_simple_prompt":
         msgs = [PromptMessage(role="user", content=TextContent(type="text", text="This is a simple prompt for testing."))]
     elif params.name == "test_prompt_with_arguments":
         text = f"Prompt with arguments: arg1='{args.get('arg1', '')}', arg2='{args.get('arg2', '')}'"
@@ -296,7 +448,7 @@ def build_server() -> Server[Any]:
     """The fixture server (see module docstring)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # logging is deprecated at 2026-07-28; the suite still tests it
-        return Server(
+        server = Server(
             "toolhost-conformance-fixture",
             version="1.0.0",
             on_list_tools=list_tools,
@@ -310,7 +462,11 @@ def build_server() -> Server[Any]:
             on_get_prompt=get_prompt,
             on_completion=complete,
             on_set_logging_level=set_level,
+            on_subscriptions_listen=ListenHandler(BUS),
         )
+    # requestState sealed (AES-GCM, bound to the request) so a tampered one is refused with -32602
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=server.name))
+    return server
 
 
 async def _stdio() -> None:
@@ -329,7 +485,11 @@ def main() -> None:
         return
     import uvicorn
 
-    uvicorn.run(build_server().streamable_http_app(host="127.0.0.1"), host="127.0.0.1", port=ns.port, log_level="warning")
+    from servers.event_store import SessionEventStore
+
+    # one store for the fixture's few sessions (toolhost serve keeps one per session)
+    app = build_server().streamable_http_app(host="127.0.0.1", event_store=SessionEventStore(), retry_interval=100)
+    uvicorn.run(app, host="127.0.0.1", port=ns.port, log_level="warning")
 
 
 if __name__ == "__main__":

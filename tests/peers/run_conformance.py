@@ -4,7 +4,8 @@ Targets:
 
 * ``anchor``: ``tests/peers/conformance_server.py`` served over streamable HTTP (the reference);
 * ``toolhost``: ``toolhost serve --expose all --auth off`` in front of the same fixture (stdio,
-  ``toolhost.prefix: ""``, ``toolhost.protocol: "legacy"``).
+  ``toolhost.prefix: ""``, ``toolhost.protocol``: ``"legacy"`` for handshake-era runs, the default
+  ``"auto"`` (2026-07-28) for ``--spec-version 2026-07-28``; see :func:`upstream_protocol`).
 
 Suites (npm test peers in ``peers/``): ``0.1`` = ``@modelcontextprotocol/conformance`` 0.1.16
 (npm "latest"), ``0.2`` = 0.2.0-alpha.11 (the python-sdk CI pin, package alias ``conformance-next``).
@@ -81,14 +82,22 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
     raise RuntimeError(f"target did not listen on port {port} within {START_TIMEOUT_SECONDS:g} s")
 
 
-def _start(target: str, port: int, work: Path) -> subprocess.Popen[bytes]:
+def upstream_protocol(spec_version: str | None) -> str:
+    """The protocol toolhost speaks to the fixture: the same generation the suite speaks to toolhost
+    (``legacy`` handshake for <= 2025-11-25 runs: the fixture's ``test_sampling``/``test_elicitation``
+    send classic server→client requests, which need a handshake-era session; the default ``auto``,
+    i.e. 2026-07-28, for 2026-07-28 runs, so input-required results flow end to end)."""
+    return "auto" if (spec_version or "") >= "2026" else "legacy"
+
+
+def _start(target: str, port: int, work: Path, spec_version: str | None = None) -> subprocess.Popen[bytes]:
     log = work / f"{target}.log"
     if target == "anchor":
         cmd = [sys.executable, str(FIXTURE), "--port", str(port)]
     else:
         config = {"mcpServers": {"fixture": {
             "command": sys.executable, "args": [str(FIXTURE), "--stdio"],
-            "toolhost": {"prefix": "", "protocol": "legacy"},
+            "toolhost": {"prefix": "", "protocol": upstream_protocol(spec_version)},
         }}}
         (work / "config.json").write_text(json.dumps(config))
         cmd = [_bin("toolhost"), "serve", "--config", str(work / "config.json"), "--data-dir", str(work / "data"),
@@ -109,7 +118,7 @@ def run_target(target: str, suite: str, spec_version: str | None, scenarios: str
     with tempfile.TemporaryDirectory(prefix=f"conformance-{target}-") as tmp:
         work = Path(tmp)
         port = _free_port()
-        proc = _start(target, port, work)
+        proc = _start(target, port, work, spec_version)
         try:
             cmd = [_bin("node"), str(SUITES[suite]), "server", "--url", f"http://127.0.0.1:{port}/mcp",
                    "-o", str(work / "out")]

@@ -1,7 +1,8 @@
 """The official MCP conformance suite (server scenarios) against our fixture, directly and through toolhost.
 
 Runs ``tests/peers/run_conformance.py --check`` for the suite versions CI pins and fails on any
-scenario that fails without a reason in ``tests/peers/conformance-baseline.json``. About 80 s.
+scenario that fails without a reason in ``tests/peers/conformance-baseline.json``. About 2 minutes.
+At 2026-07-28 toolhost speaks 2026-07-28 to the fixture too (input-required results end to end).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import run_conformance  # noqa: E402
 
 @pytest.mark.parametrize(
     ("suite", "spec_version", "scenarios", "expected_scenarios"),
-    [("0.1", None, "active", 30), ("0.2", "2025-11-25", "all", 33)],
+    [("0.1", None, "active", 30), ("0.2", "2025-11-25", "all", 33), ("0.2", "2026-07-28", "all", 40)],
 )
 def test_conformance_server_scenarios_match_the_anchor(suite, spec_version, scenarios, expected_scenarios):
     key = lambda t: run_conformance.baseline_key(suite, spec_version, t, scenarios)  # noqa: E731
@@ -27,5 +28,8 @@ def test_conformance_server_scenarios_match_the_anchor(suite, spec_version, scen
     assert len(anchor) == expected_scenarios and set(gateway) == set(anchor)
     assert run_conformance.regressions(anchor, baseline[key("anchor")]) == []
     assert run_conformance.regressions(gateway, baseline[key("toolhost")]) == []
-    # the gateway passes exactly what the anchor passes
-    assert {n for n, r in gateway.items() if r.ok} == {n for n, r in anchor.items() if r.ok}
+    # the gateway passes everything the anchor passes (and at 2026-07-28 also http-header-validation,
+    # which the bare SDK fails: see the baseline)
+    passed = {n for n, r in gateway.items() if r.ok}
+    assert passed >= {n for n, r in anchor.items() if r.ok}
+    assert len(passed) == expected_scenarios

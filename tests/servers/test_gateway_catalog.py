@@ -200,7 +200,8 @@ async def test_two_users_see_different_prompts_and_a_hidden_uri_reads_like_an_un
                     bob_prompts = {p.name for p in (await c.list_prompts()).prompts}
                     bob_uris = {str(r.uri) for r in (await c.list_resources()).resources}
                     assert alice_prompts == {"fx__test_simple_prompt", "fx__test_prompt_with_arguments",
-                                             "fx__test_prompt_with_embedded_resource", "fx__test_prompt_with_image"}
+                                             "fx__test_prompt_with_embedded_resource", "fx__test_prompt_with_image",
+                                             "fx__test_input_required_result_prompt"}
                     assert bob_prompts >= {"fx__test_simple_prompt", "ev__simple-prompt"}
                     assert "fx__test_prompt_with_arguments" not in bob_prompts
                     assert "toolhost://fx/test://static-binary" in alice_uris

@@ -1,0 +1,75 @@
+"""Opening one configured server's transport: a stdio child, streamable HTTP or SSE.
+
+A stdio child gets a small safe environment (:data:`SAFE_ENV_VARS`) plus its configured ``env``,
+never the whole parent environment, and is checked before it is spawned
+(:func:`host.upstream.diagnose.preflight`: a missing command or folder fails at once, as
+:class:`Preflight`, and is not retried). Its stderr goes to the server's log file. HTTP requests
+pass through the :class:`~host.upstream.guard.TransportGuard` response hook (expired sessions,
+authentication failures).
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import AsyncExitStack
+from typing import Any
+
+import httpx2
+from mcp import StdioServerParameters, stdio_client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+from host.config import RemoteServerConfig, ServerConfig, StdioServerConfig
+from host.upstream.diagnose import preflight
+from host.upstream.guard import TransportGuard
+from host.upstream.serverlog import ServerLog
+
+__all__ = ["SAFE_ENV_VARS", "Preflight", "child_env", "open_transport"]
+
+SAFE_ENV_VARS = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
+"""Parent variables a stdio child inherits; everything else must be set in its ``env``."""
+
+
+class Preflight(Exception):
+    """The server cannot start as configured (command or folder missing); ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+def child_env(config: StdioServerConfig) -> dict[str, str]:
+    """The environment of a stdio child: the safe parent variables, then its configured ``env``."""
+    env = {k: os.environ[k] for k in SAFE_ENV_VARS if k in os.environ and not os.environ[k].startswith("()")}
+    env.update(config.env)
+    return env
+
+
+async def open_transport(config: ServerConfig, stack: AsyncExitStack, guard: TransportGuard, log: ServerLog) -> Any:
+    """The SDK transport for ``config`` (not yet entered; the HTTP client is entered on ``stack``).
+
+    Raises:
+        Preflight: a stdio server whose command or working folder does not exist.
+    """
+    if isinstance(config, StdioServerConfig):
+        errlog = log.open(f"starting {config.command}")
+        env = child_env(config)
+        problem = preflight(config, env)
+        if problem is not None:
+            raise Preflight(problem.reason)
+        params = StdioServerParameters(
+            command=config.command, args=config.args, env=env, cwd=config.cwd, encoding_error_handler="replace"
+        )
+        return stdio_client(params, errlog=errlog)
+    assert isinstance(config, RemoteServerConfig)
+    log.open(f"connecting ({config.transport})")
+    if config.transport == "sse":
+        return sse_client(config.url, headers=config.headers or None)
+    http = await stack.enter_async_context(
+        httpx2.AsyncClient(
+            headers=config.headers,
+            timeout=httpx2.Timeout(30.0, read=300.0),
+            event_hooks={"response": [guard.http_response_hook]},
+        )
+    )
+    return streamable_http_client(config.url, http_client=http)

@@ -1,0 +1,37 @@
+"""The official MCP conformance suite's client scenarios against toolhost's upstream layer (issue 9).
+
+Runs ``tests/peers/run_client_conformance.py`` for the suite CI pins (0.2.0-alpha.11, both spec
+versions; 0.1.16's four non-auth scenarios are a subset of the 2025-11-25 ones) and fails on any
+scenario that fails without a reason in ``tests/peers/conformance-baseline.json``. ``auth/*`` is
+left out: toolhost has no upstream OAuth. About 100 s.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
+import run_client_conformance  # noqa: E402
+from run_conformance import BASELINE, regressions  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("spec_version", "expected"),
+    [
+        ("2025-11-25", ["elicitation-sep1034-client-defaults", "initialize", "json-schema-2020-12-preservation",
+                        "sse-retry", "tools_call"]),
+        ("2026-07-28", ["http-custom-headers", "http-invalid-tool-headers", "http-standard-headers",
+                        "json-schema-2020-12-preservation", "json-schema-ref-no-deref", "request-metadata",
+                        "sep-2322-client-request-state", "tools_call"]),
+    ],
+)
+def test_client_scenarios_pass_as_the_baseline_says(spec_version, expected):
+    results = run_client_conformance.run_client("0.2", spec_version)
+    assert sorted(results) == expected
+    allowed = json.loads(BASELINE.read_text())[run_client_conformance.baseline_key("0.2", spec_version)]
+    assert regressions(results, allowed) == []
+    assert all(r.passed > 0 for r in results.values())  # every scenario really ran its checks
