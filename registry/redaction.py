@@ -24,7 +24,7 @@ from typing import Any
 from registry.secret_shapes import _HINT as _SHAPE_HINT
 from registry.secret_shapes import secret_spans
 
-__all__ = ["REDACTED", "SECRET_KEY", "is_secret_key", "redact", "redact_text"]
+__all__ = ["REDACTED", "SCAN_BUDGET_CHARS", "SECRET_KEY", "is_secret_key", "redact", "redact_text"]
 
 REDACTED = "[REDACTED]"
 
@@ -126,12 +126,38 @@ def _redact_text(text: str) -> str:
     return _JSON_PAIR.sub(pair, text) if '"' in text else text
 
 
-def redact(value: Any, _depth: int = 0) -> Any:
+SCAN_BUDGET_CHARS = 32 * 1024
+"""Characters of string values one :func:`redact` call scans for secret shapes (about 5 µs per
+character at worst: ~0.2 s). Text past the budget is not scanned, so it is not recorded either:
+it becomes ``"[REDACTED: N more characters not scanned]"`` (a 2 MB argument held the event loop
+for minutes before the budget and the windowed detectors)."""
+
+
+class _Budget:
+    __slots__ = ("left",)
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+
+def _scan_within(value: str, budget: _Budget) -> str:
+    if len(value) <= budget.left:
+        budget.left -= len(value)
+        return redact_text(value)
+    head, rest = value[: budget.left], len(value) - budget.left
+    budget.left = 0
+    return (redact_text(head) if head else "") + f"{REDACTED[:-1]}: {rest} more characters not scanned]"
+
+
+def redact(value: Any, _depth: int = 0, _budget: _Budget | None = None) -> Any:
     """A copy of a JSON value with secrets replaced (see module docstring).
 
     Values nested deeper than 64 levels are replaced by ``"[REDACTED: too deep]"`` (never an
-    exception, whatever the input).
+    exception, whatever the input). At most :data:`SCAN_BUDGET_CHARS` characters of strings that
+    look like they could hold a secret are scanned per call; the rest of such text is replaced by
+    ``"[REDACTED: N more characters not scanned]"``.
     """
+    budget = _Budget(SCAN_BUDGET_CHARS) if _budget is None else _budget
     if _depth > _MAX_DEPTH:
         return f"{REDACTED[:-1]}: too deep]"
     if isinstance(value, dict):
@@ -140,11 +166,13 @@ def redact(value: Any, _depth: int = 0) -> Any:
             if isinstance(k, str) and is_secret_key(k) and v not in (None, "", [], {}):
                 out[k] = REDACTED
             else:
-                out[k] = redact(v, _depth + 1)
+                out[k] = redact(v, _depth + 1, budget)
         return out
     if isinstance(value, list | tuple):
-        return [redact(v, _depth + 1) for v in value]
+        return [redact(v, _depth + 1, budget) for v in value]
     if isinstance(value, str):
+        if len(value) > budget.left:  # past the budget: not scanned, so not recorded
+            return _scan_within(value, budget)
         if not _HINT.search(value) and not _SHAPE_HINT.search(value):
             return value
         stripped = value.lstrip()
@@ -152,10 +180,10 @@ def redact(value: Any, _depth: int = 0) -> Any:
             try:
                 parsed = json.loads(value)
             except (ValueError, RecursionError):
-                return redact_text(value)
-            cleaned = redact(parsed, _depth + 1)
+                return _scan_within(value, budget)
+            cleaned = redact(parsed, _depth + 1, budget)
             if cleaned != parsed:
                 return json.dumps(cleaned, ensure_ascii=False)
             return value
-        return redact_text(value)
+        return _scan_within(value, budget)
     return value
