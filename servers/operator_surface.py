@@ -161,7 +161,10 @@ class OperatorSurface:
         base = mcp_url.rsplit("/", 1)[0]
         self.endpoint_path = self.data_dir / ENDPOINT_FILE
         record = endpoint_record(base, self.data_dir, self.db_url, self.config_path)
-        self.endpoint_path.write_text(json.dumps(record))
+        from host.paths import private_opener  # noqa: PLC0415
+
+        with open(self.endpoint_path, "w", encoding="utf-8", opener=private_opener) as fh:  # 0600
+            fh.write(json.dumps(record))
 
     def close(self) -> None:
         """Remove the local admin token and endpoint files (the CLI then knows no serve runs here)."""

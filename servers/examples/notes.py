@@ -10,6 +10,7 @@ overwrites, idempotent), ``delete_note`` (destructive).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Example notes MCP server (stdio).")
     parser.add_argument("--data-dir", required=True, type=Path, help="folder that holds the notes")
     args = parser.parse_args(argv)
+    # Its default folder lies in toolhost's data folder, whose files are owner-only (0600/0700).
+    os.umask(0o077)
     create_server(args.data_dir).run()
 
 

@@ -172,3 +172,4 @@ def test_cli_search_asks_the_running_serve(served) -> None:
     assert hits[0]["name"] == "orders__cancel_order"
     assert hits[0]["why"] == ["name: cancel, order", "description: cancel, order", "parameters: order"]  # via the API
     assert json.loads((serve.data_dir / "serve.json").read_text())["url"] == serve.url
+    assert oct((serve.data_dir / "serve.json").stat().st_mode & 0o777) == "0o600"  # owner-only, like the token
