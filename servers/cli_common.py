@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
+from servers.admin_common import AsJson, DataDir, DbUrl
+
 if TYPE_CHECKING:
     from host.access import AccessControl
     from host.config import HostConfig
@@ -27,24 +29,13 @@ err = Console(stderr=True)
 ConfigOpt = Annotated[
     Path | None, typer.Option("--config", "-c", help="mcpServers JSON config (default: the bundled one).")
 ]
-DataDirOpt = Annotated[
-    Path | None, typer.Option("--data-dir", help="Data folder (default: $TOOLHOST_HOME, else per-user).")
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-DbUrlOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--db-url",
-        envvar=["TOOLHOST_DATABASE_URL", "TOOLHOST_DB_URL"],
-        help="Permission database URL, e.g. postgresql://user:pass@host/toolhost (default: SQLite in the data "
-        "folder; also $TOOLHOST_DATABASE_URL, or the older $TOOLHOST_DB_URL).",
-        show_envvar=False,
-    ),
-]
+# The same options as the admin commands (one definition of each).
+DataDirOpt = DataDir
+JsonOpt = AsJson
+DbUrlOpt = DbUrl
 UserOpt = Annotated[
     str | None, typer.Option("--user", help="Act as this user: only their grants apply (default: full local access).")
 ]
-
 
 
 def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]:

@@ -128,10 +128,7 @@ def call(
     if serve_ is not None:
         from servers.remote_cli import call_via_serve  # noqa: PLC0415
 
-        failed = call_via_serve(serve_, out, err, name=name, arguments=parsed, user=user, as_json=as_json)
-        if failed is not None:
-            if failed:
-                raise typer.Exit(1)
+        if _answered(call_via_serve(serve_, out, err, name=name, arguments=parsed, user=user, as_json=as_json)):
             return
     cfg, root = _load(config, data_dir)
 
@@ -151,6 +148,16 @@ def call(
         raise typer.Exit(1)
 
 
+def _answered(failed: bool | None) -> bool:
+    """Whether the running serve answered (``failed`` is ``None`` when it did not): exits 1 when its
+    answer reported a failure."""
+    if failed is None:
+        return False
+    if failed:
+        raise typer.Exit(1)
+    return True
+
+
 def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonOpt = False,
             db_url: DbUrlOpt = None) -> None:
     """Show every configured server's status (connected / failed with reason, tool count): the running
@@ -161,10 +168,7 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
     if serve_ is not None:
         from servers.remote_cli import servers_via_serve  # noqa: PLC0415
 
-        failed = servers_via_serve(serve_, out, err, as_json=as_json)
-        if failed is not None:
-            if failed:
-                raise typer.Exit(1)
+        if _answered(servers_via_serve(serve_, out, err, as_json=as_json)):
             return
     from servers.display import servers_table  # noqa: PLC0415
 
