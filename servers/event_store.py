@@ -16,6 +16,15 @@ replay another session's stream (the SDK's stream ids are JSON-RPC request ids, 
 across sessions), and the memory goes with the session (idle expiry, DELETE). 2026-07-28 requests
 are stateless and not resumable (the SDK stores no events for them).
 
+Replay hands over to the live tail without a gap. The SDK replays, then (on a resumed stream)
+sends a fresh priming event and only then registers the stream for live messages; the priming
+send waits for the client, and a message stored in that window was neither replayed nor sent
+live (a call's first log line went missing when the client reconnected quickly). Two parts close
+it: :meth:`SessionEventStore.replay_events_after` keeps sending until no newer event of the
+stream is stored, and :class:`ResumableTransport` sends no priming event on a resumed stream, so
+nothing waits between the end of the replay and the registration. (A client that loses a resumed
+stream before any event resumes from the id it already has; nothing is lost.)
+
 Bounds: at most :data:`MAX_EVENTS` events and :data:`MAX_BYTES` bytes of messages per session;
 the oldest go first. A ``Last-Event-ID`` older than what is kept (or unknown) replays nothing,
 and the client falls back to repeating its request.
@@ -25,11 +34,19 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import Any
 
-from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
+from mcp.server.streamable_http import (
+    EventCallback,
+    EventId,
+    EventMessage,
+    EventStore,
+    StreamableHTTPServerTransport,
+    StreamId,
+)
 from mcp.types import JSONRPCMessage
 
-__all__ = ["MAX_BYTES", "MAX_EVENTS", "RETRY_INTERVAL_MS", "SessionEventStore"]
+__all__ = ["MAX_BYTES", "MAX_EVENTS", "RETRY_INTERVAL_MS", "ResumableTransport", "SessionEventStore"]
 
 MAX_EVENTS = 1000
 """Most events kept per session (priming events included)."""
@@ -59,6 +76,7 @@ class SessionEventStore(EventStore):
         self._events: deque[_Event] = deque()
         self._bytes = 0
         self._next = 0
+        self._resumed: StreamId | None = None
 
     @property
     def size(self) -> int:
@@ -67,6 +85,7 @@ class SessionEventStore(EventStore):
 
     async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
         """Keep one event (``message`` ``None``: a priming event); returns its id."""
+        self._resumed = None  # any new event ends the replay hand-over (see resumed_just_now)
         self._next += 1
         size = 0 if message is None else len(message.model_dump_json(by_alias=True, exclude_none=True))
         self._events.append(_Event(self._next, stream_id, message, size))
@@ -85,7 +104,30 @@ class SessionEventStore(EventStore):
         if not self._events or not self._events[0].number <= number <= self._events[-1].number:
             return None
         stream_id = self._events[number - self._events[0].number].stream_id
-        for event in [e for e in self._events if e.number > number and e.stream_id == stream_id]:
-            if event.message is not None:
-                await send_callback(EventMessage(event.message, str(event.number)))
+        sent = number
+        while True:  # events stored while a send awaited the client are sent too
+            newer = [e for e in self._events if e.number > sent and e.stream_id == stream_id]
+            if not newer:
+                break
+            for event in newer:
+                sent = event.number
+                if event.message is not None:
+                    await send_callback(EventMessage(event.message, str(event.number)))
+        self._resumed = stream_id
         return stream_id
+
+    def resumed_just_now(self, stream_id: StreamId) -> bool:
+        """Whether ``stream_id`` was replayed and nothing has been stored since (the SDK asks for
+        the resumed stream's priming event at exactly that point; :class:`ResumableTransport`)."""
+        return self._resumed == stream_id
+
+
+class ResumableTransport(StreamableHTTPServerTransport):
+    """The SDK's transport, minus the priming event on a *resumed* stream (module docstring):
+    that send waits for the client while the stream is not yet registered for live messages."""
+
+    async def _mint_priming_event(self, stream_id: StreamId, protocol_version: str) -> Any:
+        store = self._event_store
+        if isinstance(store, SessionEventStore) and store.resumed_just_now(stream_id):
+            return None
+        return await super()._mint_priming_event(stream_id, protocol_version)

@@ -23,14 +23,14 @@ from typing import Any
 
 from mcp.server import Server
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, AuthorizationContext, authorization_context
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, EventStore, StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from host.limits import SessionLimits
-from servers.event_store import RETRY_INTERVAL_MS, SessionEventStore
+from servers.event_store import RETRY_INTERVAL_MS, ResumableTransport, SessionEventStore
 
 __all__ = ["FairSessionManager", "fair_http_app", "open_sessions"]
 
@@ -71,6 +71,8 @@ class FairSessionManager(StreamableHTTPSessionManager):
             # The SDK shares one store across sessions; a store per session keeps stream ids
             # (request ids, repeated across sessions) apart and frees memory with the session.
             transport._event_store = self.event_store_factory()  # noqa: SLF001 - read lazily by the transport
+            if type(transport) is StreamableHTTPServerTransport:
+                transport.__class__ = ResumableTransport  # replay hands over to live without a gap
         return transport
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:

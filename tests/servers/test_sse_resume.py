@@ -20,7 +20,7 @@ from mcp.types import JSONRPCResponse
 
 from host.config import parse_config
 from host.runtime import HostRuntime
-from servers.event_store import RETRY_INTERVAL_MS, SessionEventStore
+from servers.event_store import RETRY_INTERVAL_MS, ResumableTransport, SessionEventStore
 from servers.registry_server import create_registry_server
 from servers.serve import serve_http
 
@@ -92,19 +92,24 @@ async def test_a_client_that_lost_its_stream_mid_call_resumes_with_last_event_id
             assert (priming["data"], priming["retry"]) == ("", str(RETRY_INTERVAL_MS)) and priming["id"].isdigit()
 
             replayed: list[dict[str, Any]] = []
-            resume = {**headers, "Accept": "text/event-stream", "Last-Event-ID": priming["id"]}
-            async with http.stream("GET", url, headers=resume) as r:
-                assert r.status_code == 200
-                block: list[str] = []
-                async for line in r.aiter_lines():
-                    block.append(line)
-                    if line == "":
-                        for event in _events(block):
-                            if event.get("data"):
-                                replayed.append(json.loads(event["data"]) | {"_event_id": event["id"]})
-                        block = []
-                        if any(m.get("id") == 2 for m in replayed):
-                            break
+            last_id = priming["id"]
+            for _attempt in range(5):  # like an SDK client: reconnect while the stream ends early
+                resume = {**headers, "Accept": "text/event-stream", "Last-Event-ID": last_id}
+                async with http.stream("GET", url, headers=resume) as r:
+                    assert r.status_code == 200
+                    block: list[str] = []
+                    async for line in r.aiter_lines():
+                        block.append(line)
+                        if line == "":
+                            for event in _events(block):
+                                last_id = event.get("id", last_id)
+                                if event.get("data"):
+                                    replayed.append(json.loads(event["data"]) | {"_event_id": event["id"]})
+                            block = []
+                            if any(m.get("id") == 2 for m in replayed):
+                                break
+                if any(m.get("id") == 2 for m in replayed):
+                    break
             logs = [m["params"]["data"] for m in replayed if m.get("method") == "notifications/message"]
             assert logs == ["Tool execution started", "Tool processing data", "Tool execution completed"]
             result = next(m for m in replayed if m.get("id") == 2)
@@ -184,3 +189,53 @@ async def test_the_event_store_is_bounded_and_replays_only_the_stream_of_the_id(
     for n in range(5):
         await small.store_event("a", msg(n))
     assert 0 < small.size < 5  # bytes bound: only the newest fit
+
+
+async def test_events_stored_while_the_replay_waits_on_the_client_are_replayed_too() -> None:
+    """The hand-over window: a message stored during the replay's sends (the client reads slowly)
+    is sent by that replay, not lost between replay and live tail."""
+    store = SessionEventStore()
+    priming = await store.store_event("2", None)
+    await store.store_event("2", JSONRPCResponse(jsonrpc="2.0", id=90, result={"n": 1}))
+    sent: list[str] = []
+
+    async def slow_client(event: Any) -> None:
+        sent.append(event.event_id)
+        if len(sent) == 1:  # while the first replayed event is on its way, the call logs again
+            await store.store_event("2", JSONRPCResponse(jsonrpc="2.0", id=91, result={"n": 2}))
+            await store.store_event("other", JSONRPCResponse(jsonrpc="2.0", id=92, result={"n": 3}))
+
+    with anyio.fail_after(5):
+        assert await store.replay_events_after(priming, slow_client) == "2"
+    assert sent == ["2", "3"]  # both events of stream "2", none of "other"
+
+
+async def test_a_resumed_stream_gets_no_priming_event_so_nothing_waits_before_the_live_tail() -> None:
+    store = SessionEventStore()
+    transport = ResumableTransport(mcp_session_id="s1", event_store=store, retry_interval=RETRY_INTERVAL_MS)
+    with anyio.fail_after(5):
+        first = await transport._mint_priming_event("2", "2025-11-25")  # a POST stream is primed
+        assert first == {"id": "1", "data": "", "retry": RETRY_INTERVAL_MS}
+
+        async def ignore(_event: Any) -> None:
+            return None
+
+        assert await store.replay_events_after("1", ignore) == "2"
+        assert store.resumed_just_now("2") and not store.resumed_just_now("3")
+        assert await transport._mint_priming_event("2", "2025-11-25") is None  # the resumed stream
+        await store.store_event("2", JSONRPCResponse(jsonrpc="2.0", id=2, result={}))
+        assert not store.resumed_just_now("2")  # any new event ends the hand-over
+        assert await transport._mint_priming_event("3", "2025-11-25") == {"id": "3", "data": "", "retry": RETRY_INTERVAL_MS}
+
+
+def test_serve_sessions_use_the_resumable_transport() -> None:
+    from mcp.server.lowlevel import Server
+
+    from servers.fair_sessions import FairSessionManager, fair_http_app
+
+    server: Server[Any] = Server("t")
+    fair_http_app(server)
+    manager = server._session_manager
+    assert isinstance(manager, FairSessionManager)
+    transport = manager._admit_session(None)
+    assert type(transport) is ResumableTransport and isinstance(transport._event_store, SessionEventStore)
