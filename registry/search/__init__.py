@@ -11,6 +11,7 @@ Typical use::
     tools = state.declared(registry.snapshot())  # always_load first, then loaded in load order
 """
 
+from registry.search.abstain import FEATURES, Signals
 from registry.search.bm25 import BM25Params, Corpus, Stats
 from registry.search.deferred import DeferredLoadingState
 from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, embedding_text, fuse, text_key
@@ -26,43 +27,45 @@ from registry.search.index import (
     SearchIndex,
     SearchResult,
 )
-from registry.search.trail import SearchTrail
 from registry.search.tokenize import STOP_WORDS, Tokenizer, split_identifier, tokenize
+from registry.search.trail import SearchTrail
 
 __all__ = [
     "DEFAULT_ABSTAIN",
-    "DEFAULT_FUSION",
-    "Abstain",
-    "Embedder",
-    "FusionParams",
-    "HitContext",
-    "embedding_text",
-    "fuse",
-    "text_key",
     "DEFAULT_EXPANSION",
+    "DEFAULT_FUSION",
     "DEFAULT_PARAMS",
+    "FEATURES",
     "MAX_REGEX_CHARS",
     "RELATED_GROUPS",
     "STOP_WORDS",
+    "Abstain",
     "BM25Params",
     "Corpus",
     "DeferredLoadingState",
+    "Embedder",
     "FieldWeights",
+    "FusionParams",
+    "HitContext",
     "QueryExpansion",
     "RelatedTerms",
     "SearchHit",
     "SearchIndex",
     "SearchResult",
     "SearchTrail",
+    "Signals",
     "Stats",
     "Tokenizer",
     "document_tokens",
+    "embedding_text",
     "format_result",
+    "fuse",
     "hit_line",
     "one_line",
     "param_summary",
     "schema_texts",
     "split_identifier",
+    "text_key",
     "tokenize",
     "tool_definition",
 ]

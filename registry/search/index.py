@@ -53,6 +53,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from registry.search.abstain import DEFAULT_ABSTAIN, Abstain, Signals, dense_signals, query_coverage
 from registry.search.bm25 import BM25Params, Corpus
 from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, VectorBuffer, embedding_text, fuse
 from registry.search.document import FieldWeights, document_tokens
@@ -60,7 +61,7 @@ from registry.search.exact import MAX_REGEX_CHARS, regex_tools, select_tools
 from registry.search.expand import DEFAULT_EXPANSION, QueryExpansion
 from registry.search.memory import MemoryIndex
 from registry.search.ranking import ToolFilter, add_scores, bm25_confidence, top_hits
-from registry.search.result import DEFAULT_ABSTAIN, WEAK_MESSAGE, Abstain, SearchHit, SearchResult
+from registry.search.result import WEAK_MESSAGE, SearchHit, SearchResult
 from registry.search.tokenize import tokenize
 from registry.store import ToolRegistry
 from registry.tool import Risk, ToolRecord
@@ -404,6 +405,7 @@ class SearchIndex:
         if low.startswith("regex:"):
             return regex_tools(st.by_name, text[len("regex:") :].strip(), visible, keep, limit)
         tokens = self.tokenizer(text)
+        query_tokens = tokens
         if not tokens:
             return SearchResult([], "empty", self._help(st, visible, empty=True))
         mask = self._mask(st, visible, visible_key)
@@ -427,8 +429,8 @@ class SearchIndex:
             sel = keep.array_mask(st, slots)
             slots, scores = slots[sel], scores[sel]
         bm_conf = bm25_confidence(self.params, scores, weights, len(tokens), stats.n_docs)
-        dense_top: float | None = None
-        dense_z: float | None = None
+        dense_top = dense_z = dense_margin = None
+        dense_all: np.ndarray | None = None
         mode = "bm25"
         if dense_on:
             assert st.vectors is not None
@@ -448,20 +450,24 @@ class SearchIndex:
                     if len(m_slots):
                         dense_all = dense_all.copy()
                         dense_all[m_slots] = np.maximum(dense_all[m_slots], self.memory_dense * m_sims)
-                cand_scores = dense_all[dense_slots]
-                dense_top = float(cand_scores.max())
-                spread = float(cand_scores.std())
-                dense_z = (dense_top - float(cand_scores.mean())) / spread if spread > 1e-9 else 0.0
+                dense_top, dense_z, dense_margin = dense_signals(dense_all[dense_slots])
                 slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion)
                 mode = "hybrid"
         hits = top_hits(st.records, slots, scores, limit)
         if not hits:
-            return SearchResult([], mode, self._help(st, visible, empty=False), bm25_confidence=bm_conf)
-        weak = self.abstain.weak(bm_conf, dense_top, dense_z)
-        message = WEAK_MESSAGE if weak else None
-        return SearchResult(
-            hits, mode, message, weak=weak, dense_top=dense_top, dense_z=dense_z, bm25_confidence=bm_conf
-        )
+            return SearchResult([], mode, self._help(st, visible, empty=False), signals=Signals(bm_conf))
+        # Signals from the best five whatever ``limit`` is, so "weak" does not depend on it.
+        best5 = hits if limit >= 5 else top_hits(st.records, slots, scores, 5)
+        hit_slots = [st.corpus.slot_of[h.tool.qualified_name] for h in best5[:5]]
+        cov = query_coverage(st.corpus, stats, query_tokens, hit_slots)
+        hit_cos = None
+        top_slot = st.corpus.slot_of[hits[0].tool.qualified_name]
+        if dense_all is not None and st.has_vec[top_slot]:
+            hit_cos = float(dense_all[top_slot])
+        cov_top = cov[hit_slots.index(top_slot)] if top_slot in hit_slots else cov[0]
+        signals = Signals(bm_conf, cov_top, max(cov), len(set(query_tokens)), dense_top, dense_z, dense_margin, hit_cos)
+        weak = self.abstain.weak(signals)
+        return SearchResult(hits, mode, WEAK_MESSAGE if weak else None, weak=weak, signals=signals)
 
     def _query_vector(self, text: str) -> np.ndarray:
         """The query's unit vector (a small LRU cache: agents repeat searches)."""

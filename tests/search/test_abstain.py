@@ -1,0 +1,86 @@
+""""No tool fits": the search signals (values, permission-exactness, independence of ``limit``)
+and the logistic decision of :class:`Abstain`."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from registry.search import FEATURES, Abstain, SearchIndex, Signals
+from registry.search.abstain import query_coverage
+
+from ._fake_embedder import FakeEmbedder
+from ._tools import catalog
+
+
+def _hybrid(servers: dict) -> SearchIndex:
+    index = SearchIndex(embedder=FakeEmbedder())
+    index.replace_servers(servers)
+    missing = index.missing_vectors()
+    vecs = index.embedder.embed([t for _n, _h, t in missing])
+    index.set_vectors((n, h, vecs[i]) for i, (n, h, _t) in enumerate(missing))
+    return index
+
+
+def test_coverage_is_the_idf_weighted_share_of_query_words_in_the_best_hit():
+    index = SearchIndex()
+    index.replace_servers(catalog())
+    res = index.search("cancel order xyzzy", limit=5)
+    assert res.hits[0].tool.qualified_name == "orders__cancel_order"
+    # 9 tools; "cancel" is in 1, "order" in 3, "xyzzy" in none (weighs as the rarest: ln 10).
+    cancel, order, unknown = math.log(10 / 1), math.log(10 / 3), math.log(10)
+    assert res.signals.coverage == pytest.approx((cancel + order) / (cancel + order + unknown))
+    assert res.signals.coverage == pytest.approx(0.603627, abs=1e-6)
+    assert res.signals.coverage5 == res.signals.coverage  # no other hit has more of the words
+    assert res.signals.n_tokens == 3
+    assert res.signals.dense_top is None and res.signals.hit_cosine is None
+    st = index._state
+    slots = [st.corpus.slot_of["orders__refund_payment"], st.corpus.slot_of["git__git_log"]]
+    assert query_coverage(st.corpus, st.corpus.stats(), ["order", "order", "cancel"], slots) == [
+        pytest.approx(order / (order + cancel)),
+        0.0,
+    ]
+
+
+def test_hidden_tools_do_not_change_the_signals_or_the_weak_flag():
+    full = _hybrid(catalog())
+    shown = {k: v for k, v in catalog().items() if k != "git"}
+    alone = _hybrid(shown)
+    for query in ("cancel order", "commit my changes", "weather in Paris", "quantum chromodynamics"):
+        a = full.search(query, visible=lambda t: t.server != "git")
+        b = alone.search(query)
+        assert a.signals == b.signals
+        assert (a.weak, [h.tool.qualified_name for h in a.hits]) == (b.weak, [h.tool.qualified_name for h in b.hits])
+
+
+def test_signals_and_weak_do_not_depend_on_the_limit():
+    index = _hybrid(catalog())
+    for query in ("cancel order", "repository status", "quantum chromodynamics lattice"):
+        one, five, ten = (index.search(query, limit=n) for n in (1, 5, 10))
+        assert one.signals == five.signals == ten.signals
+        assert one.weak == five.weak == ten.weak
+        assert one.signals.dense_top is not None and one.signals.dense_margin is not None
+        assert one.signals.hit_cosine is not None and one.signals.hit_cosine <= one.signals.dense_top
+
+
+def test_abstain_is_a_logistic_model_per_mode():
+    lexical_only = Abstain(dense=(0.0,) * 9, lexical=(1.0,) + (0.0,) * 8)
+    assert lexical_only.probability(Signals()) == pytest.approx(1 / (1 + math.exp(-1)))
+    assert lexical_only.weak(Signals())
+    assert not Abstain(lexical=(1.0,) + (0.0,) * 8, threshold=0.8).weak(Signals())
+    # With a dense part the dense model decides: bias -2, weight 4 on dense_top (5th feature).
+    dense = Abstain(dense=(-2.0, 0.0, 0.0, 0.0, 0.0, 4.0, 0.0, 0.0, 0.0))
+    assert FEATURES[4] == "dense_top"
+    assert dense.probability(Signals(dense_top=0.25, dense_z=1.0, dense_margin=0.1, hit_cosine=0.2)) == pytest.approx(
+        1 / (1 + math.exp(1.0))
+    )
+    assert not dense.weak(Signals(dense_top=0.25))
+    assert dense.weak(Signals(dense_top=0.75))
+
+
+def test_abstain_checks_its_numbers():
+    with pytest.raises(ValueError, match=r"Abstain.dense needs 9 numbers \(bias \+ one per feature\)"):
+        Abstain(dense=(1.0, 2.0))
+    with pytest.raises(ValueError, match=r"Abstain.threshold must be within \(0, 1\), got 1.0"):
+        Abstain(threshold=1.0)
