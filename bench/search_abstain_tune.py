@@ -17,9 +17,11 @@ Dev data (``bench/search_tune.py``'s dev sets; no test query, no LiveMCPBench qu
 
 Training: unanswerable queries are positives; answerable ones are negatives weighted by their
 R@5 (flagging a query whose gold tool was not in the top five anyway costs no R@5, so it does not
-count). The threshold is the one flagging the most unanswerable queries while the worst dev set
-loses at most ``--loss`` R@5 points. Two models: hybrid (all features) and lexical (BM25
-features only, for indexes without the dense part). A two-fold check (fit on the ToolLens half,
+count). Hybrid search: one model over the lexical signals and one over the dense signals, weak
+when both say so (a fitted joint model put most weight on query-word coverage and flagged a
+quarter of the Chinese queries, whose words no English tool has); the two thresholds are the pair
+flagging the most unanswerable queries while the worst dev set loses at most ``--loss`` R@5
+points. BM25-only search: one model over the lexical signals. A two-fold check (fit on the ToolLens half,
 evaluate on the MetaTool half and back) shows how well it carries to other data. Prints the
 frozen ``Abstain(...)`` to paste into ``registry/search/abstain.py``.
 """
@@ -38,8 +40,8 @@ from search_tune import dev_sets
 from registry.search import FEATURES, Abstain
 
 LABELS = Path(__file__).resolve().parent / "abstain_labels.tsv"
-DENSE_FEATURES = tuple(i for i, f in enumerate(FEATURES))
-LEXICAL_FEATURES = tuple(i for i, f in enumerate(FEATURES) if f in ("bm25_confidence", "coverage", "coverage5", "log1p_tokens"))
+LEX = (0, 1, 2, 3)  # registry.search.abstain.LEXICAL_FEATURES
+DEN = (4, 5, 6, 7)  # registry.search.abstain.DENSE_FEATURES
 
 
 def collect(index, queries, q2id, qrels) -> list[tuple[list[float], float]]:
@@ -76,26 +78,6 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1e-2, 
 
 def prob(model: np.ndarray, x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-np.clip(model[0] + x @ model[1:], -60, 60)))
-
-
-def evaluate(model: np.ndarray, data: dict, threshold: float) -> tuple[float, dict]:
-    """(flagged % of unanswerable, R@5 points lost per answerable set)."""
-    un = data["un"]
-    flagged = 100 * float((prob(model, un[:, :-1]) >= threshold).mean())
-    lost = {}
-    for name, arr in data["ans"].items():
-        weak = prob(model, arr[:, :-1]) >= threshold
-        lost[name] = 100 * float((arr[:, -1] * weak).sum() / len(arr))
-    return flagged, lost
-
-
-def best_threshold(model: np.ndarray, data: dict, max_loss: float) -> tuple[float, float, dict]:
-    best = (0.999, 0.0, {})
-    for t in np.linspace(0.02, 0.98, 97):
-        flagged, lost = evaluate(model, data, t)
-        if max(lost.values()) <= max_loss and flagged > best[1]:
-            best = (float(t), flagged, lost)
-    return best
 
 
 def fit(data: dict, cols: tuple[int, ...]) -> np.ndarray:
@@ -149,33 +131,61 @@ def gather(e: Path, every: int, dense: bool) -> dict:
     return data
 
 
-def report(label: str, data: dict, cols: tuple[int, ...], max_loss: float) -> np.ndarray:
-    model = fit(data, cols)
-    t, flagged, lost = best_threshold(model, data, max_loss)
-    print(f"{label}: threshold {t:.2f}: unanswerable flagged {flagged:.1f} %, answerable R@5 lost "
-          + ", ".join(f"{k} {v:.2f}" for k, v in lost.items()), flush=True)
+def weak_of(models: list[tuple[np.ndarray, float]], x: np.ndarray) -> np.ndarray:
+    """Weak where every ``(model, threshold)`` says so."""
+    out = np.ones(len(x), dtype=bool)
+    for model, t in models:
+        out &= prob(model, x) >= t
+    return out
+
+
+def score(models: list[tuple[np.ndarray, float]], data: dict) -> tuple[float, dict]:
+    flagged = 100 * float(weak_of(models, data["un"][:, :-1]).mean())
+    lost = {k: 100 * float((v[:, -1] * weak_of(models, v[:, :-1])).sum() / len(v)) for k, v in data["ans"].items()}
+    return flagged, lost
+
+
+def best_pair(models: list[np.ndarray], data: dict, max_loss: float) -> tuple[tuple[float, ...], float, dict]:
+    """Thresholds (one per model) flagging the most unanswerable queries within ``max_loss``."""
+    grid = np.linspace(0.3, 0.98, 35)
+    best: tuple[tuple[float, ...], float, dict] = ((0.999,) * len(models), 0.0, {})
+    for ts in (np.array(np.meshgrid(*[grid] * len(models))).reshape(len(models), -1).T):
+        flagged, lost = score(list(zip(models, ts, strict=True)), data)
+        if max(lost.values()) <= max_loss and flagged > best[1]:
+            best = (tuple(float(t) for t in ts), flagged, lost)
+    return best
+
+
+def report(label: str, data: dict, groups: list[tuple[int, ...]], max_loss: float) -> list[np.ndarray]:
+    """Fit one logistic model per feature group (weak when all say so), pick the thresholds."""
+    models = [fit(data, cols) for cols in groups]
+    ts, flagged, lost = best_pair(models, data, max_loss)
+    print(f"{label}: thresholds {', '.join(f'{t:.2f}' for t in ts)}: unanswerable flagged {flagged:.1f} %, "
+          "answerable R@5 lost " + ", ".join(f"{k} {v:.2f}" for k, v in lost.items()), flush=True)
     for bound in (0.5, 1.0, 2.0, 3.0, 5.0):
-        tb, fb, lb = best_threshold(model, data, bound)
-        print(f"   max loss <= {bound}: threshold {tb:.2f} flagged {fb:.1f} % lost "
-              + ", ".join(f"{k} {v:.2f}" for k, v in lb.items()))
+        _ts, fb, lb = best_pair(models, data, bound)
+        print(f"   max loss <= {bound}: flagged {fb:.1f} % lost " + ", ".join(f"{k} {v:.2f}" for k, v in lb.items()))
     # Two-fold check: fit on one query set (its answerable + unanswerable), apply to the other.
     for train, test in (("tl", "mt"), ("mt", "tl")):
         half = {"ans": {train: data["ans"][train]}, "un": data["un_by"][train]}
         other = {"ans": {test: data["ans"][test]}, "un": data["un_by"][test]}
-        m = fit(half, cols)
-        th, fh, lh = best_threshold(m, half, max_loss)
-        fo, lo = evaluate(m, other, th)
+        ms = [fit(half, cols) for cols in groups]
+        th, fh, lh = best_pair(ms, half, max_loss)
+        fo, lo = score(list(zip(ms, th, strict=True)), other)
         print(f"   fit on {train} ({fh:.1f} % flagged, lost {lh.get(train, 0):.2f}) -> on {test}: flagged {fo:.1f} %, "
               f"lost {lo[test]:.2f}")
     lab = data["labelled"]
-    weak = prob(model, lab[:, :-1]) >= t
+    weak = weak_of(list(zip(models, ts, strict=True)), lab[:, :-1])
     nofit = lab[:, -1] == 0
     print(f"   hand-labelled sample ({len(lab)} 'unanswerable' queries, {int((~nofit).sum())} of which do have a fitting "
           f"tool there): flagged {100 * weak[nofit].mean():.1f} % of those with no fitting tool, "
           f"{100 * weak[~nofit].mean():.1f} % of those with one")
-    model[0] -= np.log(t / (1 - t))  # the threshold folded into the bias: weak when P >= 0.5
-    print("   model: (" + ", ".join(f"{v:.4g}" for v in model) + ")")
-    return model
+    out = []
+    for model, cols, t in zip(models, groups, ts, strict=True):
+        m = np.concatenate([[model[0] - np.log(t / (1 - t))], model[1:][list(cols)]])  # threshold into the bias
+        print("   model over " + ", ".join(FEATURES[c] for c in cols) + ": (" + ", ".join(f"{v:.4g}" for v in m) + ")")
+        out.append(m)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,10 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     print(f"features: {', '.join(FEATURES)}")
     dense = gather(args.eval_dir, args.every, dense=True)
-    d = report("hybrid", dense, DENSE_FEATURES, args.loss)
+    hl, hd = report("hybrid (lexical model AND dense model)", dense, [LEX, DEN], args.loss)
     lex = gather(args.eval_dir, args.every, dense=False)
-    lx = report("lexical", lex, LEXICAL_FEATURES, args.loss)
-    ab = Abstain(dense=tuple(round(float(v), 4) for v in d), lexical=tuple(round(float(v), 4) for v in lx))
+    (lx,) = report("lexical-only search", lex, [LEX], args.loss)
+
+    def r(m: np.ndarray) -> tuple[float, ...]:
+        return tuple(round(float(v), 4) for v in m)
+
+    ab = Abstain(lexical=r(hl), dense=r(hd), lexical_only=r(lx))
     print(repr(ab))
     return 0
 

@@ -64,23 +64,27 @@ def test_signals_and_weak_do_not_depend_on_the_limit():
         assert one.signals.hit_cosine is not None and one.signals.hit_cosine <= one.signals.dense_top
 
 
-def test_abstain_is_a_logistic_model_per_mode():
-    lexical_only = Abstain(dense=(0.0,) * 9, lexical=(1.0,) + (0.0,) * 8)
-    assert lexical_only.probability(Signals()) == pytest.approx(1 / (1 + math.exp(-1)))
-    assert lexical_only.weak(Signals())
-    assert not Abstain(lexical=(1.0,) + (0.0,) * 8, threshold=0.8).weak(Signals())
-    # With a dense part the dense model decides: bias -2, weight 4 on dense_top (5th feature).
-    dense = Abstain(dense=(-2.0, 0.0, 0.0, 0.0, 0.0, 4.0, 0.0, 0.0, 0.0))
+def test_abstain_lexical_only_search_uses_its_own_model():
+    a = Abstain(lexical=(-5.0, 0, 0, 0, 0), dense=(-5.0, 0, 0, 0, 0), lexical_only=(1.0, 0, 0, 0, 0))
+    assert a.probabilities(Signals()) == (pytest.approx(1 / (1 + math.exp(-1))), None)
+    assert a.weak(Signals())
+    # bias -1, weight -2 on bm25_confidence: P = sigmoid(-1 - 2 * 0.5) = sigmoid(-2) < 0.5.
+    assert not Abstain(lexical_only=(-1.0, -2.0, 0, 0, 0)).weak(Signals(bm25_confidence=0.5))
+
+
+def test_hybrid_search_is_weak_only_when_lexical_and_dense_models_both_say_so():
     assert FEATURES[4] == "dense_top"
-    assert dense.probability(Signals(dense_top=0.25, dense_z=1.0, dense_margin=0.1, hit_cosine=0.2)) == pytest.approx(
-        1 / (1 + math.exp(1.0))
-    )
-    assert not dense.weak(Signals(dense_top=0.25))
-    assert dense.weak(Signals(dense_top=0.75))
+    # Lexical: always "no fit" (bias 3). Dense: bias 2, weight -4 on dense_top.
+    a = Abstain(lexical=(3.0, 0, 0, 0, 0), dense=(2.0, -4.0, 0, 0, 0))
+    far = Signals(dense_top=0.25, dense_z=1.0, dense_margin=0.1, hit_cosine=0.2)
+    lexical, dense = a.probabilities(far)
+    assert (lexical, dense) == (pytest.approx(1 / (1 + math.exp(-3))), pytest.approx(1 / (1 + math.exp(-1))))
+    assert a.weak(far)
+    assert not a.weak(Signals(dense_top=0.75))  # the cosine vouches for the hit: sigmoid(-1)
+    # A good lexical match vouches for the hit whatever the dense model says.
+    assert not Abstain(lexical=(-3.0, 0, 0, 0, 0), dense=(9.0, 0, 0, 0, 0)).weak(far)
 
 
 def test_abstain_checks_its_numbers():
-    with pytest.raises(ValueError, match=r"Abstain.dense needs 9 numbers \(bias \+ one per feature\)"):
+    with pytest.raises(ValueError, match=r"Abstain.dense needs 5 numbers \(bias \+ one weight per feature\), got 2"):
         Abstain(dense=(1.0, 2.0))
-    with pytest.raises(ValueError, match=r"Abstain.threshold must be within \(0, 1\), got 1.0"):
-        Abstain(threshold=1.0)
