@@ -20,7 +20,7 @@ class RelistGate:
     """Coalesces re-list requests (module docstring). Single event loop; not thread-safe.
 
     Use: :meth:`request` from notification handlers; the owner loops on
-    ``await gate.wait_due()`` then performs one re-list.
+    ``await gate.wait_due()``, performs one re-list, then calls :meth:`finished`.
     """
 
     def __init__(self, min_interval_seconds: float = 1.0) -> None:
@@ -28,6 +28,7 @@ class RelistGate:
         self._pending = False
         self._event = anyio.Event()
         self._last_start: float | None = None
+        self._running = False
         self.requests = 0
         self.relists = 0
 
@@ -39,7 +40,17 @@ class RelistGate:
 
     @property
     def pending(self) -> bool:
+        """An announcement arrived that no started re-list has covered yet."""
         return self._pending
+
+    @property
+    def idle(self) -> bool:
+        """Nothing pending and no re-list running: the last announcement's listing is recorded."""
+        return not self._pending and not self._running
+
+    def finished(self) -> None:
+        """The re-list that :meth:`wait_due` let start has ended (recorded or failed)."""
+        self._running = False
 
     async def wait_due(self) -> None:
         """Return when a re-list should start now (one is pending and the interval has passed)."""
@@ -53,4 +64,5 @@ class RelistGate:
         self._pending = False
         self._event = anyio.Event()
         self._last_start = anyio.current_time()
+        self._running = True
         self.relists += 1

@@ -61,20 +61,26 @@ class SessionEvents:
         while True:
             await self._relist.wait_due()
             try:
-                with anyio.fail_after(self.connect_timeout_seconds):
-                    held: dict[str, str] = {}
-                    tools, warnings = await list_all_tools(client, self.name, held=held)
-            except Exception as err:  # noqa: BLE001 - a failed re-list keeps the last good tools
-                self.log.write(f"toolhost: re-list after tools/list_changed failed: {describe_exception(err)}")
-                if self.status.state is ConnectionState.CONNECTED:
-                    self.status.error = f"re-list: {describe_exception(err)}"
-                    self._set_state(ConnectionState.DEGRADED, self.status.error)
-                continue
-            self.status.held = held
-            self._record_tools(tools, warnings)
-            if self.status.state is ConnectionState.DEGRADED:
-                self.status.error = None
-                self._set_state(ConnectionState.CONNECTED)
+                await self._relist_once(client)
+            finally:
+                self._relist.finished()
+
+    async def _relist_once(self, client: Client) -> None:
+        try:
+            with anyio.fail_after(self.connect_timeout_seconds):
+                held: dict[str, str] = {}
+                tools, warnings = await list_all_tools(client, self.name, held=held)
+        except Exception as err:  # noqa: BLE001 - a failed re-list keeps the last good tools
+            self.log.write(f"toolhost: re-list after tools/list_changed failed: {describe_exception(err)}")
+            if self.status.state is ConnectionState.CONNECTED:
+                self.status.error = f"re-list: {describe_exception(err)}"
+                self._set_state(ConnectionState.DEGRADED, self.status.error)
+            return
+        self.status.held = held
+        self._record_tools(tools, warnings)
+        if self.status.state is ConnectionState.DEGRADED:
+            self.status.error = None
+            self._set_state(ConnectionState.CONNECTED)
 
     async def _catalog_loop(self, client: Client) -> None:
         """Re-list prompts/resources after their ``list_changed`` (bursts coalesce into one listing)."""

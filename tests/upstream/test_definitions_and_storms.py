@@ -91,7 +91,7 @@ async def test_storm_of_unchanged_list_changed_is_coalesced_and_silent(tmp_path)
             with anyio.fail_after(10):
                 while gate.requests < 100:
                     await anyio.sleep(0.05)  # the storm is the fake's own clock; poll its progress
-                while gate.pending:
+                while not gate.idle:
                     await anyio.sleep(0.05)
             assert gate.requests == 100
             assert 1 <= gate.relists <= 5  # ~1 s of storm at one re-list per 0.5 s, plus the trailing one
@@ -106,7 +106,7 @@ async def test_storm_with_changes_relists_at_the_minimum_interval_and_ends_curre
             m.registry.subscribe(lambda server, old, new: changes.append(server))
             gate = m.connections["stormy"]._relist
             with anyio.fail_after(10):
-                while gate.requests < 100 or gate.pending:
+                while gate.requests < 100 or not gate.idle:
                     await anyio.sleep(0.05)
                 while m.connections["stormy"].status.state is not ConnectionState.CONNECTED:
                     await anyio.sleep(0.05)
@@ -114,3 +114,17 @@ async def test_storm_with_changes_relists_at_the_minimum_interval_and_ends_curre
             echo = m.registry.snapshot().resolve("stormy", "echo")
             assert echo.description == "Echo the text back. v100"  # the trailing re-list saw the last change
 
+
+
+async def test_the_relist_gate_is_idle_only_when_nothing_is_pending_or_running():
+    from host.upstream.relist import RelistGate
+
+    gate = RelistGate(min_interval_seconds=0)
+    assert gate.idle
+    gate.request()
+    assert (gate.pending, gate.idle) == (True, False)
+    with anyio.fail_after(5):
+        await gate.wait_due()
+    assert (gate.pending, gate.idle, gate.relists) == (False, False, 1)  # started, not yet recorded
+    gate.finished()
+    assert gate.idle
