@@ -18,10 +18,11 @@ from rich.table import Table
 
 from servers.admin_common import AsJson, DataDir, DbUrl, console, fail, print_json, service, when
 from servers.admin_review import approvals_app, pins_app
+from servers.cli_options import RiskChoice
 
 __all__ = ["register"]
 
-MaxRisk = Annotated[str, typer.Option("--max-risk", help="Highest risk covered: read, write or destructive.")]
+MaxRisk = Annotated[RiskChoice, typer.Option("--max-risk", help="Highest risk covered.")]
 ApprovalOpt = Annotated[
     bool | None,
     typer.Option(
@@ -143,7 +144,7 @@ def roles_unassign(role: str, user: str, data_dir: DataDir = None, db_url: DbUrl
 def roles_grant(
     role: str,
     pattern: str,
-    max_risk: MaxRisk = "destructive",
+    max_risk: MaxRisk = RiskChoice.destructive,
     approval: ApprovalOpt = None,
     deny: DenyOpt = False,
     data_dir: DataDir = None,
@@ -151,7 +152,7 @@ def roles_grant(
 ) -> None:
     """Add a grant to ROLE (PATTERN: server:NAME or a glob like orders__*)."""
     with service(data_dir, db_url) as svc:
-        g = svc.add_grant(role, pattern, max_risk=max_risk, approval=approval, deny=deny, kind="role")
+        g = svc.add_grant(role, pattern, max_risk=max_risk.value, approval=approval, deny=deny, kind="role")
     typer.echo(f"added grant #{g['id']} {g['rule']}")
 
 
@@ -170,7 +171,7 @@ def roles_revoke(
 def grants_add(
     user: str,
     pattern: str,
-    max_risk: MaxRisk = "destructive",
+    max_risk: MaxRisk = RiskChoice.destructive,
     approval: ApprovalOpt = None,
     deny: DenyOpt = False,
     data_dir: DataDir = None,
@@ -178,7 +179,7 @@ def grants_add(
 ) -> None:
     """Grant USER the tools matching PATTERN (server:NAME, or a glob such as orders__* or git__git_status)."""
     with service(data_dir, db_url) as svc:
-        g = svc.add_grant(user, pattern, max_risk=max_risk, approval=approval, deny=deny)
+        g = svc.add_grant(user, pattern, max_risk=max_risk.value, approval=approval, deny=deny)
     typer.echo(f"added grant #{g['id']} {g['rule']}")
 
 

@@ -242,11 +242,11 @@ def pins_accept(
 FOLLOW_POLL_SECONDS = 1.0
 
 
-def parse_since(text: str) -> float:
+def parse_since(text: str, option: str = "--since") -> float:
     """``30s``, ``15m``, ``2h``, ``7d`` ago, or an ISO time (``2026-11-30T10:00:00Z``), as UNIX seconds.
 
     Raises:
-        typer.BadParameter: anything else (names the accepted forms).
+        typer.BadParameter: anything else (names ``option`` and the accepted forms).
     """
     import datetime as dt  # noqa: PLC0415
     import re  # noqa: PLC0415
@@ -259,7 +259,7 @@ def parse_since(text: str) -> float:
         at = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise typer.BadParameter(f"{text!r}: use a duration like 30s, 15m, 2h, 7d or an ISO time "
-                                 "like 2026-11-30T10:00:00Z") from None
+                                 "like 2026-11-30T10:00:00Z", param_hint=f"'{option}'") from None
     if at.tzinfo is None:
         at = at.replace(tzinfo=dt.UTC)
     return at.timestamp()

@@ -8,7 +8,8 @@ from typing import Any
 
 from rich.console import Console
 
-__all__ = ["AuthChoice", "Expose", "LogFormat", "LogLevel", "flags_without_placeholder", "print_remote_search"]
+__all__ = ["AuthChoice", "Expose", "LogFormat", "LogLevel", "RiskChoice", "flags_without_placeholder", "json_object",
+           "print_remote_search"]
 
 
 def flags_without_placeholder() -> None:
@@ -50,6 +51,35 @@ class LogLevel(str, enum.Enum):
 class LogFormat(str, enum.Enum):
     text = "text"
     json = "json"
+
+
+class RiskChoice(str, enum.Enum):
+    """``--max-risk`` (click names the option and lists these when another value is given)."""
+
+    read = "read"
+    write = "write"
+    destructive = "destructive"
+
+
+def json_object(value: str | None) -> dict[str, Any]:
+    """Parameter callback: a command-line JSON object (``""``/``None`` is ``{}``).
+
+    Raises:
+        typer.BadParameter: not JSON, or JSON but not an object; click prefixes the parameter's name
+            (``Invalid value for 'ARGS': ...``) and exits 2.
+    """
+    import typer  # noqa: PLC0415
+
+    example = """pass one JSON object in single quotes, e.g. '{"order_id": "A1001"}' ('{}' for none)"""
+    if value is None or not value.strip():
+        return {}
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as e:
+        raise typer.BadParameter(f"not valid JSON ({e.msg} at column {e.colno}); {example}") from None
+    if not isinstance(parsed, dict):
+        raise typer.BadParameter(f"a JSON {type(parsed).__name__}, not an object; {example}")
+    return parsed
 
 
 def print_remote_search(out: Console, query: str, found: dict[str, Any], as_json: bool) -> None:

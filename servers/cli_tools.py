@@ -21,7 +21,7 @@ from servers.cli_common import (
     err,
     out,
 )
-from servers.cli_options import print_remote_search
+from servers.cli_options import json_object, print_remote_search
 
 if TYPE_CHECKING:
     from host.runtime import HostRuntime
@@ -105,8 +105,9 @@ def search(
 
 
 def call(
-    name: Annotated[str, typer.Argument(help="Qualified tool name, e.g. orders__get_order.")],
-    arguments: Annotated[str, typer.Argument(help='Arguments as a JSON object, e.g. \'{"order_id": "A1001"}\'.')] = "{}",
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Qualified tool name, e.g. orders__get_order.")],
+    arguments: Annotated[str, typer.Argument(metavar="ARGS", callback=json_object,
+                                             help='Arguments as a JSON object, e.g. \'{"order_id": "A1001"}\'.')] = "{}",
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
@@ -116,14 +117,7 @@ def call(
     """Call one tool by its qualified name; exits 1 when the result is an error.
 
     Runs through the running `toolhost serve` of the same data folder when there is one."""
-    try:
-        parsed = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError as e:
-        err.print(f"[red]arguments are not valid JSON:[/red] {e.msg} at column {e.colno}; pass an object like '{{}}'")
-        raise typer.Exit(2) from None
-    if not isinstance(parsed, dict):
-        err.print(f"[red]arguments must be a JSON object, got {type(parsed).__name__}[/red]")
-        raise typer.Exit(2)
+    parsed: dict = arguments  # type: ignore[assignment]  # the json_object callback parsed it
     serve_ = _serve(config, data_dir, db_url)
     if serve_ is not None:
         from servers.remote_cli import call_via_serve  # noqa: PLC0415

@@ -5,7 +5,8 @@ never the whole parent environment, and is checked before it is spawned
 (:func:`host.upstream.diagnose.preflight`: a missing command or folder fails at once, as
 :class:`Preflight`, and is not retried). Its stderr goes to the server's log file. HTTP requests
 pass through the :class:`~host.upstream.guard.TransportGuard` response hook (expired sessions,
-authentication failures).
+authentication failures). A stdio child runs under :mod:`host.upstream.pdeath`, so its whole process
+group stops when this process dies, even by ``kill -9``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from host.config import RemoteServerConfig, ServerConfig, StdioServerConfig
 from host.upstream.diagnose import preflight
 from host.upstream.guard import TransportGuard
+from host.upstream.pdeath import wrap
 from host.upstream.serverlog import ServerLog
 
 __all__ = ["SAFE_ENV_VARS", "Preflight", "child_env", "open_transport"]
@@ -57,8 +59,9 @@ async def open_transport(config: ServerConfig, stack: AsyncExitStack, guard: Tra
         problem = preflight(config, env)
         if problem is not None:
             raise Preflight(problem.reason)
+        command, args = wrap(config.command, list(config.args))  # the child's group dies with this process
         params = StdioServerParameters(
-            command=config.command, args=config.args, env=env, cwd=config.cwd, encoding_error_handler="replace"
+            command=command, args=args, env=env, cwd=config.cwd, encoding_error_handler="replace"
         )
         return stdio_client(params, errlog=errlog)
     assert isinstance(config, RemoteServerConfig)
