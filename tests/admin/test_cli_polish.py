@@ -45,8 +45,8 @@ def test_admin_commands_print_json_and_approve_through_the_shared_service(tmp_pa
     assert [(r["action"], r["user"], r["approver"], r["approval_id"], r["status"], r["detail"]) for r in rows] == [
         ("approval", "alice", local, req.id, "approved", f"cli: approved by {local}")]
     assert json.loads(runner.invoke(app, ["audit", "--since", "2030-01-01T00:00:00Z", "--json", *base]).output) == []
-    bad = runner.invoke(app, ["audit", "--since", "yesterday", *base])
-    assert bad.exit_code == 2 and "use a duration like 30s, 15m, 2h, 7d" in bad.output
+    bad = runner.invoke(app, ["audit", "--since", "yesterday", *base], env={"COLUMNS": "300"})
+    assert bad.exit_code == 2 and "Invalid value for '--since': 'yesterday': use a duration like 30s, 15m, 2h, 7d" in bad.output
 
 
 def test_audit_follow_prints_new_entries(tmp_path) -> None:
