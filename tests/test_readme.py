@@ -133,3 +133,15 @@ def test_every_readme_command_runs_as_written(tmp_path) -> None:
 if __name__ == "__main__":  # pragma: no cover - list the commands
     print("\n".join(toolhost_lines()))
     pytest.main([__file__])
+
+
+def test_readme_states_the_redaction_scan_budget_and_its_marker() -> None:
+    """The 32 KiB budget of one redaction (registry/redaction.py) and the text that replaces what lies
+    past it are documented with the values the code uses."""
+    from registry.redaction import SCAN_BUDGET_CHARS, redact
+
+    text = " ".join(README.read_text().split())
+    assert f"a budget of {SCAN_BUDGET_CHARS // 1024} KiB ({SCAN_BUDGET_CHARS:,} characters;" in text
+    marker = redact({"note": "password " + "x" * SCAN_BUDGET_CHARS})["note"]
+    assert marker.endswith("[REDACTED: 9 more characters not scanned]")
+    assert "reads `[REDACTED: N more characters not scanned]` (N = the characters left out)" in text
