@@ -170,21 +170,9 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
 
     async def body(rt: HostRuntime, _principal: Principal) -> bool:
         if as_json:
-            rows = [
-                {
-                    "name": s.name,
-                    "transport": s.transport,
-                    "state": s.state.value,
-                    "tools": s.tool_count,
-                    "error": s.error,
-                    "stderr_tail": s.stderr_tail,
-                    "warnings": s.warnings,
-                    "connect_seconds": s.connect_seconds,
-                    "held": s.held,
-                    "next_attempt_at": s.next_attempt_at,
-                }
-                for s in rt.statuses()
-            ]
+            from servers.server_rows import server_row  # noqa: PLC0415
+
+            rows = [server_row(s) for s in rt.statuses()]  # the admin API's rows, one implementation
             out.print_json(json.dumps(rows))
         else:
             out.print(servers_table(rt.statuses()))

@@ -110,10 +110,6 @@ def servers_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
-SERVER_JSON_FIELDS = ("name", "transport", "state", "tools", "error", "stderr_tail", "warnings", "connect_seconds",
-                      "held", "next_attempt_at")
-
-
 def servers_via_serve(serve: RunningServe, out: Console, err: Console, *, as_json: bool) -> bool | None:
     """``True`` when a server has an error (exit 1), ``False`` otherwise, ``None``: not answered."""
     found = _ask(serve, err, "GET", "/servers")
@@ -121,7 +117,7 @@ def servers_via_serve(serve: RunningServe, out: Console, err: Console, *, as_jso
         return None
     rows = found["servers"]
     if as_json:
-        out.print_json(json.dumps([{k: s.get(k) for k in SERVER_JSON_FIELDS} for s in rows]))
+        out.print_json(json.dumps(rows))  # the API's rows as they are (servers.server_rows)
     else:
         out.print(servers_table(rows))
     return any(s["error"] for s in rows)

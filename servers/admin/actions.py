@@ -71,28 +71,12 @@ class AdminService:
 
     # -- servers and tools -----------------------------------------------------------------
     def servers(self) -> list[dict[str, Any]]:
-        """Every configured server: name, transport, state, tools, error, stderr_tail, warnings, ..."""
+        """Every configured server as :func:`servers.server_rows.server_row` (``toolhost servers --json``'s rows)."""
         if self.runtime is None:
             return []
-        return [
-            {
-                "name": s.name,
-                "transport": s.transport,
-                "state": s.state.value,
-                "tools": s.tool_count,
-                "error": s.error,
-                "stderr_tail": s.stderr_tail,
-                "warnings": list(s.warnings),
-                "protocol_version": s.protocol_version,
-                "server_info": s.server_info,
-                "connect_seconds": s.connect_seconds,
-                "state_text": s.describe_state(),
-                "available": s.available,
-                "held": dict(s.held),
-                "next_attempt_at": s.next_attempt_at,
-            }
-            for s in self.runtime.statuses()
-        ]
+        from servers.server_rows import server_row  # noqa: PLC0415
+
+        return [server_row(s) for s in self.runtime.statuses()]
 
     def visible_tools(self, user: str | None = None) -> dict[str, Any]:
         """What ``toolhost tools`` lists: ``{"tools": [full definition + timeout_seconds], "held":
