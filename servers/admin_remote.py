@@ -52,6 +52,13 @@ class RemoteAdmin:
         return self.serve.request("POST", "/call", body={"name": name, "arguments": arguments, "user": user},
                                   timeout=CALL_TIMEOUT_SECONDS)
 
+    # -- audit chain
+    def audit_verify(self) -> dict[str, Any]:
+        return self._get("/audit/verify")
+
+    def audit_rows(self, *, after_id: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
+        return self._get("/audit/rows", after_id=after_id, limit=limit)["rows"]
+
     # -- users, roles, keys, grants
     def users(self) -> list[dict[str, Any]]:
         return self._get("/users")["users"]

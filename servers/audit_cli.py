@@ -14,11 +14,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from collections.abc import Iterator
+from typing import Annotated, Any
 
 import typer
 
-from servers.admin_common import AsJson, DataDir, DbUrl, access, fail, service
+from servers.admin_common import AsJson, DataDir, DbUrl, fail, service
 from servers.admin_review import audit_command
 
 __all__ = ["audit_app", "grants_self_approval"]
@@ -67,12 +68,14 @@ def audit_verify(
             fail(f"cannot read {file}: {e}")
         count, broken = verify_rows(rows)
         where = str(file)
+        message = None if broken is None else broken.message
     else:
-        with access(data_dir, db_url) as a:
-            count, broken = a.audit_log.verify()
+        with service(data_dir, db_url) as svc:  # the running serve's view (its queued rows written), else the DB
+            checked = svc.audit_verify()
+        count, message = checked["rows"], checked["broken"] and checked["broken"]["message"]
         where = "the audit log"
-    if broken is not None:
-        typer.echo(f"BROKEN: {broken.message} ({count} rows before it verified) in {where}", err=True)
+    if message is not None:
+        typer.echo(f"BROKEN: {message} ({count} rows before it verified) in {where}", err=True)
         raise typer.Exit(1)
     typer.echo(f"ok: {count} rows of {where} verified, the hash chain is intact")
 
@@ -83,16 +86,19 @@ def audit_export(
     data_dir: DataDir = None,
     db_url: DbUrl = None,
 ) -> None:
-    """Write every audit row as JSON Lines (oldest first); `audit verify --file` checks the export."""
-    with access(data_dir, db_url) as a:
+    """Write every audit row as JSON Lines (oldest first); `audit verify --file` checks the export.
+
+    Through the running serve of the data folder when there is one (its queued rows written first),
+    else from the database."""
+    with service(data_dir, db_url) as svc:
         if output is None:
-            for row in a.audit_log.rows():
+            for row in _all_rows(svc):
                 sys.stdout.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
             return
         fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         count = 0
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for row in a.audit_log.rows():
+            for row in _all_rows(svc):
                 f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
                 count += 1
     typer.echo(f"exported {count} audit rows to {output}", err=True)
@@ -114,6 +120,17 @@ def grants_self_approval(
         svc.set_self_approval(subject, pattern, enable, kind=kind, by=_local_admin())
     state = "may now approve their own calls" if enable else "can no longer approve their own calls"
     typer.echo(f"{kind} {subject}: callers of grant {pattern} {state}")
+
+
+def _all_rows(svc: Any, page: int = 1000) -> Iterator[dict[str, Any]]:
+    """Every stored audit row, oldest first, ``page`` rows per request."""
+    after = 0
+    while True:
+        rows = svc.audit_rows(after_id=after, limit=page)
+        yield from rows
+        if len(rows) < page:
+            return
+        after = rows[-1]["id"]
 
 
 def _local_admin() -> str:

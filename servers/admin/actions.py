@@ -28,6 +28,9 @@ LOCAL_ADMIN = "local-admin"
 """Who the local admin token stands for (loopback only; see :mod:`servers.admin.auth`)."""
 """Users with this role may use the admin API and the web console."""
 
+AUDIT_FLUSH_TIMEOUT_SECONDS = 30.0
+"""How long ``audit verify``/``export`` wait for the audit writer's queued rows (then read anyway)."""
+
 APPROVAL_STATUSES = ("open", "pending", "approved", "denied", "used", "expired", "all")
 
 
@@ -307,6 +310,22 @@ class AdminService:
                 continue
             out.append(_row(r))
         return out[:limit]
+
+    def audit_verify(self) -> dict[str, Any]:
+        """The hash chain after every queued row is written (:mod:`host.store.audit_chain`):
+        ``{"rows": verified, "broken": None | {"row_id", "kind", "message"}}``."""
+        self.access.audit_writer.flush(AUDIT_FLUSH_TIMEOUT_SECONDS)
+        count, broken = self.access.audit_log.verify()
+        return {"rows": count, "broken": None if broken is None else
+                {"row_id": broken.row_id, "kind": broken.kind, "message": broken.message}}
+
+    def audit_rows(self, *, after_id: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
+        """Up to ``limit`` stored audit rows (every column, as ``toolhost audit export`` writes them)
+        with ids above ``after_id``, oldest first, after every queued row is written."""
+        import itertools  # noqa: PLC0415
+
+        self.access.audit_writer.flush(AUDIT_FLUSH_TIMEOUT_SECONDS)
+        return list(itertools.islice(self.access.audit_log.rows(after_id=after_id, batch=limit), limit))
 
 
 def _why(query: str, tool: Any) -> list[str]:

@@ -10,6 +10,10 @@
 ``POST /grants/self-approval``             ``{"subject", "pattern", "enable", "kind"}``
 ``POST /pins/accept-server``               ``{"server"}``: accept every held/changed definition of it
 ``GET  /usage`` / ``POST /usage/clear``    usage memory counts / forget (``{"tool"|null}``)
+``GET  /audit/verify``                     ``{"rows", "broken": null|{"row_id", "kind", "message"}}``:
+                                           the hash chain, after the serve wrote its queued rows
+``GET  /audit/rows?after_id=&limit=``      ``{"rows": [...]}``: stored rows (every column, as
+                                           ``audit export`` writes them), oldest first, ids > after_id
 =========================================  ==========================================================
 
 A call ``{"user": ...}`` on a serve running without permissions (open access) answers 501: the
@@ -97,8 +101,19 @@ def cli_routes(api: Any) -> list[Route]:
             return {"forgotten": await t(s.usage_clear, tool)}
         return await t(s.usage_stats)
 
+    async def audit_verify(_r: Request, s: AdminService, _u: str) -> Any:
+        return await t(s.audit_verify)
+
+    async def audit_rows(r: Request, s: AdminService, _u: str) -> Any:
+        from servers.admin.api import _int  # noqa: PLC0415
+
+        after = _int(r, "after_id", 0, lo=0, hi=2**62)
+        return {"rows": await t(lambda: s.audit_rows(after_id=after, limit=_int(r, "limit", 1000)))}
+
     route = api.route
     return [
+        route("/audit/verify", audit_verify, ["GET"]),
+        route("/audit/rows", audit_rows, ["GET"]),
         route("/tools/visible", visible, ["GET"]),
         route("/call", call, ["POST"]),
         route("/roles/{name}", role_delete, ["DELETE"]),
