@@ -31,7 +31,6 @@ from __future__ import annotations
 import os
 import select
 import signal
-import subprocess
 import sys
 import time
 
@@ -67,7 +66,9 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def _exit_status(code: int) -> int:
+def _exit_status(status: int) -> int:
+    """A ``waitpid`` status as a shell would report it (``128 + signal`` when killed)."""
+    code = os.waitstatus_to_exitcode(status)
     return 128 - code if code < 0 else code
 
 
@@ -127,8 +128,8 @@ def main(argv: list[str]) -> int:
     if os.getpgrp() != os.getpid():  # started outside the SDK: lead a group of our own, never signal the caller's
         os.setsid()
     _become_subreaper()
-    try:
-        child = subprocess.Popen(command)  # same group, stdin/stdout/stderr inherited
+    try:  # posix_spawn, not subprocess: importing subprocess alone would double the launcher's start time
+        child = os.posix_spawnp(command[0], command, os.environ)  # same group; stdin/stdout/stderr inherited
     except OSError as e:
         print(f"cannot start {command[0]!r}: {e.strerror or e}", file=sys.stderr)
         return 127
@@ -142,18 +143,18 @@ def main(argv: list[str]) -> int:
     return status
 
 
-def _watch(child: subprocess.Popen[bytes], parent: int, pidfd: int | None) -> int:
+def _watch(child: int, parent: int, pidfd: int | None) -> int:
     """Wait until the command exits (its status) or toolhost does (``128 + SIGTERM``)."""
-    child_fd = _pidfd(child.pid)
+    child_fd = _pidfd(child)
     while True:
         if child_fd is not None and pidfd is not None:
             ready, _, _ = select.select([pidfd, child_fd], [], [])
             if child_fd in ready:
-                return _exit_status(child.wait())
+                return _exit_status(os.waitpid(child, 0)[1])
             return 128 + signal.SIGTERM
-        code = child.poll()
-        if code is not None:
-            return _exit_status(code)
+        pid, status = os.waitpid(child, os.WNOHANG)
+        if pid == child:
+            return _exit_status(status)
         if _parent_gone(parent, pidfd, _POLL_SECONDS):
             return 128 + signal.SIGTERM
 
