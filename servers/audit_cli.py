@@ -53,7 +53,8 @@ def audit_main(
 
 @audit_app.command("verify")
 def audit_verify(
-    file: Annotated[Path | None, typer.Option("--file", help="Verify this `audit export` file instead.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", exists=True, dir_okay=False, readable=True,
+                                              help="Verify this `audit export` file instead.")] = None,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
 ) -> None:
@@ -61,11 +62,7 @@ def audit_verify(
     from host.store.audit_chain import verify_rows  # noqa: PLC0415 - lazy: `toolhost --help` stays instant
 
     if file is not None:
-        try:
-            with file.open(encoding="utf-8") as f:
-                rows = [json.loads(line) for line in f if line.strip()]
-        except (OSError, ValueError) as e:
-            fail(f"cannot read {file}: {e}")
+        rows = _export_rows(file)
         count, broken = verify_rows(rows)
         where = str(file)
         message = None if broken is None else broken.message
@@ -120,6 +117,30 @@ def grants_self_approval(
         svc.set_self_approval(subject, pattern, enable, kind=kind, by=_local_admin())
     state = "may now approve their own calls" if enable else "can no longer approve their own calls"
     typer.echo(f"{kind} {subject}: callers of grant {pattern} {state}")
+
+
+def _export_rows(file: Path) -> list[dict[str, Any]]:
+    """The rows of an ``audit export`` file; a line that is not a JSON object is a usage error naming
+    ``--file``, the line and the fix (exit 2)."""
+    rows = []
+    try:
+        with file.open(encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError as e:
+                    raise typer.BadParameter(f"{file}: line {number} is not JSON ({e}); pass a file written by "
+                                             "`toolhost audit export`", param_hint="'--file'") from None
+                if not isinstance(row, dict):
+                    raise typer.BadParameter(f"{file}: line {number} is not a JSON object; pass a file written by "
+                                             "`toolhost audit export`", param_hint="'--file'")
+                rows.append(row)
+    except (OSError, UnicodeDecodeError) as e:
+        raise typer.BadParameter(f"cannot read {file}: {getattr(e, 'strerror', None) or e}",
+                                 param_hint="'--file'") from None
+    return rows
 
 
 def _all_rows(svc: Any, page: int = 1000) -> Iterator[dict[str, Any]]:

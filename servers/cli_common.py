@@ -27,7 +27,8 @@ out = Console()
 err = Console(stderr=True)
 
 ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", "-c", help="mcpServers JSON config (default: the bundled one).")
+    Path | None, typer.Option("--config", "-c", exists=True, dir_okay=False, readable=True,
+                              help="mcpServers JSON config (default: the bundled one).")
 ]
 # The same options as the admin commands (one definition of each).
 DataDirOpt = DataDir

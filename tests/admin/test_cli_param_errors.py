@@ -69,3 +69,25 @@ def test_every_numeric_and_choice_option_of_every_command_names_itself_when_give
     # the options this covers today (a new one is covered automatically)
     assert {("serve", "--port"), ("serve", "--expose"), ("serve", "--auth"), ("search", "--limit"),
             ("grants add", "--max-risk"), ("audit", "--limit")} <= set(checked), checked
+
+
+def test_missing_or_unreadable_files_name_their_option(tmp_path) -> None:
+    data = ["--data-dir", str(tmp_path)]
+    missing = tmp_path / "nope.json"
+    for cmd in (["servers"], ["tools"], ["call", "x"], ["serve"]):
+        code, text = error_text(*cmd, "--config", str(missing), *data)
+        assert (code, text.split("Error ", 1)[1]) == (
+            2, f"Invalid value for '--config' / '-c': file '{missing}' does not exist.")
+    assert error_text("servers", "--config", str(tmp_path), *data)[1].endswith(
+        f"Invalid value for '--config' / '-c': file '{tmp_path}' is a directory.")
+    assert error_text("audit", "verify", "--file", str(missing), *data)[1].endswith(
+        f"Invalid value for '--file': file '{missing}' does not exist.")
+    export = tmp_path / "audit.jsonl"
+    export.write_text('{"id": 1}\n\n[1]\n')
+    code, text = error_text("audit", "verify", "--file", str(export), *data)
+    assert (code, text.split("Error ", 1)[1]) == (2, f"Invalid value for '--file': {export}: line 3 is not a JSON "
+                                                     "object; pass a file written by `toolhost audit export`")
+    export.write_text("not json\n")
+    assert error_text("audit", "verify", "--file", str(export), *data)[1].endswith(
+        f"Invalid value for '--file': {export}: line 1 is not JSON (Expecting value: line 1 column 1 (char 0)); "
+        "pass a file written by `toolhost audit export`")
