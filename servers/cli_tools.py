@@ -135,7 +135,9 @@ def call(
                 text = getattr(block, "text", None)
                 out.print(text if text is not None else f"[{block.type} content]", markup=False, soft_wrap=True)
             if result.is_error and result.error is not None:
-                err.print(f"[red]{result.status.value}[/red] at {result.error.where or 'call'}")
+                from servers.remote_cli import print_call_failure  # noqa: PLC0415
+
+                print_call_failure(err, result.status.value, result.error.where)
         return result.is_error
 
     if _run(_with_runtime, cfg, root, body, True, user, db_url):

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from servers.serve_client import RunningServe, ServeError, ServeUnavailable
 
-__all__ = ["call_via_serve", "servers_via_serve", "tools_via_serve"]
+__all__ = ["call_via_serve", "print_call_failure", "servers_via_serve", "tools_via_serve"]
 
 _RISK_STYLE = {"read": "green", "write": "yellow", "destructive": "red"}
 _STATE_STYLE = {"pending": "dim", "connecting": "yellow", "connected": "green", "degraded": "yellow",
@@ -82,8 +82,25 @@ def call_via_serve(serve: RunningServe, out: Console, err: Console, *, name: str
             out.print(text if text is not None else f"[{block.get('type')} content]", markup=False, soft_wrap=True)
         error = result.get("error")
         if result.get("status") != "ok" and error is not None:
-            err.print(f"[red]{result['status']}[/red] at {error.get('where') or 'call'}")
+            print_call_failure(err, result["status"], error.get("where"))
     return result.get("status") != "ok"
+
+
+CLI_HINTS = {
+    "unknown_tool": "`toolhost tools` lists the exact names (`--user NAME`: what that user may call); "
+                    "`toolhost search WORDS` finds a tool by what it does",
+    "invalid_arguments": "`toolhost tools --json` shows each tool's input_schema; pass ARGS as one JSON object",
+}
+"""What a person at the command line can do about a failed call's status (the result's own text is
+written for a model and names MCP tools such as tool_search)."""
+
+
+def print_call_failure(err: Console, status: str, where: str | None) -> None:
+    """``STATUS at WHERE`` on stderr, and a command-line hint for the statuses that have one."""
+    err.print(f"[red]{status}[/red] at {where or 'call'}")
+    hint = CLI_HINTS.get(status)
+    if hint is not None:
+        err.print(f"hint: {hint}", markup=False, highlight=False, soft_wrap=True)
 
 
 def servers_table(rows: list[dict[str, Any]]) -> Table:

@@ -9,6 +9,10 @@ import subprocess
 
 from tests.admin.support import PY, TOOLHOST, Serve, people
 
+UNKNOWN_TOOL_STDERR = (
+    "unknown_tool at lookup\nhint: `toolhost tools` lists the exact names (`--user NAME`: what that user may "
+    "call); `toolhost search WORDS` finds a tool by what it does\n")
+
 
 def test_audit_verify_and_export_see_the_serves_queued_rows_and_fall_back_to_the_database(tmp_path) -> None:
     data = tmp_path / "data"
@@ -27,12 +31,15 @@ def test_audit_verify_and_export_see_the_serves_queued_rows_and_fall_back_to_the
     with Serve(cfg, data):
         called = cli("call", "orders__get_order", '{"order_id": "A1001"}')
         assert called.returncode == 0, called.stderr
+        unknown = cli("call", "orders__nope")  # through the serve: a hint for a person, not the model's text only
+        assert (unknown.returncode, unknown.stderr) == (1, UNKNOWN_TOOL_STDERR)
         direct = cli("audit", "export", TOOLHOST_NO_SERVE="1")  # the database alone: the row is still queued
         served = cli("audit", "export")
         verified = cli("audit", "verify")
     direct_rows = [json.loads(line) for line in direct.stdout.splitlines()]
     served_rows = [json.loads(line) for line in served.stdout.splitlines()]
-    assert [(r["action"], r["tool"]) for r in served_rows if r["action"] == "call"] == [("call", "orders__get_order")]
+    assert [(r["action"], r["tool"], r["status"]) for r in served_rows if r["action"] == "call"] == [
+        ("call", "orders__get_order", "ok"), ("call", "orders__nope", "unknown_tool")]
     assert [r for r in direct_rows if r["action"] == "call"] == []
     assert served_rows[: len(direct_rows)] == direct_rows
     assert (verified.returncode, verified.stdout) == (

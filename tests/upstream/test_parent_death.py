@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 from host.upstream.pdeath import LAUNCHER, wrap
 from tests.admin.support import PY, TOOLHOST, Serve, people
+from tests.admin.test_audit_via_serve import UNKNOWN_TOOL_STDERR
 
 
 def children(pid: int) -> dict[int, str]:
@@ -117,6 +118,8 @@ def test_kill_9_of_serve_stops_its_stdio_servers_and_their_children(tmp_path) ->
     assert (users.returncode, [u["name"] for u in json.loads(users.stdout)]) == (0, ["alice", "root"])
     called = cli("call", "orders__get_order", '{"order_id": "A1001"}', "--config", str(cfg))
     assert (called.returncode, json.loads(called.stdout)["total_cents"]) == (0, 8900)
+    unknown = cli("call", "orders__nope", "--config", str(cfg))  # on its own: the same hint as through a serve
+    assert (unknown.returncode, unknown.stderr) == (1, UNKNOWN_TOOL_STDERR)
     verified = cli("audit", "verify")
     assert verified.returncode == 0, verified.stderr
     gone = cli("reconnect", "orders")
