@@ -45,6 +45,7 @@ LAUNCHER = os.path.abspath(__file__)
 _POLL_SECONDS = 0.2
 _REAP_POLL_SECONDS = 0.02
 _PR_SET_CHILD_SUBREAPER = 36
+_RESTORED_SIGNALS = tuple(getattr(signal, n) for n in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, n))
 
 
 def wrap(command: str, args: list[str], parent_pid: int | None = None) -> tuple[str, list[str]]:
@@ -128,8 +129,8 @@ def main(argv: list[str]) -> int:
     if os.getpgrp() != os.getpid():  # started outside the SDK: lead a group of our own, never signal the caller's
         os.setsid()
     _become_subreaper()
-    try:  # posix_spawn, not subprocess: importing subprocess alone would double the launcher's start time
-        child = os.posix_spawnp(command[0], command, os.environ)  # same group; stdin/stdout/stderr inherited
+    try:
+        child = _spawn(command)
     except OSError as e:
         print(f"cannot start {command[0]!r}: {e.strerror or e}", file=sys.stderr)
         return 127
@@ -141,6 +142,39 @@ def main(argv: list[str]) -> int:
     status = _watch(child, parent, pidfd)
     _stop_group()  # the command's leftovers (or, toolhost gone, the command itself) go too
     return status
+
+
+def _spawn(command: list[str]) -> int:
+    """Start ``command`` (``PATH`` searched) in this group with stdin/stdout/stderr and every signal
+    disposition inherited, but Python's ignored SIGPIPE/SIGXFSZ set back to default (as subprocess's
+    ``restore_signals`` does: an ignored signal would stay ignored across exec); its pid.
+
+    fork + exec, not subprocess (importing it alone doubles the launcher's start time) nor
+    posix_spawn (glibc's leaves its internal signals 32 and 33 ignored in the child).
+
+    Raises:
+        OSError: the command cannot be executed (its errno, reported by the child through a pipe).
+    """
+    read_end, write_end = os.pipe()  # close-on-exec: EOF at once when exec succeeds
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child process
+        try:
+            os.close(read_end)
+            for sig in _RESTORED_SIGNALS:
+                signal.signal(sig, signal.SIG_DFL)
+            os.execvp(command[0], command)
+        except OSError as e:
+            os.write(write_end, str(e.errno or 0).encode())
+        finally:
+            os._exit(127)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        failed = pipe.read()
+    if failed:
+        os.waitpid(pid, 0)
+        code = int(failed)
+        raise OSError(code, os.strerror(code))
+    return pid
 
 
 def _watch(child: int, parent: int, pidfd: int | None) -> int:

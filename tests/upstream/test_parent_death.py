@@ -142,6 +142,17 @@ def test_the_launcher_passes_the_exit_status_and_io_through() -> None:
     assert killed.returncode == 128 + signal.SIGKILL
 
 
+def test_the_command_starts_with_the_signal_dispositions_a_direct_spawn_gives_it() -> None:
+    """Python ignores SIGPIPE; an ignored signal stays ignored across exec, so the launcher resets it."""
+    show = ["-c", "grep -E '^Sig(Ign|Blk):' /proc/self/status"]
+    direct = subprocess.run(["sh", *show], capture_output=True, text=True, timeout=60)
+    command, args = wrap("sh", show)
+    launched = subprocess.run([command, *args], capture_output=True, text=True, timeout=60)
+    assert launched.stdout == direct.stdout
+    ignored = int(launched.stdout.split("SigIgn:")[1].split()[0], 16)
+    assert ignored & (1 << (signal.SIGPIPE - 1)) == 0
+
+
 def test_the_launcher_names_a_missing_command_and_a_bad_call() -> None:
     def launch(*argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-I", "-S", LAUNCHER, *argv], capture_output=True, text=True,
