@@ -15,6 +15,8 @@ args``, as now). Measured per start:
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -43,8 +45,7 @@ async def connect_ms(launcher: bool) -> float:
         async with stdio_client(StdioServerParameters(command=cmd, args=args)) as (r, w), ClientSession(r, w) as s:
             await s.initialize()
             await s.list_tools()
-            took = (time.perf_counter() - start) * 1000
-    return took
+            return (time.perf_counter() - start) * 1000
 
 
 def exit_ms(launcher: bool) -> float:
@@ -69,9 +70,6 @@ def launcher_rss_mib() -> float:
                 return int(line.split()[1]) / 1024
         return float("nan")
     finally:
-        import os
-        import signal
-
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
 

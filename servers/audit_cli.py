@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from servers.admin_common import AsJson, DataDir, DbUrl, fail, service
+from servers.admin_common import AsJson, DataDir, DbUrl, service
 from servers.admin_review import audit_command
 
 __all__ = ["audit_app", "grants_self_approval"]
