@@ -130,3 +130,29 @@ async def test_a_listen_stream_watching_too_many_uris_is_refused_with_the_limit(
                 assert err.value.message == (f"subscriptions/listen: {MAX_URIS + 1} resourceSubscriptions; toolhost "
                                              f"watches at most {MAX_URIS} URIs per stream (open several streams)")
                 assert server.listen_relay.open_streams == 0
+
+
+async def test_over_http_a_listen_stream_gets_updates_and_ends_cleanly_when_toolhost_stops(tmp_path) -> None:
+    from servers.serve import serve_http  # noqa: PLC0415
+
+    got: list[Any] = []
+    with anyio.fail_after(120):
+        async with HostRuntime(_config(), data_dir=tmp_path / "data") as rt:
+            conn = rt.manager.connection("fx")
+            server = create_registry_server(rt, expose="all")
+            stop, ready = anyio.Event(), anyio.Event()
+            urls: list[str] = []
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(lambda: serve_http(server, port=0, stop=stop,
+                                                 on_ready=lambda u: (urls.append(u), ready.set())))
+                await ready.wait()
+                async with Client(urls[0], mode="auto") as c:
+                    assert c.protocol_version == "2026-07-28"
+                    async with c.listen(resource_subscriptions=[WATCHED]) as sub:
+                        assert conn.listener.subscriptions == frozenset({"test://watched-resource"})
+                        await conn.connected_client().call_tool("test_touch_watched_resource", {})
+                        got.append(await sub.__anext__())
+                        stop.set()  # toolhost stops: the stream ends gracefully (its final result), no error
+                        async for event in sub:
+                            got.append(event)
+    assert got == [ResourceUpdated(uri=WATCHED)]
