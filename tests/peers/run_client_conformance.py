@@ -1,8 +1,9 @@
 """Run the official MCP conformance suite's *client* scenarios against toolhost's upstream layer.
 
 The client under test is ``tests/peers/conformance_client.py`` (a ``ServerManager`` with one
-streamable-HTTP server, as ``toolhost serve`` uses it). Upstream OAuth is not implemented, so the
-``auth/*`` scenarios are left out (they all fail by design; ``--with-auth`` runs them anyway).
+streamable-HTTP server, as ``toolhost serve`` uses it). The ``auth/*`` scenarios run against the
+suite's own authorization servers with ``toolhost.oauth`` (:mod:`host.upstream.oauth`);
+``--without-auth`` leaves them out.
 
 Usage::
 
@@ -36,7 +37,7 @@ def _node(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     return subprocess.run([_bin("node"), *args], cwd=PEERS, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def client_scenarios(suite: str, spec_version: str | None, *, with_auth: bool = False) -> list[str]:
+def client_scenarios(suite: str, spec_version: str | None, *, with_auth: bool = True) -> list[str]:
     """The suite's client scenario names (for ``spec_version`` when given), ``auth/*`` left out unless asked."""
     args = [str(SUITES[suite]), "list", "--client"]
     if spec_version:
@@ -48,7 +49,7 @@ def client_scenarios(suite: str, spec_version: str | None, *, with_auth: bool = 
     return [n for n in names if with_auth or not n.startswith("auth/")]
 
 
-def run_client(suite: str, spec_version: str | None, *, with_auth: bool = False) -> dict[str, ScenarioResult]:
+def run_client(suite: str, spec_version: str | None, *, with_auth: bool = True) -> dict[str, ScenarioResult]:
     """Run every client scenario once against ``conformance_client.py``; results by scenario."""
     command = f"{sys.executable} {CLIENT}"
     results: dict[str, ScenarioResult] = {}
@@ -72,10 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="MCP conformance client scenarios against toolhost's upstream layer")
     parser.add_argument("--suite", choices=sorted(SUITES), default="0.1")
     parser.add_argument("--spec-version", default=None, help="e.g. 2026-07-28 (default: the suite's own default)")
-    parser.add_argument("--with-auth", action="store_true", help="also run the auth/* scenarios (no upstream OAuth yet)")
+    parser.add_argument("--without-auth", action="store_true", help="leave the auth/* scenarios out")
     parser.add_argument("--check", action="store_true", help="exit 1 on failures not in the baseline")
     ns = parser.parse_args(argv)
-    results = run_client(ns.suite, ns.spec_version, with_auth=ns.with_auth)
+    results = run_client(ns.suite, ns.spec_version, with_auth=not ns.without_auth)
     print(f"client scenarios, suite {ns.suite}, spec {ns.spec_version or 'default'}")
     for name in sorted(results):
         r = results[name]
