@@ -23,6 +23,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from run_conformance import BASELINE, PEERS, SUITES, ScenarioResult, _bin, regressions
@@ -49,20 +50,26 @@ def client_scenarios(suite: str, spec_version: str | None, *, with_auth: bool = 
     return [n for n in names if with_auth or not n.startswith("auth/")]
 
 
+PARALLEL = 3
+"""Scenarios run at once (each is a suite process with its own servers on free ports)."""
+
+
 def run_client(suite: str, spec_version: str | None, *, with_auth: bool = True) -> dict[str, ScenarioResult]:
-    """Run every client scenario once against ``conformance_client.py``; results by scenario."""
+    """Run every client scenario once against ``conformance_client.py`` (:data:`PARALLEL` at a time); results by scenario."""
     command = f"{sys.executable} {CLIENT}"
-    results: dict[str, ScenarioResult] = {}
     with tempfile.TemporaryDirectory(prefix="conformance-client-") as tmp:
-        for name in client_scenarios(suite, spec_version, with_auth=with_auth):
+        def one(name: str) -> ScenarioResult:
             args = [str(SUITES[suite]), "client", "--command", command, "--scenario", name, "-o", tmp]
             if spec_version:
                 args += ["--spec-version", spec_version]
             out = _node(args, 300)
             m = _RESULT.search(out.stdout + out.stderr)
             # no summary (the suite itself failed): one failed check, so it never passes by accident
-            results[name] = ScenarioResult(name, int(m.group(1)), int(m.group(2))) if m else ScenarioResult(name, 0, 1)
-    return results
+            return ScenarioResult(name, int(m.group(1)), int(m.group(2))) if m else ScenarioResult(name, 0, 1)
+
+        names = client_scenarios(suite, spec_version, with_auth=with_auth)
+        with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+            return dict(zip(names, pool.map(one, names)))
 
 
 def baseline_key(suite: str, spec_version: str | None) -> str:

@@ -3,7 +3,7 @@
 Runs ``tests/peers/run_client_conformance.py`` for the suite CI pins (0.2.0-alpha.11, both spec
 versions; 0.1.16's scenarios are a subset of the 2025-11-25 ones) and fails on any scenario that
 fails without a reason in ``tests/peers/conformance-baseline.json``. ``auth/*`` runs against the
-suite's own authorization servers (toolhost's upstream OAuth, :mod:`host.upstream.oauth`). About 4 min.
+suite's own authorization servers (toolhost's upstream OAuth, :mod:`host.upstream.oauth`). About 3 min.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ AUTH_2026 = ["authorization-server-migration", "iss-normalized", "iss-not-advert
              "offline-access-not-supported", "offline-access-scope", "resource-mismatch"]
 
 
+@pytest.mark.timeout(400)  # about 33 scenarios, each a Node suite process and a Python client process
 @pytest.mark.parametrize(
     ("spec_version", "expected"),
     [
