@@ -108,8 +108,18 @@ def _raise_validation(err: ValidationError, prefix: str, source: str | None) -> 
     elif first["type"] == "extra_forbidden":
         problem = "unknown key (check the spelling; see the toolhost block reference in README)"
     else:
-        problem = f"{first['msg']} (got {first.get('input')!r})"
+        problem = f"{first['msg']} (got {_shown_input(first.get('input'))})"
     raise ConfigError(path, problem, source)
+
+
+def _shown_input(value: Any) -> str:
+    """What a config error shows of the rejected input: a scalar as written, an object by its keys
+    only (objects hold ``headers``, ``env`` and ``oauth`` secrets, and errors reach logs)."""
+    if isinstance(value, dict):
+        return "an object with keys " + ", ".join(map(str, value)) if value else "an empty object"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    return repr(value)
 
 
 _TRANSPORTS = {

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from host.limits.config import RateLimitConfig, SessionLimits
 from registry import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_SECONDS, Risk, ToolOverrides
@@ -28,6 +28,40 @@ __all__ = [
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "servers" / "default_config.json"
 """The bundled default config (example servers + mcp-server-time)."""
+
+
+class OAuthOptions(BaseModel):
+    """``toolhost.oauth`` of an HTTP server: toolhost authorizes itself with OAuth
+    (:mod:`host.upstream.oauth`). ``true`` means all defaults.
+
+    Attributes:
+        scope: scopes to ask for (space-separated; default: what the server's metadata says).
+        client_name: the name toolhost registers under (dynamic client registration).
+        client_id, client_secret: a client registered beforehand with the authorization server
+            (then no dynamic registration).
+        redirect_port: loopback port of the redirect URI (0: the one registered earlier, else a free one).
+        grant: ``"authorization_code"`` (a user authorizes in a browser) or ``"client_credentials"``
+            (machine-to-machine; needs ``client_id`` and ``client_secret``).
+        token_endpoint_auth_method: how a ``client_credentials`` client authenticates at the token
+            endpoint (``client_secret_basic`` or ``client_secret_post``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post"] = "client_secret_basic"
+
+    scope: str | None = None
+    client_name: str = "toolhost"
+    client_id: str | None = None
+    client_secret: str | None = None
+    redirect_port: int = Field(default=0, ge=0, le=65535)
+
+    @model_validator(mode="after")
+    def _credentials_for_client_credentials(self) -> OAuthOptions:
+        if self.grant == "client_credentials" and not (self.client_id and self.client_secret):
+            raise ValueError('oauth grant "client_credentials" needs client_id and client_secret')
+        return self
 
 
 class ServerOptions(BaseModel):
@@ -51,6 +85,8 @@ class ServerOptions(BaseModel):
         protocol: ``"auto"`` (probe 2026-07-28 ``server/discover``, fall back to ``initialize``) or
             ``"legacy"`` (always the 2025-11-25 ``initialize`` handshake, e.g. for servers whose
             sampling/elicitation/subscriptions only work on handshake-era sessions).
+        oauth: MCP authorization for an HTTP server that answers ``401`` with
+            ``WWW-Authenticate`` resource metadata (``true`` or :class:`OAuthOptions` fields).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -70,6 +106,17 @@ class ServerOptions(BaseModel):
     backoff_max_seconds: float | None = Field(default=None, gt=0)
     relist_min_interval_seconds: float | None = Field(default=None, ge=0)
     protocol: Literal["auto", "legacy"] = "auto"
+    oauth: OAuthOptions | None = None
+
+    @field_validator("oauth", mode="before")
+    @classmethod
+    def _oauth_flag(cls, value: Any) -> Any:
+        """``true`` means every default; ``false`` none."""
+        if value is True:
+            return {}
+        if value is False:
+            return None
+        return value
 
     def includes(self, tool: str) -> bool:
         """Whether the tool named ``tool`` (original name) is registered at all."""
@@ -118,7 +165,9 @@ class StdioServerConfig(_ServerBase):
 
 
 class RemoteServerConfig(_ServerBase):
-    """A server reached over the network: streamable HTTP (default) or legacy SSE."""
+    """A server reached over the network: streamable HTTP (default) or legacy SSE.
+    ``toolhost.oauth`` (:class:`OAuthOptions`) makes toolhost authorize itself with OAuth.
+    """
 
     transport: Literal["streamable-http", "sse"] = "streamable-http"
     url: str

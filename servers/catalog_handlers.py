@@ -56,7 +56,8 @@ from host.errors import UpstreamUnavailable
 from host.runtime import HostRuntime
 from host.upstream import forward
 from host.upstream.input_required import InputExchange, input_exchange
-from host.upstream.relay import downstream_scope
+from host.upstream.parked_input import InputParking
+from host.upstream.relay import current_downstream, downstream_scope
 from registry import Principal
 from registry.catalog import CatalogItem, qualify_uri
 from servers.downstream import LogLevels, downstream_for, session_key
@@ -86,6 +87,8 @@ class CatalogHandlers:
         self.resolve = resolve
         self.access = access
         self.levels = LogLevels()
+        self.parking = InputParking(self.manager.spawn)
+        """Upstream calls of handshake-era servers held across 2026-07-28 clients' input rounds."""
         self._sessions: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
         self._conns: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -122,6 +125,22 @@ class CatalogHandlers:
         }
 
     # -- helpers ------------------------------------------------------------------------
+    def upstream_protocol(self, tool: str | None = None, *, server: str | None = None) -> str | None:
+        """The protocol version negotiated with the server of ``tool`` (or ``server``), if connected."""
+        if server is None:
+            record = self.runtime.registry.snapshot().get(tool) if tool is not None else None
+            server = record.server if record is not None else None
+        conn = self.manager.connections.get(server) if server is not None else None
+        return conn.status.protocol_version if conn is not None else None
+
+    async def _parked(self, ctx: ServerRequestContext[Any, Any], server: str, exchange: InputExchange | None,
+                      op: Callable[[], Any]) -> Any:
+        """``await op()``, parked across input rounds when a 2026-07-28 client reaches a handshake-era upstream."""
+        if self.parking.applies(exchange, self.upstream_protocol(server=server)):
+            assert exchange is not None
+            return await self.parking.run(exchange, self.resolve(ctx).user, op)
+        return await op()
+
     def _visible(self, ctx: ServerRequestContext[Any, Any]) -> Callable[[CatalogItem], bool]:
         principal = self.resolve(ctx)
         for_request = getattr(self.runtime.policy, "for_request", None)
@@ -145,7 +164,8 @@ class CatalogHandlers:
 
     async def _forward(self, ctx: ServerRequestContext[Any, Any], op: Any, exchange: InputExchange | None = None) -> Any:
         try:
-            with downstream_scope(downstream_for(ctx, self.levels)), input_exchange(exchange):
+            # a parked call (host.upstream.parked_input) already routes upstream requests to itself
+            with downstream_scope(current_downstream() or downstream_for(ctx, self.levels)), input_exchange(exchange):
                 return await op
         except UpstreamUnavailable as err:
             raise MCPError(INTERNAL_ERROR, str(err)) from None
@@ -168,9 +188,9 @@ class CatalogHandlers:
         try:
             conn = self.manager.connection(item.server)
             exchange = exchange_for(ctx, params)
-            result = await self._forward(ctx, forward.get_prompt(
+            result = await self._parked(ctx, item.server, exchange, lambda: self._forward(ctx, forward.get_prompt(
                 conn, item.original, params.arguments, timeout_seconds=self.manager.request_timeout(item.server)),
-                exchange)
+                exchange))
             if result is None and exchange is not None and exchange.pending is not None:
                 status = "input_required"
                 return exchange.pending
@@ -213,9 +233,9 @@ class CatalogHandlers:
         try:
             conn = self.manager.connection(server)
             exchange = exchange_for(ctx, params)
-            result: ReadResourceResult | None = await self._forward(
+            result: ReadResourceResult | None = await self._parked(ctx, server, exchange, lambda: self._forward(
                 ctx, forward.read_resource(conn, original, timeout_seconds=self.manager.request_timeout(server)),
-                exchange)
+                exchange))
             if result is None and exchange is not None and exchange.pending is not None:
                 status = "input_required"
                 return exchange.pending
@@ -231,26 +251,55 @@ class CatalogHandlers:
     async def subscribe(self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> EmptyResult:
         uri = str(params.uri)
         server, original = self._route(ctx, uri)
-        subscribers = self._subscribers.get(uri)
-        if not subscribers:
-            conn = self.manager.connection(server)
-            await self._forward(ctx, forward.subscribe(conn, original, timeout_seconds=self.manager.request_timeout(server)))
-            subscribers = self._subscribers.setdefault(uri, weakref.WeakSet())
-        subscribers.add(session_key(ctx))
+        with downstream_scope(downstream_for(ctx, self.levels)):
+            await self.watch(uri, server, original, session_key(ctx))
         return EmptyResult()
 
     async def unsubscribe(self, ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams) -> EmptyResult:
         uri = str(params.uri)
         server, original = self._route(ctx, uri)
-        subscribers = self._subscribers.get(uri)
-        if subscribers is not None:
-            subscribers.discard(session_key(ctx))
-            if not subscribers:
-                del self._subscribers[uri]
-                conn = self.manager.connection(server)
-                await self._forward(
-                    ctx, forward.unsubscribe(conn, original, timeout_seconds=self.manager.request_timeout(server)))
+        with downstream_scope(downstream_for(ctx, self.levels)):
+            await self.unwatch(uri, server, original, session_key(ctx))
         return EmptyResult()
+
+    def watchable(self, ctx: ServerRequestContext[Any, Any], uri: str) -> tuple[str, str] | None:
+        """``(server, original URI)`` of an exposed resource URI the caller may see, else ``None``."""
+        try:
+            return self._route(ctx, uri)
+        except MCPError:
+            return None
+
+    async def watch(self, uri: str, server: str, original: str, watcher: Any) -> None:
+        """Count ``watcher`` (a client connection, or a listen stream's token with an async
+        ``notify(method, params)``) among the subscribers of the exposed ``uri``; the first one
+        subscribes upstream (``resources/subscribe`` or the upstream's listen stream).
+
+        Raises:
+            MCPError: the upstream's own error, or ``-32603`` naming an unreachable upstream.
+        """
+        subscribers = self._subscribers.get(uri)
+        if not subscribers:
+            conn = self.manager.connection(server)
+            try:
+                await forward.subscribe(conn, original, timeout_seconds=self.manager.request_timeout(server))
+            except UpstreamUnavailable as err:
+                raise MCPError(INTERNAL_ERROR, str(err)) from None
+            subscribers = self._subscribers.setdefault(uri, weakref.WeakSet())
+        subscribers.add(watcher)
+
+    async def unwatch(self, uri: str, server: str, original: str, watcher: Any) -> None:
+        """Undo :meth:`watch`; the last subscriber's leaving unsubscribes upstream (same errors)."""
+        subscribers = self._subscribers.get(uri)
+        if subscribers is None:
+            return
+        subscribers.discard(watcher)
+        if not subscribers:
+            del self._subscribers[uri]
+            conn = self.manager.connection(server)
+            try:
+                await forward.unsubscribe(conn, original, timeout_seconds=self.manager.request_timeout(server))
+            except UpstreamUnavailable as err:
+                raise MCPError(INTERNAL_ERROR, str(err)) from None
 
     # -- completion and logging ----------------------------------------------------------
     async def complete(self, ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:

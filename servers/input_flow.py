@@ -23,7 +23,7 @@ from mcp.server import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.types import ClientCapabilities, ElicitationCapability, InputRequiredResult, RootsCapability, SamplingCapability
 
-from host.upstream.input_required import ELICIT, ROOTS, SAMPLE, InputExchange, decode_state
+from host.upstream.input_required import ELICIT, ROOTS, SAMPLE, InputExchange, decode_parked, decode_state
 from registry import Principal
 
 __all__ = ["KEYS_ENV", "STATE_TTL_SECONDS", "exchange_for", "pending_result", "request_state_boundary"]
@@ -54,10 +54,11 @@ def exchange_for(ctx: ServerRequestContext[Any, Any], params: Any) -> InputExcha
     """
     if str(getattr(ctx, "protocol_version", "")) < "2026":
         return None
-    upstream, local = decode_state(getattr(params, "request_state", None))
+    state = getattr(params, "request_state", None)
+    upstream, local = decode_state(state)
     declared = frozenset(method for method, caps in _KINDS if _declares(ctx.session, caps))
     return InputExchange(declared=declared, input_responses=getattr(params, "input_responses", None),
-                         upstream_state=upstream, local=local)
+                         upstream_state=upstream, local=local, parked=decode_parked(state))
 
 
 def pending_result(exchange: InputExchange | None) -> InputRequiredResult | None:

@@ -3,8 +3,10 @@
 When an upstream server connects late, reconnects, or announces ``tools/list_changed``, the
 registry changes; clients that list tools directly (``--expose all``, ``always_load`` tools,
 deferred loading) should re-list. Handshake-era connections (stdio, stateful streamable HTTP)
-get a ``notifications/tools/list_changed`` on their standalone channel; 2026-07-28 exchanges are
-stateless and re-list on their own. Changes that arrive together are sent as one notification.
+get a ``notifications/tools/list_changed`` on their standalone channel; 2026-07-28 clients get it
+on their ``subscriptions/listen`` streams (the event is published on :attr:`ToolsChangedNotifier.bus`,
+which :class:`servers.listen_relay.ListenRelay` serves). Changes that arrive together are sent as
+one notification.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import weakref
 from typing import Any
 
 import anyio
+from mcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus, ToolsListChanged
 
 __all__ = ["ToolsChangedNotifier"]
 
@@ -26,7 +29,9 @@ class ToolsChangedNotifier:
     and run :meth:`run` in a task group for as long as the server serves.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, bus: SubscriptionBus | None = None) -> None:
+        self.bus: SubscriptionBus = bus if bus is not None else InMemorySubscriptionBus()
+        """Where the 2026-07-28 ``ToolsListChanged`` event is published (listen streams)."""
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
         self._dirty = anyio.Event()
 
@@ -47,3 +52,4 @@ class ToolsChangedNotifier:
             self._dirty = anyio.Event()
             for conn in list(self._connections):
                 await conn.notify(TOOLS_LIST_CHANGED, None)  # best effort: never raises
+            await self.bus.publish(ToolsListChanged())  # the SDK's bus isolates its listeners

@@ -58,6 +58,7 @@ from servers.approval_elicit import elicitor_for
 from servers.catalog_handlers import CatalogHandlers
 from servers.downstream import downstream_for
 from servers.input_flow import exchange_for, pending_result, request_state_boundary
+from servers.listen_relay import ListenRelay
 from servers.search_usage import UsageLearner, hit_contexts
 from servers.notify import ToolsChangedNotifier
 from servers.results import to_mcp_result
@@ -179,7 +180,9 @@ def create_registry_server(
         access: per-user access control: every list, search and call is audited, and calls that
             need approval ask the user through MCP elicitation when the client supports it.
         notifier: remembers client connections so they can be told when the registry changes
-            (subscribe it to ``runtime.registry`` and run it; see :mod:`servers.notify`).
+            (subscribe it to ``runtime.registry`` and run it; see :mod:`servers.notify`); its bus
+            feeds the ``subscriptions/listen`` streams of 2026-07-28 clients
+            (:mod:`servers.listen_relay`, reachable as ``server.listen_relay``).
         name: the server name reported to clients.
 
     Returns:
@@ -187,6 +190,7 @@ def create_registry_server(
     """
     resolve = principal_for or (lambda _ctx: ANONYMOUS)
     catalog = CatalogHandlers(runtime, resolve, access)
+    listen = ListenRelay(catalog, notifier.bus if notifier is not None else None)
     # Deferred loading per client connection: tools a search returned stay listed for it.
     loaded: weakref.WeakKeyDictionary[Any, DeferredLoadingState] = weakref.WeakKeyDictionary()
     # Searches of each connection, so a successful call of a hit teaches the usage memory.
@@ -236,14 +240,28 @@ def create_registry_server(
         params: CallToolRequestParams,
     ) -> CallToolResult | InputRequiredResult:
         async def forward_progress(progress: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(progress, total, message)
+            try:
+                await ctx.session.report_progress(progress, total, message)
+            except Exception:  # noqa: BLE001 - a parked call's first request may be over; progress is best effort
+                return
 
         scope = downstream_for(ctx, catalog.levels)
         exchange = exchange_for(ctx, params)  # 2026-07-28 clients: upstream input requests come back to them
+
+        async def invoke() -> Any:
+            return await runtime.call(target, arguments, principal, progress_callback=forward_progress)
+
+        async def call_round() -> Any:
+            """The call, or (2026-07-28 client, handshake-era upstream) its parked round."""
+            if catalog.parking.applies(exchange, catalog.upstream_protocol(target)):
+                assert exchange is not None
+                return await catalog.parking.run(exchange, principal.user, invoke)
+            return await invoke()
+
         if access is None or runtime.auditor is not None:  # the runtime audits every call itself
             with approval_elicitation(elicitor_for(ctx) if access is not None else None), downstream_scope(scope), \
                     input_exchange(exchange):
-                result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
+                result = await call_round()
             if (pending := pending_result(exchange)) is not None:
                 return pending
             await _learn(ctx, target, result)
@@ -253,8 +271,8 @@ def create_registry_server(
         with approval_record() as used:
             try:
                 with approval_elicitation(elicitor_for(ctx)), downstream_scope(scope), input_exchange(exchange):
-                    result = await runtime.call(target, arguments, principal, progress_callback=forward_progress)
-                status = result.status.value
+                    result = await call_round()
+                status = result.status.value if result is not None else "input_required"
                 if exchange is not None and (exchange.pending is not None or exchange.refused is not None):
                     status = "input_required" if exchange.refused is None else "missing_capability"
             finally:
@@ -343,8 +361,10 @@ def create_registry_server(
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_subscriptions_listen=listen,
         **catalog.handlers(),
     )
+    server.listen_relay = listen
     server.middleware.append(request_state_boundary(name, resolve))
     return server
 
@@ -365,6 +385,7 @@ class _RegistryServer(Server[Any]):
             warnings.simplefilter("ignore")  # logging is deprecated at 2026-07-28; still relayed on older sessions
             super().__init__(*args, **kwargs)
         self._catalog = catalog
+        self.listen_relay: ListenRelay | None = None
 
     def get_capabilities(  # type: ignore[override]
         self,

@@ -280,6 +280,9 @@ async def serve_http(
 
         def request_exit() -> None:
             http.should_exit = True
+            relay = getattr(server, "listen_relay", None)
+            if relay is not None:
+                relay.close()  # listen streams end with their final result instead of holding shutdown
 
         tg.start_soon(_until, stop, request_exit)
 

@@ -271,7 +271,7 @@ class ServerConnection(SessionEvents):
             tg.cancel_scope.cancel()
 
     async def _open(self, stack: AsyncExitStack, guard: TransportGuard) -> Client:
-        transport = await open_transport(self.config, stack, guard, self.log)
+        transport = await open_transport(self.config, stack, guard, self.log, self.data_dir)
         cfg = self.config
         return Client(
             guarded(transport, guard),

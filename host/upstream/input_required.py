@@ -28,9 +28,9 @@ How toolhost relays it, by the protocols of the two sides:
   client drives the rounds itself and each embedded request goes through the relay callbacks as
   a classic server→client request on the calling request's stream.
 * **upstream older than 2026-07-28**: the upstream sends classic requests mid-call; they reach a
-  handshake-era downstream through the relay. A 2026-07-28 downstream has no back channel for
-  them, so they are declined / refused at once (toolhost would have to hold the upstream call
-  open across the client's retries).
+  handshake-era downstream through the relay. For a 2026-07-28 downstream toolhost holds the
+  upstream call open across the client's retries and hands it the questions as
+  ``inputRequests`` (:mod:`host.upstream.parked_input`).
 
 Source: MCP 2026-07-28 draft, basic/utilities/mrtr (SEP-2322).
 """
@@ -61,7 +61,9 @@ __all__ = [
     "InputExchange",
     "InputNotDeclared",
     "current_exchange",
+    "decode_parked",
     "decode_state",
+    "encode_state",
     "input_exchange",
     "run_round",
 ]
@@ -108,6 +110,8 @@ class InputExchange:
     local: dict[str, Any] = field(default_factory=dict)
     pending: InputRequiredResult | None = None
     refused: MCPError | None = None
+    parked: str | None = None
+    """The parked upstream call this retry resumes (:mod:`host.upstream.parked_input`), or ``None``."""
 
     def responses(self) -> dict[str, Any] | None:
         merged = {**(self.input_responses or {}), **self.local}
@@ -151,9 +155,24 @@ def decode_state(state: str | None) -> tuple[str | None, dict[str, Any]]:
     return upstream, local
 
 
-def encode_state(upstream_state: str | None, local: dict[str, Any]) -> str:
-    """Toolhost's plaintext ``requestState`` (sealed by the server boundary before it leaves)."""
-    return json.dumps({"u": upstream_state, "l": local}, separators=(",", ":"))
+def encode_state(upstream_state: str | None, local: dict[str, Any], *, parked: str | None = None) -> str:
+    """Toolhost's plaintext ``requestState`` (sealed by the server boundary before it leaves);
+    ``parked`` names a parked upstream call (:mod:`host.upstream.parked_input`)."""
+    data: dict[str, Any] = {"u": upstream_state, "l": local}
+    if parked is not None:
+        data["p"] = parked
+    return json.dumps(data, separators=(",", ":"))
+
+
+def decode_parked(state: str | None) -> str | None:
+    """The parked call named in toolhost's (unsealed) ``requestState``, or ``None``."""
+    if state is None:
+        return None
+    try:
+        parked = json.loads(state).get("p")
+    except (ValueError, AttributeError):
+        return None
+    return parked if isinstance(parked, str) else None
 
 
 async def run_round(

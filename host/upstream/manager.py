@@ -215,6 +215,17 @@ class ServerManager:
         conn = self.connections[server.name] = self._connection(server)
         await self._start_one(conn)
 
+    def spawn(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """Run ``await fn()`` in the manager's task group (it may outlive the request that started it;
+        cancelled when the manager closes).
+
+        Raises:
+            ValueError: the manager is not running.
+        """
+        if self._tg is None:
+            raise ValueError("the server manager is not running")
+        self._tg.start_soon(fn)
+
     async def remove_server(self, name: str) -> None:
         """Disconnect ``name``, wait for its connection to close, and drop its tools.
 

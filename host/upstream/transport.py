@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -24,6 +25,7 @@ from host.config import RemoteServerConfig, ServerConfig, StdioServerConfig
 from host.upstream.diagnose import preflight
 from host.upstream.guard import TransportGuard
 from host.upstream.pdeath import wrap
+from host.upstream.oauth import oauth_provider
 from host.upstream.serverlog import ServerLog
 
 __all__ = ["SAFE_ENV_VARS", "Preflight", "child_env", "open_transport"]
@@ -47,8 +49,13 @@ def child_env(config: StdioServerConfig) -> dict[str, str]:
     return env
 
 
-async def open_transport(config: ServerConfig, stack: AsyncExitStack, guard: TransportGuard, log: ServerLog) -> Any:
+async def open_transport(
+    config: ServerConfig, stack: AsyncExitStack, guard: TransportGuard, log: ServerLog, data_dir: Path | None = None
+) -> Any:
     """The SDK transport for ``config`` (not yet entered; the HTTP client is entered on ``stack``).
+
+    A streamable-HTTP server with ``toolhost.oauth`` gets the SDK's OAuth client as the HTTP
+    client's ``auth`` (:mod:`host.upstream.oauth`; tokens under ``data_dir``).
 
     Raises:
         Preflight: a stdio server whose command or working folder does not exist.
@@ -68,8 +75,12 @@ async def open_transport(config: ServerConfig, stack: AsyncExitStack, guard: Tra
     log.open(f"connecting ({config.transport})")
     if config.transport == "sse":
         return sse_client(config.url, headers=config.headers or None)
+    auth = None
+    if config.toolhost.oauth is not None and data_dir is not None:
+        auth = oauth_provider(config.name, config.url, config.toolhost.oauth, data_dir)
     http = await stack.enter_async_context(
         httpx2.AsyncClient(
+            auth=auth,
             headers=config.headers,
             timeout=httpx2.Timeout(30.0, read=300.0),
             event_hooks={"response": [guard.http_response_hook]},

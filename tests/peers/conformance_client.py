@@ -5,8 +5,10 @@ set. The wrapper configures one streamable-HTTP server at URL and uses
 :class:`host.upstream.manager.ServerManager` exactly as ``toolhost serve`` does: connecting does
 the handshake and lists every tool page; calls go through ``ServerManager.call_tool``; an
 upstream elicitation is answered through the relay (:mod:`host.upstream.relay`) by a stand-in
-downstream client that accepts the schema's defaults (SEP-1034). OAuth scenarios are not
-supported yet (toolhost has no upstream OAuth): they exit 1. ``TOOLHOST_CONFORMANCE_PROTOCOL=legacy``
+downstream client that accepts the schema's defaults (SEP-1034). ``auth/*`` scenarios configure
+``toolhost.oauth`` (:mod:`host.upstream.oauth`; a pre-registered client when the scenario's
+context gives one) and a stand-in browser that follows the authorization URL's redirects to
+toolhost's loopback listener, as a user's browser would. ``TOOLHOST_CONFORMANCE_PROTOCOL=legacy``
 selects ``toolhost.protocol: "legacy"`` (the 2025-11-25 handshake without the 2026 probe).
 """
 
@@ -20,10 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 from mcp.types import ElicitResult
 
 from host.config import parse_config
 from host.upstream.manager import ServerManager
+from host.upstream.oauth import authorization_browser
 from host.upstream.relay import Downstream, downstream_scope
 
 CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
@@ -51,24 +55,35 @@ async def accept_defaults(params: Any) -> ElicitResult:
     return ElicitResult(action="accept", content=content)
 
 
+async def follow_in_browser(url: str) -> None:
+    """A user's browser: open the authorization URL and follow its redirects (to toolhost's listener)."""
+    async with httpx2.AsyncClient(follow_redirects=True, timeout=10) as http:
+        await http.get(url)
+
+
 async def main(url: str, scenario: str) -> int:
-    if scenario.startswith("auth/"):
-        print(f"scenario {scenario}: upstream OAuth is not supported by toolhost yet", file=sys.stderr)
-        return 1
     protocol = os.environ.get("TOOLHOST_CONFORMANCE_PROTOCOL", "auto")  # "legacy": initialize handshake only
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    options: dict[str, Any] = {"protocol": protocol}
+    if scenario.startswith("auth/"):
+        options["oauth"] = {k: context[k] for k in ("client_id", "client_secret") if context.get(k)}
+        if scenario == "auth/client-credentials-basic":  # the user configures a machine-to-machine client
+            options["oauth"]["grant"] = "client_credentials"
     config = parse_config({"toolhost": {"connect_timeout_seconds": 20},
-                           "mcpServers": {"s": {"url": url, "toolhost": {"protocol": protocol}}}})
-    with tempfile.TemporaryDirectory() as tmp, anyio.fail_after(28):
-        async with ServerManager(config, data_dir=Path(tmp)) as manager:
+                           "mcpServers": {"s": {"url": url, "toolhost": options}}})
+    with tempfile.TemporaryDirectory() as tmp, anyio.fail_after(28), authorization_browser(follow_in_browser):
+        data_dir = Path(os.environ.get("TOOLHOST_CONFORMANCE_DATA_DIR") or tmp)  # kept by tests that inspect it
+        async with ServerManager(config, data_dir=data_dir) as manager:
             status = manager.statuses()[0]
             if status.error:
                 print(f"connect failed: {status.error}", file=sys.stderr)
                 return 1
-            context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
             calls = planned_calls(scenario, context)
             if scenario == "json-schema-2020-12-preservation":  # echo the schema toolhost kept
                 kept = manager.registry.snapshot().resolve("s", "json_schema_2020_12_tool")
                 calls = [(ECHO_TOOL, {"schema": kept.input_schema if kept is not None else None})]
+            if scenario.startswith("auth/") and not calls:  # a user calls the tools it was authorized for
+                calls = [(t.original_name, {}) for t in manager.registry.by_server("s")]
             for name, args in calls:
                 with downstream_scope(Downstream(session=object(), elicit=accept_defaults)):
                     result = await manager.call_tool("s", name, args, timeout_seconds=20)

@@ -1,8 +1,9 @@
 """Run the official MCP conformance suite's *client* scenarios against toolhost's upstream layer.
 
 The client under test is ``tests/peers/conformance_client.py`` (a ``ServerManager`` with one
-streamable-HTTP server, as ``toolhost serve`` uses it). Upstream OAuth is not implemented, so the
-``auth/*`` scenarios are left out (they all fail by design; ``--with-auth`` runs them anyway).
+streamable-HTTP server, as ``toolhost serve`` uses it). The ``auth/*`` scenarios run against the
+suite's own authorization servers with ``toolhost.oauth`` (:mod:`host.upstream.oauth`);
+``--without-auth`` leaves them out.
 
 Usage::
 
@@ -22,6 +23,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from run_conformance import BASELINE, PEERS, SUITES, ScenarioResult, _bin, regressions
@@ -36,7 +38,7 @@ def _node(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     return subprocess.run([_bin("node"), *args], cwd=PEERS, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def client_scenarios(suite: str, spec_version: str | None, *, with_auth: bool = False) -> list[str]:
+def client_scenarios(suite: str, spec_version: str | None, *, with_auth: bool = True) -> list[str]:
     """The suite's client scenario names (for ``spec_version`` when given), ``auth/*`` left out unless asked."""
     args = [str(SUITES[suite]), "list", "--client"]
     if spec_version:
@@ -48,20 +50,26 @@ def client_scenarios(suite: str, spec_version: str | None, *, with_auth: bool = 
     return [n for n in names if with_auth or not n.startswith("auth/")]
 
 
-def run_client(suite: str, spec_version: str | None, *, with_auth: bool = False) -> dict[str, ScenarioResult]:
-    """Run every client scenario once against ``conformance_client.py``; results by scenario."""
+PARALLEL = 3
+"""Scenarios run at once (each is a suite process with its own servers on free ports)."""
+
+
+def run_client(suite: str, spec_version: str | None, *, with_auth: bool = True) -> dict[str, ScenarioResult]:
+    """Run every client scenario once against ``conformance_client.py`` (:data:`PARALLEL` at a time); results by scenario."""
     command = f"{sys.executable} {CLIENT}"
-    results: dict[str, ScenarioResult] = {}
     with tempfile.TemporaryDirectory(prefix="conformance-client-") as tmp:
-        for name in client_scenarios(suite, spec_version, with_auth=with_auth):
+        def one(name: str) -> ScenarioResult:
             args = [str(SUITES[suite]), "client", "--command", command, "--scenario", name, "-o", tmp]
             if spec_version:
                 args += ["--spec-version", spec_version]
             out = _node(args, 300)
             m = _RESULT.search(out.stdout + out.stderr)
             # no summary (the suite itself failed): one failed check, so it never passes by accident
-            results[name] = ScenarioResult(name, int(m.group(1)), int(m.group(2))) if m else ScenarioResult(name, 0, 1)
-    return results
+            return ScenarioResult(name, int(m.group(1)), int(m.group(2))) if m else ScenarioResult(name, 0, 1)
+
+        names = client_scenarios(suite, spec_version, with_auth=with_auth)
+        with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+            return dict(zip(names, pool.map(one, names)))
 
 
 def baseline_key(suite: str, spec_version: str | None) -> str:
@@ -72,10 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="MCP conformance client scenarios against toolhost's upstream layer")
     parser.add_argument("--suite", choices=sorted(SUITES), default="0.1")
     parser.add_argument("--spec-version", default=None, help="e.g. 2026-07-28 (default: the suite's own default)")
-    parser.add_argument("--with-auth", action="store_true", help="also run the auth/* scenarios (no upstream OAuth yet)")
+    parser.add_argument("--without-auth", action="store_true", help="leave the auth/* scenarios out")
     parser.add_argument("--check", action="store_true", help="exit 1 on failures not in the baseline")
     ns = parser.parse_args(argv)
-    results = run_client(ns.suite, ns.spec_version, with_auth=ns.with_auth)
+    results = run_client(ns.suite, ns.spec_version, with_auth=not ns.without_auth)
     print(f"client scenarios, suite {ns.suite}, spec {ns.spec_version or 'default'}")
     for name in sorted(results):
         r = results[name]
