@@ -24,8 +24,8 @@ from mcp.client.streamable_http import streamable_http_client
 from host.config import RemoteServerConfig, ServerConfig, StdioServerConfig
 from host.upstream.diagnose import preflight
 from host.upstream.guard import TransportGuard
-from host.upstream.pdeath import wrap
 from host.upstream.oauth import oauth_provider
+from host.upstream.pdeath import wrap
 from host.upstream.serverlog import ServerLog
 
 __all__ = ["SAFE_ENV_VARS", "Preflight", "child_env", "open_transport"]
