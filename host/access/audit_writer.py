@@ -1,8 +1,20 @@
-"""Audit write-behind: rows are queued off the request path and written in batches by one thread.
+"""Audit write-behind: rows are committed on the event loop when that is instant, else queued
+and written in batches by one thread.
 
-Before, every audited request hopped to a worker thread and ran its own SQLite transaction. Now a
-request puts its row on a bounded queue and one writer thread writes whatever has queued up in a
-single transaction (:meth:`host.store.AuditLog.record_many`); concurrent requests share commits.
+Two paths, chosen per row (issue 12):
+
+* **inline** (``commit`` durability, a SQLite file database, nothing queued for the thread): the
+  row is committed right on the event loop through :meth:`host.store.AuditLog.try_record_many`,
+  which never waits: a one-row transaction on a plain ``sqlite3`` connection costs tens of
+  microseconds, less than the two thread hops it replaces. When another connection or process
+  holds the database write lock, or the write fails, the row takes the thread path instead.
+* **thread**: a request puts its row on a bounded queue and one writer thread writes whatever has
+  queued up in a single transaction (:meth:`host.store.AuditLog.record_many`); concurrent requests
+  share commits. While rows wait for the thread, later rows queue behind them (never inline), so
+  rows are committed in the order they were written.
+
+WAL checkpoints (an ``fsync``) never run on the event loop: after many inline commits the writer
+thread runs one (:meth:`host.store.AuditLog.checkpoint`).
 
 Guarantees (a "crash" is the serve *process* dying: SIGKILL, OOM kill, segfault; the database is
 SQLite in WAL mode with ``synchronous=NORMAL``, so a committed transaction survives a process
@@ -28,6 +40,7 @@ import asyncio
 import concurrent.futures
 import logging
 import queue
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
@@ -62,6 +75,7 @@ class _Flush:
 
 
 _STOP = object()
+_CHECKPOINT = object()
 
 
 class AuditWriter:
@@ -94,6 +108,8 @@ class AuditWriter:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._queued_rows = 0  # rows submitted to the thread path and not written (or failed) yet
+        self._checkpoint_queued = False
 
     def configure(self, *, durability: Durability, flush_interval_seconds: float) -> None:
         """Change the durability mode (see module doc); call before serving.
@@ -119,19 +135,52 @@ class AuditWriter:
         row = _Row({"at": time.time(), **entry})
         with self._lock:
             closed = self._closed
-            if not closed and self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="toolhost-audit-writer", daemon=True)
-                self._thread.start()
+            if not closed:
+                self._start_thread()
+                self._queued_rows += 1
         if closed:  # after shutdown: nothing drains the queue any more, so write it here
             self._write([row])
             return row.done
-        self._q.put(row, block=block)
+        try:
+            self._q.put(row, block=block)
+        except queue.Full:
+            with self._lock:
+                self._queued_rows -= 1
+            raise
         return row.done
+
+    def _start_thread(self) -> None:  # under self._lock
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="toolhost-audit-writer", daemon=True)
+            self._thread.start()
+
+    def _write_inline(self, entry: dict[str, Any]) -> int | None:
+        """Commit one row right here when that needs no waiting (see module doc); ``None`` otherwise."""
+        if self.durability != "commit" or self._queued_rows or self._closed:
+            return None
+        try:
+            ids = self.audit_log.try_record_many([{"at": time.time(), **entry}])
+        except sqlite3.Error as e:  # the thread path retries it and reports a lasting failure
+            _log.debug("toolhost: inline audit write failed (%s: %s); handing it to the writer thread",
+                       type(e).__name__, e)
+            return None
+        if ids is None:
+            return None
+        if self.audit_log.checkpoint_due and not self._checkpoint_queued:
+            with self._lock:
+                if not self._closed:
+                    self._start_thread()
+                    self._checkpoint_queued = True
+                    self._q.put(_CHECKPOINT)
+        return ids[0]
 
     async def write(self, entry: dict[str, Any]) -> int | None:
         """Queue one row from the event loop: with ``commit`` durability, wait until it is committed
         and return its id; with ``interval``, return ``None`` at once. Never blocks the event loop
-        (a full queue is waited for on a worker thread)."""
+        (a full queue is waited for on a worker thread; an inline commit never waits for a lock)."""
+        row_id = self._write_inline(entry)
+        if row_id is not None:
+            return row_id
         try:
             done = self.submit(entry, block=False)
         except queue.Full:
@@ -175,11 +224,14 @@ class AuditWriter:
         while not stop:
             batch: list[_Row] = []
             flushes: list[_Flush] = []
+            checkpoint = False
             item = self._q.get()
             deadline = time.monotonic() + self.flush_interval_seconds
             while True:
                 if item is _STOP:
                     stop = True
+                elif item is _CHECKPOINT:
+                    checkpoint = True
                 elif isinstance(item, _Flush):
                     flushes.append(item)
                 else:
@@ -208,6 +260,12 @@ class AuditWriter:
                         flushes.append(rest)
             for start in range(0, len(batch), self.max_batch):
                 self._write(batch[start : start + self.max_batch])
+            if checkpoint:
+                self._checkpoint_queued = False
+                try:
+                    self.audit_log.checkpoint()
+                except Exception as e:  # noqa: BLE001 - the next one catches up
+                    _log.warning("toolhost: audit WAL checkpoint failed (%s: %s)", type(e).__name__, e)
             for f in flushes:
                 f.done.set()
 
@@ -223,11 +281,18 @@ class AuditWriter:
                 if delay is not None:
                     time.sleep(delay)
                 continue
+            self._written(batch)
             for row, row_id in zip(batch, ids, strict=True):
                 row.done.set_result(row_id)
             return
         assert error is not None
         _log.error("toolhost: could not write %d audit rows after %d attempts (%s: %s)", len(batch),
                    len(RETRY_DELAYS_SECONDS) + 1, type(error).__name__, error)
+        self._written(batch)
         for row in batch:
             row.done.set_exception(error)
+
+    def _written(self, batch: list[_Row]) -> None:
+        """Rows left the thread path (committed or failed for good): inline commits may resume."""
+        with self._lock:
+            self._queued_rows = max(0, self._queued_rows - len(batch))

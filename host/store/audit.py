@@ -234,8 +234,41 @@ class AuditLog:
         rows = [_row_values(dict(e)) for e in entries]
         if not rows:
             return []
+        appender = self.store.audit_appender
+        if appender is not None:
+            return appender.append(rows)
         with self.store.write() as conn:
             return _append(conn, rows)
+
+    def try_record_many(self, entries: list[dict[str, Any]]) -> list[int] | None:
+        """:meth:`record_many` without waiting: ``None`` (nothing written) when the write cannot
+        happen at once: another writer holds the database lock, or the database is not a SQLite
+        file (whose plain appender, :mod:`host.store.audit_sqlite`, makes a write cost
+        microseconds). For callers on an event loop that have a slower path to fall back to.
+
+        Raises:
+            TypeError: an entry has an unknown field or no ``action`` (nothing is written).
+            sqlite3.Error: any failure but a busy database (nothing is written).
+        """
+        appender = self.store.audit_appender
+        if appender is None:
+            return None
+        rows = [_row_values(dict(e)) for e in entries]
+        if not rows:
+            return []
+        return appender.try_append(rows)
+
+    @property
+    def checkpoint_due(self) -> bool:
+        """True when :meth:`checkpoint` should run (after many :meth:`try_record_many` commits)."""
+        appender = self.store.audit_appender
+        return appender is not None and appender.checkpoint_due
+
+    def checkpoint(self) -> None:
+        """Checkpoint the SQLite WAL the appender wrote (blocking; off the event loop). No-op elsewhere."""
+        appender = self.store.audit_appender
+        if appender is not None:
+            appender.checkpoint()
 
     def rows(self, *, after_id: int = 0, batch: int = 1000) -> Iterator[dict[str, Any]]:
         """Every audit row (all columns, as stored), oldest first, read in batches of ``batch``."""

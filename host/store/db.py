@@ -14,6 +14,7 @@ from sqlalchemy import Column, Connection, Engine, String, Table, select, update
 from sqlalchemy.exc import DBAPIError
 
 from host.store import schema as s
+from host.store.audit_sqlite import SqliteAuditAppender
 from host.store.engine import default_url, open_engine, read_tx, redact_url, write_tx
 from host.store.errors import DatabaseUnavailable, InvalidValue
 from host.store.migrations import db_error_line, migrate
@@ -78,7 +79,10 @@ class Store:
         self._rev_lock = threading.Lock()
         self._rev_conn: sqlite3.Connection | None = None
         self._rev_pg: PostgresRevisionReader | None = None
+        self._audit_appender: SqliteAuditAppender | None = None
         db = engine.url.database
+        if engine.dialect.name == "sqlite" and db and db != ":memory:" and not db.startswith("file:"):
+            self._audit_appender = SqliteAuditAppender(db)
         if engine.dialect.name == "sqlite" and db and db != ":memory:":
             # A dedicated autocommit connection: reading one integer costs ~3 µs instead of ~90 µs
             # through the pool, so the revision can be checked on every policy evaluation.
@@ -110,8 +114,16 @@ class Store:
             raise
         return cls(engine, url)
 
+    @property
+    def audit_appender(self) -> SqliteAuditAppender | None:
+        """The plain-``sqlite3`` audit appender of a SQLite file database (``None`` otherwise);
+        see :mod:`host.store.audit_sqlite`."""
+        return self._audit_appender
+
     def close(self) -> None:
         """Dispose of pooled connections."""
+        if self._audit_appender is not None:
+            self._audit_appender.close()
         if self._rev_conn is not None:
             self._rev_conn.close()
             self._rev_conn = None

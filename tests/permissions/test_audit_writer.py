@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import anyio
 import pytest
@@ -16,6 +18,8 @@ from host.access import AccessControl
 from host.access import audit_writer as aw
 from host.access.audit_writer import AuditWriter
 from host.store import AuditLog, Store
+from host.store.audit_sqlite import CHECKPOINT_EVERY
+from host.store.engine import write_tx
 from registry import Principal
 
 ALICE = Principal(user="alice", key_id="k1")
@@ -27,21 +31,20 @@ def count(store: Store, **filters) -> int:
 
 @pytest.mark.anyio
 async def test_concurrent_rows_share_commits_in_queue_order(access: AccessControl):
-    """While one batch is being written, 50 requests queue up: they are written as ONE next transaction,
-    in the order they were queued, and each request gets its own row id."""
+    """While another writer holds the database write lock, the first row waits in the writer thread and
+    50 later requests queue up behind it (never committed ahead of it): once the lock is released they
+    are written as ONE next transaction, in the order they were queued, each request with its own id."""
     log = access.audit_log
-    first_started, release = threading.Event(), threading.Event()
+    first_started = threading.Event()
     batches: list[list[str]] = []
     real = log.record_many
 
-    def slow_first(entries):
+    def spy(entries):
         batches.append([e["detail"] for e in entries])
-        if len(batches) == 1:
-            first_started.set()
-            release.wait(10)
+        first_started.set()
         return real(entries)
 
-    log.record_many = slow_first  # type: ignore[method-assign]
+    log.record_many = spy  # type: ignore[method-assign]
     ids: dict[int, int] = {}
 
     async def one(i: int) -> None:
@@ -49,17 +52,88 @@ async def test_concurrent_rows_share_commits_in_queue_order(access: AccessContro
 
     with anyio.fail_after(20):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(one, 0)
-            await anyio.to_thread.run_sync(first_started.wait)
-            for i in range(1, 51):
-                tg.start_soon(one, i)
-            while access.audit_writer.pending < 50:
-                await anyio.sleep(0)  # let the 50 requests queue their rows
-            release.set()
+            with write_tx(access.store.engine):  # another writer (the CLI, a replica) holds the lock
+                tg.start_soon(one, 0)
+                await anyio.to_thread.run_sync(first_started.wait)
+                for i in range(1, 51):
+                    tg.start_soon(one, i)
+                while access.audit_writer.pending < 50:
+                    await anyio.sleep(0)  # let the 50 requests queue their rows
     assert batches == [["r0"], [f"r{i}" for i in range(1, 51)]]
     assert sorted(ids.values()) == list(range(ids[0], ids[0] + 51))
     rows = log.query(action="list", limit=100)
     assert [r.detail for r in reversed(rows)] == [f"r{i}" for i in range(51)]
+    assert log.verify() == (51, None)
+    # the writer is idle again: the next row is committed on the event loop (SQLite), in order
+    last = await access.audit_async(action="list", principal=ALICE, status="ok", detail="after")
+    assert last == ids[50] + 1
+    assert batches == [["r0"], [f"r{i}" for i in range(1, 51)]] + ([] if access.store.audit_appender else [["after"]])
+
+
+@pytest.mark.anyio
+async def test_an_idle_writer_commits_on_the_event_loop(tmp_path):
+    """SQLite, commit durability, nothing queued: the row is committed before write() returns, with no
+    writer thread and no thread hop; the hash chain is the one SQLAlchemy writers extend."""
+    access = AccessControl.open(tmp_path / "d")
+    try:
+        with anyio.fail_after(10):
+            first = await access.audit_async(action="list", principal=ALICE, status="ok", detail="one")
+            access.audit_auth_failure(None)  # a SQLAlchemy-written row in between
+            second = await access.audit_call_async(ALICE, "orders__get_order", {"api_key": "s3cret"}, status="ok")
+        assert access.audit_writer._thread is None
+        assert [r.id for r in reversed(access.audit_log.query(limit=10))] == [first, first + 1, second]
+        assert second == first + 2
+        assert json.loads(access.audit_log.query(action="call")[0].arguments) == {"api_key": "[REDACTED]"}
+        assert access.audit_log.verify() == (3, None)
+    finally:
+        access.close()
+
+
+def _checkpointed_rows(db: Path) -> int:
+    """Audit rows in the database file itself (``immutable``: the WAL is not read)."""
+    conn = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
+    try:
+        return conn.execute("SELECT count(*) FROM audit").fetchone()[0]
+    finally:
+        conn.close()
+
+
+@pytest.mark.anyio
+async def test_inline_commits_are_checkpointed_by_the_writer_thread(tmp_path):
+    """Inline commits never checkpoint the WAL on the event loop; every CHECKPOINT_EVERY commits the
+    writer thread copies them into the database file."""
+    access = AccessControl.open(tmp_path / "d")
+    db = tmp_path / "d" / "toolhost.db"
+    try:
+        access.audit_log.checkpoint()  # the schema into the file: from here on only audit rows are in the WAL
+        assert _checkpointed_rows(db) == 0
+        with anyio.fail_after(60):
+            for i in range(CHECKPOINT_EVERY - 1):
+                await access.audit_async(action="list", principal=ALICE, status="ok", detail=f"r{i}")
+            assert access.audit_writer._thread is None  # no checkpoint yet: the rows are in the WAL only
+            assert _checkpointed_rows(db) == 0
+            await access.audit_async(action="list", principal=ALICE, status="ok", detail="last")
+            assert await anyio.to_thread.run_sync(access.audit_writer.flush, 20) is True
+        assert _checkpointed_rows(db) == CHECKPOINT_EVERY
+        assert len(access.audit_log.query(limit=1000)) == CHECKPOINT_EVERY
+    finally:
+        access.close()
+
+
+def test_try_record_many_never_waits_for_a_locked_database(tmp_path):
+    """Another writer holds the lock: nothing is written and None comes back at once (no busy wait)."""
+    store = Store.open(data_dir=tmp_path / "d")
+    log = AuditLog(store)
+    try:
+        with write_tx(store.engine):
+            t0 = time.monotonic()
+            assert log.try_record_many([{"action": "list", "detail": "x"}]) is None
+            assert time.monotonic() - t0 < 1.0  # the busy timeout is 30 s
+        assert count(store) == 0
+        (row_id,) = log.try_record_many([{"action": "list", "detail": "x"}])
+        assert [r.id for r in log.query()] == [row_id]
+    finally:
+        store.close()
 
 
 @pytest.mark.anyio
@@ -141,6 +215,8 @@ def test_bad_settings_are_refused(tmp_path):
 _CRASH_CHILD = """
 import sys, time
 from host.store import AuditLog, Store
+from host.store.audit_sqlite import CHECKPOINT_EVERY
+from host.store.engine import write_tx
 from host.access.audit_writer import AuditWriter
 store = Store.open(data_dir=sys.argv[1])
 writer = AuditWriter(AuditLog(store), durability="interval", flush_interval_seconds=float(sys.argv[2]))
