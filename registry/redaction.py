@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from registry.secret_shapes import _HINT as _SHAPE_HINT
+from registry.secret_shapes import FoldedHint
 from registry.secret_shapes import secret_spans
 
 __all__ = ["REDACTED", "SCAN_BUDGET_CHARS", "SECRET_KEY", "is_secret_key", "redact", "redact_text"]
@@ -49,9 +50,9 @@ _SECRET_VALUE = re.compile(
     r"|\bAKIA[0-9A-Z]{16}\b"
     r"|\bth_[0-9a-f]{12}_[A-Za-z0-9_-]{8,}"
 )
-_HINT = re.compile(
-    r"(?i)token|secret|passw|passphrase|api.?key|auth|cookie|private|session|credential"
-    r"|bearer|basic|sk-|gh[pousr]_|xox|AKIA|th_"
+_HINT = FoldedHint(
+    r"token|secret|passw|passphrase|api.?key|auth|cookie|private|session|credential"
+    r"|bearer|basic|sk-|gh[pousr]_|xox|akia|th_"
 )
 """Cheap pre-check: a string without any of these cannot contain a secret we mask."""
 _JSON_PAIR = re.compile(r'"([A-Za-z0-9_-]{1,64})"\s*:\s*"((?:[^"\\]|\\.)*)"?')

@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from typing import Any
 
-__all__ = ["DETECTOR_WINDOW", "ENTROPY_NEAR_WORD", "secret_spans", "shannon_entropy"]
+__all__ = ["DETECTOR_WINDOW", "ENTROPY_NEAR_WORD", "FoldedHint", "secret_spans", "shannon_entropy"]
 
 ENTROPY_NEAR_WORD = 3.5
 """Bits per character above which a token within three words after a secret word is masked."""
@@ -75,9 +75,31 @@ def _windows(text: str) -> list[str]:
 
 
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-.~+/=]*")
-_HINT = re.compile(
-    r"(?i)token|secret|passw|pwd|passphrase|api.?key|access.?key|auth|cookie|private|session|credential|bearer|basic"
-    r"|://|BEGIN|[A-Za-z0-9_\-+/=.:]{20}"
+class FoldedHint:
+    """A case-insensitive pre-check pattern that answers ASCII text ~4x faster than ``re.IGNORECASE``.
+
+    Python's ``re`` cannot use its literal-prefix scan for an ignore-case alternation (~9 µs for
+    a 17-character identifier; the call path checks dozens of strings per call, issue 12). ASCII
+    text is lowercased and searched with ``lower``, a case-sensitive pattern written in lower case,
+    which finds exactly what ``(?i)`` + ``lower`` finds in ASCII text; other text goes through the
+    ignore-case pattern itself. ``search`` returns a match (positions valid for ``text``) or ``None``.
+    """
+
+    __slots__ = ("ignore_case", "lower")
+
+    def __init__(self, lower: str) -> None:
+        self.lower = re.compile(lower)
+        self.ignore_case = re.compile(lower, re.IGNORECASE)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        if text.isascii():
+            return self.lower.search(text.lower())
+        return self.ignore_case.search(text)
+
+
+_HINT = FoldedHint(
+    r"token|secret|passw|pwd|passphrase|api.?key|access.?key|auth|cookie|private|session|credential|bearer|basic"
+    r"|://|begin|[a-z0-9_\-+/=.:]{20}"
 )
 """Cheap pre-check: text without a secret word, a URL, a PEM header or a 20-character token-like
 run cannot hold a secret any rule finds."""
