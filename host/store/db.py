@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Column, Connection, Engine, String, Table, select, update
+from sqlalchemy import Connection, Engine, String, Table, select, update
 from sqlalchemy.exc import DBAPIError
 
 from host.store import schema as s
@@ -49,13 +49,22 @@ def fit_row(table: Table, values: dict[str, Any]) -> dict[str, Any]:
     client input (audit rows name whatever tool a client asked for) are fitted so no backend
     loses them. A cut value ends with ``…``.
     """
+    lengths = _LENGTHS.get(table)
+    if lengths is None:
+        lengths = _LENGTHS[table] = {
+            c.name: c.type.length for c in table.columns if isinstance(c.type, String) and c.type.length is not None
+        }
     out = dict(values)
     for name, value in values.items():
-        col: Column[Any] | None = table.c.get(name)
-        length = getattr(col.type, "length", None) if col is not None and isinstance(col.type, String) else None
-        if isinstance(value, str) and length is not None and len(value) > length:
+        length = lengths.get(name)
+        if length is not None and isinstance(value, str) and len(value) > length:
             out[name] = value[: length - 1] + "…"
     return out
+
+
+_LENGTHS: dict[Table, dict[str, int]] = {}
+"""Declared ``String(n)`` lengths per table, by column name (read once: looking them up per row
+was a measurable part of an audit write, issue 12)."""
 
 
 class Store:
