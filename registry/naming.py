@@ -20,6 +20,7 @@ Source: bug cases BR-14 (name rules) and BR-15 (collisions) in ``shared/docs/bug
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -73,8 +74,10 @@ def sanitize_part(name: str) -> str:
     return out or "tool"
 
 
+@functools.lru_cache(maxsize=1024)
 def sanitize_prefix(server: str) -> str:
-    """Turn a server name into a namespace prefix (see module rules).
+    """Turn a server name into a namespace prefix (see module rules). Pure, so remembered: the
+    call path maps each result's resource URIs through its server's prefix (issue 12).
 
     Raises:
         InvalidToolName: when nothing usable is left (e.g. ``"..."``); choose a
