@@ -7,7 +7,9 @@ connection (issue 12: the audit write was the largest single item of serve's per
 :class:`SqliteAuditAppender` runs exactly the transaction of :func:`host.store.audit._append` on a
 dedicated ``sqlite3`` connection: the same columns, the same hash chain, the same write lock, so
 rows it writes and rows written through SQLAlchemy (auth failures, admin actions, another
-process) interleave into one valid chain.
+process) interleave into one valid chain. Its SQL is compiled once by SQLAlchemy from the schema's
+own tables (:mod:`host.store.schema`, SQLite dialect), so the two paths cannot drift apart; only
+the execution bypasses SQLAlchemy.
 
 Two ways to wait for the database write lock:
 
@@ -29,8 +31,14 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.sql import ClauseElement
+
+from host.store import schema as s
 from host.store.audit_chain import CHAIN_FIELDS, GENESIS, row_hash
 from host.store.engine import BUSY_TIMEOUT_SECONDS
 
@@ -41,12 +49,32 @@ CHECKPOINT_EVERY = 256
 1,000 pages, ~4 MB; one audit commit writes ~4-6 pages)."""
 
 _COLUMNS = (*CHAIN_FIELDS, "prev_hash", "row_hash")
-_INSERT = (
-    "INSERT INTO audit (" + ", ".join(f'"{c}"' for c in _COLUMNS) + ") VALUES (" + ", ".join("?" * len(_COLUMNS)) + ")"
+
+
+@dataclass(frozen=True)
+class _Sql:
+    """A statement compiled by SQLAlchemy for ``sqlite3`` (qmark): its text and parameter order."""
+
+    text: str
+    names: tuple[str, ...]
+    defaults: dict[str, Any]
+
+    def args(self, values: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(values[n] if n in values else self.defaults[n] for n in self.names)
+
+
+def _compile(statement: ClauseElement) -> _Sql:
+    compiled = statement.compile(dialect=sqlite.dialect(paramstyle="qmark"))
+    return _Sql(str(compiled), tuple(compiled.positiontup or ()), dict(compiled.params))
+
+
+_INSERT = _compile(insert(s.audit).values({c: bindparam(c) for c in _COLUMNS}))
+_HEAD = _compile(select(s.audit_head.c.last_id, s.audit_head.c.last_hash).where(s.audit_head.c.id == 1))
+_NEW_HEAD = _compile(insert(s.audit_head).values(id=1, last_id=None, last_hash=bindparam("last_hash")))
+_SET_HEAD = _compile(
+    update(s.audit_head).where(s.audit_head.c.id == 1)
+    .values(last_id=bindparam("last_id"), last_hash=bindparam("last_hash"))
 )
-_HEAD = "SELECT last_id, last_hash FROM audit_head WHERE id = 1"
-_NEW_HEAD = "INSERT INTO audit_head (id, last_id, last_hash) VALUES (1, NULL, ?)"
-_SET_HEAD = "UPDATE audit_head SET last_id = ?, last_hash = ? WHERE id = 1"
 
 
 class SqliteAuditAppender:
@@ -147,19 +175,21 @@ class SqliteAuditAppender:
         conn = self._connection(timeout_ms)
         conn.execute("BEGIN IMMEDIATE")
         try:
-            head = conn.execute(_HEAD).fetchone()
+            head = conn.execute(_HEAD.text, _HEAD.args({})).fetchone()
             if head is None:
-                conn.execute(_NEW_HEAD, (GENESIS,))
+                conn.execute(_NEW_HEAD.text, _NEW_HEAD.args({"last_hash": GENESIS}))
                 prev = GENESIS
             else:
                 prev = head[1]
             ids: list[int] = []
             for values in rows:
                 h = row_hash(prev, values)
-                cur = conn.execute(_INSERT, (*(values.get(c) for c in CHAIN_FIELDS), prev, h))
+                row = {c: values.get(c) for c in CHAIN_FIELDS}
+                row["prev_hash"], row["row_hash"] = prev, h
+                cur = conn.execute(_INSERT.text, _INSERT.args(row))
                 ids.append(int(cur.lastrowid))  # type: ignore[arg-type]
                 prev = h
-            conn.execute(_SET_HEAD, (ids[-1], prev))
+            conn.execute(_SET_HEAD.text, _SET_HEAD.args({"last_id": ids[-1], "last_hash": prev}))
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
