@@ -109,8 +109,14 @@ class ToolRegistry:
         """Up to ``limit`` existing qualified names close to ``name`` (difflib ratio ≥ 0.5).
 
         ``among`` restricts the candidates (e.g. to the names a caller may see).
+
+        A name over three times the longest candidate cannot reach a ratio of 0.5 (ratio =
+        2·matches / total length), so it gets ``[]`` without running difflib, whose time grows
+        with the name's length (a 1 MB name held the event loop for seconds).
         """
         pool = list(among) if among is not None else list(self._snap.by_name)
+        if not pool or len(name) > 3 * max(map(len, pool)):
+            return []
         lowered = {n.lower(): n for n in pool}
         hits = difflib.get_close_matches(name.lower(), list(lowered), n=limit, cutoff=0.5)
         # Also match on the bare tool part, so "cancel_order" suggests "orders__cancel_order".

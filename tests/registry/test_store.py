@@ -53,6 +53,26 @@ def test_unknown_name_suggests_close_names():
     assert reg.suggest("cancel_order")[0] == "orders__cancel_order"
 
 
+def test_a_name_too_long_to_be_close_gets_no_suggestions_without_running_difflib(monkeypatch):
+    """Hostile-caller finding: a 1 MB tool name made difflib hold the event loop for seconds."""
+    import difflib
+
+    reg = ToolRegistry()
+    reg.replace_server("orders", [rec("orders", "cancel_order"), rec("orders", "get_order")])
+    longest = len("orders__cancel_order")
+    # just inside the bound difflib still runs (and finds the tool under the padding) ...
+    assert reg.suggest("orders__cancel_order" + "x" * (2 * longest)) == ["orders__cancel_order"]
+
+    def refuse(*_a, **_k):
+        raise AssertionError("difflib must not run for a name that cannot be close")
+
+    monkeypatch.setattr(difflib, "get_close_matches", refuse)
+    assert reg.suggest("x" * (3 * longest + 1)) == []  # ... past it, no candidate can reach 0.5
+    with pytest.raises(ToolNotFound) as e:
+        reg.get("x" * 1_000_000)
+    assert e.value.suggestions == []
+
+
 def test_listeners_see_old_and_new_records():
     reg = ToolRegistry()
     seen = []
