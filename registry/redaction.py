@@ -44,11 +44,13 @@ SECRET_KEY = re.compile(
 _SECRET_VALUE = re.compile(
     r"(?i)(?<=authorization:\s)(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"
     r"|(?i:\b(bearer|basic))\s+(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}"
-    r"|\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}"
-    r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
-    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
-    r"|\bAKIA[0-9A-Z]{16}\b"
-    r"|\bth_[0-9a-f]{12}_[A-Za-z0-9_-]{8,}"
+    # Key formats start where no letter or digit precedes them (a ``_`` or ``-`` may: names such
+    # as ``abc_sk-proj-…`` or ``nope__ghp_…`` carry a key too; ``\b`` missed those).
+    r"|(?<![A-Za-z0-9])sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}"
+    r"|(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{20,}"
+    r"|(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}"
+    r"|(?<![A-Za-z0-9])AKIA[0-9A-Z]{16}(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9])th_[0-9a-f]{12}_[A-Za-z0-9_-]{8,}"
 )
 _HINT = FoldedHint(
     r"token|secret|passw|passphrase|api.?key|auth|cookie|private|session|credential"

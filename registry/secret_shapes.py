@@ -50,7 +50,7 @@ _NEAR_WORD = re.compile(rf"(?i)\b{_WORD}s?\b(?:\W+\w+){{0,4}}?\W+(?P<value>[A-Za
 _URL_PASSWORD = re.compile(
     r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^/\s:@]{1,256}:(?P<value>[^@\s/]{1,512})@"
 )
-_OWN_TOKENS = re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}|\bglpat-[A-Za-z0-9_-]{20,}")
+_OWN_TOKENS = re.compile(r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{22,}|(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}")
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])"
                          r"(?=[A-Za-z0-9/+]*[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _JWT = re.compile(r"(?<![A-Za-z0-9_=-])eyJ[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+(?:\.[A-Za-z0-9_\-.+/=]*)?")

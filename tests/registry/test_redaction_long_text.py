@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from registry.redaction import REDACTED, SCAN_BUDGET_CHARS, redact, redact_text
 from registry.secret_shapes import DETECTOR_WINDOW, secret_spans
 
@@ -61,3 +63,18 @@ def test_a_password_in_a_url_is_still_masked() -> None:
     assert redact_text("clone https://alice:s3cr3t-pw@example.com/repo.git") == (
         f"clone https://alice:{REDACTED}@example.com/repo.git"
     )
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("nope__sk-proj-AbCdEf0123456789AbCdEf0123456789AbCdEf0123456789", "nope__[REDACTED]"),
+    ("abc_sk-proj-MnBvCx0123456789MnBvCx0123456789", "abc_[REDACTED]"),
+    ("x_ghp_abcdefghijklmnopqrstuvwxyz0123", "x_[REDACTED]"),
+    ("my_AKIAABCDEFGHIJKLMNOP_tool", "my_[REDACTED]_tool"),
+    ("tool-xoxb-1234567890-abcdef", "tool-[REDACTED]"),
+    ("task-force-planning-document-2024", "task-force-planning-document-2024"),  # letters before: a word
+    ("desk-0123456789abcdef0123", "desk-0123456789abcdef0123"),
+])
+def test_key_formats_glued_to_a_name_by_underscore_or_dash_are_masked(text: str, masked: str) -> None:
+    """Hostile-caller finding: ``abc_sk-proj-…`` in a tool name or argument reached the event log
+    and the audit unmasked (``\\b`` needs a non-word character before the key; ``_`` is a word one)."""
+    assert redact(text) == masked
