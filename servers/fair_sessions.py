@@ -30,7 +30,8 @@ from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from host.limits import SessionLimits
-from servers.event_store import RETRY_INTERVAL_MS, ResumableTransport, SessionEventStore
+from servers.event_store import RETRY_INTERVAL_MS, SessionEventStore
+from servers.session_transport import GatewayTransport
 
 __all__ = ["FairSessionManager", "fair_http_app", "open_sessions"]
 
@@ -71,8 +72,10 @@ class FairSessionManager(StreamableHTTPSessionManager):
             # The SDK shares one store across sessions; a store per session keeps stream ids
             # (request ids, repeated across sessions) apart and frees memory with the session.
             transport._event_store = self.event_store_factory()  # noqa: SLF001 - read lazily by the transport
-            if type(transport) is StreamableHTTPServerTransport:
-                transport.__class__ = ResumableTransport  # replay hands over to live without a gap
+        if transport is not None and type(transport) is StreamableHTTPServerTransport:
+            # request-id checks (servers.session_transport); resumed streams hand over without a gap
+            transport.__class__ = GatewayTransport
+            transport._ids_in_flight = set()
         return transport
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:

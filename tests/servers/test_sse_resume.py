@@ -232,10 +232,12 @@ def test_serve_sessions_use_the_resumable_transport() -> None:
     from mcp.server.lowlevel import Server
 
     from servers.fair_sessions import FairSessionManager, fair_http_app
+    from servers.session_transport import GatewayTransport
 
     server: Server[Any] = Server("t")
     fair_http_app(server)
     manager = server._session_manager
     assert isinstance(manager, FairSessionManager)
     transport = manager._admit_session(None)
-    assert type(transport) is ResumableTransport and isinstance(transport._event_store, SessionEventStore)
+    assert type(transport) is GatewayTransport and isinstance(transport._event_store, SessionEventStore)
+    assert isinstance(transport, ResumableTransport)

@@ -1,0 +1,106 @@
+"""The streamable-HTTP transport of one ``toolhost serve`` session: the SDK's, with request-id checks.
+
+The SDK routes a request's response, logs and progress back to the POST that carried it by the
+JSON-RPC id (``str(id)``), per session. Two requests with the same id in flight at once therefore
+crossed: the second POST took over the first one's stream, received the *first* call's result,
+and the first POST never got an answer (a hostile-caller finding; with ``cancel_order`` a client
+would see another order's outcome). And a request whose id is neither a string nor an integer
+(``null``, ``1.5``, an object) was taken for a notification: ``202 Accepted``, no answer ever.
+
+:class:`GatewayTransport` checks the id of every POSTed request before the SDK sees it:
+
+* an id that is not a string or an integer → HTTP 400, JSON-RPC ``-32600`` (id ``null``);
+* an id already in flight in this session (``7`` and ``"7"`` count as one, as the SDK keys
+  them) → HTTP 400, JSON-RPC ``-32600`` naming the id; the request in flight is untouched.
+
+Source: JSON-RPC 2.0 §4 (an id is a string, a number or null; numbers SHOULD NOT have fractional
+parts; a request with id null is not allowed by MCP) and MCP 2025-11-25 basic/index ("Requests
+MUST include a string or integer ID", "the request ID MUST NOT have been previously used by the
+requestor within the same session"). The request body was already read whole by the SDK's body
+limit middleware (4 MiB), so reading it here costs no extra buffering; it is handed on unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pydantic_core
+from starlette.responses import Response
+from starlette.types import Message, Receive, Scope, Send
+
+from servers.event_store import ResumableTransport
+
+__all__ = ["GatewayTransport", "id_problem"]
+
+
+def _error(status: int, request_id: Any, message: str) -> Response:
+    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32600, "message": message}}
+    return Response(json.dumps(body), status_code=status, media_type="application/json")
+
+
+def id_problem(message: Any, in_flight: Any) -> tuple[str | None, str | None]:
+    """``(problem, key)`` for one parsed JSON-RPC message: ``problem`` is the error text when its id
+    is invalid or already in ``in_flight`` (a container of ``str(id)``), ``key`` the id to track
+    while the request runs (``None`` for notifications, responses and batches)."""
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return None, None
+    rid = message["id"]
+    if isinstance(rid, bool) or not isinstance(rid, str | int):
+        shown = json.dumps(rid)[:64]
+        return (f"Invalid Request: the id of {message['method']!r} is {shown}; MCP request ids are "
+                "strings or integers (a message without an id is a notification)"), None
+    key = str(rid)
+    if key in in_flight:
+        return (f"Invalid Request: id {json.dumps(rid)[:64]} is already in flight in this session; "
+                "give every request of a session its own id"), None
+    return None, key
+
+
+class GatewayTransport(ResumableTransport):
+    """One session's transport (module docstring); also hands resumed streams over without a gap."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._ids_in_flight: set[str] = set()
+
+    async def handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("method") != "POST":
+            await super().handle_request(scope, receive, send)
+            return
+        first = await receive()
+        pending: list[Message] = [first]
+
+        async def replay() -> Message:
+            return pending.pop() if pending else await receive()
+
+        key = None
+        if first.get("type") == "http.request" and not first.get("more_body", False):
+            try:
+                parsed = pydantic_core.from_json(first.get("body", b""))
+            except ValueError:
+                parsed = None  # the SDK answers the parse error itself
+            problem, key = id_problem(parsed, _InFlight(self._ids_in_flight, self._request_streams))
+            if problem is not None:
+                rid = parsed["id"]
+                valid = isinstance(rid, str | int) and not isinstance(rid, bool)
+                await _error(400, rid if valid else None, problem)(scope, replay, send)
+                return
+        if key is None:
+            await super().handle_request(scope, replay, send)
+            return
+        self._ids_in_flight.add(key)
+        try:
+            await super().handle_request(scope, replay, send)
+        finally:
+            self._ids_in_flight.discard(key)
+
+
+class _InFlight:
+    """``key in`` either toolhost's own set (from the check on) or the SDK's open request streams."""
+
+    def __init__(self, *sets: Any) -> None:
+        self._sets = sets
+
+    def __contains__(self, key: object) -> bool:
+        return any(key in s for s in self._sets)
