@@ -5,8 +5,15 @@ for all clients together (``max_sessions``, then 503 "Too many open sessions" fo
 one user opening 10,000 sessions locked every other user out for the idle timeout (30 min).
 :class:`FairSessionManager` also caps each user's open sessions (the API key's user, from the
 SDK's ``AuthorizationContext``; unauthenticated clients share one bucket): a user at their limit
-gets HTTP 429 with ``Retry-After`` for a *new* session, while their open sessions and every other
-user keep working. Idle sessions are closed after ``SessionLimits.idle_seconds``.
+asking for a new session first gets one of their own sessions back: the least recently used *idle*
+one (no request in flight, no open GET stream) is closed to make room, so a client that crashed or
+restarted without ``DELETE`` is never locked out, and in open access (every caller is the one user
+``<unauthenticated>``) one client opening sessions in a loop only churns idle sessions instead of
+locking every other client out until they expire. Only when every session of the user is busy is
+the new one refused: HTTP 429 with ``Retry-After``, while their open sessions and every other user
+keep working (logged at most once a minute per user). A client whose idle session was reclaimed
+gets 404 on its next request and opens a new session, as the spec requires (MCP 2025-11-25,
+transports: session management). Idle sessions are closed after ``SessionLimits.idle_seconds``.
 
 :func:`fair_http_app` builds the SDK's app with ``Server.streamable_http_app`` and turns its
 session manager into a :class:`FairSessionManager` (the SDK builds the manager itself and offers no
@@ -18,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -33,9 +41,12 @@ from host.limits import SessionLimits
 from servers.event_store import RETRY_INTERVAL_MS, SessionEventStore
 from servers.session_transport import GatewayTransport
 
-__all__ = ["FairSessionManager", "fair_http_app", "open_sessions"]
+__all__ = ["BUSY_RETRY_SECONDS", "FairSessionManager", "fair_http_app", "open_sessions"]
 
 _log = logging.getLogger(__name__)
+
+BUSY_RETRY_SECONDS = 5
+"""``Retry-After`` (seconds) when every session of a user is busy: any that goes idle can be reclaimed."""
 _ANONYMOUS = "<unauthenticated>"
 
 
@@ -54,12 +65,33 @@ class FairSessionManager(StreamableHTTPSessionManager):
         """Open sessions of every user (the ``toolhost_sessions_open`` gauge)."""
         return len(self._server_instances)
 
-    def sessions_of(self, owner: str) -> int:
-        """Open sessions of ``owner`` (a user name, or ``<unauthenticated>``)."""
+    def _session_ids_of(self, owner: str) -> list[str]:
         owners = self._session_owners
         if owner == _ANONYMOUS:
-            return sum(1 for sid in self._server_instances if sid not in owners)
-        return sum(1 for sid in self._server_instances if sid in owners and _owner(owners[sid]) == owner)
+            return [sid for sid in self._server_instances if sid not in owners]
+        return [sid for sid in self._server_instances if sid in owners and _owner(owners[sid]) == owner]
+
+    def sessions_of(self, owner: str) -> int:
+        """Open sessions of ``owner`` (a user name, or ``<unauthenticated>``); sessions being closed
+        (idle expiry or reclaimed) do not count."""
+        return sum(1 for sid in self._session_ids_of(owner) if not _closing(self._server_instances[sid]))
+
+    def reclaim_idle(self, owner: str) -> str | None:
+        """Close ``owner``'s least recently used idle session (module docstring); returns its id, or
+        ``None`` when every session of ``owner`` has a request in flight."""
+        idle = []
+        for sid in self._session_ids_of(owner):
+            transport = self._server_instances[sid]
+            scope = transport.idle_scope
+            if scope is None or _closing(transport) or getattr(transport, "_requests_in_flight", 1):
+                continue
+            idle.append((scope.deadline, sid, scope))  # deadline = last activity + idle timeout
+        if not idle:
+            return None
+        _, sid, scope = min(idle)
+        scope.cancel()  # the SDK's idle expiry path: the session ends and is discarded
+        _log.info("closed the least recently used idle session of %s to open a new one", owner)
+        return sid
 
     event_store_factory: Callable[[], EventStore] | None = None
     """Makes each new session's own event store (resumable SSE, :mod:`servers.event_store`), or ``None``."""
@@ -83,20 +115,42 @@ class FairSessionManager(StreamableHTTPSessionManager):
         if request.headers.get(MCP_SESSION_ID_HEADER) is None:
             user = scope.get("user")
             owner = _owner(authorization_context(user) if isinstance(user, AuthenticatedUser) else None)
-            if self.sessions_of(owner) >= self.max_sessions_per_user:
-                _log.warning("refusing a new session for %s: %d open", owner, self.max_sessions_per_user)
+            if self.sessions_of(owner) >= self.max_sessions_per_user and self.reclaim_idle(owner) is None:
+                self._log_refusal(owner)
                 await _too_many(owner, self.max_sessions_per_user, self.session_idle_timeout)(scope, receive, send)
                 return
         await super()._handle_stateful_request(scope, receive, send)
 
 
+    _refusals: dict[str, tuple[float, int]]
+
+    def _log_refusal(self, owner: str) -> None:
+        """One warning per user per minute, with the count refused since the last one."""
+        refusals = self.__dict__.setdefault("_refusals", {})
+        now = time.monotonic()
+        last, count = refusals.get(owner, (float("-inf"), 0))
+        if now - last < 60:
+            refusals[owner] = (last, count + 1)
+            return
+        refusals[owner] = (now, 0)
+        extra = f" ({count} more refused in the last minute)" if count else ""
+        _log.warning("refusing a new session for %s: all %d of its sessions are busy%s",
+                     owner, self.max_sessions_per_user, extra)
+
+
+def _closing(transport: Any) -> bool:
+    scope = getattr(transport, "idle_scope", None)
+    return bool(scope is not None and scope.cancel_called) or bool(getattr(transport, "is_terminated", False))
+
+
 def _too_many(owner: str, limit: int, idle: float | None) -> Any:
     from starlette.responses import Response
 
-    retry = int(idle) if idle else 60
+    retry = BUSY_RETRY_SECONDS
     message = (
-        f"Too many open sessions for {owner}: {limit} are open. Reuse one (send its Mcp-Session-Id), "
-        f"close one (HTTP DELETE), or wait until one has been idle for {retry} s"
+        f"Too many open sessions for {owner}: {limit} are open, each with a request in flight or an open "
+        f"GET stream. Reuse one (send its Mcp-Session-Id), close one (HTTP DELETE), or retry in {retry} s "
+        "(an idle session is then closed to make room)"
     )
     body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message}}
     return Response(json.dumps(body), status_code=429, media_type="application/json",
