@@ -52,16 +52,16 @@ from host.upstream.relay import downstream_scope
 from registry import ANONYMOUS, Principal, ToolRecord
 from registry.catalog import qualify_uri
 from registry.search import DeferredLoadingState, HitContext, SearchTrail, tool_definition
-from registry.search.guard import search_pattern_problem
 from registry.search import format_result as format_search
+from registry.search.guard import search_pattern_problem
 from servers.approval_elicit import elicitor_for
 from servers.catalog_handlers import CatalogHandlers
 from servers.downstream import downstream_for
 from servers.input_flow import exchange_for, pending_result, request_state_boundary
 from servers.listen_relay import ListenRelay
-from servers.search_usage import UsageLearner, hit_contexts
 from servers.notify import ToolsChangedNotifier
-from servers.results import to_mcp_result
+from servers.results import ERROR_META_KEY, to_mcp_result
+from servers.search_usage import UsageLearner, hit_contexts
 
 __all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "create_registry_server"]
 
@@ -152,6 +152,12 @@ _NO_REQUEST: Any = _NoRequest()
 
 def _text_error(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def _search_error(text: str) -> CallToolResult:
+    """A ``tool_search`` argument error, coded like the pipeline's (``_meta["toolhost/error"]``)."""
+    err = {"code": "invalid_arguments", "message": text, "where": "tool_search"}
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta={ERROR_META_KEY: err})
 
 
 async def _announce_list_changed(ctx: ServerRequestContext[Any, Any]) -> None:
@@ -418,16 +424,18 @@ def _search(
     """
     query = args.get("query")
     if not isinstance(query, str):
-        return _text_error("tool_search needs 'query': a few words describing what you want to do"), []
+        return _search_error("tool_search needs 'query': a few words describing what you want to do"), []
     if len(query) > MAX_QUERY_CHARS:
-        return _text_error(f"tool_search 'query' is {len(query)} characters; use at most {MAX_QUERY_CHARS}"), []
+        return _search_error(f"tool_search 'query' is {len(query)} characters; use at most {MAX_QUERY_CHARS}"), []
     limit = args.get("limit", 5)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
-        return _text_error(f"tool_search 'limit' must be an integer from 1 to {MAX_SEARCH_LIMIT}"), []
+        return _search_error(f"tool_search 'limit' must be an integer from 1 to {MAX_SEARCH_LIMIT}"), []
     rejected = search_pattern_problem(query)
     if rejected is not None:
-        return _text_error(f"invalid_arguments: tool_search 'query': {rejected}"), []
+        return _search_error(f"invalid_arguments: tool_search 'query': {rejected}"), []
     result = runtime.search(query, principal, limit=limit)
+    if result.invalid:
+        return _search_error(f"invalid_arguments: tool_search 'query': {result.message}"), []
     if trail is not None:
         trail.record(query, result)
     contexts: dict[str, HitContext] = hit_contexts(runtime, principal, [h.tool for h in result.hits])

@@ -59,17 +59,17 @@ def regex_tools(
     """``regex:PATTERN`` over names (rank 2) and description / parameter texts (rank 1), with a
     time budget over all tools; errors come back as a result with a message, never raised."""
     if not pattern:
-        return SearchResult([], "regex", "regex: needs a pattern, e.g. 'regex:^git__' or 'regex:(?i)weather'.")
+        return SearchResult([], "regex", "regex: needs a pattern, e.g. 'regex:^git__' or 'regex:(?i)weather'.", invalid=True)
     if len(pattern) > MAX_REGEX_CHARS:
-        return SearchResult([], "regex", f"The regex pattern is longer than {MAX_REGEX_CHARS} characters.")
+        return SearchResult([], "regex", f"The regex pattern is longer than {MAX_REGEX_CHARS} characters.", invalid=True)
     try:
         rx = compile_pattern(
             pattern, ignore_case=True, max_repeat=REGEX_MAX_REPEAT, max_unrolled=REGEX_MAX_UNROLLED
         )
     except RegexTooComplex as exc:
-        return SearchResult([], "regex", f"The regex {pattern!r} is too complex: {exc.reason}.")
+        return SearchResult([], "regex", f"The regex {pattern!r} is too complex: {exc.reason}.", invalid=True)
     except RegexSyntaxError as exc:
-        return SearchResult([], "regex", f"Invalid regex {pattern!r}: {exc.reason}. Use Python 're' syntax.")
+        return SearchResult([], "regex", f"Invalid regex {pattern!r}: {exc.reason}. Use Python 're' syntax.", invalid=True)
     # Patterns come from remote callers: every match runs with a share of one time budget
     # (registry.safe_regex), so a backtracking pattern cannot freeze the host.
     deadline = time.monotonic() + REGEX_BUDGET_SECONDS
@@ -92,7 +92,7 @@ def regex_tools(
                 found.append(SearchHit(rec, 1.0))
     except TimeoutError:
         return SearchResult([], "regex", f"The regex {pattern!r} took longer than {REGEX_BUDGET_SECONDS:g} s "
-                            "to run over the tools; use a simpler pattern (avoid nested repetition).")
+                            "to run over the tools; use a simpler pattern (avoid nested repetition).", invalid=True)
     found.sort(key=lambda h: (-h.score, h.tool.qualified_name))
     if not found:
         return SearchResult([], "regex", f"No tool matches the regex {pattern!r}.")

@@ -38,6 +38,8 @@ class SearchResult:
         weak: free text only: nothing scored well enough ("no tool fits"); the hits are the best
             few anyway (see :class:`Abstain`).
         signals: how well the best hits match (free text only; :class:`Signals`).
+        invalid: the query itself cannot run (a ``regex:`` pattern that is empty, invalid, too
+            complex or over its time budget); ``message`` says why and how to fix it.
     """
 
     hits: list[SearchHit]
@@ -46,6 +48,7 @@ class SearchResult:
     not_found: list[str] = field(default_factory=list)
     weak: bool = False
     signals: Signals = field(default_factory=Signals)
+    invalid: bool = False
 
     @property
     def dense_top(self) -> float | None:

@@ -179,6 +179,22 @@ async def test_overlong_search_query_is_refused(tmp_path):
     assert r.is_error and r.content[0].text == "tool_search 'query' is 4006 characters; use at most 2000"
 
 
+async def test_a_query_that_cannot_run_is_an_invalid_arguments_error_with_its_code(tmp_path):
+    """Hostile-caller finding: ``regex:[`` came back as an ordinary result (``isError`` false, no
+    code) although the README calls it an ``invalid_arguments`` error."""
+    async with runtime({"orders": example("servers.examples.orders")}, tmp_path) as rt:
+        with anyio.fail_after(20):
+            async with Client(create_registry_server(rt)) as c:
+                bad = await c.call_tool("tool_search", {"query": "regex:["})
+                limit = await c.call_tool("tool_search", {"query": "orders", "limit": 0})
+                none = await c.call_tool("tool_search", {"query": "regex:^nothing_here"})
+    assert bad.is_error and bad.content[0].text.startswith("invalid_arguments: tool_search 'query': Invalid regex '['")
+    assert bad.meta["toolhost/error"] == {"code": "invalid_arguments", "message": bad.content[0].text,
+                                         "where": "tool_search"}
+    assert limit.is_error and limit.meta["toolhost/error"]["code"] == "invalid_arguments"
+    assert not none.is_error and none.content[0].text.startswith("No tool matches the regex")  # a valid query
+
+
 async def test_clients_are_told_when_the_registry_changes(tmp_path):
     from registry import ToolDefinition, build_record
     from servers.notify import ToolsChangedNotifier
