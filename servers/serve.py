@@ -25,6 +25,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from host.limits import SessionLimits
 from servers.fair_sessions import fair_http_app
 from servers.header_whitespace import strip_header_whitespace
+from servers.stdio_guard import guarded_read_stream
 
 __all__ = [
     "LOOP_ENV",
@@ -388,8 +389,9 @@ async def serve_stdio(server: Server[Any], *, stop: anyio.Event) -> None:
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_until, stop, tg.cancel_scope.cancel)
-            async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
-                await server.run(read, write, server.create_initialization_options())
+            async with stdio_server(stdin=stdin, stdout=stdout) as (read, write), \
+                    guarded_read_stream(read, write) as checked:  # malformed lines get an answer
+                await server.run(checked, write, server.create_initialization_options())
             tg.cancel_scope.cancel()
     finally:
         if stdout is not None:

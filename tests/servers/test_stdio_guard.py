@@ -1,0 +1,66 @@
+"""Malformed lines on ``toolhost serve --stdio`` get an answer (:mod:`servers.stdio_guard`).
+
+Hostile-caller finding: ``not json``, ``[]``, two messages on one line or a request with an
+object id got no reply and no log line; the client waited forever. A real ``serve --stdio``
+process; the test writes raw lines and reads the replies.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.servers.test_serve_process import TOOLHOST
+
+pytestmark = pytest.mark.anyio
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+
+
+async def test_malformed_lines_get_json_rpc_errors_and_the_session_goes_on(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"mcpServers": {}}))
+    lines = [
+        json.dumps(INIT),
+        "not json",
+        "",
+        "[]",
+        '{"jsonrpc":"2.0","id":5,"method":"ping"}{"jsonrpc":"2.0","id":6,"method":"ping"}',
+        '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
+        json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}),
+    ]
+    with anyio.fail_after(60):
+        async with await anyio.open_process(
+            [TOOLHOST, "serve", "--stdio", "--config", str(cfg), "--data-dir", str(tmp_path / "data")],
+            stderr=subprocess.PIPE,
+        ) as proc:
+            assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+            await proc.stdin.send(("\n".join(lines) + "\n").encode())
+            replies: list[dict] = []
+            buffer = b""
+            while not any(r.get("id") == 9 for r in replies):
+                buffer += await proc.stdout.receive()
+                *done, buffer = buffer.split(b"\n")
+                replies += [json.loads(line) for line in done if line.strip()]
+            await proc.stdin.aclose()
+            errors = b""
+            async for chunk in proc.stderr:
+                errors += chunk
+    by_id = {r["id"]: r for r in replies if r.get("id") is not None}
+    assert "serverInfo" in by_id[1]["result"]
+    assert by_id[9] == {"jsonrpc": "2.0", "id": 9, "result": {}}  # the session goes on
+    answered = [r["error"] for r in replies if r.get("id") is None]  # in the order of the lines
+    assert [e["code"] for e in answered] == [-32700, -32600, -32700, -32600]
+    assert answered[0]["message"] == (
+        "Parse error: Invalid JSON: expected ident at line 1 column 2; send one JSON-RPC message per line, as JSON")
+    assert answered[2]["message"].startswith("Parse error: Invalid JSON: trailing characters at line 1 column 41")
+    assert answered[3]["message"] == (
+        "Invalid Request: 'ping' came without a usable id; MCP requests need a string or integer id "
+        "(only notifications/* messages have none)")
+    assert set(by_id) == {1, 9}  # nothing else answered: the blank line was skipped
+    assert errors.decode().count("toolhost: stdin: ") == 4  # one stderr line per answered line
