@@ -187,7 +187,9 @@ class AuditWriter:
             done = await anyio.to_thread.run_sync(self.submit, entry)
         if self.durability == "interval":
             return None
-        return await asyncio.wrap_future(done)
+        # shielded: a cancelled caller must not cancel the row's future under the writer thread
+        # (set_result on a cancelled future raises there and stopped the thread for good)
+        return await asyncio.shield(asyncio.wrap_future(done))
 
     def flush(self, timeout: float | None = None) -> bool:
         """Block until every row queued before this call is written; ``False`` on timeout."""
@@ -283,16 +285,28 @@ class AuditWriter:
                 continue
             self._written(batch)
             for row, row_id in zip(batch, ids, strict=True):
-                row.done.set_result(row_id)
+                _settle(row.done, row_id)
             return
         assert error is not None
         _log.error("toolhost: could not write %d audit rows after %d attempts (%s: %s)", len(batch),
                    len(RETRY_DELAYS_SECONDS) + 1, type(error).__name__, error)
         self._written(batch)
         for row in batch:
-            row.done.set_exception(error)
+            _settle(row.done, None, error)
 
     def _written(self, batch: list[_Row]) -> None:
         """Rows left the thread path (committed or failed for good): inline commits may resume."""
         with self._lock:
             self._queued_rows = max(0, self._queued_rows - len(batch))
+
+
+def _settle(done: concurrent.futures.Future[int], row_id: int | None, error: BaseException | None = None) -> None:
+    """Resolve one row's future; a future its waiter cancelled is left as it is (the row is
+    written either way; raising here would stop the writer thread)."""
+    try:
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(row_id)  # type: ignore[arg-type]
+    except concurrent.futures.InvalidStateError:
+        pass

@@ -166,6 +166,22 @@ def test_close_writes_every_queued_row_at_once(tmp_path):
     store.close()
 
 
+def test_a_row_whose_waiter_gave_up_is_written_and_the_writer_thread_lives_on(tmp_path):
+    """Review finding: a cancelled request cancelled its row's future; set_result then raised in
+    the writer thread, which stopped for good (later rows never resolved, later calls hung)."""
+    store = Store.open(data_dir=tmp_path / "d")
+    writer = AuditWriter(AuditLog(store), durability="interval", flush_interval_seconds=60)
+    futures = [writer.submit({"action": "list", "detail": f"r{i}"}) for i in range(3)]
+    assert futures[1].cancel()  # what asyncio.wrap_future does when the awaiting task is cancelled
+    assert writer.flush(timeout=20) is True
+    assert count(store) == 3 and futures[0].result() != futures[2].result()
+    late = writer.submit({"action": "list", "detail": "after"})
+    assert writer.flush(timeout=20) is True and late.result(timeout=20) > futures[2].result()
+    assert count(store) == 4
+    writer.close()
+    store.close()
+
+
 def test_flush_waits_for_rows_queued_before_it(tmp_path):
     store = Store.open(data_dir=tmp_path / "d")
     writer = AuditWriter(AuditLog(store), durability="interval", flush_interval_seconds=60)
