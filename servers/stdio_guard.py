@@ -8,56 +8,71 @@ could not be read):
 
 * a line that is not JSON (or two messages on one line) → ``-32700`` Parse error, with the
   parser's position;
-* JSON that is not a JSON-RPC message (``[]``, ``42``, a batch, a missing ``jsonrpc``) →
-  ``-32600`` Invalid Request;
-* a message with a method that is not a notification but came without a usable id (MCP requests
-  need a string or integer id; the SDK reads ``{"id": null, "method": "ping"}`` as a
-  notification) → ``-32600``.
+* JSON that is not a JSON-RPC message (``[]``, ``42``, a batch, a missing ``jsonrpc``, params
+  of the wrong type) → ``-32600`` Invalid Request, with the message's id when it can be read (so
+  the client's waiting request ends) and ``null`` otherwise.
 
-Blank lines are skipped silently. Each answered line is also reported on stderr (one line, at
-most 200 characters of the reason; never the line's content, which may carry a secret).
+What the SDK reads as a notification gets no answer, as JSON-RPC §4.1 requires (this includes a
+request sent with ``"id": null``, which the SDK cannot tell from a notification). Blank lines are
+skipped silently. Answered lines are reported on stderr (the reason, at most 200 characters,
+never the line's content, which may carry a secret), at most one line a second with a count of
+the others, so a client that never reads stderr cannot block the server on a full pipe.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 from mcp.shared.message import SessionMessage
-from mcp.types import ErrorData, JSONRPCError, JSONRPCNotification
+from mcp.types import ErrorData, JSONRPCError
 from pydantic import ValidationError
 
-__all__ = ["guarded_read_stream", "line_error"]
+__all__ = ["SKIP", "guarded_read_stream", "line_error"]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
 
-def line_error(item: Any) -> ErrorData | None:
-    """The error to answer for one item of the SDK's read stream, or ``None`` to pass it on."""
-    if isinstance(item, SessionMessage):
-        message = item.message
-        if isinstance(message, JSONRPCNotification) and not message.method.startswith("notifications/"):
-            return ErrorData(code=INVALID_REQUEST, message=(
-                f"Invalid Request: {message.method!r} came without a usable id; MCP requests need a string "
-                "or integer id (only notifications/* messages have none)"))
-        return None
+def line_error(item: Any) -> JSONRPCError | None:
+    """The answer for one item of the SDK's read stream, or ``None`` to pass it on (blank lines:
+    :data:`SKIP`)."""
     if not isinstance(item, Exception):
         return None
     if isinstance(item, ValidationError):
         errors = item.errors()
         if errors and errors[0]["type"] == "json_invalid":
             if str(errors[0].get("input", "x")).strip() == "":
-                return ErrorData(code=0, message="")  # a blank line: skipped
-            return ErrorData(code=PARSE_ERROR, message=(
+                return SKIP
+            return _reply(None, PARSE_ERROR, (
                 f"Parse error: {errors[0]['msg']}; send one JSON-RPC message per line, as JSON"))
-        return ErrorData(code=INVALID_REQUEST, message=(
-            "Invalid Request: the line is JSON but not one JSON-RPC message (an object with jsonrpc '2.0' "
-            "and a method, or a result/error with an id); batches are not supported"))
-    return ErrorData(code=PARSE_ERROR, message=f"Parse error: {type(item).__name__}: {str(item)[:160]}")
+        return _reply(_readable_id(errors), INVALID_REQUEST, (
+            "Invalid Request: the line is JSON but not one valid JSON-RPC message (an object with "
+            "jsonrpc '2.0' and a method with object params, or a result/error with an id); batches "
+            "are not supported"))
+    return _reply(None, PARSE_ERROR, f"Parse error: {type(item).__name__}: {str(item)[:160]}")
+
+
+def _readable_id(errors: list[Any]) -> str | int | None:
+    for error in errors:
+        data = error.get("input")
+        if isinstance(data, dict) and "id" in data:
+            rid = data["id"]
+            if isinstance(rid, str | int) and not isinstance(rid, bool):
+                return rid
+    return None
+
+
+def _reply(rid: str | int | None, code: int, message: str) -> JSONRPCError:
+    return JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=message))
+
+
+SKIP = _reply(None, 0, "")
+"""Marker answer: drop the line without a reply (a blank line)."""
 
 
 @asynccontextmanager
@@ -65,17 +80,29 @@ async def guarded_read_stream(read: Any, write: Any) -> AsyncIterator[Any]:
     """A read stream for ``Server.run`` that answers malformed lines itself (module docstring)."""
     send, receive = anyio.create_memory_object_stream[Any](16)
 
+    last_report = float("-inf")
+    unreported = 0
+
+    def report(reason: str) -> None:
+        nonlocal last_report, unreported
+        now = time.monotonic()
+        if now - last_report < 1.0:
+            unreported += 1
+            return
+        more = f" ({unreported} more malformed lines in the last second)" if unreported else ""
+        last_report, unreported = now, 0
+        print(f"toolhost: stdin: {reason[:200]}{more}", file=sys.stderr, flush=True)
+
     async def pump() -> None:
         async with send:
             async for item in read:
-                error = line_error(item)
-                if error is None:
+                reply = line_error(item)
+                if reply is None:
                     await send.send(item)
                     continue
-                if error.code == 0:
+                if reply is SKIP:
                     continue
-                print(f"toolhost: stdin: {error.message[:200]}", file=sys.stderr, flush=True)
-                reply = JSONRPCError(jsonrpc="2.0", id=None, error=error)
+                report(reply.error.message)
                 try:
                     await write.send(SessionMessage(reply))
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
