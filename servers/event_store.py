@@ -33,6 +33,7 @@ and the client falls back to repeating its request.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +45,7 @@ from mcp.server.streamable_http import (
     StreamableHTTPServerTransport,
     StreamId,
 )
-from mcp.types import JSONRPCMessage
+from mcp.types import JSONRPCError, JSONRPCMessage, JSONRPCResponse
 
 __all__ = ["MAX_BYTES", "MAX_EVENTS", "RETRY_INTERVAL_MS", "ResumableTransport", "SessionEventStore"]
 
@@ -77,6 +78,8 @@ class SessionEventStore(EventStore):
         self._bytes = 0
         self._next = 0
         self._resumed: StreamId | None = None
+        self.on_response: Callable[[StreamId], None] | None = None
+        """Told the stream id of every response/error stored (its request is then answered)."""
 
     @property
     def size(self) -> int:
@@ -86,6 +89,8 @@ class SessionEventStore(EventStore):
     async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
         """Keep one event (``message`` ``None``: a priming event); returns its id."""
         self._resumed = None  # any new event ends the replay hand-over (see resumed_just_now)
+        if self.on_response is not None and isinstance(message, JSONRPCResponse | JSONRPCError):
+            self.on_response(stream_id)
         self._next += 1
         size = 0 if message is None else len(message.model_dump_json(by_alias=True, exclude_none=True))
         self._events.append(_Event(self._next, stream_id, message, size))

@@ -10,8 +10,12 @@ would see another order's outcome). And a request whose id is neither a string n
 :class:`GatewayTransport` checks the id of every POSTed request before the SDK sees it:
 
 * an id that is not a string or an integer → HTTP 400, JSON-RPC ``-32600`` (id ``null``);
-* an id already in flight in this session (``7`` and ``"7"`` count as one, as the SDK keys
-  them) → HTTP 400, JSON-RPC ``-32600`` naming the id; the request in flight is untouched.
+* an id already in flight in this session → HTTP 400, JSON-RPC ``-32600`` naming the id; the
+  request in flight is untouched. Ids count as one the way the SDK correlates them: the
+  transport keys streams by ``str(id)``, the dispatcher by ``coerce_request_id`` (``"07"`` is 7).
+  An id stays in flight until its response is stored (the session's event store tells), so a
+  client that dropped its POST mid-call cannot reuse the id while the call still runs; without
+  an event store, until its POST ends.
 
 Source: JSON-RPC 2.0 §4 (an id is a string, a number or null; numbers SHOULD NOT have fractional
 parts; a request with id null is not allowed by MCP) and MCP 2025-11-25 basic/index ("Requests
@@ -26,12 +30,13 @@ import json
 from typing import Any
 
 import pydantic_core
+from mcp.shared.dispatcher import coerce_request_id
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from servers.event_store import ResumableTransport
+from servers.event_store import ResumableTransport, SessionEventStore
 
-__all__ = ["GatewayTransport", "id_problem"]
+__all__ = ["GatewayTransport", "id_keys", "id_problem"]
 
 
 def _error(status: int, request_id: Any, message: str) -> Response:
@@ -39,22 +44,27 @@ def _error(status: int, request_id: Any, message: str) -> Response:
     return Response(json.dumps(body), status_code=status, media_type="application/json")
 
 
-def id_problem(message: Any, in_flight: Any) -> tuple[str | None, str | None]:
-    """``(problem, key)`` for one parsed JSON-RPC message: ``problem`` is the error text when its id
-    is invalid or already in ``in_flight`` (a container of ``str(id)``), ``key`` the id to track
-    while the request runs (``None`` for notifications, responses and batches)."""
+def id_keys(rid: str | int) -> tuple[str, ...]:
+    """The keys under which the SDK correlates request id ``rid`` (transport and dispatcher)."""
+    return tuple(dict.fromkeys((str(rid), str(coerce_request_id(rid)))))
+
+
+def id_problem(message: Any, in_flight: Any) -> tuple[str | None, tuple[str, ...]]:
+    """``(problem, keys)`` for one parsed JSON-RPC message: ``problem`` is the error text when its
+    id is invalid or already in ``in_flight`` (a container of :func:`id_keys` keys), ``keys`` the
+    keys to track while the request runs (empty for notifications, responses and batches)."""
     if not isinstance(message, dict) or "method" not in message or "id" not in message:
-        return None, None
+        return None, ()
     rid = message["id"]
     if isinstance(rid, bool) or not isinstance(rid, str | int):
         shown = json.dumps(rid)[:64]
         return (f"Invalid Request: the id of {message['method']!r} is {shown}; MCP request ids are "
-                "strings or integers (a message without an id is a notification)"), None
-    key = str(rid)
-    if key in in_flight:
+                "strings or integers (a message without an id is a notification)"), ()
+    keys = id_keys(rid)
+    if any(k in in_flight for k in keys):
         return (f"Invalid Request: id {json.dumps(rid)[:64]} is already in flight in this session; "
-                "give every request of a session its own id"), None
-    return None, key
+                "give every request of a session its own id"), ()
+    return None, keys
 
 
 class GatewayTransport(ResumableTransport):
@@ -63,6 +73,14 @@ class GatewayTransport(ResumableTransport):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._ids_in_flight: set[str] = set()
+
+    def answered(self, stream_id: str) -> None:
+        """The response of request ``stream_id`` was stored: its id is free again."""
+        try:
+            keys = id_keys(int(stream_id))
+        except ValueError:
+            keys = (stream_id,)
+        self._ids_in_flight.difference_update((stream_id, *keys))
 
     async def handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("method") != "POST":
@@ -74,26 +92,38 @@ class GatewayTransport(ResumableTransport):
         async def replay() -> Message:
             return pending.pop() if pending else await receive()
 
-        key = None
+        keys: tuple[str, ...] = ()
         if first.get("type") == "http.request" and not first.get("more_body", False):
             try:
                 parsed = pydantic_core.from_json(first.get("body", b""))
             except ValueError:
                 parsed = None  # the SDK answers the parse error itself
-            problem, key = id_problem(parsed, _InFlight(self._ids_in_flight, self._request_streams))
+            problem, keys = id_problem(parsed, _InFlight(self._ids_in_flight, self._request_streams))
             if problem is not None:
                 rid = parsed["id"]
                 valid = isinstance(rid, str | int) and not isinstance(rid, bool)
                 await _error(400, rid if valid else None, problem)(scope, replay, send)
                 return
-        if key is None:
+        if not keys:
             await super().handle_request(scope, replay, send)
             return
-        self._ids_in_flight.add(key)
+        store = self._event_store
+        if isinstance(store, SessionEventStore) and store.on_response is None:
+            store.on_response = self.answered
+        self._ids_in_flight.update(keys)
+        status: list[int] = []
+
+        async def watch(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            await send(message)
+
         try:
-            await super().handle_request(scope, replay, send)
+            await super().handle_request(scope, replay, watch)
         finally:
-            self._ids_in_flight.discard(key)
+            # dispatched (200) with an event store: the id is freed when its response is stored
+            if not (status == [200] and isinstance(store, SessionEventStore)):
+                self._ids_in_flight.difference_update(keys)
 
 
 class _InFlight:

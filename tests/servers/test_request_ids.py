@@ -16,7 +16,7 @@ import anyio
 import httpx2
 import pytest
 
-from servers.session_transport import id_problem
+from servers.session_transport import id_keys, id_problem
 from tests.servers.test_sse_resume import ACCEPT, _events, served
 
 pytestmark = pytest.mark.anyio
@@ -101,7 +101,53 @@ async def test_a_request_whose_id_is_not_a_string_or_integer_gets_an_error_not_s
 
 
 def test_id_problem_ignores_notifications_responses_and_batches() -> None:
-    assert id_problem({"jsonrpc": "2.0", "method": "notifications/initialized"}, set()) == (None, None)
-    assert id_problem({"jsonrpc": "2.0", "id": 4, "result": {}}, {"4"}) == (None, None)
-    assert id_problem([{"jsonrpc": "2.0", "id": 4, "method": "ping"}], set()) == (None, None)
-    assert id_problem({"jsonrpc": "2.0", "id": 4, "method": "ping"}, {"5"}) == (None, "4")
+    assert id_problem({"jsonrpc": "2.0", "method": "notifications/initialized"}, set()) == (None, ())
+    assert id_problem({"jsonrpc": "2.0", "id": 4, "result": {}}, {"4"}) == (None, ())
+    assert id_problem([{"jsonrpc": "2.0", "id": 4, "method": "ping"}], set()) == (None, ())
+    assert id_problem({"jsonrpc": "2.0", "id": 4, "method": "ping"}, {"5"}) == (None, ("4",))
+
+
+def test_ids_count_as_one_the_way_the_sdk_correlates_them() -> None:
+    """Review finding: the SDK's dispatcher coerces "07" to 7 (coerce_request_id)."""
+    assert id_keys("07") == ("07", "7") and id_keys(7) == ("7",) and id_keys("abc") == ("abc",)
+    problem, _ = id_problem({"jsonrpc": "2.0", "id": "07", "method": "ping"}, {"7"})
+    assert problem is not None and "already in flight" in problem
+
+
+async def test_an_id_stays_in_flight_after_its_post_dropped_until_the_call_is_answered(tmp_path):
+    """Review finding: the id was freed when the POST ended, so a client that dropped its stream
+    mid-call could reuse the id while the call still ran and receive that call's result."""
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "fx__test_elicitation", "arguments": {"message": "Your name?"}}}
+    simple = {**call, "params": {"name": "fx__test_simple_text", "arguments": {}}}
+    with anyio.fail_after(60):
+        async with served(tmp_path) as url, httpx2.AsyncClient(timeout=30) as http:
+            headers = await _session(http, url, {"elicitation": {}})
+            events: list[dict[str, str]] = []
+            async with http.stream("POST", url, json=call, headers=headers) as r:
+                block: list[str] = []
+                async for line in r.aiter_lines():
+                    block.append(line)
+                    if line == "":
+                        events += _events(block)
+                        block = []
+                        if any("elicitation/create" in e.get("data", "") for e in events):
+                            break  # the client drops its stream while the call waits for the user
+            question = json.loads(next(e["data"] for e in events if "elicitation/create" in e.get("data", "")))
+
+            again = await http.post(url, json=simple, headers=headers)
+            assert again.status_code == 400 and "is already in flight" in again.json()["error"]["message"]
+
+            answer = {"jsonrpc": "2.0", "id": question["id"],
+                      "result": {"action": "accept", "content": {"response": "Ada"}}}
+            assert (await http.post(url, json=answer, headers=headers)).status_code == 202
+            resume = {**headers, "Accept": "text/event-stream", "Last-Event-ID": events[-1]["id"]}
+            async with http.stream("GET", url, headers=resume) as r:
+                result = await _messages(r.aiter_lines(), lambda m: m.get("id") == 7)
+            assert result[-1]["result"]["content"][0]["text"] == (
+                'User response: action=accept, content={"response": "Ada"}')
+
+            async with http.stream("POST", url, json=simple, headers=headers) as r:  # answered: free again
+                done = await _messages(r.aiter_lines(), lambda m: m.get("id") == 7)
+            assert done[-1]["result"]["content"] == [
+                {"type": "text", "text": "This is a simple text response for testing."}]
