@@ -6,7 +6,7 @@ one user opening 10,000 sessions locked every other user out for the idle timeou
 :class:`FairSessionManager` also caps each user's open sessions (the API key's user, from the
 SDK's ``AuthorizationContext``; unauthenticated clients share one bucket): a user at their limit
 asking for a new session first gets one of their own sessions back: the least recently used *idle*
-one (no request in flight, no open GET stream) is closed to make room, so a client that crashed or
+one (no HTTP request open, no open GET stream, no call still running) is closed to make room, so a client that crashed or
 restarted without ``DELETE`` is never locked out, and in open access (every caller is the one user
 ``<unauthenticated>``) one client opening sessions in a loop only churns idle sessions instead of
 locking every other client out until they expire. Only when every session of the user is busy is
@@ -85,6 +85,8 @@ class FairSessionManager(StreamableHTTPSessionManager):
             scope = transport.idle_scope
             if scope is None or _closing(transport) or getattr(transport, "_requests_in_flight", 1):
                 continue
+            if getattr(transport, "_ids_in_flight", None):
+                continue  # a call still runs (its client dropped the stream and may resume)
             idle.append((scope.deadline, sid, scope))  # deadline = last activity + idle timeout
         if not idle:
             return None
@@ -97,8 +99,9 @@ class FairSessionManager(StreamableHTTPSessionManager):
     """Makes each new session's own event store (resumable SSE, :mod:`servers.event_store`), or ``None``."""
 
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
-        if self.sessions_of(_owner(requestor)) >= self.max_sessions_per_user:
-            return None  # backstop under the creation lock; the precise answer is sent below
+        owner = _owner(requestor)
+        if self.sessions_of(owner) >= self.max_sessions_per_user and self.reclaim_idle(owner) is None:
+            return None  # backstop under the creation lock (two opens raced past the check below)
         transport = super()._admit_session(requestor)
         if transport is not None and self.event_store_factory is not None:
             # The SDK shares one store across sessions; a store per session keeps stream ids

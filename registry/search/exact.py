@@ -92,7 +92,7 @@ def regex_tools(
                 found.append(SearchHit(rec, 1.0))
     except TimeoutError:
         return SearchResult([], "regex", f"The regex {pattern!r} took longer than {REGEX_BUDGET_SECONDS:g} s "
-                            "to run over the tools; use a simpler pattern (avoid nested repetition).", invalid=True)
+                            "to run over the tools; use a simpler pattern (avoid nested repetition).")
     found.sort(key=lambda h: (-h.score, h.tool.qualified_name))
     if not found:
         return SearchResult([], "regex", f"No tool matches the regex {pattern!r}.")

@@ -38,8 +38,9 @@ class SearchResult:
         weak: free text only: nothing scored well enough ("no tool fits"); the hits are the best
             few anyway (see :class:`Abstain`).
         signals: how well the best hits match (free text only; :class:`Signals`).
-        invalid: the query itself cannot run (a ``regex:`` pattern that is empty, invalid, too
-            complex or over its time budget); ``message`` says why and how to fix it.
+        invalid: the query itself cannot run (a ``regex:`` pattern that is empty, invalid or too
+            complex); ``message`` says why and how to fix it. (A pattern that ran out of its time
+            budget is not invalid: that depends on the machine's load; ``message`` says so.)
     """
 
     hits: list[SearchHit]
