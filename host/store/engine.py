@@ -25,9 +25,12 @@ Any other SQLAlchemy URL is passed through with the dialect's defaults (unsuppor
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
@@ -150,6 +153,27 @@ def open_engine(url: str, *, echo: bool = False) -> Engine:
         ) from None
 
 
+def _pragma_until_free(cur: Any, sql: str) -> None:
+    """Run ``sql``, retrying while SQLite answers "database is locked" up to the busy timeout.
+
+    Switching a new database to WAL needs an exclusive lock, and SQLite may refuse it at once
+    without calling the busy handler when another process is creating or switching the same file
+    (replicas starting together on a fresh database: one of four failed to open now and then).
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    pause = 0.005
+    while True:
+        try:
+            cur.execute(sql)
+            return
+        except sqlite3.OperationalError as e:
+            text = str(e).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)  # a connect hook is synchronous; this runs only under that contention
+        pause = min(pause * 2, 0.1)
+
+
 def _sqlite_engine(url: URL, echo: bool) -> Engine:
     engine = create_engine(
         url,
@@ -164,10 +188,10 @@ def _sqlite_engine(url: URL, echo: bool) -> Engine:
     def _on_connect(dbapi_conn, _record) -> None:  # pragma: no cover - exercised via every test
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves
         cur = dbapi_conn.cursor()
-        if not in_memory:
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_SECONDS * 1000)}")
+        if not in_memory:
+            _pragma_until_free(cur, "PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
 

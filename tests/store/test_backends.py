@@ -198,3 +198,30 @@ def test_client_chosen_values_longer_than_a_column_are_cut_not_lost(store_url: s
     [row] = access.audit_log.query(action="call")
     assert (row.id, row.tool) == (row_id, "x" * 159 + "…")
     access.close()
+
+
+def test_switching_to_wal_is_retried_while_another_process_holds_the_file(monkeypatch) -> None:
+    """One of four replicas opening a fresh SQLite database at once failed with "database is
+    locked": SQLite may refuse the WAL switch at once, without its busy handler."""
+    import sqlite3
+
+    from host.store import engine
+
+    class Cursor:
+        def __init__(self, failures: list[str]) -> None:
+            self.failures, self.calls = failures, 0
+
+        def execute(self, sql: str) -> None:
+            self.calls += 1
+            if self.failures:
+                raise sqlite3.OperationalError(self.failures.pop(0))
+
+    pauses: list[float] = []
+    monkeypatch.setattr(engine.time, "sleep", pauses.append)
+    busy = Cursor(["database is locked", "database is busy"])
+    engine._pragma_until_free(busy, "PRAGMA journal_mode=WAL")
+    assert busy.calls == 3 and pauses == [0.005, 0.01]
+    broken = Cursor(["disk I/O error"])
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        engine._pragma_until_free(broken, "PRAGMA journal_mode=WAL")
+    assert broken.calls == 1  # only lock contention is waited out
