@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +38,7 @@ from starlette.types import Receive, Scope, Send
 
 from host.limits import SessionLimits
 from servers.event_store import RETRY_INTERVAL_MS, SessionEventStore
+from servers.report_throttle import ReportThrottle
 from servers.session_transport import GatewayTransport
 
 __all__ = ["BUSY_RETRY_SECONDS", "FairSessionManager", "fair_http_app", "open_sessions"]
@@ -109,8 +109,7 @@ class FairSessionManager(StreamableHTTPSessionManager):
             transport._event_store = self.event_store_factory()  # noqa: SLF001 - read lazily by the transport
         if transport is not None and type(transport) is StreamableHTTPServerTransport:
             # request-id checks (servers.session_transport); resumed streams hand over without a gap
-            transport.__class__ = GatewayTransport
-            transport._ids_in_flight = set()
+            transport = GatewayTransport.adopt(transport)
         return transport
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -125,17 +124,14 @@ class FairSessionManager(StreamableHTTPSessionManager):
         await super()._handle_stateful_request(scope, receive, send)
 
 
-    _refusals: dict[str, tuple[float, int]]
+    _refusals: ReportThrottle
+    """Refusal warnings: one per user per minute (set by :func:`fair_http_app`)."""
 
     def _log_refusal(self, owner: str) -> None:
         """One warning per user per minute, with the count refused since the last one."""
-        refusals = self.__dict__.setdefault("_refusals", {})
-        now = time.monotonic()
-        last, count = refusals.get(owner, (float("-inf"), 0))
-        if now - last < 60:
-            refusals[owner] = (last, count + 1)
+        count = self._refusals.allow(owner)
+        if count is None:
             return
-        refusals[owner] = (now, 0)
         extra = f" ({count} more refused in the last minute)" if count else ""
         _log.warning("refusing a new session for %s: all %d of its sessions are busy%s",
                      owner, self.max_sessions_per_user, extra)
@@ -175,6 +171,7 @@ def fair_http_app(
     if type(manager) is not StreamableHTTPSessionManager:
         raise TypeError(f"unexpected session manager {type(manager).__name__}; cannot add per-user limits")
     manager.__class__ = FairSessionManager
+    manager._refusals = ReportThrottle(60)
     manager.max_sessions_per_user = limits.max_per_user
     manager.event_store_factory = SessionEventStore if resumable else None
     return app

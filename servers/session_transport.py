@@ -30,6 +30,7 @@ import json
 from typing import Any
 
 import pydantic_core
+from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.shared.dispatcher import coerce_request_id
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
@@ -70,9 +71,15 @@ def id_problem(message: Any, in_flight: Any) -> tuple[str | None, tuple[str, ...
 class GatewayTransport(ResumableTransport):
     """One session's transport (module docstring); also hands resumed streams over without a gap."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._ids_in_flight: set[str] = set()
+    _ids_in_flight: set[str]
+
+    @classmethod
+    def adopt(cls, transport: StreamableHTTPServerTransport) -> GatewayTransport:
+        """Turn the SDK's transport of a new session (the SDK builds it) into this class."""
+        transport.__class__ = cls
+        adopted: GatewayTransport = transport  # type: ignore[assignment]
+        adopted._ids_in_flight = set()
+        return adopted
 
     def answered(self, stream_id: str) -> None:
         """The response of request ``stream_id`` was stored: its id is free again."""

@@ -22,7 +22,6 @@ the others, so a client that never reads stderr cannot block the server on a ful
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -31,6 +30,8 @@ import anyio
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError
 from pydantic import ValidationError
+
+from servers.report_throttle import ReportThrottle
 
 __all__ = ["SKIP", "guarded_read_stream", "line_error"]
 
@@ -80,17 +81,13 @@ async def guarded_read_stream(read: Any, write: Any) -> AsyncIterator[Any]:
     """A read stream for ``Server.run`` that answers malformed lines itself (module docstring)."""
     send, receive = anyio.create_memory_object_stream[Any](16)
 
-    last_report = float("-inf")
-    unreported = 0
+    throttle = ReportThrottle(1.0)
 
     def report(reason: str) -> None:
-        nonlocal last_report, unreported
-        now = time.monotonic()
-        if now - last_report < 1.0:
-            unreported += 1
+        held = throttle.allow()
+        if held is None:
             return
-        more = f" ({unreported} more malformed lines in the last second)" if unreported else ""
-        last_report, unreported = now, 0
+        more = f" ({held} more malformed lines in the last second)" if held else ""
         print(f"toolhost: stdin: {reason[:200]}{more}", file=sys.stderr, flush=True)
 
     async def pump() -> None:
