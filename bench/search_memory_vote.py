@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         usage_memory(idx, mem, tr, id2q)
         hits = {q: idx.search(t, limit=100).hits for q, t in dev}
 
-        def r5(bonus: dict[str, dict[str, float]], w: float) -> float:
+        def r5(bonus: dict[str, dict[str, float]], w: float, hits: dict = hits) -> float:
             ranked = {
                 q: [q2id[h.tool.qualified_name] for h in sorted(hs, key=lambda h: -(h.score + w * bonus[q].get(h.tool.qualified_name, 0.0)))][:10]
                 for q, hs in hits.items()
