@@ -77,6 +77,7 @@ def run_ours(
     cache_dir: Path | None = DEFAULT_CACHE,
     usage: tuple[list[tuple[str, str]], dict[str, set[str]]] | None = None,
     abstain_tools: list[EvalTool] | None = None,
+    honest_tools: list[EvalTool] | None = None,
 ) -> tuple[dict, dict, dict]:
     """Rankings, latencies and extras (index memory, build/vector times, update times, the
     weak flag per query, and with ``abstain_tools`` the share of queries flagged weak there)."""
@@ -106,6 +107,10 @@ def run_ours(
         other, _ = build_index(to_records(abstain_tools)[0], dense=dense, cache_dir=cache_dir, expansion=expansion)
         flagged = sum(other.search(text, limit=TOP_K).weak for _qid, text in queries)
         extra["unanswerable_flagged_pct"] = 100.0 * flagged / max(1, len(queries))
+    if honest_tools is not None:
+        other, _ = build_index(to_records(honest_tools)[0], dense=dense, cache_dir=cache_dir, expansion=expansion)
+        flagged = sum(other.search(text, limit=TOP_K).weak for _qid, text in queries)
+        extra["unanswerable_honest_pct"] = 100.0 * flagged / max(1, len(queries))
     if measure:
         extra.update(update_times(index, records))
     return rankings, {"lat": lat}, extra
@@ -183,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--usage-queries", help="queries JSONL fed to the usage memory before evaluation (warm)")
     ap.add_argument("--usage-qrels", help="qrels TSV of --usage-queries")
     ap.add_argument("--abstain-tools", nargs="+", help="tools these queries have no answer in (abstention)")
+    ap.add_argument("--abstain-honest-tools", nargs="+",
+                    help="tools of a domain these queries do not touch (abstention, honest protocol)")
     ap.add_argument("--vector-cache", type=Path, default=DEFAULT_CACHE, help="vector cache folder")
     ap.add_argument("--no-vector-cache", action="store_true", help="embed every tool (cold start without cache)")
     ap.add_argument("--skip-baselines", action="store_true", help="only ours (and lexical)")
@@ -209,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     r_ours, t_ours, extra = run_ours(
         tools, queries, measure=True, expansion=not args.no_expansion, dense=dense, cache_dir=cache,
         abstain_tools=abstain,
+        honest_tools=dedupe_tools([t for p in args.abstain_honest_tools for t in load_tools(p)])
+        if args.abstain_honest_tools else None,
     )
     weak = extra.pop("weak")
     results["ours"] = summarize(r_ours, qrels, t_ours["lat"]) | extra
@@ -269,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         f"no tool fits: {ours['weak_pct']:.1f}% of these (answerable) queries flagged, R@5 counting flagged as "
         f"misses {ours['r@5_abstaining']:.2f} ({ours['r@5_abstaining'] - ours['r@5']:+.2f})"
         + (f"; unanswerable flagged {ours['unanswerable_flagged_pct']:.1f}%" if "unanswerable_flagged_pct" in ours else "")
+        + (f"; honest {ours['unanswerable_honest_pct']:.1f}%" if "unanswerable_honest_pct" in ours else "")
     )
     if fm_note:
         print(fm_note)
@@ -276,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     summary: dict = {name: {k: round(m[k], 4) for k in keys} for name, m in results.items()}
     summary["ours"].update({k: round(ours[k], 3) for k in ("index_mib", "build_s", "connect_ms", "list_changed_ms", "disconnect_ms")})
     summary["ours"].update({k: round(ours[k], 3) for k in ("vectors_s", "embed_s", "embedded", "cached", "weak_pct",
-                                                           "r@5_abstaining", "unanswerable_flagged_pct") if k in ours})
+                                                           "r@5_abstaining", "unanswerable_flagged_pct", "unanswerable_honest_pct")
+                          if k in ours})
     summary["meta"] = {"tools": len(tools), "queries": len(queries), "pad": args.pad, "p50_speedup_vs_baseline": round(ratio, 2)}
     print(json.dumps(summary))
     return 0

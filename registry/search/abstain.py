@@ -35,6 +35,11 @@ class Signals:
         dense_z: how many standard deviations ``dense_top`` stands above the caller's tools' mean.
         dense_margin: ``dense_top`` minus the second best cosine.
         hit_cosine: cosine of the best (fused) hit.
+        lex_dense_rank: rank (0 = first) of BM25's best tool among the caller's cosines (``None``:
+            no dense part ran; the number of candidates when that tool has no vector).
+        dense_lex_rank: rank of the dense part's best tool among the BM25 scores (the number of
+            BM25 matches when it has none).
+        fused_margin: the best fused score minus the second best, over the best (0..1).
     """
 
     bm25_confidence: float = 0.0
@@ -45,6 +50,9 @@ class Signals:
     dense_z: float | None = None
     dense_margin: float | None = None
     hit_cosine: float | None = None
+    lex_dense_rank: int | None = None
+    dense_lex_rank: int | None = None
+    fused_margin: float | None = None
 
     def vector(self) -> list[float]:
         """All features, in :data:`FEATURES` order (dense ones 0 when no dense part ran)."""
@@ -57,16 +65,21 @@ class Signals:
             min(self.dense_z or 0.0, 10.0),
             self.dense_margin or 0.0,
             self.hit_cosine or 0.0,
+            math.log1p(self.lex_dense_rank or 0),
+            math.log1p(self.dense_lex_rank or 0),
+            self.fused_margin or 0.0,
         ]
 
 
 FEATURES = (
     "bm25_confidence", "coverage", "coverage5", "log1p_tokens", "dense_top", "dense_z", "dense_margin", "hit_cosine",
+    "log1p_lex_dense_rank", "log1p_dense_lex_rank", "fused_margin",
 )
 LEXICAL_FEATURES = FEATURES[:4]
 """What the lexical models read (the first four of :data:`FEATURES`)."""
 DENSE_FEATURES = FEATURES[4:]
-"""What the dense model reads (the last four of :data:`FEATURES`)."""
+"""What the dense model reads (the last seven of :data:`FEATURES`: the cosine signals and whether
+the lexical and dense parts agree on the best tool)."""
 
 
 def _logit(model: tuple[float, ...], xs: Sequence[float]) -> float:
@@ -81,7 +94,7 @@ def _sigmoid(z: float) -> float:
 class Abstain:
     """When a free-text search says "no tool fits" (:attr:`SearchResult.weak`).
 
-    Three logistic models, each ``(bias, w_1, ..., w_4)``, giving ``P(no fit) = sigmoid(bias +
+    Three logistic models, each ``(bias, w_1, ..., w_k)`` (k = 4 lexical, 7 dense), giving ``P(no fit) = sigmoid(bias +
     Σ w·feature)``: ``lexical`` over :data:`LEXICAL_FEATURES` and ``dense`` over
     :data:`DENSE_FEATURES` for hybrid search, where the result is weak only when *both* say so
     (either kind of evidence can vouch for a hit: a Chinese query has no words in common with
@@ -91,13 +104,13 @@ class Abstain:
     """
 
     lexical: tuple[float, ...] = (0.0,) * 5
-    dense: tuple[float, ...] = (0.0,) * 5
+    dense: tuple[float, ...] = (0.0,) * 8
     lexical_only: tuple[float, ...] = (0.0,) * 5
 
     def __post_init__(self) -> None:
-        for name in ("lexical", "dense", "lexical_only"):
-            if len(getattr(self, name)) != 5:
-                raise ValueError(f"Abstain.{name} needs 5 numbers (bias + one weight per feature), "
+        for name, n in (("lexical", 5), ("dense", 8), ("lexical_only", 5)):
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"Abstain.{name} needs {n} numbers (bias + one weight per feature), "
                                  f"got {len(getattr(self, name))}")
 
     def probabilities(self, s: Signals) -> tuple[float, float | None]:
@@ -115,16 +128,17 @@ class Abstain:
 
 DEFAULT_ABSTAIN = Abstain(
     lexical=(6.2555, -15.5054, -4.6684, 0.1159, -1.0777),
-    dense=(1.442, -9.8153, 0.4744, -2.993, -4.6889),
+    dense=(-0.0661, -14.5151, 0.602, -0.7241, 1.2852, 0.2428, 0.2155, -0.6157),
     lexical_only=(5.5956, -17.032, -4.6928, 0.2708, -1.2674),
 )
 """Fitted by ``bench/search_abstain_tune.py --every 2 --loss 1.5`` on dev data only, then frozen.
-Dev, hybrid: 25.4 % of unanswerable queries flagged while answerable R@5 loses 1.07 (ToolLens)
-and 1.41 (MetaTool) points (28.9 % within 2 points); the previous hand-set thresholds,
-grid-searched on the same dev signals, flag 24.2 % within 1.5 points (27.9 % within 2).
-BM25-only: 17.3 % at 0.58 / 1.17. Most of the gap to 80 % is the signals, not the calibration:
-on a hand-labelled sample of the unanswerable dev queries, the ones with no fitting tool are
-flagged barely more often than the ones that do have one (17 % vs 13 %)."""
+Dev, hybrid: 33.6 % of unanswerable queries flagged while answerable R@5 loses 1.42 (ToolLens)
+and 1.46 (MetaTool) points (37.7 % within 2 points); 51.7 % on the honest pairings (dev queries on
+a catalog of another domain); of the 108 hand-labelled unanswerable dev queries, 28.6 % of those
+with no fitting tool and 12.5 % of those with one. The dense model's agreement signals
+(``lex_dense_rank``, ``dense_lex_rank``, ``fused_margin``) are what changed: with the cosine
+signals alone (the previous model) the same fit flags 25.4 % (28.9 % within 2 points), 17.1 % /
+13.3 % on the first 50 labelled queries. BM25-only: 17.3 % at 0.58 / 1.17 (unchanged)."""
 
 
 def query_coverage(corpus: Corpus, stats: Stats, tokens: Sequence[str], slots: Sequence[int]) -> list[float]:
@@ -159,3 +173,26 @@ def dense_signals(cand_scores: np.ndarray) -> tuple[float, float, float]:
     z = (top - mean) / spread if spread > 1e-6 else 0.0
     rest = [float(part.max()) for part in (cand_scores[:i], cand_scores[i + 1 :]) if len(part)]
     return top, z, top - (max(rest) if rest else 0.0)
+
+
+def rank_agreement(
+    bm_slots: np.ndarray,
+    bm_scores: np.ndarray,
+    dense_slots: np.ndarray,
+    cand_cos: np.ndarray,
+    cos_all: np.ndarray,
+    has_vec: np.ndarray,
+) -> tuple[int, int]:
+    """``(lex_dense_rank, dense_lex_rank)``: where BM25's best tool ranks among the caller's
+    cosines ``cand_cos`` (of ``dense_slots``), and where the dense best ranks among the BM25 scores
+    (0 = both parts agree on the best tool). A tool the other part cannot rank gets that part's
+    candidate count. Two linear passes (one comparison per candidate)."""
+    n_dense = len(cand_cos)
+    if not len(bm_slots):
+        return n_dense, 0
+    bm_top = int(bm_slots[int(bm_scores.argmax())])
+    lex_dense = int((cand_cos > cos_all[bm_top]).sum()) if has_vec[bm_top] else n_dense
+    d_top = int(dense_slots[int(cand_cos.argmax())])
+    hit = np.flatnonzero(bm_slots == d_top)
+    dense_lex = int((bm_scores > bm_scores[hit[0]]).sum()) if len(hit) else len(bm_slots)
+    return lex_dense, dense_lex

@@ -53,7 +53,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from registry.search.abstain import DEFAULT_ABSTAIN, Abstain, Signals, dense_signals, query_coverage
+from registry.search.abstain import DEFAULT_ABSTAIN, Abstain, Signals, dense_signals, query_coverage, rank_agreement
 from registry.search.bm25 import BM25Params, Corpus
 from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, VectorBuffer, embedding_text, fuse
 from registry.search.document import FieldWeights, document_tokens
@@ -430,6 +430,7 @@ class SearchIndex:
             slots, scores = slots[sel], scores[sel]
         bm_conf = bm25_confidence(self.params, scores, weights, len(tokens), stats.n_docs)
         dense_top = dense_z = dense_margin = None
+        lex_dense_rank = dense_lex_rank = None
         dense_all: np.ndarray | None = None
         mode = "bm25"
         if dense_on:
@@ -450,7 +451,11 @@ class SearchIndex:
                     if len(m_slots):
                         dense_all = dense_all.copy()
                         dense_all[m_slots] = np.maximum(dense_all[m_slots], self.memory_dense * m_sims)
-                dense_top, dense_z, dense_margin = dense_signals(dense_all[dense_slots])
+                cand_cos = dense_all[dense_slots]
+                dense_top, dense_z, dense_margin = dense_signals(cand_cos)
+                lex_dense_rank, dense_lex_rank = rank_agreement(
+                    slots, scores, dense_slots, cand_cos, dense_all, st.has_vec
+                )
                 slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion)
                 mode = "hybrid"
         hits = top_hits(st.records, slots, scores, limit)
@@ -465,7 +470,12 @@ class SearchIndex:
         if dense_all is not None and st.has_vec[top_slot]:
             hit_cos = float(dense_all[top_slot])
         cov_top = cov[hit_slots.index(top_slot)] if top_slot in hit_slots else cov[0]
-        signals = Signals(bm_conf, cov_top, max(cov), len(set(query_tokens)), dense_top, dense_z, dense_margin, hit_cos)
+        fused_margin = None
+        if mode == "hybrid":
+            second = best5[1].score if len(best5) > 1 else 0.0
+            fused_margin = (best5[0].score - second) / best5[0].score if best5[0].score > 0 else 0.0
+        signals = Signals(bm_conf, cov_top, max(cov), len(set(query_tokens)), dense_top, dense_z, dense_margin, hit_cos,
+                          lex_dense_rank, dense_lex_rank, fused_margin)
         weak = self.abstain.weak(signals)
         return SearchResult(hits, mode, WEAK_MESSAGE if weak else None, weak=weak, signals=signals)
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from registry.search import FEATURES, Abstain, SearchIndex, Signals
-from registry.search.abstain import query_coverage
+from registry.search.abstain import query_coverage, rank_agreement
 
 from ._fake_embedder import FakeEmbedder
 from ._tools import catalog
@@ -65,7 +66,7 @@ def test_signals_and_weak_do_not_depend_on_the_limit():
 
 
 def test_abstain_lexical_only_search_uses_its_own_model():
-    a = Abstain(lexical=(-5.0, 0, 0, 0, 0), dense=(-5.0, 0, 0, 0, 0), lexical_only=(1.0, 0, 0, 0, 0))
+    a = Abstain(lexical=(-5.0, 0, 0, 0, 0), dense=(-5.0,) + (0,) * 7, lexical_only=(1.0, 0, 0, 0, 0))
     assert a.probabilities(Signals()) == (pytest.approx(1 / (1 + math.exp(-1))), None)
     assert a.weak(Signals())
     # bias -1, weight -2 on bm25_confidence: P = sigmoid(-1 - 2 * 0.5) = sigmoid(-2) < 0.5.
@@ -75,16 +76,44 @@ def test_abstain_lexical_only_search_uses_its_own_model():
 def test_hybrid_search_is_weak_only_when_lexical_and_dense_models_both_say_so():
     assert FEATURES[4] == "dense_top"
     # Lexical: always "no fit" (bias 3). Dense: bias 2, weight -4 on dense_top.
-    a = Abstain(lexical=(3.0, 0, 0, 0, 0), dense=(2.0, -4.0, 0, 0, 0))
+    a = Abstain(lexical=(3.0, 0, 0, 0, 0), dense=(2.0, -4.0) + (0,) * 6)
     far = Signals(dense_top=0.25, dense_z=1.0, dense_margin=0.1, hit_cosine=0.2)
     lexical, dense = a.probabilities(far)
     assert (lexical, dense) == (pytest.approx(1 / (1 + math.exp(-3))), pytest.approx(1 / (1 + math.exp(-1))))
     assert a.weak(far)
     assert not a.weak(Signals(dense_top=0.75))  # the cosine vouches for the hit: sigmoid(-1)
     # A good lexical match vouches for the hit whatever the dense model says.
-    assert not Abstain(lexical=(-3.0, 0, 0, 0, 0), dense=(9.0, 0, 0, 0, 0)).weak(far)
+    assert not Abstain(lexical=(-3.0, 0, 0, 0, 0), dense=(9.0,) + (0,) * 7).weak(far)
 
 
 def test_abstain_checks_its_numbers():
-    with pytest.raises(ValueError, match=r"Abstain.dense needs 5 numbers \(bias \+ one weight per feature\), got 2"):
+    with pytest.raises(ValueError, match=r"Abstain.dense needs 8 numbers \(bias \+ one weight per feature\), got 2"):
         Abstain(dense=(1.0, 2.0))
+
+
+def test_rank_agreement_counts_where_each_part_ranks_the_others_best_tool():
+    # BM25 matched slots 0, 2, 5 (best: 2); cosines of the candidates 0..5 (best: 4).
+    bm_slots, bm_scores = np.array([0, 2, 5]), np.array([1.0, 3.0, 2.0])
+    cos = np.array([0.1, 0.9, 0.5, 0.2, 0.95, 0.3])
+    has_vec = np.ones(6, dtype=bool)
+    dense_slots = np.arange(6)
+    # Slot 2 (cos 0.5) has 0.9 and 0.95 above it; slot 4 has no BM25 score: it ranks after all 3 matches.
+    assert rank_agreement(bm_slots, bm_scores, dense_slots, cos, cos, has_vec) == (2, 3)
+    # Both parts agree on slot 4: (0, 0).
+    assert rank_agreement(np.array([4, 1]), np.array([2.0, 1.0]), dense_slots, cos, cos, has_vec) == (0, 0)
+    # BM25's best has no vector: it ranks after every dense candidate; no BM25 match: (candidates, 0).
+    has_vec[2] = False
+    assert rank_agreement(bm_slots, bm_scores, dense_slots, cos, cos, has_vec)[0] == 6
+    assert rank_agreement(np.zeros(0, dtype=int), np.zeros(0), dense_slots, cos, cos, has_vec) == (6, 0)
+
+
+def test_hybrid_signals_say_whether_lexical_and_dense_parts_agree():
+    index = _hybrid(catalog())
+    agree = index.search("cancel order", limit=3).signals
+    assert (agree.lex_dense_rank, agree.dense_lex_rank) == (0, 0)
+    assert agree.fused_margin is not None and 0.0 < agree.fused_margin <= 1.0
+    lexical = SearchIndex()
+    lexical.replace_servers(catalog())
+    plain = lexical.search("cancel order").signals
+    assert plain.lex_dense_rank is None and plain.dense_lex_rank is None and plain.fused_margin is None
+    assert FEATURES[8:] == ("log1p_lex_dense_rank", "log1p_dense_lex_rank", "fused_margin")
