@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from servers.admin_common import AsJson, DataDir, DbUrl, console, fail, print_json, service, when
+from servers.admin_common import AsJson, DataDir, DbUrl, fail, print_json, print_table, service, when
 from servers.admin_review import approvals_app, pins_app
 from servers.cli_options import RiskChoice
 
@@ -75,7 +75,7 @@ def users_list(data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson =
     for u in rows:
         table.add_row(u["name"], ", ".join(u["roles"]) or "-", str(u["grants"]), str(u["active_keys"]),
                       when(u["created_at"]))
-    console().print(table)
+    print_table(table, "no users yet: add one with `toolhost users add NAME`")
 
 
 @users_app.command("remove")
@@ -113,7 +113,7 @@ def roles_list(data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson =
         table.add_column(col)
     for r in rows:
         table.add_row(r["name"], ", ".join(r["members"]) or "-", str(r["grants"]), r["description"])
-    console().print(table)
+    print_table(table, "no roles yet: add one with `toolhost roles add NAME`")
 
 
 @roles_app.command("remove")
@@ -196,7 +196,8 @@ def grants_list(
     if as_json:
         print_json(grants)
         return
-    console().print(_grants_table(grants, f"grants of {user}" if user else "grants"))
+    print_table(_grants_table(grants, f"grants of {user}" if user else "grants"),
+                "no grants" + (f" for {user}" if user else "") + ": add one with `toolhost grants add USER 'PATTERN'`")
 
 
 @grants_app.command("remove")
@@ -245,7 +246,7 @@ def keys_list(
     for k in keys:
         status = "active" if k["active"] else f"revoked {when(k['revoked_at'])}"
         table.add_row(k["key_id"], k["user"], k["label"] or "-", when(k["created_at"]), when(k["last_used_at"]), status)
-    console().print(table)
+    print_table(table, "no API keys" + (f" for {user}" if user else "") + ": create one with `toolhost keys create USER`")
 
 
 @keys_app.command("revoke")

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 if TYPE_CHECKING:
     from host.access import AccessControl
 
-__all__ = ["Admin", "AsJson", "DataDir", "DbUrl", "access", "console", "fail", "print_json", "service", "when"]
+__all__ = ["Admin", "AsJson", "DataDir", "DbUrl", "access", "console", "fail", "print_json", "print_table", "service", "when"]
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Data folder (default: $TOOLHOST_HOME or the per-user default).")
@@ -142,6 +143,14 @@ def fail(message: str) -> NoReturn:
 def console() -> Console:
     """A wide console, so tables are not cut on narrow terminals."""
     return Console(width=160, soft_wrap=False)
+
+
+def print_table(table: Table, empty_hint: str) -> None:
+    """Print ``table``; when it has no rows, print ``empty_hint`` (what to run to make one) below it,
+    so an empty listing says how to fill it instead of showing bare headers."""
+    console().print(table)
+    if not table.row_count:
+        typer.echo(empty_hint)
 
 
 def when(ts: float | None) -> str:

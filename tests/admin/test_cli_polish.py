@@ -69,3 +69,22 @@ def test_audit_follow_prints_new_entries(tmp_path) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+def test_empty_admin_listings_say_how_to_fill_them(tmp_path) -> None:
+    base = ["--data-dir", str(tmp_path)]
+    env = {"COLUMNS": "200", "TOOLHOST_NO_SERVE": "1"}
+    hints = {
+        ("users", "list"): "no users yet: add one with `toolhost users add NAME`",
+        ("roles", "list"): "no roles yet: add one with `toolhost roles add NAME`",
+        ("keys", "list"): "no API keys: create one with `toolhost keys create USER`",
+        ("grants", "list"): "no grants: add one with `toolhost grants add USER 'PATTERN'`",
+    }
+    for cmd, hint in hints.items():
+        out = runner.invoke(app, [*cmd, *base], env=env)
+        assert out.exit_code == 0 and out.output.rstrip().splitlines()[-1] == hint, (cmd, out.output)
+    assert runner.invoke(app, ["users", "add", "alice", *base], env=env).exit_code == 0
+    listed = runner.invoke(app, ["users", "list", *base], env=env).output
+    assert "alice" in listed and "no users yet" not in listed
+    keys = runner.invoke(app, ["keys", "list", "alice", *base], env=env).output
+    assert keys.rstrip().splitlines()[-1] == "no API keys for alice: create one with `toolhost keys create USER`"
