@@ -65,8 +65,9 @@ class OperatorSurface:
         if http:
             self.token_path, token = write_local_token(data_dir)
         self.auth = AdminAuth(access, token)
-        self.service = (AdminService(access, runtime, on_approval=self.events.approval)
-                        if access is not None else None)
+        # without a store (--auth off) the server, tool, search and call views still answer;
+        # store actions answer 503 no_store (AdminService raises StoreOff)
+        self.service = AdminService(access, runtime, on_approval=self.events.approval)
         self._seen_approvals: set[str] = set()
         self._held: set[str] = set()
         if access is not None:

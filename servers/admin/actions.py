@@ -20,7 +20,7 @@ from host.access import AccessControl
 from host.access import decide as decide_approval
 from registry import Principal
 
-__all__ = ["AdminService", "ADMIN_ROLE"]
+__all__ = ["ADMIN_ROLE", "AdminService", "StoreOff"]
 
 ADMIN_ROLE = "admin"
 
@@ -32,6 +32,15 @@ AUDIT_FLUSH_TIMEOUT_SECONDS = 30.0
 """How long ``audit verify``/``export`` wait for the audit writer's queued rows (then read anyway)."""
 
 APPROVAL_STATUSES = ("open", "pending", "approved", "denied", "used", "expired", "all")
+
+
+class StoreOff(RuntimeError):
+    """An admin action needs the permission store, and this serve runs without one (``--auth off``).
+    The admin API answers it with 503 ``no_store`` (the CLI then uses the database itself)."""
+
+    def __init__(self) -> None:
+        super().__init__("the permission store is off (--auth off); start serve with --auth auto or on "
+                         "to administer users, keys, grants, approvals, pins and the audit")
 
 
 def _row(obj: Any) -> dict[str, Any]:
@@ -55,7 +64,9 @@ class AdminService:
     """Admin actions over one permission store and (when serving) one running host.
 
     Args:
-        access: the permission store.
+        access: the permission store (``None`` for a serve with ``--auth off``: server, tool, search
+            and call views work; every action on users, keys, grants, approvals, pins, usage or the
+            audit raises :class:`StoreOff`).
         runtime: the running :class:`host.runtime.HostRuntime` (``None`` from a bare CLI: server,
             tool and search views then answer with what the store knows only).
         on_approval: called ``(approval_id, user, tool, status, by)`` after a decision (events).
@@ -63,14 +74,25 @@ class AdminService:
 
     def __init__(
         self,
-        access: AccessControl,
+        access: AccessControl | None,
         runtime: Any = None,
         *,
         on_approval: Callable[[str, str, str, str, str | None], None] | None = None,
     ) -> None:
-        self.access = access
+        self._access = access
         self.runtime = runtime
         self.on_approval = on_approval
+
+    @property
+    def access(self) -> AccessControl:
+        """The permission store. Raises :class:`StoreOff` when serve runs with ``--auth off``."""
+        if self._access is None:
+            raise StoreOff
+        return self._access
+
+    def _pin_states(self) -> dict[str, tuple[str, str]]:
+        """``{tool: (pin status, hash)}``; empty without a store (nothing is pinned then)."""
+        return {} if self._access is None else self._access.pins.states()
 
     # -- servers and tools -----------------------------------------------------------------
     def servers(self) -> list[dict[str, Any]]:
@@ -112,7 +134,7 @@ class AdminService:
         and availability (its server is connected)."""
         if self.runtime is None:
             return []
-        states = self.access.pins.states()
+        states = self._pin_states()
         up = {s.name for s in self.runtime.statuses() if s.state.value in ("connected", "degraded")}
         rows = []
         for t in self.runtime.registry.tools():
@@ -127,7 +149,7 @@ class AdminService:
                 "pin": pin[0] if pin else "unpinned",
                 "available": t.server in up,
             })
-        held = [p for p in self.access.pins.list() if p.status in ("held", "changed")]
+        held = [] if self._access is None else [p for p in self._access.pins.list() if p.status in ("held", "changed")]
         listed = {r["name"] for r in rows}
         for p in held:  # held tools are not in the registry's visible set but must show up here
             if p.tool not in listed:
@@ -143,7 +165,7 @@ class AdminService:
         if user:
             result = self.runtime.search(query, self.access.principal_for_user(user), limit=limit)
         else:  # every registered tool whatever the grants, but changed definitions stay held (as for the local CLI)
-            held = {n for n, (status, _h) in self.access.pins.states().items() if status in ("held", "changed")}
+            held = {n for n, (status, _h) in self._pin_states().items() if status in ("held", "changed")}
             result = self.runtime.search_index.search(query, visible=lambda t: t.qualified_name not in held,
                                                       visible_key=None, limit=limit)
         hits = []

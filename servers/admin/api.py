@@ -4,7 +4,8 @@ Authentication: ``Authorization: Bearer <key>`` with the API key of a user holdi
 role, or the local admin token from loopback (see :mod:`servers.admin.auth`). Errors are
 ``{"error": {"code": ..., "message": ...}}`` with status 400 (bad input), 401 (no/invalid
 credential), 403 (not an admin), 404 (unknown user/approval/tool/...), 409 (already exists,
-not pending, hash mismatch), 503 (no permission store).
+not pending, hash mismatch), 503 ``no_store`` (serve runs with ``--auth off``: only the server, tool,
+search and call endpoints answer then).
 
 Endpoints (all JSON; ``GET`` reads, ``POST`` changes):
 
@@ -47,7 +48,7 @@ from starlette.routing import Route
 from host.store import StoreError
 from host.store.errors import AlreadyExists, ApprovalNotPending, NotFound, PinHashMismatch
 from registry.errors import InvalidGrantPattern
-from servers.admin.actions import AdminService
+from servers.admin.actions import AdminService, StoreOff
 from servers.admin.api_cli import cli_routes, decided_by
 from servers.admin.auth import AdminAuth
 
@@ -72,6 +73,8 @@ def classify(exc: Exception) -> ApiError:
     """The HTTP answer for an exception from an admin action."""
     if isinstance(exc, ApiError):
         return exc
+    if isinstance(exc, StoreOff):
+        return ApiError(503, "no_store", str(exc))
     if isinstance(exc, NotFound):
         return ApiError(404, "not_found", str(exc))
     if isinstance(exc, (AlreadyExists, ApprovalNotPending, PinHashMismatch)):
@@ -162,8 +165,7 @@ class AdminApi:
                 return JSONResponse({"error": {"code": "unauthorized" if status == 401 else "forbidden",
                                                "message": reason}}, status_code=status, headers=headers)
             if self.service is None:
-                return error_response(503, "no_store", "the permission store is off (--auth off); "
-                                      "start serve with --auth auto or on to administer users")
+                return error_response(503, "no_store", str(StoreOff()))
             try:
                 result = await handler(request, self.service, user)
             except Exception as e:  # noqa: BLE001 - classify() re-raises what is not an admin error

@@ -133,3 +133,29 @@ def test_the_cli_spells_the_approver_role_as_the_store_does() -> None:
     from servers.admin_review import APPROVER_ROLE as cli_spelling
 
     assert cli_spelling == APPROVER_ROLE == "approver"
+
+
+def test_a_serve_without_permissions_still_answers_the_cli_for_servers_tools_search_and_calls(tmp_path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    cfg = config(tmp_path)
+    with Serve(cfg, data, "--auth", "off") as serve:
+        with serve.api() as api:
+            served = {s["name"]: s for s in api.get("/servers").json()["servers"]}
+            refused = api.get("/users")
+            tools = api.get("/tools").json()["tools"]
+            found = api.get("/search", params={"q": "cancel my order"}).json()
+        assert (refused.status_code, refused.json()["error"]["code"]) == (503, "no_store")
+        assert refused.json()["error"]["message"].startswith("the permission store is off (--auth off)")
+        assert [t["name"] for t in tools][:3] == ["orders__cancel_order", "orders__get_order", "orders__list_orders"]
+        assert {t["pin"] for t in tools} == {"unpinned"}
+        assert found["hits"][0]["name"] == "orders__cancel_order"
+        # the CLI gets the serve's own view (its connect times), not a fresh connection's
+        got = json.loads(cli(data, "servers", "--json").stdout)
+        assert [(s["name"], s["connect_seconds"]) for s in got] == [
+            (n, served[n]["connect_seconds"]) for n in ("orders", "rug")]
+        done = cli(data, "call", "orders__get_order", '{"order_id": "A1001"}')
+        assert done.returncode == 0 and json.loads(done.stdout)["total_cents"] == 8900
+        # store commands fall back to the database itself
+        assert cli(data, "users", "add", "carol").returncode == 0
+        assert [u["name"] for u in json.loads(cli(data, "users", "list", "--json").stdout)] == ["carol"]
