@@ -26,7 +26,8 @@ Tables:
 3. memory: RSS of an idle ``toolhost serve`` (default config; and one upstream with 10k tools);
 4. CLI latency: ``toolhost --help`` and ``toolhost search`` (which connects every server itself).
 
-Every process started is stopped (process groups, SIGTERM then SIGKILL). Numbers are noisy on a
+Every process started is stopped (process groups, SIGTERM then SIGKILL), also when the run itself
+is stopped with SIGTERM, SIGHUP or Ctrl-C. Numbers are noisy on a
 shared machine: read the ratios, which come from alternating rounds.
 """
 
@@ -358,7 +359,14 @@ def memory_and_cli(tmp: Path, args: argparse.Namespace) -> None:
     console.print(t)
 
 
+def _exit_on_sigterm(signum: int, _frame: Any) -> None:
+    """SIGTERM/SIGHUP end the run like Ctrl-C: the ExitStack stops every server this run started."""
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGHUP, _exit_on_sigterm)
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="200 calls x 3 rounds, 3 s per level, levels 1/8")
     p.add_argument("--calls", type=int, default=1000)
