@@ -151,6 +151,7 @@ class SearchIndex:
         self._write_lock = threading.Lock()
         self._cache_lock = threading.Lock()
         self._mask_cache: OrderedDict[tuple[int, Hashable], np.ndarray | None] = OrderedDict()
+        self._last_dense: tuple[np.ndarray, np.ndarray | None, np.ndarray] | None = None
         self._state = _State(
             corpus=Corpus(params),
             records=(),
@@ -435,10 +436,7 @@ class SearchIndex:
         if dense_on:
             assert st.vectors is not None
             cap = len(st.records)
-            cand = st.has_vec[:cap].copy()
-            if mask is not None:
-                cand &= mask[:cap]
-            dense_slots = np.flatnonzero(cand)
+            dense_slots = self._dense_slots(st, mask)
             if len(dense_slots) and filtered:
                 dense_slots = dense_slots[keep.array_mask(st, dense_slots)]
             if len(dense_slots):
@@ -450,8 +448,10 @@ class SearchIndex:
                     if len(m_slots):
                         dense_all = dense_all.copy()
                         dense_all[m_slots] = np.maximum(dense_all[m_slots], self.memory_dense * m_sims)
-                dense_top, dense_z, dense_margin = dense_signals(dense_all[dense_slots])
-                slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion)
+                # Every slot a candidate (all visible, all embedded, no free slot): no gather.
+                cand_scores = dense_all if len(dense_slots) == cap else dense_all[dense_slots]
+                dense_top, dense_z, dense_margin = dense_signals(cand_scores)
+                slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion, cand_scores)
                 mode = "hybrid"
         hits = top_hits(st.records, slots, scores, limit)
         if not hits:
@@ -487,6 +487,23 @@ class SearchIndex:
             while len(self._qvec_cache) > self.query_cache_size:
                 self._qvec_cache.popitem(last=False)
         return vec
+
+    def _dense_slots(self, st: _State, mask: np.ndarray | None) -> np.ndarray:
+        """Slots with a vector that the caller may see (before the server / risk filter),
+        remembered for the last ``(has_vec, mask)`` pair: both arrays are never changed in place
+        (an update publishes new ones), so identity is a safe key (saves a copy and a scan of
+        every slot per search: about 0.1 ms at 100k tools)."""
+        last = self._last_dense
+        if last is not None and last[0] is st.has_vec and last[1] is mask:
+            return last[2]
+        cap = len(st.records)
+        cand = st.has_vec[:cap].copy()
+        if mask is not None:
+            cand &= mask[:cap]
+        slots = np.flatnonzero(cand)
+        slots.flags.writeable = False
+        self._last_dense = (st.has_vec, mask, slots)
+        return slots
 
     def _mask(self, st: _State, visible: Callable[[ToolRecord], bool] | None, key: Hashable | None) -> np.ndarray | None:
         """Visibility over slots, or ``None`` when every tool is visible (global statistics)."""
