@@ -48,12 +48,13 @@ def test_sentencepiece_is_used_and_gives_the_ports_ids(tokenizers):
     assert ours.encode("order", out_type=str) == pure.encode("order", out_type=str)
 
 
-def test_where_sentencepiece_differs_the_port_answers(tokenizers):
-    ours, _pure = tokenizers
+def test_a_run_of_unknown_characters_gives_one_unknown_id_per_character_without_loading_the_port():
+    ours = UseTokenizer(_MODEL)
     assert ours._fast is not None
-    merged = ours._fast.encode("G鐪塭ll", out_type=int)
-    assert merged.count(0) == 1  # sentencepiece: one unknown piece for the run of two
+    assert ours._fast.encode("G鐪塭ll", out_type=int).count(0) == 1  # sentencepiece merges the run
     assert ours.encode("G鐪塭ll", add_bos=False, add_eos=False).count(0) == 2
+    assert ours.encode("") == [1, 0, 2]
+    assert ours._pure is None
 
 
 def test_the_embedder_gives_usem3s_vectors_exactly():
