@@ -27,6 +27,7 @@ from host.upstream.guard import TransportGuard
 from host.upstream.oauth import oauth_provider
 from host.upstream.pdeath import wrap
 from host.upstream.serverlog import ServerLog
+from host.upstream.stdio_pipe import stdio_pipe_client
 
 __all__ = ["SAFE_ENV_VARS", "Preflight", "child_env", "open_transport"]
 
@@ -70,7 +71,9 @@ async def open_transport(
         params = StdioServerParameters(
             command=command, args=args, env=env, cwd=config.cwd, encoding_error_handler="replace"
         )
-        return stdio_client(params, errlog=errlog)
+        if os.environ.get("TOOLHOST_STDIO_CLIENT") == "sdk":  # A/B switch (temporary)
+            return stdio_client(params, errlog=errlog)
+        return stdio_pipe_client(params, errlog=errlog)
     assert isinstance(config, RemoteServerConfig)
     log.open(f"connecting ({config.transport})")
     if config.transport == "sse":
