@@ -81,19 +81,27 @@ class StdinLines:
 
 
 class StdoutWire:
-    """The MCP wire on stdout: a private non-blocking duplicate of fd 1 (fd 1 itself points at
-    stderr until :meth:`close`).
+    """Messages written whole to a non-blocking pipe/socket ``fd``, in the order they were given.
 
-    :meth:`write` raises ``anyio.BrokenResourceError`` once the client closed its end.
+    :meth:`claim` makes one for the MCP wire on stdout: a private duplicate of fd 1, with fd 1
+    itself pointed at stderr until :meth:`close`. :meth:`write` raises ``anyio.BrokenResourceError``
+    once the reader closed its end.
     """
 
-    def __init__(self) -> None:
-        self.fd = os.dup(1)
-        os.set_blocking(self.fd, False)
-        os.dup2(2, 1)
+    def __init__(self, fd: int, *, restore: int | None = None) -> None:
+        self.fd = fd
+        self.restore = restore
+        os.set_blocking(fd, False)
         self.pending = bytearray()
         self.broken = False
         self._flushing: anyio.Event | None = None
+
+    @classmethod
+    def claim(cls) -> StdoutWire:
+        """The wire on stdout; fd 1 points at stderr until :meth:`close` gives it back."""
+        fd = os.dup(1)
+        os.dup2(2, 1)
+        return cls(fd, restore=1)
 
     async def write(self, data: bytes) -> None:
         """Write ``data`` whole, after everything written before; returns once it left the process."""
@@ -136,12 +144,13 @@ class StdoutWire:
             del self.pending[:n]
 
     def close(self) -> None:
-        """Write what is still buffered (blocking), then give fd 1 back to the wire."""
+        """Write what is still buffered (blocking), then give the claimed fd back to the wire."""
         with contextlib.suppress(OSError):
             os.set_blocking(self.fd, True)
             while self.pending and not self.broken:
                 del self.pending[: os.write(self.fd, self.pending)]
-            os.dup2(self.fd, 1)
+            if self.restore is not None:
+                os.dup2(self.fd, self.restore)
         with contextlib.suppress(OSError):
             os.close(self.fd)
 
@@ -230,7 +239,7 @@ async def serve_stdio(server: Server[Any], *, stop: anyio.Event) -> None:
     """Serve ``server`` over this process's stdin/stdout until EOF or ``stop`` is set."""
     direct = usable(0) and usable(1)
     stdin: Any = StdinLines(0) if usable(0) else None
-    wire = StdoutWire() if direct else None
+    wire = StdoutWire.claim() if direct else None
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_until, stop, tg.cancel_scope.cancel)
