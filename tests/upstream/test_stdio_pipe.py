@@ -76,3 +76,25 @@ async def test_shutdown_drains_a_child_blocked_on_a_full_stdout_so_it_exits_by_i
             started = time.monotonic()
         stopped = time.monotonic() - started
     assert stopped < EXIT_GRACE_SECONDS  # drained, saw stdin EOF and exited without a signal
+
+
+async def test_progress_forwards_finish_before_the_result_even_when_the_reply_arrives_with_them(tmp_path) -> None:
+    """Conformance ``tools-call-with-progress`` was flaky: the SDK forwards progress in tasks of its
+    own and resolved the reply read right behind them first, so the result overtook the progress."""
+    from host.upstream.manager import ServerManager  # noqa: PLC0415
+    from tests.upstream.support import config, hostile  # noqa: PLC0415
+
+    forwarded: list[tuple[float, float | None]] = []
+
+    async def slow_downstream(progress: float, total: float | None, message: str | None) -> None:
+        await anyio.sleep(0.05)  # a forward that has to wait for the downstream client
+        forwarded.append((progress, total))
+
+    with anyio.fail_after(30):
+        async with ServerManager(config({"p": hostile(progress_tool=True)}), data_dir=tmp_path) as m:
+            for _ in range(3):
+                forwarded.clear()
+                res = await m.call_tool("p", "progress", {"steps": 3}, timeout_seconds=10,
+                                        progress_callback=slow_downstream)
+                assert res.content[0].text == "done"
+                assert forwarded == [(1.0, 3.0), (2.0, 3.0), (3.0, 3.0)]
