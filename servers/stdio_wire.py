@@ -13,7 +13,7 @@ that sends it with non-blocking ``os.write`` on a private duplicate of fd 1; onl
 full does the sender wait for writability (one task flushes, the others wait for it), so replies
 are never interleaved and a client that stops reading holds the senders back.
 
-Measured with ``bench/gateway.py`` (same run, alternating rounds; numbers in the commit message).
+Measured with :mod:`host.upstream.stdio_pipe` (numbers there): ~10% less serve CPU per call.
 
 Like the SDK's own claim of the standard streams, fd 1 is pointed at stderr while serving, so a
 stray ``print`` cannot corrupt the wire; it is restored on exit. When stdin or stdout is not a pipe,
