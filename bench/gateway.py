@@ -70,12 +70,12 @@ console = Console(width=160)
 # -- processes -----------------------------------------------------------------------------
 @contextlib.contextmanager
 def spawned(cmd: list[str], *, env: dict[str, str] | None = None, pattern: str = r"(http://\S+/mcp)",
-            stream: str = "stdout", timeout: float = 60.0):
+            stream: str = "stdout", timeout: float = 60.0, cwd: Path = ROOT):
     """Start ``cmd`` in its own process group, wait for ``pattern`` on ``stream``; yield (proc, match)."""
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen(
         cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE if stream == "stdout" else log,
-        stderr=subprocess.PIPE if stream == "stderr" else log, cwd=ROOT, env=env, start_new_session=True,
+        stderr=subprocess.PIPE if stream == "stderr" else log, cwd=cwd, env=env, start_new_session=True,
         text=True, bufsize=1,
     )
     try:
@@ -382,6 +382,9 @@ def main() -> None:
     p.add_argument("--alt", action="append", default=[], metavar="ENV=VAL,...",
                    help="an extra toolhost contender served with these environment variables (A/B of settings); "
                    "prefix 'stdio:' for a stdio one")
+    p.add_argument("--baseline-tree", default="", metavar="PATH",
+                   help="another checkout (e.g. `git archive main | tar -x -C PATH`): extra toolhost stdio and HTTP "
+                   "contenders (baseline-stdio, baseline-http) run from it with this venv, for a same-run before/after")
     args = p.parse_args()
     if args.quick:
         args.calls, args.rounds, args.seconds, args.levels, args.warmup = 200, 3, 3.0, [1, 8], 20
@@ -418,6 +421,15 @@ def main() -> None:
             url = stack.enter_context(spawned(serve_cmd(cfg, tmp / f"alt{i}", "--port", "0"), env=env,
                                               stream="stderr"))[1]
             contenders.append(Contender(f"alt{i}", f"toolhost over HTTP, call_tool, {settings}", "http", url,
+                                        "call_tool", via))
+        if args.baseline_tree:
+            tree = str(Path(args.baseline_tree).resolve())
+            contenders.append(Contender("baseline-stdio", f"toolhost over stdio, call_tool ({tree})", "stdio",
+                                        StdioServerParameters(command=PY, args=serve_cmd(cfg, tmp / "base", "--stdio")[1:],
+                                                              cwd=tree, env=SERVE_ENV), "call_tool", via))
+            base_url = stack.enter_context(spawned(serve_cmd(cfg, tmp / "base-http", "--port", "0"), env=SERVE_ENV,
+                                                   stream="stderr", cwd=Path(tree)))[1]
+            contenders.append(Contender("baseline-http", f"toolhost over HTTP, call_tool ({tree})", "http", base_url,
                                         "call_tool", via))
         if not args.only or "toolhost-http-key" in args.only:
             data = tmp / "d4"

@@ -12,20 +12,18 @@ import ipaddress
 import os
 import signal
 import socket
-import stat
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import anyio
 import uvicorn
 from mcp.server import Server
-from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from host.limits import SessionLimits
 from servers.fair_sessions import fair_http_app
 from servers.header_whitespace import strip_header_whitespace
-from servers.stdio_guard import guarded_read_stream
+from servers.stdio_wire import serve_stdio  # re-exported: the stdio transport lives there
 
 __all__ = [
     "LOOP_ENV",
@@ -302,97 +300,3 @@ async def serve_http(
         tg.cancel_scope.cancel()
 
 
-class _StdinLines:
-    """Lines of a pipe/socket/tty stdin, read without a worker thread, so cancelling the server
-    really stops the read (the SDK's default reader blocks a thread that cannot be interrupted,
-    and SIGTERM would wait for the client to close stdin)."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buffer = b""
-        self.eof = False
-        os.set_blocking(fd, False)
-
-    @staticmethod
-    def usable(fd: int) -> bool:
-        try:
-            mode = os.fstat(fd).st_mode
-        except OSError:
-            return False
-        return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
-
-    def __aiter__(self) -> _StdinLines:
-        return self
-
-    async def __anext__(self) -> str:
-        while b"\n" not in self.buffer and not self.eof:
-            await anyio.wait_readable(self.fd)
-            try:
-                chunk = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                continue
-            self.eof = not chunk
-            self.buffer += chunk
-        if not self.buffer:
-            raise StopAsyncIteration
-        line, sep, self.buffer = self.buffer.partition(b"\n")
-        return line.decode("utf-8", "replace") + sep.decode()
-
-
-class _StdoutWire:
-    """The MCP wire on stdout, written without a worker thread.
-
-    The SDK's default writer hands every message to a worker thread (``anyio.wrap_file``): two
-    thread hops per response, a measurable share of the stdio path. This writes with non-blocking
-    ``os.write`` on a private duplicate of fd 1 and waits for writability on the event loop only
-    when the pipe is full. Like the SDK's own claim, fd 1 is pointed at stderr while serving, so
-    a stray ``print`` cannot corrupt the wire; :meth:`close` restores it.
-    """
-
-    def __init__(self) -> None:
-        self.fd = os.dup(1)
-        os.set_blocking(self.fd, False)
-        os.dup2(2, 1)
-        self.pending = bytearray()
-
-    @staticmethod
-    def usable() -> bool:
-        return _StdinLines.usable(1)
-
-    async def write(self, text: str) -> None:
-        self.pending += text.encode("utf-8")
-
-    async def flush(self) -> None:
-        while self.pending:
-            try:
-                n = os.write(self.fd, self.pending)
-            except BlockingIOError:
-                await anyio.wait_writable(self.fd)
-                continue
-            del self.pending[:n]
-
-    def close(self) -> None:
-        """Write what is still buffered (blocking), then give fd 1 back to the wire."""
-        with contextlib.suppress(OSError):
-            os.set_blocking(self.fd, True)
-            while self.pending:
-                del self.pending[: os.write(self.fd, self.pending)]
-            os.dup2(self.fd, 1)
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
-
-
-async def serve_stdio(server: Server[Any], *, stop: anyio.Event) -> None:
-    """Serve ``server`` over this process's stdin/stdout until EOF or ``stop`` is set."""
-    stdin: Any = _StdinLines(0) if _StdinLines.usable(0) else None
-    stdout: Any = _StdoutWire() if stdin is not None and _StdoutWire.usable() else None
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_until, stop, tg.cancel_scope.cancel)
-            async with stdio_server(stdin=stdin, stdout=stdout) as (read, write), \
-                    guarded_read_stream(read, write) as checked:  # malformed lines get an answer
-                await server.run(checked, write, server.create_initialization_options())
-            tg.cancel_scope.cancel()
-    finally:
-        if stdout is not None:
-            stdout.close()

@@ -33,7 +33,7 @@ from pydantic import ValidationError
 
 from servers.report_throttle import ReportThrottle
 
-__all__ = ["SKIP", "guarded_read_stream", "line_error"]
+__all__ = ["SKIP", "LineReporter", "guarded_read_stream", "line_error"]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -76,19 +76,30 @@ SKIP = _reply(None, 0, "")
 """Marker answer: drop the line without a reply (a blank line)."""
 
 
-@asynccontextmanager
-async def guarded_read_stream(read: Any, write: Any) -> AsyncIterator[Any]:
-    """A read stream for ``Server.run`` that answers malformed lines itself (module docstring)."""
-    send, receive = anyio.create_memory_object_stream[Any](16)
+class LineReporter:
+    """Reports answered lines on stderr: the reason (at most 200 characters, never the line), at
+    most one report a second with a count of the ones held back (module docstring)."""
 
-    throttle = ReportThrottle(1.0)
+    def __init__(self) -> None:
+        self._throttle = ReportThrottle(1.0)
 
-    def report(reason: str) -> None:
-        held = throttle.allow()
+    def __call__(self, reason: str) -> None:
+        held = self._throttle.allow()
         if held is None:
             return
         more = f" ({held} more malformed lines in the last second)" if held else ""
         print(f"toolhost: stdin: {reason[:200]}{more}", file=sys.stderr, flush=True)
+
+
+@asynccontextmanager
+async def guarded_read_stream(read: Any, write: Any) -> AsyncIterator[Any]:
+    """A read stream for ``Server.run`` that answers malformed lines itself (module docstring).
+
+    For the SDK's ``stdio_server`` streams; :mod:`servers.stdio_wire` applies :func:`line_error`
+    and :class:`LineReporter` inline instead (no pump task).
+    """
+    send, receive = anyio.create_memory_object_stream[Any](16)
+    report = LineReporter()
 
     async def pump() -> None:
         async with send:

@@ -3,6 +3,7 @@
 * :mod:`host.upstream.connection` — :class:`ServerConnection`: transport, handshake, listing,
   reconnects, and forwarding calls to one server;
 * :mod:`host.upstream.transport` — opening a stdio child / streamable HTTP / SSE transport;
+* :mod:`host.upstream.stdio_pipe` — the stdio client transport (the SDK's, without its two pipe tasks);
 * :mod:`host.upstream.listen` — the 2026-07-28 ``subscriptions/listen`` stream (resource subscriptions);
 * :mod:`host.upstream.input_required` — the 2026-07-28 input-required flow between a client and an upstream;
 * :mod:`host.upstream.status` — :class:`ConnectionState` (the per-server circuit breaker) and

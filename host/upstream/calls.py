@@ -14,6 +14,13 @@ Every way a call can end maps to one host error (or a result):
 * any other JSON-RPC error → :class:`~host.errors.UpstreamError` (code, message, data kept;
   ``-32700`` when the reply could not be parsed, see the guard).
 
+Progress before the result: the SDK hands each upstream ``notifications/progress`` to a task of
+its own and resolves the reply inline, so a reply read right behind the progress lines woke the
+caller while the forwards to the downstream client were still running, and the client got the
+result before (or without) the progress (conformance ``tools-call-with-progress``, flaky under
+load). The forwards started before the reply are awaited (at most :data:`PROGRESS_SETTLE_SECONDS`)
+before the result is returned; they did start first, as the SDK schedules each in reading order.
+
 JSON-RPC codes -32000/-32001 are also free for servers to use ("implementation-defined server
 errors"), so only the SDK's own local errors (fixed message, no data) mean closed / timed out.
 """
@@ -33,13 +40,49 @@ from host.upstream.executor import ProgressCallback
 from host.upstream.guard import CALL_SLOT, CallSlot, TransportGuard
 from host.upstream.input_required import InputNotDeclared, current_exchange, run_round
 
-__all__ = ["INPUT_PENDING_TEXT", "OUTER_GRACE_SECONDS", "SessionExpired", "call_client_tool", "describe_exception"]
+__all__ = [
+    "INPUT_PENDING_TEXT",
+    "OUTER_GRACE_SECONDS",
+    "PROGRESS_SETTLE_SECONDS",
+    "SessionExpired",
+    "call_client_tool",
+    "describe_exception",
+]
 
 INPUT_PENDING_TEXT = "toolhost: the server needs input from the client (input_required); the client retries the call"
 """Text of the interim result a call returns while its input-required round goes to the client."""
 
 OUTER_GRACE_SECONDS = 5.0
 """Extra time the outer bound waits after the SDK's read timeout (seconds)."""
+
+
+PROGRESS_SETTLE_SECONDS = 2.0
+"""How long a finished call waits for its progress forwards still running (seconds)."""
+
+
+class _OrderedProgress:
+    """A progress callback that counts its running forwards, so the result can wait for them."""
+
+    def __init__(self, callback: ProgressCallback) -> None:
+        self._callback = callback
+        self._running = 0
+        self._idle: anyio.Event | None = None
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self._running += 1
+        try:
+            await self._callback(progress, total, message)
+        finally:
+            self._running -= 1
+            if self._running == 0 and self._idle is not None:
+                self._idle.set()
+
+    async def settle(self) -> None:
+        """Wait until the forwards running now are done (bounded by :data:`PROGRESS_SETTLE_SECONDS`)."""
+        if self._running:
+            self._idle = anyio.Event()
+            with anyio.move_on_after(PROGRESS_SETTLE_SECONDS):
+                await self._idle.wait()
 
 
 class SessionExpired(HostError):
@@ -80,23 +123,14 @@ async def call_client_tool(
     """
     slot = CallSlot()
     token = CALL_SLOT.set(slot)
+    ordered = _OrderedProgress(progress_callback) if progress_callback is not None else None
+    if ordered is not None:
+        progress_callback = ordered
     try:
         with anyio.fail_after(timeout_seconds + OUTER_GRACE_SECONDS):
-            exchange = current_exchange()
-            if exchange is None or client.protocol_version < "2026":
-                return await client.call_tool(
-                    tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback
-                )
-            # A 2026-07-28 client on both sides: one input round, the client drives the rest.
-            try:
-                result = await run_round(exchange, lambda responses, state: client.session.call_tool(
-                    tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback,
-                    input_responses=responses, request_state=state, allow_input_required=True), server=server)
-            except InputNotDeclared as refused:
-                exchange.refused = refused  # answered as the JSON-RPC error by the request handler
-                return CallToolResult(content=[TextContent(type="text", text=refused.message)], is_error=True)
-            if result is None:
-                return CallToolResult(content=[TextContent(type="text", text=INPUT_PENDING_TEXT)])
+            result = await _call(client, server, tool, arguments, timeout_seconds, progress_callback)
+            if ordered is not None:
+                await ordered.settle()
             return result
     except MCPError as err:
         if guard is not None and guard.session_expired(slot):
@@ -115,6 +149,28 @@ async def call_client_tool(
         raise _cut(server, tool, slot, better or f"connection lost: {text}") from None
     finally:
         CALL_SLOT.reset(token)
+
+
+async def _call(
+    client: Client, server: str, tool: str, arguments: dict[str, Any], timeout_seconds: float,
+    progress_callback: ProgressCallback | None,
+) -> CallToolResult:
+    exchange = current_exchange()
+    if exchange is None or client.protocol_version < "2026":
+        return await client.call_tool(
+            tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback
+        )
+    # A 2026-07-28 client on both sides: one input round, the client drives the rest.
+    try:
+        result = await run_round(exchange, lambda responses, state: client.session.call_tool(
+            tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback,
+            input_responses=responses, request_state=state, allow_input_required=True), server=server)
+    except InputNotDeclared as refused:
+        exchange.refused = refused  # answered as the JSON-RPC error by the request handler
+        return CallToolResult(content=[TextContent(type="text", text=refused.message)], is_error=True)
+    if result is None:
+        return CallToolResult(content=[TextContent(type="text", text=INPUT_PENDING_TEXT)])
+    return result
 
 
 def describe_exception(err: BaseException) -> str:

@@ -6,7 +6,8 @@ never the whole parent environment, and is checked before it is spawned
 :class:`Preflight`, and is not retried). Its stderr goes to the server's log file. HTTP requests
 pass through the :class:`~host.upstream.guard.TransportGuard` response hook (expired sessions,
 authentication failures). A stdio child runs under :mod:`host.upstream.pdeath`, so its whole process
-group stops when this process dies, even by ``kill -9``.
+group stops when this process dies, even by ``kill -9``. The stdio transport is
+:mod:`host.upstream.stdio_pipe` (the SDK's ``stdio_client`` behaviour without its two pipe tasks).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-from mcp import StdioServerParameters, stdio_client
+from mcp import StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -27,6 +28,7 @@ from host.upstream.guard import TransportGuard
 from host.upstream.oauth import oauth_provider
 from host.upstream.pdeath import wrap
 from host.upstream.serverlog import ServerLog
+from host.upstream.stdio_pipe import stdio_pipe_client
 
 __all__ = ["SAFE_ENV_VARS", "Preflight", "child_env", "open_transport"]
 
@@ -70,7 +72,7 @@ async def open_transport(
         params = StdioServerParameters(
             command=command, args=args, env=env, cwd=config.cwd, encoding_error_handler="replace"
         )
-        return stdio_client(params, errlog=errlog)
+        return stdio_pipe_client(params, errlog=errlog)  # the SDK's stdio_client without its pipe tasks
     assert isinstance(config, RemoteServerConfig)
     log.open(f"connecting ({config.transport})")
     if config.transport == "sse":

@@ -17,7 +17,9 @@ Run: ``python hostile_stdio.py [FLAGS as JSON]``. It answers ``server/discover``
 
 Tools: ``echo {text}`` → text; ``die`` → exits without replying; ``hang`` → never replies;
 ``broken`` → a truncated reply that names the request id; ``slow {seconds}`` → sleeps, then
-answers; ``garble_then_echo {text}`` → garbage lines, then the echo reply.
+answers; ``garble_then_echo {text}`` → garbage lines, then the echo reply; ``progress {steps}``
+(listed with the ``progress_tool`` flag) → that many ``notifications/progress`` for the request's
+token and the reply, in one write.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ def tools() -> list[dict]:
         tool("broken", "Answer with a truncated reply."),
         tool("slow", "Sleep, then answer.", {"seconds": {"type": "number"}}),
         tool("garble_then_echo", "Write garbage, then echo.", {"text": {"type": "string"}}),
+        *([tool("progress", "Report progress, then answer.", {"steps": {"type": "integer"}})]
+          if FLAGS.get("progress_tool") else []),
     ]
     return base + list(FLAGS.get("tools", []))
 
@@ -117,6 +121,15 @@ def handle_call(rid, params: dict) -> None:
     elif name == "garble_then_echo":
         garbage()
         text_result(rid, str(args.get("text", "")))
+    elif name == "progress":
+        token = (params.get("_meta") or {}).get("progressToken")
+        steps = int(args.get("steps", 3))
+        lines = [json.dumps({"jsonrpc": "2.0", "method": "notifications/progress",
+                             "params": {"progressToken": token, "progress": i + 1, "total": steps}})
+                 for i in range(steps)]
+        lines.append(json.dumps({"jsonrpc": "2.0", "id": rid, "result": {
+            "content": [{"type": "text", "text": "done"}], "isError": False}}))
+        write_raw("\n".join(lines).encode())  # one write: the reply lands right behind the progress
     else:
         send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": f"unknown tool {name}"}],
                                                        "isError": True}})

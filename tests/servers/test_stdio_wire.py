@@ -1,0 +1,117 @@
+"""The loop-native stdio wire of ``toolhost serve --stdio`` (:mod:`servers.stdio_wire`) on real pipes.
+
+End to end (a real ``serve --stdio`` process, malformed lines answered) is
+``tests/servers/test_stdio_guard.py``; these check what only shows under pressure: a full pipe,
+many senders at once, a reader that went away.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import anyio
+import pytest
+from mcp.shared.message import SessionMessage
+from mcp.types import JSONRPCNotification, JSONRPCRequest
+
+from servers.stdio_wire import StdinLines, StdoutWire, WireReceive, WireSend
+
+pytestmark = pytest.mark.anyio
+
+
+async def _read_all(fd: int, want_lines: int) -> list[bytes]:
+    os.set_blocking(fd, False)
+    data = b""
+    while data.count(b"\n") < want_lines:
+        await anyio.wait_readable(fd)
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            continue
+        assert chunk, "the pipe closed early"
+        data += chunk
+    return data.split(b"\n")[:-1]
+
+
+async def test_concurrent_senders_on_a_full_pipe_wait_and_every_message_arrives_whole_in_send_order() -> None:
+    r, w = os.pipe()
+    wire = StdoutWire(w)
+    sent: list[int] = []
+    done = anyio.Event()
+    finished = 0
+
+    async def sender(i: int) -> None:
+        nonlocal finished
+        sent.append(i)  # no await before write(): the send order is the order of this list
+        await wire.write(json.dumps({"i": i, "pad": str(i) * 40_000}).encode() + b"\n")
+        finished += 1
+        if finished == 20:
+            done.set()
+
+    try:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                for i in range(20):
+                    tg.start_soon(sender, i)
+                await anyio.wait_all_tasks_blocked()
+                assert finished < 20  # ~800 kB cannot fit a pipe: senders wait for the reader
+                assert wire.pending  # what did not fit is held, not dropped
+                lines = await _read_all(r, 20)
+                await done.wait()
+    finally:
+        wire.close()
+        os.close(r)
+    got = [json.loads(line) for line in lines]
+    assert [m["i"] for m in got] == sent
+    assert all(m["pad"] == str(m["i"]) * 40_000 for m in got)
+    assert not wire.pending
+
+
+async def test_a_reader_that_went_away_breaks_the_wire_for_every_sender() -> None:
+    r, w = os.pipe()
+    os.close(r)
+    wire = StdoutWire(w)
+    try:
+        with anyio.fail_after(10):
+            with pytest.raises(anyio.BrokenResourceError):
+                await wire.write(b'{"jsonrpc":"2.0","id":1,"result":{}}\n')
+            assert wire.broken
+            with pytest.raises(anyio.BrokenResourceError):
+                await WireSend(wire).send(SessionMessage(JSONRPCNotification(jsonrpc="2.0", method="x")))
+    finally:
+        wire.close()
+
+
+async def test_receive_parses_lines_answers_malformed_ones_on_the_wire_and_ends_at_eof() -> None:
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    reported: list[str] = []
+    wire = StdoutWire(out_w)
+    read = WireReceive(StdinLines(in_r), WireSend(wire), reported.append)
+    os.write(in_w, b'{"jsonrpc":"2.0","id":1,"method":"ping"}\nnot json\n\n{"jsonrpc":"2.0","id":2,"me')
+    try:
+        with anyio.fail_after(10):
+            first = await read.receive()
+            assert first.message == JSONRPCRequest(jsonrpc="2.0", id=1, method="ping")
+
+            async def finish_the_line() -> None:
+                await anyio.wait_all_tasks_blocked()
+                os.write(in_w, b'thod":"ping"}\n')  # the rest of a line split across reads
+                os.close(in_w)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(finish_the_line)
+                second = await read.receive()
+            assert second.message == JSONRPCRequest(jsonrpc="2.0", id=2, method="ping")
+            with pytest.raises(anyio.EndOfStream):
+                await read.receive()
+            (answer,) = await _read_all(out_r, 1)
+    finally:
+        wire.close()
+        os.close(in_r)
+        os.close(out_r)
+    error = json.loads(answer)
+    assert error["id"] is None and error["error"]["code"] == -32700  # the blank line got no answer
+    assert error["error"]["message"].startswith("Parse error: Invalid JSON: expected ident at line 1 column 2")
+    assert reported == [error["error"]["message"]]
