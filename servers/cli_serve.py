@@ -23,6 +23,10 @@ from servers.cli_common import (
 from servers.cli_options import AuthChoice, Expose, LogFormat, LogLevel
 from servers.serve_defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH
 
+DEFER_EVENTS_ENV = "TOOLHOST_DEFER_EVENTS"
+"""``0``: ``serve`` over HTTP writes event-log entries on the request path (A/B runs of
+``bench/gateway.py --alt``); default: after each answer (:meth:`host.events.EventLog.defer`)."""
+
 if TYPE_CHECKING:
     import anyio
 
@@ -182,8 +186,11 @@ def serve(
                     elif stdio:
                         await serve_stdio(srv, stop=stop)
                     else:
+                        if os.environ.get(DEFER_EVENTS_ENV, "1") != "0":
+                            rt.event_log.defer()  # events written once each answer is sent (issue 12)
                         await serve_http(
                             srv,
+                            after_response=rt.event_log.flush,
                             host=host,
                             port=port,
                             sock=sock,
