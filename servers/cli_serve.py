@@ -27,8 +27,27 @@ DEFER_EVENTS_ENV = "TOOLHOST_DEFER_EVENTS"
 """``0``: ``serve`` over HTTP writes event-log entries on the request path (A/B runs of
 ``bench/gateway.py --alt``); default: after each answer (:meth:`host.events.EventLog.defer`)."""
 
+GC_FREEZE_ENV = "TOOLHOST_GC_FREEZE"
+"""``0``: do not move the start-up heap out of the garbage collector's reach (A/B runs)."""
+
 if TYPE_CHECKING:
     import anyio
+
+
+def _freeze_startup_heap() -> None:
+    """Collect once, then ``gc.freeze()`` what start-up built (modules, registry, search index...).
+
+    Every full (generation 2) collection walks every tracked object; measured at 32 concurrent
+    HTTP clients (gc.callbacks probe) serve ran 12 of them in ~3,800 calls at ~130 ms each, each
+    a pause of the event loop for every client (py-spy: 15% of serve's time in gc_collect). Frozen
+    objects are skipped by later collections; objects made afterwards are collected as before
+    (frozen start-up garbage that later dies is not reclaimed: start-up state lives as long as serve).
+    Source: Python docs, ``gc.freeze`` ("avoid copy-on-write and ... collections").
+    """
+    import gc  # noqa: PLC0415
+
+    gc.collect()
+    gc.freeze()
 
     from host.runtime import HostRuntime
 
@@ -188,6 +207,8 @@ def serve(
                     else:
                         if os.environ.get(DEFER_EVENTS_ENV, "1") != "0":
                             rt.event_log.defer()  # events written once each answer is sent (issue 12)
+                        if os.environ.get(GC_FREEZE_ENV, "1") != "0":
+                            _freeze_startup_heap()
                         await serve_http(
                             srv,
                             after_response=rt.event_log.flush,
