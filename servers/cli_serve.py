@@ -35,6 +35,8 @@ GC_YOUNG_THRESHOLD = 10_000
 if TYPE_CHECKING:
     import anyio
 
+    from host.runtime import HostRuntime
+
 
 def _freeze_startup_heap() -> None:
     """Collect once, ``gc.freeze()`` what start-up built (modules, registry, search index...), and
@@ -61,7 +63,6 @@ def _freeze_startup_heap() -> None:
     _, middle, old = gc.get_threshold()
     gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
 
-    from host.runtime import HostRuntime
 
 __all__ = ["serve"]
 
