@@ -23,10 +23,46 @@ from servers.cli_common import (
 from servers.cli_options import AuthChoice, Expose, LogFormat, LogLevel
 from servers.serve_defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH
 
+DEFER_EVENTS_ENV = "TOOLHOST_DEFER_EVENTS"
+"""``0``: ``serve`` over HTTP writes event-log entries on the request path (A/B runs of
+``bench/gateway.py --alt``); default: after each answer (:meth:`host.events.EventLog.defer`)."""
+
+GC_FREEZE_ENV = "TOOLHOST_GC_FREEZE"
+"""``0``: keep Python's garbage-collector defaults (A/B runs; :func:`_freeze_startup_heap`)."""
+GC_YOUNG_THRESHOLD = 10_000
+"""Allocations between young-generation collections while serving over HTTP (Python's default: 700)."""
+
 if TYPE_CHECKING:
     import anyio
 
     from host.runtime import HostRuntime
+
+
+def _freeze_startup_heap() -> None:
+    """Collect once, ``gc.freeze()`` what start-up built (modules, registry, search index...), and
+    collect the young generation every :data:`GC_YOUNG_THRESHOLD` allocations instead of 700.
+
+    Every full (generation 2) collection walks every tracked object; measured at 32 concurrent
+    HTTP clients (gc.callbacks probe, wall clock, loaded machine) serve ran 12 of them in ~3,800
+    calls at ~130 ms each, each a pause of the event loop for every client (py-spy: 15% of serve's
+    time in gc_collect); 158k tracked objects unfrozen, 13k frozen. Frozen
+    objects are skipped by later collections; objects made afterwards are collected as before
+    (frozen start-up garbage that later dies is not reclaimed: start-up state lives as long as serve).
+
+    Young collections: each walks the objects of the requests in flight, not the garbage (freed by
+    reference counting), so fewer of them cost less in total. Same probe (thread CPU, 32 clients,
+    3,200 calls, frozen heap, two runs each): threshold 700: ~1,100 young + ~100 middle + 9 full
+    collections (9-16 ms each) = 0.49 s, ~0.13 ms per call (~11% of serve's CPU per call); 10,000:
+    ~20 + 2 + 0 = 0.08 s. Cyclic garbage then waits for at most 10,000 allocations.
+    Source: Python docs, ``gc.freeze`` and ``gc.set_threshold``.
+    """
+    import gc  # noqa: PLC0415
+
+    gc.collect()
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
+
 
 __all__ = ["serve"]
 
@@ -182,8 +218,13 @@ def serve(
                     elif stdio:
                         await serve_stdio(srv, stop=stop)
                     else:
+                        if os.environ.get(DEFER_EVENTS_ENV, "1") != "0":
+                            rt.event_log.defer()  # events written once each answer is sent (issue 12)
+                        if os.environ.get(GC_FREEZE_ENV, "1") != "0":
+                            _freeze_startup_heap()
                         await serve_http(
                             srv,
+                            after_response=rt.event_log.flush,
                             host=host,
                             port=port,
                             sock=sock,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -32,22 +33,29 @@ from mcp.server import Server
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, AuthorizationContext, authorization_context
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, EventStore, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import RequestBodyLimitMiddleware
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from host.limits import SessionLimits
 from servers.event_store import RETRY_INTERVAL_MS, SessionEventStore
+from servers.modern_http import handle_modern_post
 from servers.report_throttle import ReportThrottle
 from servers.session_transport import GatewayTransport
 
-__all__ = ["BUSY_RETRY_SECONDS", "FairSessionManager", "fair_http_app", "open_sessions"]
+__all__ = ["BUSY_RETRY_SECONDS", "MODERN_HTTP_ENV", "FairSessionManager", "fair_http_app", "open_sessions"]
 
 _log = logging.getLogger(__name__)
 
 BUSY_RETRY_SECONDS = 5
 """``Retry-After`` (seconds) when every session of a user is busy: any that goes idle can be reclaimed."""
 _ANONYMOUS = "<unauthenticated>"
+MODERN_HTTP_ENV = "TOOLHOST_MODERN_HTTP"
+"""``sdk``: serve 2026-07-28 requests with the SDK's own entry instead of :mod:`servers.modern_http`."""
+_PV_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
 
 
 def _owner(requestor: AuthorizationContext | None) -> str:
@@ -112,6 +120,23 @@ class FairSessionManager(StreamableHTTPSessionManager):
             transport = GatewayTransport.adopt(transport)
         return transport
 
+    after_response: Callable[[], None] | None = None
+    lean_modern: bool = True
+    """2026-07-28 requests through :mod:`servers.modern_http` (``TOOLHOST_MODERN_HTTP=sdk``: the SDK's
+    entry, for A/B runs of ``bench/gateway.py --alt``)."""
+    """Called after each 2026-07-28 request's answer was written (:mod:`servers.modern_http`)."""
+
+    async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # The SDK's own routing by the MCP-Protocol-Version header; 2026-07-28 requests take the
+        # leaner single-exchange entry of servers.modern_http (same answers, less per request).
+        pv = next((v for k, v in scope["headers"] if k == _PV_HEADER), None)
+        if (self.lean_modern and pv is not None and pv.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS
+                and self._task_group is not None):
+            await handle_modern_post(self.app, self.security_settings, self.json_response, self._lifespan_state,
+                                     scope, receive, send, after_response=self.after_response)
+            return
+        await super()._handle_request(scope, receive, send)
+
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         if request.headers.get(MCP_SESSION_ID_HEADER) is None:
@@ -171,9 +196,12 @@ def fair_http_app(
     if type(manager) is not StreamableHTTPSessionManager:
         raise TypeError(f"unexpected session manager {type(manager).__name__}; cannot add per-user limits")
     manager.__class__ = FairSessionManager
+    # the SDK bound its own _handle_request into the body-limit middleware in __init__
+    manager.asgi_app = RequestBodyLimitMiddleware(manager._handle_request, manager.max_request_body_size)
     manager._refusals = ReportThrottle(60)
     manager.max_sessions_per_user = limits.max_per_user
     manager.event_store_factory = SessionEventStore if resumable else None
+    manager.lean_modern = os.environ.get(MODERN_HTTP_ENV, "lean").strip().lower() != "sdk"
     return app
 
 

@@ -238,6 +238,7 @@ async def serve_http(
     on_ready: Callable[[str], None] | None = None,
     session_limits: SessionLimits | None = None,
     routes: list[Any] | None = None,
+    after_response: Callable[[], None] | None = None,
 ) -> None:
     """Serve ``server`` on ``http://host:port/mcp`` until ``stop`` is set.
 
@@ -252,6 +253,8 @@ async def serve_http(
         on_ready: called with the endpoint URL once the socket listens.
         session_limits: per-user session limit and idle expiry (:mod:`servers.fair_sessions`).
         routes: more Starlette routes served beside ``/mcp`` (health, metrics, admin).
+        after_response: run after each 2026-07-28 answer went to the socket (the event log's
+            deferred writes, :meth:`host.events.EventLog.defer`).
     """
     app = fair_http_app(
         server,
@@ -263,6 +266,9 @@ async def serve_http(
         auth=auth,
         custom_starlette_routes=routes,
     )
+    manager = getattr(server, "_session_manager", None)
+    if after_response is not None and manager is not None:
+        manager.after_response = after_response
     config = uvicorn.Config(
         strip_header_whitespace(app),
         host=host,
