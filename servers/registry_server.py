@@ -20,11 +20,13 @@ pass through as errors; upstream progress notifications are forwarded to the cal
 
 Built on the SDK's low-level :class:`mcp.server.Server` (raw JSON Schemas, results built by
 hand so the model always sees why a call failed). No import-time side effects.
+
+Split by job: this module builds the server and routes requests; :mod:`servers.meta_tools`
+defines ``tool_search`` / ``call_tool`` and builds the ``tool_search`` result.
 """
 
 from __future__ import annotations
 
-import json
 import time
 import weakref
 from collections.abc import Callable
@@ -39,9 +41,6 @@ from mcp.types import (
     InputRequiredResult,
     ListToolsResult,
     PaginatedRequestParams,
-    TextContent,
-    Tool,
-    ToolAnnotations,
 )
 
 from host.access import AccessControl, approval_elicitation, approval_record
@@ -49,93 +48,32 @@ from host.runtime import HostRuntime
 from host.upstream.identity import toolhost_version
 from host.upstream.input_required import input_exchange
 from host.upstream.relay import downstream_scope
-from registry import ANONYMOUS, Principal, ToolRecord
+from registry import ANONYMOUS, Principal
 from registry.catalog import qualify_uri
-from registry.search import DeferredLoadingState, HitContext, SearchTrail, tool_definition
-from registry.search import format_result as format_search
-from registry.search.guard import search_pattern_problem
+from registry.search import DeferredLoadingState, SearchTrail
 from servers.approval_elicit import elicitor_for
 from servers.catalog_handlers import CatalogHandlers
 from servers.downstream import downstream_for
 from servers.input_flow import exchange_for, pending_result, request_state_boundary
 from servers.listen_relay import ListenRelay
+from servers.meta_tools import (
+    CALL_TOOL,
+    CALL_TOOL_TOOL,
+    SEARCH_TOOL,
+    TOOL_SEARCH,
+    as_mcp_tool,
+    run_search,
+    text_error,
+)
 from servers.notify import ToolsChangedNotifier
-from servers.results import ERROR_META_KEY, to_mcp_result
-from servers.search_usage import UsageLearner, hit_contexts
+from servers.results import to_mcp_result
+from servers.search_usage import UsageLearner
 
 __all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "create_registry_server"]
-
-TOOL_SEARCH = "tool_search"
-CALL_TOOL = "call_tool"
-MAX_SEARCH_LIMIT = 50
-MAX_QUERY_CHARS = 2000
-"""Longest ``tool_search`` query accepted from a client (characters)."""
 
 Expose = Literal["search", "all"]
 PrincipalResolver = Callable[[ServerRequestContext[Any, Any]], Principal]
 """Maps a request to the caller (HTTP: from the bearer token; stdio: the ``--user``)."""
-
-_SEARCH_TOOL = Tool(
-    name=TOOL_SEARCH,
-    title="Search tools",
-    description=(
-        "Find tools by what you want to do. Returns the best-matching tools with their full "
-        "definitions (name, description, input schema, risk), whether a call needs a human's approval "
-        "and whether the tool is available now; says so when no tool fits. Call one with call_tool. "
-        "Search with a few words describing the task (any language), e.g. 'cancel order' or 'current time zone'."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "What you want to do, in a few words."},
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_SEARCH_LIMIT,
-                "default": 5,
-                "description": "How many tools to return.",
-            },
-        },
-        "required": ["query"],
-    },
-    annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
-)
-
-_CALL_TOOL = Tool(
-    name=CALL_TOOL,
-    title="Call a tool",
-    description=(
-        "Run a tool found with tool_search, by its exact name, with arguments matching its input schema. "
-        "Returns the tool's result."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "Exact tool name from tool_search, e.g. 'orders__get_order'."},
-            "arguments": {"type": "object", "description": "Arguments for the tool.", "default": {}},
-        },
-        "required": ["name"],
-    },
-    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True),
-)
-
-
-def _as_mcp_tool(tool: ToolRecord) -> Tool:
-    ann = tool.annotations
-    return Tool(
-        name=tool.qualified_name,
-        title=tool.display_title,
-        description=tool.description,
-        input_schema=tool.input_schema,
-        output_schema=tool.output_schema,
-        annotations=ToolAnnotations(
-            title=ann.title,
-            read_only_hint=ann.read_only_hint,
-            destructive_hint=ann.destructive_hint,
-            idempotent_hint=ann.idempotent_hint,
-            open_world_hint=ann.open_world_hint,
-        ),
-    )
 
 
 class _NoRequest:
@@ -148,16 +86,6 @@ class _NoRequest:
 
 
 _NO_REQUEST: Any = _NoRequest()
-
-
-def _text_error(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
-
-def _search_error(text: str) -> CallToolResult:
-    """A ``tool_search`` argument error, coded like the pipeline's (``_meta["toolhost/error"]``)."""
-    err = {"code": "invalid_arguments", "message": text, "where": "tool_search"}
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta={ERROR_META_KEY: err})
 
 
 async def _announce_list_changed(ctx: ServerRequestContext[Any, Any]) -> None:
@@ -229,11 +157,11 @@ def create_registry_server(
             notifier.remember(ctx)
         principal = resolve(ctx)
         if expose == "all":
-            tools = [_as_mcp_tool(t) for t in runtime.visible_tools(principal)]
+            tools = [as_mcp_tool(t) for t in runtime.visible_tools(principal)]
         else:
             visible, _key = runtime.visibility(principal)
             declared = state_of(ctx).declared(runtime.registry.snapshot(), visible)
-            tools = [_SEARCH_TOOL, _CALL_TOOL] + [_as_mcp_tool(t) for t in declared]
+            tools = [SEARCH_TOOL, CALL_TOOL_TOOL] + [as_mcp_tool(t) for t in declared]
         if access is not None:
             await access.audit_async(action="list", principal=principal, status="ok", detail=f"{len(tools)} tools")
         return ListToolsResult(tools=tools)
@@ -318,7 +246,7 @@ def create_registry_server(
         principal = resolve(ctx)
         args = dict(params.arguments or {})
         if params.name == TOOL_SEARCH:
-            result, hits = _search(runtime, principal, args, trail_of(ctx))
+            result, hits = run_search(runtime, principal, args, trail_of(ctx))
             if access is not None:
                 await access.audit_async(action="search", principal=principal, status="ok",
                                          detail=f"{len(hits)} hits for {str(args.get('query'))[:100]!r}")
@@ -328,12 +256,12 @@ def create_registry_server(
         if params.name == CALL_TOOL:
             target = args.get("name")
             if not isinstance(target, str) or not target:
-                return _text_error("call_tool needs 'name': the exact tool name from tool_search")
+                return text_error("call_tool needs 'name': the exact tool name from tool_search")
             inner = args.get("arguments", {})
             if inner is None:
                 inner = {}
             if not isinstance(inner, (dict, str)):
-                return _text_error(f"call_tool 'arguments' must be an object, got {type(inner).__name__}")
+                return text_error(f"call_tool 'arguments' must be an object, got {type(inner).__name__}")
             # A JSON string is parsed by the pipeline (with a precise error when it is not an object).
             return await run_call(ctx, principal, target, inner, params)
         return await run_call(ctx, principal, params.name, args, params)
@@ -347,9 +275,9 @@ def create_registry_server(
         probed; the caller comes from the request's bearer token (the SDK's auth context).
         """
         if name == CALL_TOOL:
-            return _CALL_TOOL.input_schema
+            return CALL_TOOL_TOOL.input_schema
         if name == TOOL_SEARCH:
-            return _SEARCH_TOOL.input_schema
+            return SEARCH_TOOL.input_schema
         record = runtime.registry.snapshot().get(name)
         if record is None:
             return None
@@ -412,46 +340,3 @@ class _RegistryServer(Server[Any]):
             if not offered[key]:
                 update[attr] = None
         return caps.model_copy(update=update)
-
-
-def _search(
-    runtime: HostRuntime, principal: Principal, args: dict[str, Any], trail: SearchTrail | None = None
-) -> tuple[CallToolResult, list[str]]:
-    """Run ``tool_search``; returns the MCP result and the qualified names of the hits.
-
-    Each hit carries its risk tier, whether this caller's call needs approval and whether its
-    server is connected now; a weak result ("no tool fits") says so (``structuredContent.weak``).
-    """
-    query = args.get("query")
-    if not isinstance(query, str):
-        return _search_error("tool_search needs 'query': a few words describing what you want to do"), []
-    if len(query) > MAX_QUERY_CHARS:
-        return _search_error(f"tool_search 'query' is {len(query)} characters; use at most {MAX_QUERY_CHARS}"), []
-    limit = args.get("limit", 5)
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
-        return _search_error(f"tool_search 'limit' must be an integer from 1 to {MAX_SEARCH_LIMIT}"), []
-    rejected = search_pattern_problem(query)
-    if rejected is not None:
-        return _search_error(f"invalid_arguments: tool_search 'query': {rejected}"), []
-    result = runtime.search(query, principal, limit=limit)
-    if result.invalid:
-        return _search_error(f"invalid_arguments: tool_search 'query': {result.message}"), []
-    if trail is not None:
-        trail.record(query, result)
-    contexts: dict[str, HitContext] = hit_contexts(runtime, principal, [h.tool for h in result.hits])
-    tools = [
-        tool_definition(h.tool) | {"score": round(h.score, 4)} | contexts[h.tool.qualified_name].to_json()
-        for h in result.hits
-    ]
-    structured: dict[str, Any] = {"tools": tools}
-    if result.mode in ("bm25", "hybrid"):
-        structured["weak"] = result.weak
-    if result.message:
-        structured["message"] = result.message
-    text = format_search(result, contexts)
-    if tools:
-        text += "\n\nFull definitions (JSON):\n" + json.dumps({"tools": tools}, ensure_ascii=False)
-    return (
-        CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured),
-        [h.tool.qualified_name for h in result.hits],
-    )

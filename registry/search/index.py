@@ -34,7 +34,10 @@ hidden tools (bug case BR-26). The cost is one predicate call per tool per searc
 a search back to 0.16 ms at 10k and 0.57 ms at 100k tools. BM25Plus was chosen over BM25Okapi partly for this: Okapi's IDF floor depends
 on the document frequency of *every* token in the visible corpus, Plus needs only the query's.
 
-Split by job: this module keeps the index state, its updates and the free-text search;
+Split by job: this module keeps the index's entry points (updates, vectors, memory) and the
+free-text search; ``registry.search.index_state`` holds the immutable state and builds its
+updates, ``registry.search.visibility`` computes the caller's mask (cached) and the help message,
+``registry.search.dense_query`` caches query vectors and computes cosines,
 ``registry.search.exact`` runs ``select:`` / ``regex:``, ``registry.search.ranking`` filters and
 orders hits, ``registry.search.result`` defines what comes back, ``registry.search.memory`` scores
 the usage memory and ``registry.search.dense`` fuses BM25 with the dense ranking.
@@ -47,22 +50,24 @@ or the new index, never a half-built one. Writers are serialized by a lock.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from registry.search.abstain import DEFAULT_ABSTAIN, Abstain, Signals, dense_signals, query_coverage, rank_agreement
-from registry.search.bm25 import BM25Params, Corpus
-from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, VectorBuffer, embedding_text, fuse
+from registry.search.bm25 import BM25Params
+from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, embedding_text, fuse
+from registry.search.dense_query import QUERY_VECTOR_CACHE, DenseCandidates, QueryVectors, cosines
 from registry.search.document import FieldWeights, document_tokens
 from registry.search.exact import MAX_REGEX_CHARS, regex_tools, select_tools
 from registry.search.expand import DEFAULT_EXPANSION, QueryExpansion
+from registry.search.index_state import IndexState, empty_state, replaced_state
 from registry.search.memory import MemoryIndex
 from registry.search.ranking import ToolFilter, add_scores, bm25_confidence, top_hits
 from registry.search.result import WEAK_MESSAGE, SearchHit, SearchResult
 from registry.search.tokenize import tokenize
+from registry.search.visibility import MaskCache, help_message
 from registry.store import ToolRegistry
 from registry.tool import Risk, ToolRecord
 
@@ -71,30 +76,11 @@ __all__ = ["DEFAULT_ABSTAIN", "DEFAULT_PARAMS", "MAX_REGEX_CHARS", "Abstain", "S
 DEFAULT_PARAMS = BM25Params(model="plus", k1=1.2, b=0.75, delta=1.0)
 """Chosen on dev data (``bench/search_tune.py``); k1 and b barely matter there (±0.3 R@5)."""
 
-_QUERY_VECTOR_CACHE = 256
 DEFAULT_MEMORY_DENSE = 1.0
 """Factor on the remembered-query cosine. Dev grid (``bench/search_memory_tune.py``, ToolLens
 train, R@5 cross-template / shared-template): hybrid without memory 34.12 / 35.64; lexical memory
 at 0.3 (the old default) 34.18 / 49.19; dense memory at 1.0 without lexical memory 36.02 / 61.33;
 both (0.3, 0.8) 33.85 / 63.55."""
-
-_MASK_CACHE_SIZE = 32
-_SERVER_HINTS = 10
-
-
-@dataclass(frozen=True)
-class _State:
-    corpus: Corpus
-    records: tuple[ToolRecord | None, ...]  # by slot
-    server_code: np.ndarray  # int32 by slot, -1 for free slots
-    risk_level: np.ndarray  # int8 by slot
-    server_ids: dict[str, int]
-    servers: dict[str, tuple[str, ...]]  # server -> qualified names
-    by_name: dict[str, ToolRecord]
-    generation: int
-    has_vec: np.ndarray  # bool by slot: the slot's vector in ``vectors`` is current
-    vectors: VectorBuffer | None
-
 
 class SearchIndex:
     """The searchable view of every registered tool (see the module docstring).
@@ -142,28 +128,23 @@ class SearchIndex:
         self.memory_dense = memory_dense
         self.hybrid_memory_weight = hybrid_memory_weight
         self._mem = MemoryIndex(params, tokenizer)
-        self._qvec_cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self.query_cache_size = _QUERY_VECTOR_CACHE
-        """Query vectors kept (LRU): agents repeat searches."""
+        self._qvecs = QueryVectors(QUERY_VECTOR_CACHE)
         self.expansion = expansion
         self.weights = weights
         self.tokenizer = tokenizer
         self._write_lock = threading.Lock()
-        self._cache_lock = threading.Lock()
-        self._mask_cache: OrderedDict[tuple[int, Hashable], np.ndarray | None] = OrderedDict()
-        self._last_dense: tuple[np.ndarray, np.ndarray | None, np.ndarray] | None = None
-        self._state = _State(
-            corpus=Corpus(params),
-            records=(),
-            server_code=np.zeros(0, dtype=np.int32),
-            risk_level=np.zeros(0, dtype=np.int8),
-            server_ids={},
-            servers={},
-            by_name={},
-            generation=0,
-            has_vec=np.zeros(0, dtype=bool),
-            vectors=None if embedder is None else VectorBuffer(embedder.dim),
-        )
+        self._masks = MaskCache()
+        self._dense = DenseCandidates()
+        self._state: IndexState = empty_state(params, embedder)
+
+    @property
+    def query_cache_size(self) -> int:
+        """Query vectors kept (LRU): agents repeat searches. Settable; applies from the next insert."""
+        return self._qvecs.size
+
+    @query_cache_size.setter
+    def query_cache_size(self, size: int) -> None:
+        self._qvecs.size = size
 
     # -- updates --------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -287,7 +268,7 @@ class SearchIndex:
                         f"record {rec.qualified_name!r} belongs to server {rec.server!r}, not {server!r}"
                     )
         with self._write_lock:
-            self._state = self._replaced(self._state, changes)
+            self._state = replaced_state(self._state, changes, self.document)
 
     def remove_server(self, server: str) -> None:
         """Drop every tool of ``server`` (no-op when it has none)."""
@@ -301,72 +282,6 @@ class SearchIndex:
         changes.update(snap.by_server)
         self.replace_servers(changes)
         return unsubscribe
-
-    def _replaced(self, st: _State, changes: Mapping[str, Sequence[ToolRecord]]) -> _State:
-        old_names = [name for server in changes for name in st.servers.get(server, ())]
-        old_set = set(old_names)
-        new_names: set[str] = set()
-        for server, records in changes.items():
-            for rec in records:
-                name = rec.qualified_name
-                if (name in st.by_name and name not in old_set) or name in new_names:
-                    other = st.by_name[name].server if name in st.by_name else server
-                    raise ValueError(f"qualified name {name!r} is already indexed for server {other!r}")
-                new_names.add(name)
-        # A tool whose definition is unchanged (same name, same definition hash) keeps its
-        # document: list_changed usually re-sends mostly the same tools.
-        unchanged = {
-            rec.qualified_name
-            for records in changes.values()
-            for rec in records
-            if rec.qualified_name in old_set and st.by_name[rec.qualified_name].definition_hash == rec.definition_hash
-        }
-        remove = [name for name in old_names if name not in unchanged]
-        add = [
-            (rec.qualified_name, self.document(rec))
-            for records in changes.values()
-            for rec in records
-            if rec.qualified_name not in unchanged
-        ]
-        corpus = st.corpus.update(remove=remove, add=add)
-        cap = corpus.capacity
-        recs = list(st.records) + [None] * (cap - len(st.records))
-        server_code = _grown(st.server_code, cap, -1)
-        risk_level = _grown(st.risk_level, cap, 0)
-        has_vec = np.zeros(cap, dtype=bool)
-        has_vec[: len(st.has_vec)] = st.has_vec[:cap]
-        by_name = dict(st.by_name)
-        server_ids = st.server_ids
-        missing = [s for s in changes if s not in server_ids]
-        if missing:
-            server_ids = {**server_ids, **{s: len(server_ids) + i for i, s in enumerate(missing)}}
-        for name in old_names:
-            slot = st.corpus.slot_of[name]
-            if corpus.keys[slot] is None:
-                recs[slot] = None
-                server_code[slot] = -1
-            if name not in unchanged:
-                has_vec[slot] = False
-            by_name.pop(name, None)
-        servers = dict(st.servers)
-        for server, records in changes.items():
-            code = server_ids[server]
-            for rec in records:
-                slot = corpus.slot_of[rec.qualified_name]
-                if rec.qualified_name not in unchanged:
-                    has_vec[slot] = False
-                recs[slot] = rec
-                server_code[slot] = code
-                risk_level[slot] = rec.risk.level
-                by_name[rec.qualified_name] = rec
-            if records:
-                servers[server] = tuple(r.qualified_name for r in records)
-            else:
-                servers.pop(server, None)
-        return _State(
-            corpus, tuple(recs), server_code, risk_level, server_ids, servers, by_name, st.generation + 1,
-            has_vec, st.vectors,
-        )
 
     # -- search ---------------------------------------------------------------------------
     def search(
@@ -408,8 +323,8 @@ class SearchIndex:
         tokens = self.tokenizer(text)
         query_tokens = tokens
         if not tokens:
-            return SearchResult([], "empty", self._help(st, visible, empty=True))
-        mask = self._mask(st, visible, visible_key)
+            return SearchResult([], "empty", help_message(st, visible, empty=True))
+        mask = self._masks.mask(st, visible, visible_key)
         stats = st.corpus.stats(mask)
         weights = None
         if self.expansion is not None:
@@ -437,12 +352,13 @@ class SearchIndex:
         if dense_on:
             assert st.vectors is not None
             cap = len(st.records)
-            dense_slots = self._dense_slots(st, mask)
+            dense_slots = self._dense.slots(st.has_vec, cap, mask)
             if len(dense_slots) and filtered:
                 dense_slots = dense_slots[keep.array_mask(st, dense_slots)]
             if len(dense_slots):
-                qv = self._query_vector(text)
-                dense_all = _cosines(st.vectors.matrix, cap, dense_slots, qv)
+                assert self.embedder is not None
+                qv = self._qvecs.get(text, self.embedder)
+                dense_all = cosines(st.vectors.matrix, cap, dense_slots, qv)
                 if self._mem and self.memory_dense > 0:
                     # A remembered query close to this one lifts its tool's dense score.
                     m_slots, m_sims = self._mem.dense_scores(st.generation, st.by_name, st.corpus.slot_of, qv)
@@ -459,7 +375,7 @@ class SearchIndex:
                 mode = "hybrid"
         hits = top_hits(st.records, slots, scores, limit)
         if not hits:
-            return SearchResult([], mode, self._help(st, visible, empty=False), signals=Signals(bm_conf))
+            return SearchResult([], mode, help_message(st, visible, empty=False), signals=Signals(bm_conf))
         # Signals from the best five whatever ``limit`` is, so "weak" does not depend on it.
         best5 = hits if limit >= 5 else top_hits(st.records, slots, scores, 5)
         hit_slots = [st.corpus.slot_of[h.tool.qualified_name] for h in best5[:5]]
@@ -477,109 +393,3 @@ class SearchIndex:
                           lex_dense_rank, dense_lex_rank, fused_margin)
         weak = self.abstain.weak(signals)
         return SearchResult(hits, mode, WEAK_MESSAGE if weak else None, weak=weak, signals=signals)
-
-    def _query_vector(self, text: str) -> np.ndarray:
-        """The query's unit vector (a small LRU cache: agents repeat searches)."""
-        with self._cache_lock:
-            vec = self._qvec_cache.get(text)
-            if vec is not None:
-                self._qvec_cache.move_to_end(text)
-                return vec
-        assert self.embedder is not None
-        embed_query = getattr(self.embedder, "embed_query", None)
-        if embed_query is not None:  # models with distinct query / document encodings (e5)
-            vec = np.asarray(embed_query(text), dtype=np.float32)
-        else:
-            vec = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
-        with self._cache_lock:
-            self._qvec_cache[text] = vec
-            while len(self._qvec_cache) > self.query_cache_size:
-                self._qvec_cache.popitem(last=False)
-        return vec
-
-    def _dense_slots(self, st: _State, mask: np.ndarray | None) -> np.ndarray:
-        """Slots with a vector that the caller may see (before the server / risk filter),
-        remembered for the last ``(has_vec, mask)`` pair: both arrays are never changed in place
-        (an update publishes new ones), so identity is a safe key (saves a copy and a scan of
-        every slot per search: about 0.1 ms at 100k tools)."""
-        last = self._last_dense
-        if last is not None and last[0] is st.has_vec and last[1] is mask:
-            return last[2]
-        cap = len(st.records)
-        cand = st.has_vec[:cap].copy()
-        if mask is not None:
-            cand &= mask[:cap]
-        slots = np.flatnonzero(cand)
-        slots.flags.writeable = False
-        self._last_dense = (st.has_vec, mask, slots)
-        return slots
-
-    def _mask(self, st: _State, visible: Callable[[ToolRecord], bool] | None, key: Hashable | None) -> np.ndarray | None:
-        """Visibility over slots, or ``None`` when every tool is visible (global statistics)."""
-        if visible is None:
-            return None
-        cache_key = (st.generation, key)
-        if key is not None:
-            with self._cache_lock:
-                if cache_key in self._mask_cache:
-                    self._mask_cache.move_to_end(cache_key)
-                    return self._mask_cache[cache_key]
-        mask: np.ndarray | None = np.fromiter(
-            (rec is not None and bool(visible(rec)) for rec in st.records), dtype=bool, count=len(st.records)
-        )
-        if int(mask.sum()) == len(st.by_name):  # type: ignore[union-attr]
-            mask = None  # all visible: identical statistics, no per-query masking cost
-        if key is not None:
-            with self._cache_lock:
-                self._mask_cache[cache_key] = mask
-                while len(self._mask_cache) > _MASK_CACHE_SIZE:
-                    self._mask_cache.popitem(last=False)
-        return mask
-
-    def _help(self, st: _State, visible: Callable[[ToolRecord], bool] | None, *, empty: bool) -> str:
-        counts: dict[str, int] = {}
-        for server, names in st.servers.items():
-            n = sum(1 for name in names if visible is None or visible(st.by_name[name]))
-            if n:
-                counts[server] = n
-        top = sorted(counts, key=lambda s: (-counts[s], s))[:_SERVER_HINTS]
-        head = (
-            "The query has no searchable words."
-            if empty
-            else "No tool matched the query. Try other words (what the tool does, the object it acts on)."
-        )
-        if not top:
-            return head + " No tools are available."
-        listing = ", ".join(f"{s} ({counts[s]} tools)" for s in top)
-        more = f" and {len(counts) - len(top)} more" if len(counts) > len(top) else ""
-        return (
-            f"{head} Available servers: {listing}{more}. Describe the task in a few words "
-            "(e.g. 'create calendar event'), use 'select:<tool name>' for an exact name, or "
-            "'regex:<pattern>' to match names and descriptions."
-        )
-
-
-_FEW_CANDIDATES = 8
-"""Dense scoring reads only the candidate rows when they are at most 1/8 of the slots."""
-
-
-def _cosines(matrix: np.ndarray, cap: int, slots: np.ndarray, qv: np.ndarray) -> np.ndarray:
-    """Cosine per slot (``cap`` float32 values) of the rows that matter: all of them with one
-    matrix-vector product (it streams the whole matrix: memory-bound, about 0.6 ms at 10k tools and
-    8 ms at 100k), or only ``slots``'s rows when the caller may rank few (a gather then the product:
-    0.14 ms for 1k of 10k rows, 1 ms for 5k of 100k; past about a fifth of the rows the gather
-    costs more than it saves). Other slots get 0 (never read). Each row's value is the same either
-    way (one dot product per row, same kernel: checked bit for bit)."""
-    rows = matrix[:cap]
-    if len(slots) * _FEW_CANDIDATES > cap:
-        return rows @ qv
-    out = np.zeros(cap, dtype=np.float32)
-    if len(slots):
-        out[slots] = rows[slots] @ qv
-    return out
-
-
-def _grown(arr: np.ndarray, cap: int, fill: int) -> np.ndarray:
-    out = np.full(cap, fill, dtype=arr.dtype)
-    out[: len(arr)] = arr
-    return out

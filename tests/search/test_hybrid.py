@@ -215,10 +215,10 @@ def test_memory_dense_scores_are_each_tools_best_cosine_to_its_remembered_querie
 
 
 def test_a_caller_who_sees_few_tools_gets_the_same_results_from_their_rows_alone(monkeypatch):
-    """Dense scoring reads only the candidate rows when they are few (``index._FEW_CANDIDATES``):
+    """Dense scoring reads only the candidate rows when they are few (``dense_query.FEW_CANDIDATES``):
     hits, scores and signals are exactly those of the full matrix-vector product, and a hidden
     tool (with a remembered query) still changes nothing."""
-    import registry.search.index as index_module
+    from registry.search import dense_query
 
     cat = catalog()
     cat["filler"] = [tool("filler", f"tool_{i}", f"Filler tool number {i} for notes and files.") for i in range(90)]
@@ -237,7 +237,7 @@ def test_a_caller_who_sees_few_tools_gets_the_same_results_from_their_rows_alone
         return rec.server in ("orders", "weather") and rec.original_name != "refund_payment"
 
     def run(share: int) -> list:
-        monkeypatch.setattr(index_module, "_FEW_CANDIDATES", share)
+        monkeypatch.setattr(dense_query, "FEW_CANDIDATES", share)
         out = []
         for q in ("取消订单", "money back for my order", "weather forecast", "notes"):
             for kw in ({}, {"servers": ["orders"]}, {"max_risk": Risk.READ}):

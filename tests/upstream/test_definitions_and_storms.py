@@ -13,7 +13,7 @@ from host.runtime import HostRuntime
 from host.upstream.manager import ServerManager
 from host.upstream.status import ConnectionState
 from registry import check_tool
-from servers.registry_server import _as_mcp_tool
+from servers.meta_tools import as_mcp_tool
 from tests.upstream.support import config, hostile
 
 pytestmark = pytest.mark.anyio
@@ -67,7 +67,7 @@ async def test_one_bad_tool_costs_only_itself(tmp_path):
             res = await rt.call("mixed__invalid_type", {})
             assert res.status.value == "unknown_tool"
             for rec in rt.registry.tools():
-                schema = _as_mcp_tool(rec).input_schema
+                schema = as_mcp_tool(rec).input_schema
                 validator_for(schema).check_schema(schema)
                 assert schema["type"] == "object"
             declared = json.dumps([adapter_for(api).declare_tools(rt.registry.tools())
