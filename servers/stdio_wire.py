@@ -85,7 +85,8 @@ class StdoutWire:
 
     :meth:`claim` makes one for the MCP wire on stdout: a private duplicate of fd 1, with fd 1
     itself pointed at stderr until :meth:`close`. :meth:`write` raises ``anyio.BrokenResourceError``
-    once the reader closed its end.
+    once the reader closed its end, and :attr:`gone` is set then (:func:`serve_stdio` stops serving:
+    a client that cannot read answers must not have calls run for it).
     """
 
     def __init__(self, fd: int, *, restore: int | None = None) -> None:
@@ -94,6 +95,7 @@ class StdoutWire:
         os.set_blocking(fd, False)
         self.pending = bytearray()
         self.broken = False
+        self.gone = anyio.Event()
         self._flushing: anyio.Event | None = None
 
     @classmethod
@@ -113,7 +115,7 @@ class StdoutWire:
             except BlockingIOError:
                 n = 0
             except OSError as exc:  # EPIPE: the client is gone
-                self.broken = True
+                self._break()
                 raise anyio.BrokenResourceError from exc
             if n == len(data):
                 return
@@ -138,10 +140,14 @@ class StdoutWire:
             except BlockingIOError:
                 continue
             except OSError as exc:
-                self.broken = True
-                self.pending.clear()
+                self._break()
                 raise anyio.BrokenResourceError from exc
             del self.pending[:n]
+
+    def _break(self) -> None:
+        self.broken = True
+        self.pending.clear()
+        self.gone.set()
 
     def close(self) -> None:
         """Write what is still buffered (blocking), then give the claimed fd back to the wire."""
@@ -236,7 +242,8 @@ async def _until(stop: anyio.Event, action: Callable[[], None]) -> None:
 
 
 async def serve_stdio(server: Server[Any], *, stop: anyio.Event) -> None:
-    """Serve ``server`` over this process's stdin/stdout until EOF or ``stop`` is set."""
+    """Serve ``server`` over this process's stdin/stdout until EOF of stdin, ``stop`` is set, or the
+    client closed its end of stdout (calls in flight are then cancelled, as on EOF)."""
     direct = usable(0) and usable(1)
     stdin: Any = StdinLines(0) if usable(0) else None
     wire = StdoutWire.claim() if direct else None
@@ -244,6 +251,7 @@ async def serve_stdio(server: Server[Any], *, stop: anyio.Event) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_until, stop, tg.cancel_scope.cancel)
             if wire is not None:
+                tg.start_soon(_until, wire.gone, tg.cancel_scope.cancel)
                 write = WireSend(wire)
                 read = WireReceive(stdin, write, LineReporter())
                 await server.run(read, write, server.create_initialization_options())

@@ -67,3 +67,28 @@ async def test_malformed_lines_get_json_rpc_errors_and_the_session_goes_on(tmp_p
     reported = [line for line in errors.decode().splitlines() if line.startswith("toolhost: stdin: ")]
     assert 1 <= len(reported) <= 4  # at most one line a second, the rest counted
     assert "tools/call" not in errors.decode()  # the reason only, never the line's content
+
+
+def test_serve_stops_when_its_client_closed_stdout_even_with_stdin_open(tmp_path: Path) -> None:
+    """Hostile-caller finding: a client that closed its end of stdout (but not stdin) kept serve
+    running its calls although no answer could reach it; now the first failed write ends serve
+    (calls in flight are cancelled as on EOF)."""
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"mcpServers": {}}))
+    proc = subprocess.Popen(
+        [TOOLHOST, "serve", "--stdio", "--config", str(cfg), "--data-dir", str(tmp_path / "data")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write((json.dumps(INIT) + "\n").encode())
+        proc.stdin.flush()
+        assert "serverInfo" in json.loads(proc.stdout.readline())["result"]
+        proc.stdout.close()  # the client stops reading; stdin stays open
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode() + b"\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=60) == 0  # ended by the broken stdout alone
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        proc.stdin.close()

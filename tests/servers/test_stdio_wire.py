@@ -76,7 +76,7 @@ async def test_a_reader_that_went_away_breaks_the_wire_for_every_sender() -> Non
         with anyio.fail_after(10):
             with pytest.raises(anyio.BrokenResourceError):
                 await wire.write(b'{"jsonrpc":"2.0","id":1,"result":{}}\n')
-            assert wire.broken
+            assert wire.broken and wire.gone.is_set()
             with pytest.raises(anyio.BrokenResourceError):
                 await WireSend(wire).send(SessionMessage(JSONRPCNotification(jsonrpc="2.0", method="x")))
     finally:
