@@ -146,7 +146,7 @@ def _row_values(entry: dict[str, Any]) -> dict[str, Any]:
         digest = arguments_digest(arguments)
     at = entry.get("at")
     duration = entry.get("duration_ms")
-    return fit_row(s.audit, {  # cut to the column sizes before hashing: the hash covers what is stored
+    return _storable(fit_row(s.audit, {  # cut to the column sizes before hashing: the hash covers what is stored
         "at": float(time.time() if at is None else at),
         "user": entry.get("user"),
         "key_id": entry.get("key_id"),
@@ -162,7 +162,21 @@ def _row_values(entry: dict[str, Any]) -> dict[str, Any]:
         "approval_id": entry.get("approval_id"),
         "arguments_digest": digest,
         "approver": entry.get("approver"),
-    })
+    }))
+
+
+def _storable(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with every text valid UTF-8: a lone UTF-16 surrogate (JSON allows ``"\\ud800"``, and
+    a client may send it in arguments or a tool name) is stored as its ``\\udXXX`` escape, since
+    neither SQLite nor PostgreSQL accept it and the row would be lost (hostile-caller finding: such
+    a call had no audit row). ASCII text, the usual case, is returned as is without encoding."""
+    for key, value in row.items():
+        if isinstance(value, str) and not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                row[key] = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return row
 
 
 _INSERT_ROW = insert(s.audit)

@@ -65,9 +65,11 @@ CHAIN_FIELDS = (
 def arguments_digest(arguments: Any) -> str:
     """sha256 hex of canonical JSON (sorted keys, no whitespace) of ``arguments`` (``None`` → ``{}``).
 
-    The same digest binds an approval to its call (:func:`host.store.approvals.arguments_hash`)."""
+    The same digest binds an approval to its call (:func:`host.store.approvals.arguments_hash`).
+    Lone surrogates (valid JSON escapes, not valid UTF-8) are hashed as their UTF-16 code units
+    (``surrogatepass``), like :func:`registry.tool.definition_hash`."""
     canonical = json.dumps(arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def row_hash(prev_hash: str, row: Mapping[str, Any]) -> str:

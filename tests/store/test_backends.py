@@ -225,3 +225,21 @@ def test_switching_to_wal_is_retried_while_another_process_holds_the_file(monkey
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         engine._pragma_until_free(broken, "PRAGMA journal_mode=WAL")
     assert broken.calls == 1  # only lock contention is waited out
+
+
+def test_lone_surrogates_from_a_client_are_stored_escaped_not_lost(store_url: str) -> None:
+    """Hostile-caller finding: arguments ``{"tag": "\\ud800"}`` (a valid JSON escape, not valid
+    UTF-8) raised in the audit writer and the call had no audit row. Now the row is written with the
+    surrogate as its escape text, and the chain verifies."""
+    from host.store.audit_chain import arguments_digest
+
+    access = AccessControl.open(url=store_url)
+    args = {"tag": "a\ud800b"}
+    row_id = access.audit(action="call", tool="echo__e\udc01", status="ok", arguments=args,
+                          detail="bad \ud83d text")
+    [row] = access.audit_log.query(action="call")
+    assert (row.id, row.tool, row.arguments, row.detail) == (
+        row_id, "echo__e\\udc01", '{"tag":"a\\ud800b"}', "bad \\ud83d text")
+    assert row.arguments_digest == arguments_digest(args) != arguments_digest({"tag": "a\ufffdb"})
+    assert access.audit_log.verify() == (1, None)
+    access.close()
