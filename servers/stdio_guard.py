@@ -21,6 +21,7 @@ the others, so a client that never reads stderr cannot block the server on a ful
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -33,7 +34,7 @@ from pydantic import ValidationError
 
 from servers.report_throttle import ReportThrottle
 
-__all__ = ["SKIP", "LineReporter", "guarded_read_stream", "line_error"]
+__all__ = ["SKIP", "LineReporter", "guarded_read_stream", "line_error", "odd_id_error"]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -56,6 +57,26 @@ def line_error(item: Any) -> JSONRPCError | None:
             "jsonrpc '2.0' and a method with object params, or a result/error with an id); batches "
             "are not supported"))
     return _reply(None, PARSE_ERROR, f"Parse error: {type(item).__name__}: {str(item)[:160]}")
+
+
+def odd_id_error(line: str, message: Any) -> JSONRPCError | None:
+    """The answer for a line the SDK read as a notification although it carries an ``id`` that is
+    not a string or integer (``null``, ``1.5``, ``true``, an object): a request the client awaits,
+    so it gets ``-32600`` with ``id: null`` (JSON-RPC 2.0 section 5: the id could not be used)
+    instead of silence; ``None`` for every other message. Same wording as over HTTP
+    (:mod:`servers.session_transport`). Costs one substring test per notification."""
+    if getattr(message, "id", None) is not None or not hasattr(message, "method") or '"id"' not in line:
+        return None
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or "id" not in data:
+        return None
+    shown = json.dumps(data["id"])[:64]
+    return _reply(None, INVALID_REQUEST, (
+        f"Invalid Request: the id of {data.get('method')!r} is {shown}; MCP request ids are strings or "
+        "integers (a message without an id is a notification)"))
 
 
 def _readable_id(errors: list[Any]) -> str | int | None:

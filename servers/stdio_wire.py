@@ -36,7 +36,7 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from servers.stdio_guard import SKIP, LineReporter, guarded_read_stream, line_error
+from servers.stdio_guard import SKIP, LineReporter, guarded_read_stream, line_error, odd_id_error
 
 __all__ = ["StdinLines", "StdoutWire", "WireReceive", "WireSend", "serve_stdio"]
 
@@ -207,9 +207,13 @@ class WireReceive:
             except StopAsyncIteration:
                 raise anyio.EndOfStream from None
             try:
-                return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+                message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             except Exception as exc:  # noqa: BLE001 - answered as the SDK's stdio_server would deliver it
                 reply = line_error(exc)
+            else:
+                reply = odd_id_error(line, message)
+                if reply is None:
+                    return SessionMessage(message)
             if reply is SKIP or reply is None:
                 continue
             self._report(reply.error.message)

@@ -33,6 +33,8 @@ async def test_malformed_lines_get_json_rpc_errors_and_the_session_goes_on(tmp_p
         '{"jsonrpc":"2.0","id":5,"method":"ping"}{"jsonrpc":"2.0","id":6,"method":"ping"}',
         '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[1]}',
         '{"jsonrpc":"2.0","method":"ping"}',  # a notification (no id): never answered (JSON-RPC 4.1)
+        '{"jsonrpc":"2.0","id":null,"method":"ping"}',  # odd ids: requests awaiting an answer
+        '{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}',
         json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}),
     ]
     with anyio.fail_after(60):
@@ -56,7 +58,12 @@ async def test_malformed_lines_get_json_rpc_errors_and_the_session_goes_on(tmp_p
     assert "serverInfo" in by_id[1]["result"]
     assert by_id[9] == {"jsonrpc": "2.0", "id": 9, "result": {}}  # the session goes on
     answered = [r["error"] for r in replies if r.get("id") is None]  # in the order of the lines
-    assert [e["code"] for e in answered] == [-32700, -32600, -32700]
+    assert [e["code"] for e in answered] == [-32700, -32600, -32700, -32600, -32600]
+    assert [e["message"] for e in answered[3:]] == [
+        "Invalid Request: the id of 'ping' is null; MCP request ids are strings or integers (a message "
+        "without an id is a notification)",
+        "Invalid Request: the id of 'tools/list' is 1.5; MCP request ids are strings or integers (a message "
+        "without an id is a notification)"]
     assert answered[0]["message"] == (
         "Parse error: Invalid JSON: expected ident at line 1 column 2; send one JSON-RPC message per line, as JSON")
     assert answered[2]["message"].startswith("Parse error: Invalid JSON: trailing characters at line 1 column 41")
@@ -65,7 +72,7 @@ async def test_malformed_lines_get_json_rpc_errors_and_the_session_goes_on(tmp_p
         "and a method with object params, or a result/error with an id); batches are not supported")}
     assert set(by_id) == {1, 7, 9}  # nothing else answered: the blank line and the notification
     reported = [line for line in errors.decode().splitlines() if line.startswith("toolhost: stdin: ")]
-    assert 1 <= len(reported) <= 4  # at most one line a second, the rest counted
+    assert 1 <= len(reported) <= 6  # at most one line a second, the rest counted
     assert "tools/call" not in errors.decode()  # the reason only, never the line's content
 
 
