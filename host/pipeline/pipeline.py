@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 
 from host.calls import ResultStatus, ToolCall, ToolResult
 from host.upstream.executor import ToolExecutor
@@ -131,12 +132,26 @@ class Pipeline:
             preps.append(out)
             positions.append(pos)
 
+        done: set[str] = set()
+
         async def completed(res: ToolResult) -> None:
+            done.add(res.call_id)
             await self._completed(ctx, res)
 
         if preps:
-            with span("toolhost.execute", **{"toolhost.calls": len(preps)}):
-                executed = await execute_batch(preps, self.executor, ctx, spill=self.spill, completed=completed)
+            try:
+                with span("toolhost.execute", **{"toolhost.calls": len(preps)}):
+                    executed = await execute_batch(preps, self.executor, ctx, spill=self.spill, completed=completed)
+            except anyio.get_cancelled_exc_class():
+                # the caller went away (client disconnect, serve shutting down): the event log
+                # still pairs every logged call with a result, as the audit already does
+                for p in preps:
+                    if p.call.call_id not in done:
+                        self._log(ctx, "result", error_result(
+                            p.call, ResultStatus.CANCELLED, "the caller cancelled the request while the call "
+                            "ran (client disconnect or shutdown); its effect is unknown", where="execute",
+                            details={"reason": "caller_cancelled"}).model_dump(mode="json"))
+                raise
         else:
             executed = []
         for pos, res in zip(positions, executed, strict=True):

@@ -248,3 +248,30 @@ async def test_unwritable_spill_folder_still_returns_the_cut_output(host):
     res = await host.pipeline.call("flaky__huge", {"chars": 10_000}, host.ctx())
     assert res.status is ResultStatus.OK
     assert "the full output could not be saved" in res.text and len(res.text) <= 2_000
+
+
+@pytest.mark.anyio
+async def test_a_call_cancelled_by_its_caller_still_gets_a_result_event(tmp_path):
+    """Hostile-caller finding: a call whose caller went away (client disconnect, shutdown) had
+    ``call`` and ``decision`` events but no ``result`` (the audit said ``cancelled``)."""
+    from host.events import EventLog
+
+    state = flaky.FlakyState()
+    log = EventLog(tmp_path / "events")
+    async with connect({"flaky": flaky.create_server(state)}, tmp_path, event_log=log, state=state) as h:
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                ctx = h.ctx()
+
+                async def run() -> None:
+                    await h.pipeline.call("flaky__slow", {"seconds": 30}, ctx, call_id="gone1")
+
+                tg.start_soon(run)
+                await state.slow_started_event.wait()
+                tg.cancel_scope.cancel()  # the caller's scope ends: what a disconnect does
+    kinds = [(e["kind"], e["data"].get("call_id")) for e in log.events(ctx.conversation_id)]
+    assert kinds == [("call", "gone1"), ("decision", "gone1"), ("result", "gone1")]
+    result = list(log.events(ctx.conversation_id))[-1]["data"]
+    assert (result["status"], result["error"]["details"], result["error"]["where"]) == (
+        "cancelled", {"reason": "caller_cancelled"}, "execute")
+    log.close()
