@@ -166,10 +166,16 @@ class EventLog:
             self._timer = None
         with self._lock:
             pending, self._pending = self._pending, []
-            try:
-                self._write(pending)
-            except Exception:  # noqa: BLE001 - the log is a record, not a reason to fail a call
-                _logger.exception("toolhost: could not write %d event(s)", len(pending))
+            # one conversation's failure (its file cannot be opened, an entry cannot be encoded)
+            # never costs the other conversations' queued events
+            runs: dict[str, list[tuple[str, str, dict[str, Any], str | None, float]]] = {}
+            for entry in pending:
+                runs.setdefault(entry[0], []).append(entry)
+            for run in runs.values():
+                try:
+                    self._write(run)
+                except Exception:  # noqa: BLE001 - the log is a record, not a reason to fail a call
+                    _logger.exception("toolhost: could not write %d event(s) of one conversation", len(run))
 
     def _write(self, entries: list[tuple[str, str, dict[str, Any], str | None, float]]) -> list[dict]:
         """Redact and write ``entries`` (under ``self._lock``): one ``write`` per run of one conversation."""
@@ -214,8 +220,10 @@ class EventLog:
         return fd
 
     def close(self) -> None:
-        """Write what is queued, then close the cached file descriptors (appends reopen them as needed)."""
+        """Write what is queued, then close the cached file descriptors (appends reopen them as needed).
+        Appends after ``close`` are written at once (deferring ends here)."""
         self.flush()
+        self._defer_loop = None
         with self._lock:
             for fd in self._fds.values():
                 os.close(fd)

@@ -88,7 +88,9 @@ class _ResponseSink:
 
     async def ping_forever(self) -> None:
         """Keepalive once the handler ran silent for the SDK's window: commit SSE, ping every window."""
-        with contextlib.suppress(anyio.ClosedResourceError):
+        # a detached task: any failure of a dead connection ends it quietly (the request's own
+        # task reports errors); ClosedResourceError is the usual one
+        with contextlib.suppress(Exception):
             while True:
                 await self._emit(b": ping\r\n\r\n", final=False)
                 await anyio.sleep(_sdk._SSE_PING_INTERVAL)
@@ -197,7 +199,10 @@ async def handle_modern_post(
 
 async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
     """Cancel the request's handler when its client goes away (closing the stream cancels, 2026-07-28)."""
-    while (await receive()).get("type") != "http.disconnect":
+    try:
+        while (await receive()).get("type") != "http.disconnect":
+            pass
+    except Exception:  # noqa: BLE001 - a detached task: a broken receive means the client is gone too
         pass
     scope.cancel()
 

@@ -124,6 +124,8 @@ class StdoutWire:
         while self.pending:
             if self._flushing is not None:  # another sender flushes; wait for it
                 await self._flushing.wait()
+                if self.broken:  # the reader went away: our bytes were dropped with the rest
+                    raise anyio.BrokenResourceError
                 continue
             self._flushing = anyio.Event()
             try:

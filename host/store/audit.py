@@ -146,7 +146,8 @@ def _row_values(entry: dict[str, Any]) -> dict[str, Any]:
         digest = arguments_digest(arguments)
     at = entry.get("at")
     duration = entry.get("duration_ms")
-    return _storable(fit_row(s.audit, {  # cut to the column sizes before hashing: the hash covers what is stored
+    # escape, then cut to the column sizes before hashing: the hash covers what is stored
+    return fit_row(s.audit, _storable({
         "at": float(time.time() if at is None else at),
         "user": entry.get("user"),
         "key_id": entry.get("key_id"),

@@ -70,3 +70,21 @@ def test_without_defer_every_append_is_written_at_once(tmp_path) -> None:
     event = log.append("c", "call", {"n": 1})
     assert event is not None and event["seq"] == 0
     assert [e["data"]["n"] for e in _lines(log, "c")] == [1]
+
+
+async def test_one_conversation_that_cannot_be_written_costs_no_other_its_events(tmp_path) -> None:
+    """Review finding: one failing write dropped the whole queue (every conversation's events)."""
+    log = EventLog(tmp_path)
+    log.defer(within=60)
+    log.path_for("bad").mkdir(parents=True)  # a folder where its file should be: os.open fails
+    log.append("c1", "call", {"n": 1})
+    log.append("bad", "call", {"n": 2})
+    log.append("c2", "call", {"n": 3})
+    log.append("c1", "result", {"n": 4})
+    log.flush()
+    assert [e["data"]["n"] for e in _lines(log, "c1")] == [1, 4]
+    assert [e["data"]["n"] for e in _lines(log, "c2")] == [3]
+    log.close()
+    log.append("c2", "result", {"n": 5})  # after close nothing waits for a flush that never comes
+    assert [e["data"]["n"] for e in _lines(log, "c2")] == [3, 5]
+    log.close()

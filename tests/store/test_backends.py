@@ -241,5 +241,9 @@ def test_lone_surrogates_from_a_client_are_stored_escaped_not_lost(store_url: st
     assert (row.id, row.tool, row.arguments, row.detail) == (
         row_id, "echo__e\\udc01", '{"tag":"a\\ud800b"}', "bad \\ud83d text")
     assert row.arguments_digest == arguments_digest(args) != arguments_digest({"tag": "a\ufffdb"})
-    assert access.audit_log.verify() == (1, None)
+    long_name = "t" * 150 + "\ud800" * 10  # review finding: escaping after the cut overflowed the column
+    access.audit(action="call", tool=long_name, status="unknown_tool")
+    newest = access.audit_log.query(action="call")[0]
+    assert newest.tool == "t" * 150 + "\\ud800" + "\\ud…" and len(newest.tool) == 160
+    assert access.audit_log.verify() == (2, None)
     access.close()
