@@ -7,6 +7,7 @@ Nothing here writes files.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -85,6 +86,14 @@ def load_qrels(path: Path | str) -> dict[str, set[str]]:
             if len(parts) >= 2 and (len(parts) < 3 or float(parts[2]) > 0):
                 out[parts[0]].add(parts[1])
     return dict(out)
+
+
+def template_half(gold: set[str]) -> int:
+    """0 or 1: the half of ToolLens's query templates a query belongs to, from a hash of its gold
+    tool set (a ToolLens scene, whose queries share one template, is identified by its gold set).
+    Memory from one half and test queries from the other share no template (the cross-template
+    protocol of ``search_suite.py``, ``search_memory_tune.py`` and ``search_memory_vote.py``)."""
+    return int(hashlib.sha256(",".join(sorted(gold)).encode()).hexdigest(), 16) % 2
 
 
 def to_records(tools: Sequence[EvalTool]) -> tuple[list[ToolRecord], dict[str, str]]:

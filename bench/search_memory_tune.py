@@ -21,10 +21,9 @@ hybrid_memory_weight=0.0)``).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 
-from search_data import EVAL_DIR, load_qrels, load_queries, load_tools, summarize, to_records
+from search_data import EVAL_DIR, load_qrels, load_queries, load_tools, summarize, template_half, to_records
 from search_hybrid import build_index, usage_memory
 
 
@@ -38,11 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     tr = load_qrels(tl / "qrels_train.tsv")
     tq = [(q, t) for q, t in load_queries(tl / "queries_train.jsonl") if q in tr]
 
-    def half(gold: set[str]) -> int:
-        return int(hashlib.sha256(",".join(sorted(gold)).encode()).hexdigest(), 16) % 2
-
-    a = [x for x in tq if half(tr[x[0]]) == 0]
-    b = [x for x in tq if half(tr[x[0]]) == 1]
+    a = [x for x in tq if template_half(tr[x[0]]) == 0]
+    b = [x for x in tq if template_half(tr[x[0]]) == 1]
     splits = {"cross": (a, b[:: args.every]), "shared": (a[::2], a[1::2][:: args.every])}
     for dense in (False, True):
         idx, _ = build_index(recs, dense=dense, query_cache=100_000)

@@ -40,20 +40,15 @@ def cross_template_split(e: Path, out: Path) -> dict[str, Path]:
     half A, test = test queries of half B. A tool of a B scene may still be remembered from an A
     scene that uses it (different wording), which is what usage memory should exploit.
     """
-    import hashlib
-
-    from search_data import load_qrels, load_queries
+    from search_data import load_qrels, load_queries, template_half
 
     tl = e / "toollens/normalized"
     out.mkdir(parents=True, exist_ok=True)
 
-    def half(gold: set[str]) -> int:
-        return int(hashlib.sha256(",".join(sorted(gold)).encode()).hexdigest(), 16) % 2
-
     paths = {}
     for split, keep in (("train", 0), ("test", 1)):
         qrels = load_qrels(tl / f"qrels_{split}.tsv")
-        qs = [(q, t) for q, t in load_queries(tl / f"queries_{split}.jsonl") if q in qrels and half(qrels[q]) == keep]
+        qs = [(q, t) for q, t in load_queries(tl / f"queries_{split}.jsonl") if q in qrels and template_half(qrels[q]) == keep]
         qp, rp = out / f"xt_{split}_queries.jsonl", out / f"xt_{split}_qrels.tsv"
         with open(qp, "w", encoding="utf-8") as fh:
             for q, t in qs:

@@ -26,12 +26,12 @@ import contextlib
 import os
 import stat
 from collections.abc import Callable
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import anyio
 import anyio.lowlevel
 import mcp_types as types
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
@@ -163,7 +163,7 @@ class StdoutWire:
             os.close(self.fd)
 
 
-class WireSend:
+class WireSend(ObjectSendStream):
     """The server's write stream: each message serialized and written by the task that sends it."""
 
     def __init__(self, wire: StdoutWire) -> None:
@@ -180,14 +180,8 @@ class WireSend:
         self._closed = True
         await anyio.lowlevel.checkpoint()
 
-    async def __aenter__(self) -> Self:
-        return self
 
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
-
-
-class WireReceive:
+class WireReceive(ObjectReceiveStream):
     """The server's read stream: the next message parsed from stdin; a malformed line is answered
     on the wire and reported on stderr (:mod:`servers.stdio_guard`), a blank line skipped, and the
     next line read. Raises ``anyio.EndOfStream`` at the end of stdin."""
@@ -225,21 +219,6 @@ class WireReceive:
     async def aclose(self) -> None:
         self._closed = True
         await anyio.lowlevel.checkpoint()
-
-    def __aiter__(self) -> WireReceive:
-        return self
-
-    async def __anext__(self) -> SessionMessage:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
 
 
 async def _until(stop: anyio.Event, action: Callable[[], None]) -> None:

@@ -38,13 +38,12 @@ import sys
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from types import TracebackType
-from typing import Any, Self, TextIO
+from typing import Any, TextIO
 
 import anyio
 import anyio.lowlevel
 import mcp_types as types
-from anyio.abc import Process
+from anyio.abc import ObjectReceiveStream, ObjectSendStream, Process
 from mcp import StdioServerParameters, stdio_client
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
@@ -70,7 +69,7 @@ def parse_line(line: str) -> SessionMessage | Exception:
         return exc
 
 
-class PipeReceive:
+class PipeReceive(ObjectReceiveStream):
     """The session's read stream: messages parsed from the child's stdout as they are asked for.
 
     ``receive`` raises ``anyio.EndOfStream`` when stdout ends (or a write found the child gone)
@@ -125,23 +124,8 @@ class PipeReceive:
         self.close()
         await anyio.lowlevel.checkpoint()
 
-    def __aiter__(self) -> PipeReceive:
-        return self
 
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
-
-
-class PipeSend:
+class PipeSend(ObjectSendStream):
     """The session's write stream: each message written to the child's stdin by the sending task.
 
     ``send`` raises ``anyio.ClosedResourceError`` after ``close`` and ``anyio.BrokenResourceError``
@@ -174,12 +158,6 @@ class PipeSend:
     async def aclose(self) -> None:
         self.close()
         await anyio.lowlevel.checkpoint()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
 
 
 @asynccontextmanager
