@@ -63,20 +63,18 @@ def odd_id_error(line: str, message: Any) -> JSONRPCError | None:
     """The answer for a line the SDK read as a notification although it carries an ``id`` that is
     not a string or integer (``null``, ``1.5``, ``true``, an object): a request the client awaits,
     so it gets ``-32600`` with ``id: null`` (JSON-RPC 2.0 section 5: the id could not be used)
-    instead of silence; ``None`` for every other message. Same wording as over HTTP
-    (:mod:`servers.session_transport`). Costs one substring test per notification."""
+    instead of silence; ``None`` for every other message. The id rule and its wording are HTTP's
+    (:func:`servers.session_transport.id_problem`). Costs one substring test per notification."""
+    from servers.session_transport import id_problem  # noqa: PLC0415 - only for such lines
+
     if getattr(message, "id", None) is not None or not hasattr(message, "method") or '"id"' not in line:
         return None
     try:
         data = json.loads(line)
     except ValueError:
         return None
-    if not isinstance(data, dict) or "id" not in data:
-        return None
-    shown = json.dumps(data["id"])[:64]
-    return _reply(None, INVALID_REQUEST, (
-        f"Invalid Request: the id of {data.get('method')!r} is {shown}; MCP request ids are strings or "
-        "integers (a message without an id is a notification)"))
+    problem, _keys = id_problem(data, ())
+    return None if problem is None else _reply(None, INVALID_REQUEST, problem)
 
 
 def _readable_id(errors: list[Any]) -> str | int | None:
