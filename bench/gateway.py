@@ -13,7 +13,11 @@ tool), with the SDK ``Client``:
   ``call_tool`` with a user's API key (grants checked, every call audited);
 * FastMCP proxy HTTP / stdio: ``create_proxy`` of FastMCP (``bench/fastmcp_proxy.py``, run by the
   python of a separate venv with fastmcp; default ``/tmp/fastmcp-venv/bin/python``) in front of
-  the same echo server over stdio.
+  the same echo server over stdio;
+* floor proxies HTTP / stdio (``bench/floor_proxy.py``; ``--no-floors`` leaves them out): the SDK's
+  low-level server forwarding to the SDK client and nothing else, and a relay without the SDK that
+  only moves bytes (stdio) or swaps JSON-RPC ids (HTTP). They are no gateways (no registry, access
+  control, audit or limits): they show how close to direct any proxy of that kind can get here.
 
 Tables:
 
@@ -23,8 +27,14 @@ Tables:
 2. concurrent: 1/8/32 clients (HTTP: one session each; stdio: that many calls in flight on the
    one session) for ``--seconds`` each, contenders alternated per level; total calls/s, p50/p99,
    errors, ratio against direct on the same transport;
-3. memory: RSS of an idle ``toolhost serve`` (default config; and one upstream with 10k tools);
-4. CLI latency: ``toolhost --help`` and ``toolhost search`` (which connects every server itself).
+3. the goals of issue 12 with their measured values, and the same ratios for the floor proxies;
+4. memory: RSS of an idle ``toolhost serve`` (default config; and one upstream with 10k tools);
+5. CLI latency: ``toolhost --help``, ``toolhost search`` with a running serve of the data folder
+   (answered by its admin API) and without one (the CLI connects every server itself).
+
+"server CPU ms/call" is the user + system CPU of the process the client talks to (toolhost serve,
+the FastMCP or floor proxy, or the echo server for direct), not of its upstream, per call, from
+``/proc`` (median of rounds): the number that holds best on a shared machine.
 
 Every process started is stopped (process groups, SIGTERM then SIGKILL), also when the run itself
 is stopped with SIGTERM, SIGHUP or Ctrl-C. Numbers are noisy on a
@@ -124,6 +134,28 @@ def rss_mib(pid: int) -> float:
     return float("nan")
 
 
+def child_pids() -> list[int]:
+    """Pids of this process's direct children (Linux ``/proc``)."""
+    me, out = os.getpid(), []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == me:
+                    out.append(int(d.name))
+    return out
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds of one process (not its children); NaN when unknown."""
+    if pid is None:
+        return float("nan")
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def write_config(folder: Path, servers: dict[str, list[str]]) -> Path:
     cfg = {"mcpServers": {name: {"command": cmd[0], "args": cmd[1:]} for name, cmd in servers.items()}}
     path = folder / "config.json"
@@ -150,8 +182,10 @@ class Contender:
     lat: list[float] = field(default_factory=list)
     rates: list[float] = field(default_factory=list)
     errors: int = 0
-    conc: dict[int, tuple[float, float, float, int]] = field(default_factory=dict)
+    conc: dict[int, tuple[float, float, float, int, float]] = field(default_factory=dict)  # rate, p50, p99, errors, CPU
     token: str | None = None
+    pid: int | None = None  # the server process the client talks to (HTTP: known at start; stdio: found on connect)
+    cpu: list[float] = field(default_factory=list)  # that process's CPU seconds per call, one entry per round
 
     @contextlib.asynccontextmanager
     async def client(self, mode: str) -> AsyncIterator[Client]:
@@ -164,7 +198,11 @@ class Contender:
                 yield c
         else:
             with open(os.devnull, "w") as errlog:
+                before = set(child_pids())
                 async with Client(stdio_client(self.target, errlog=errlog), mode=mode) as c:
+                    new = [pid for pid in child_pids() if pid not in before]
+                    if len(new) == 1:
+                        self.pid = new[0]
                     yield c
 
 
@@ -179,6 +217,7 @@ async def _one(c: Client, who: Contender) -> float:
 
 async def sequential(who: Contender, c: Client, n: int) -> None:
     lat = []
+    cpu0 = cpu_seconds(who.pid)
     t0 = time.perf_counter()
     for _ in range(n):
         try:
@@ -186,6 +225,7 @@ async def sequential(who: Contender, c: Client, n: int) -> None:
         except Exception:  # noqa: BLE001 - counted, shown in the table
             who.errors += 1
     who.rates.append(n / (time.perf_counter() - t0))
+    who.cpu.append((cpu_seconds(who.pid) - cpu0) / n)
     who.lat.extend(lat)
 
 
@@ -202,13 +242,15 @@ async def concurrent(who: Contender, clients: list[Client], k: int, seconds: flo
             except Exception:  # noqa: BLE001
                 errors += 1
 
+    cpu0 = cpu_seconds(who.pid)
     t0 = time.perf_counter()
     async with anyio.create_task_group() as tg:
         for i in range(k):
             tg.start_soon(worker, clients[i % len(clients)])
     total = time.perf_counter() - t0
+    cpu = (cpu_seconds(who.pid) - cpu0) / max(1, len(lat))
     lat.sort()
-    who.conc[k] = (len(lat) / total, pct(lat, 50), pct(lat, 99), errors)
+    who.conc[k] = (len(lat) / total, pct(lat, 50), pct(lat, 99), errors, cpu)
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -255,7 +297,7 @@ def tables(contenders: list[Contender], args: argparse.Namespace) -> None:
     fh, fs = by.get("fastmcp-http"), by.get("fastmcp-stdio")
     t = Table(title=f"Sequential: {args.calls} calls x {args.rounds} alternating rounds (calls/s = median of rounds)")
     for col in ("path", "calls/s", "p50 ms", "p99 ms", "vs direct HTTP", "vs direct same transport",
-                "vs FastMCP same transport", "errors"):
+                "vs FastMCP same transport", "server CPU ms/call", "errors"):
         t.add_column(col, justify="right" if col != "path" else "left")
     for c in contenders:
         rate = statistics.median(c.rates)
@@ -266,6 +308,7 @@ def tables(contenders: list[Contender], args: argparse.Namespace) -> None:
             f"{rate / statistics.median(dh.rates):.2f}" if dh else "-",
             f"{rate / statistics.median(same.rates):.2f}" if same else "-",
             f"{rate / statistics.median(fm.rates):.2f}" if fm and not c.key.startswith(("direct", "fastmcp")) else "-",
+            f"{statistics.median(c.cpu) * 1000:.2f}" if c.cpu else "-",
             str(c.errors),
         )
     console.print(t)
@@ -273,17 +316,17 @@ def tables(contenders: list[Contender], args: argparse.Namespace) -> None:
         t = Table(title=f"{k} concurrent client(s), {args.seconds:g} s (HTTP: one session per client; "
                         "stdio: calls in flight on one session)")
         for col in ("path", "calls/s", "p50 ms", "p99 ms", "vs direct same transport", "p99 vs direct",
-                    "vs FastMCP same transport", "errors"):
+                    "vs FastMCP same transport", "server CPU ms/call", "errors"):
             t.add_column(col, justify="right" if col != "path" else "left")
         for c in contenders:
-            rate, p50, p99, err = c.conc[k]
+            rate, p50, p99, err, cpu = c.conc[k]
             same = dh if c.transport == "http" else ds
             fm = fh if c.transport == "http" else fs
             t.add_row(c.label, f"{rate:.0f}", f"{p50:.1f}", f"{p99:.1f}",
                       f"{rate / same.conc[k][0]:.2f}" if same else "-",
                       f"{p99 / same.conc[k][2]:.2f}" if same else "-",
                       f"{rate / fm.conc[k][0]:.2f}" if fm and not c.key.startswith(("direct", "fastmcp")) else "-",
-                      str(err))
+                      f"{cpu * 1000:.2f}", str(err))
         console.print(t)
     goals(contenders, args)
 
@@ -323,24 +366,36 @@ def goals(contenders: list[Contender], args: argparse.Namespace) -> None:
     for goal, value, ok in rows:
         t.add_row(goal, value, "yes" if ok else "NO")
     console.print(t)
+    floors(by, top)
+
+
+def floors(by: dict[str, Contender], top: int) -> None:
+    """What the floor proxies (bench/floor_proxy.py) say a goal can reach: each goal's ratio for the floor."""
+    t = Table(title="The same ratios for the floor proxies (the most any gateway of that kind can reach here)")
+    for col in ("transport", "contender", "seq vs direct", f"{top} clients vs direct", "seq vs FastMCP",
+                f"{top} clients vs FastMCP", "server CPU ms/call seq"):
+        t.add_column(col, justify="left" if col in ("transport", "contender") else "right")
+    for transport in ("http", "stdio"):
+        base, fm = by.get(f"direct-{transport}"), by.get(f"fastmcp-{transport}")
+        for key in (f"toolhost-{transport}", f"floor-sdk-{transport}", f"floor-raw-{transport}"):
+            c = by.get(key)
+            if c is None:
+                continue
+            rate = statistics.median(c.rates)
+            t.add_row(transport, c.label,
+                      f"{rate / statistics.median(base.rates):.2f}" if base else "-",
+                      f"{c.conc[top][0] / base.conc[top][0]:.2f}" if base and top in c.conc else "-",
+                      f"{rate / statistics.median(fm.rates):.2f}" if fm else "-",
+                      f"{c.conc[top][0] / fm.conc[top][0]:.2f}" if fm and top in c.conc else "-",
+                      f"{statistics.median(c.cpu) * 1000:.2f}" if c.cpu else "-")
+    if t.rows:
+        console.print(t)
 
 
 def memory_and_cli(tmp: Path, args: argparse.Namespace) -> None:
     t = Table(title="toolhost serve memory and CLI latency")
     t.add_column("what")
     t.add_column("value", justify="right")
-    default_data = tmp / "default-data"
-    with spawned([PY, "-m", "servers.cli", "serve", "--port", "0", "--data-dir", str(default_data)],
-                 env=SERVE_ENV, pattern=r"serving (\d+) tools", stream="stderr", timeout=120) as (proc, n):
-        time.sleep(1.0)
-        t.add_row(f"serve RSS idle, default config ({n} tools; serve process only)", f"{rss_mib(proc.pid):.0f} MiB")
-    many_dir = tmp / "many"
-    many_dir.mkdir()
-    cfg = write_config(many_dir, {"many": [*MANY, "--tools", str(args.many_tools)]})
-    with spawned(serve_cmd(cfg, many_dir / "data", "--port", "0"), env=SERVE_ENV, pattern=r"serving (\d+) tools",
-                 stream="stderr", timeout=300) as (proc, n):
-        time.sleep(1.0)
-        t.add_row(f"serve RSS idle, {n} tools from one upstream", f"{rss_mib(proc.pid):.0f} MiB")
 
     def timed(cmd: list[str], runs: int) -> float:
         out = []
@@ -352,10 +407,26 @@ def memory_and_cli(tmp: Path, args: argparse.Namespace) -> None:
         return statistics.median(out)
 
     runs = 1 if args.quick else 3
+    default_data = tmp / "default-data"
+    search = [PY, "-m", "servers.cli", "search", "time", "--data-dir", str(default_data)]
+    with spawned([PY, "-m", "servers.cli", "serve", "--port", "0", "--data-dir", str(default_data)],
+                 env=SERVE_ENV, pattern=r"serving (\d+) tools", stream="stderr", timeout=120) as (proc, n):
+        time.sleep(1.0)
+        t.add_row(f"serve RSS idle, default config ({n} tools; serve process only)", f"{rss_mib(proc.pid):.0f} MiB")
+        with_serve = timed(search, runs)
+    many_dir = tmp / "many"
+    many_dir.mkdir()
+    cfg = write_config(many_dir, {"many": [*MANY, "--tools", str(args.many_tools)]})
+    with spawned(serve_cmd(cfg, many_dir / "data", "--port", "0"), env=SERVE_ENV, pattern=r"serving (\d+) tools",
+                 stream="stderr", timeout=300) as (proc, n):
+        time.sleep(1.0)
+        t.add_row(f"serve RSS idle, {n} tools from one upstream", f"{rss_mib(proc.pid):.0f} MiB")
+
     t.add_row("`toolhost --help` (median)", f"{timed([PY, '-m', 'servers.cli', '--help'], runs):.2f} s")
     t.add_row("`toolhost search time --data-dir D` without a running serve (connects every server)",
-              f"{timed([PY, '-m', 'servers.cli', 'search', 'time', '--data-dir', str(default_data)], runs):.2f} s")
-    t.add_row("`toolhost search` with a running serve", "n/a (the CLI does not talk to a running serve yet)")
+              f"{timed(search, runs):.2f} s")
+    t.add_row("`toolhost search time --data-dir D` with a running serve of D (asks its admin API)",
+              f"{with_serve:.2f} s")
     console.print(t)
 
 
@@ -379,6 +450,7 @@ def main() -> None:
     p.add_argument("--client-mode", default="auto", help="SDK Client mode: auto (2026-07-28 first) or legacy")
     p.add_argument("--many-tools", type=int, default=10_000)
     p.add_argument("--skip-memory", action="store_true")
+    p.add_argument("--no-floors", action="store_true", help="leave out the floor proxies (bench/floor_proxy.py)")
     p.add_argument("--alt", action="append", default=[], metavar="ENV=VAL,...",
                    help="an extra toolhost contender served with these environment variables (A/B of settings); "
                    "prefix 'stdio:' for a stdio one")
@@ -392,19 +464,25 @@ def main() -> None:
     cfg = write_config(tmp, {"echo": ECHO})
     fm_py = args.fastmcp_python if args.fastmcp_python != "none" and Path(args.fastmcp_python).exists() else None
     with contextlib.ExitStack() as stack:
-        direct_url = stack.enter_context(spawned([*ECHO, "--http"]))[1]
-        serve_url = stack.enter_context(spawned(serve_cmd(cfg, tmp / "d1", "--port", "0"), env=SERVE_ENV,
-                                                stream="stderr"))[1]
-        all_url = stack.enter_context(spawned(serve_cmd(cfg, tmp / "d2", "--port", "0", "--expose", "all"),
-                                              env=SERVE_ENV, stream="stderr"))[1]
+
+        def start(cmd: list[str], **kw: Any) -> tuple[int, str]:
+            proc, url = stack.enter_context(spawned(cmd, **kw))
+            return proc.pid, url
+
+        direct_pid, direct_url = start([*ECHO, "--http"])
+        serve_pid, serve_url = start(serve_cmd(cfg, tmp / "d1", "--port", "0"), env=SERVE_ENV, stream="stderr")
+        all_pid, all_url = start(serve_cmd(cfg, tmp / "d2", "--port", "0", "--expose", "all"), env=SERVE_ENV,
+                                 stream="stderr")
         via = {"name": "echo__echo", "arguments": ARGS}
         contenders = [
             Contender("direct-stdio", "SDK client → echo over stdio (direct)", "stdio",
                       StdioServerParameters(command=ECHO[0], args=ECHO[1:], cwd=str(ROOT)), "echo", ARGS),
             Contender("direct-http", "SDK client → echo over streamable HTTP (direct)", "http", direct_url, "echo",
-                      ARGS),
-            Contender("toolhost-http", "toolhost over HTTP, call_tool", "http", serve_url, "call_tool", via),
-            Contender("toolhost-http-all", "toolhost over HTTP, --expose all", "http", all_url, "echo__echo", ARGS),
+                      ARGS, pid=direct_pid),
+            Contender("toolhost-http", "toolhost over HTTP, call_tool", "http", serve_url, "call_tool", via,
+                      pid=serve_pid),
+            Contender("toolhost-http-all", "toolhost over HTTP, --expose all", "http", all_url, "echo__echo", ARGS,
+                      pid=all_pid),
             Contender("toolhost-stdio", "toolhost over stdio, call_tool", "stdio",
                       StdioServerParameters(command=PY, args=serve_cmd(cfg, tmp / "d3", "--stdio")[1:],
                                             cwd=str(ROOT), env=SERVE_ENV), "call_tool", via),
@@ -418,19 +496,18 @@ def main() -> None:
                                                 cfg, tmp / f"alt{i}", "--stdio")[1:], cwd=str(ROOT), env=env),
                                             "call_tool", via))
                 continue
-            url = stack.enter_context(spawned(serve_cmd(cfg, tmp / f"alt{i}", "--port", "0"), env=env,
-                                              stream="stderr"))[1]
+            pid, url = start(serve_cmd(cfg, tmp / f"alt{i}", "--port", "0"), env=env, stream="stderr")
             contenders.append(Contender(f"alt{i}", f"toolhost over HTTP, call_tool, {settings}", "http", url,
-                                        "call_tool", via))
+                                        "call_tool", via, pid=pid))
         if args.baseline_tree:
             tree = str(Path(args.baseline_tree).resolve())
             contenders.append(Contender("baseline-stdio", f"toolhost over stdio, call_tool ({tree})", "stdio",
                                         StdioServerParameters(command=PY, args=serve_cmd(cfg, tmp / "base", "--stdio")[1:],
                                                               cwd=tree, env=SERVE_ENV), "call_tool", via))
-            base_url = stack.enter_context(spawned(serve_cmd(cfg, tmp / "base-http", "--port", "0"), env=SERVE_ENV,
-                                                   stream="stderr", cwd=Path(tree)))[1]
+            base_pid, base_url = start(serve_cmd(cfg, tmp / "base-http", "--port", "0"), env=SERVE_ENV,
+                                       stream="stderr", cwd=Path(tree))
             contenders.append(Contender("baseline-http", f"toolhost over HTTP, call_tool ({tree})", "http", base_url,
-                                        "call_tool", via))
+                                        "call_tool", via, pid=base_pid))
         if not args.only or "toolhost-http-key" in args.only:
             data = tmp / "d4"
             for cmd in (["users", "add", "bench"], ["grants", "add", "bench", "echo__*"]):
@@ -439,15 +516,25 @@ def main() -> None:
             out = subprocess.run([PY, "-m", "servers.cli", "keys", "create", "bench", "--data-dir", str(data)],
                                  cwd=ROOT, check=True, capture_output=True, text=True, env=SERVE_ENV).stdout
             token = re.search(r"(th_\w+_\S+)", out).group(1)
-            key_url = stack.enter_context(spawned(serve_cmd(cfg, data, "--port", "0"), env=SERVE_ENV,
-                                                  stream="stderr"))[1]
+            key_pid, key_url = start(serve_cmd(cfg, data, "--port", "0"), env=SERVE_ENV, stream="stderr")
             contenders.append(Contender("toolhost-http-key", "toolhost over HTTP, call_tool, API key + audit",
-                                        "http", key_url, "call_tool", via, token=token))
+                                        "http", key_url, "call_tool", via, token=token, pid=key_pid))
+        if not args.no_floors:
+            floor = [PY, str(ROOT / "bench" / "floor_proxy.py")]
+            for kind, what in (("sdk", "SDK Server + Client, nothing else"), ("raw", "no SDK, bytes and ids only")):
+                pid, url = start([*floor, "--kind", kind, "--http", "--", *ECHO])
+                contenders += [
+                    Contender(f"floor-{kind}-http", f"floor proxy over HTTP ({what})", "http", url, "echo", ARGS,
+                              pid=pid),
+                    Contender(f"floor-{kind}-stdio", f"floor proxy over stdio ({what})", "stdio",
+                              StdioServerParameters(command=PY, args=[*floor[1:], "--kind", kind, "--stdio", "--",
+                                                                      *ECHO], cwd=str(ROOT)), "echo", ARGS),
+                ]
         if fm_py:
-            fm_url = stack.enter_context(spawned([fm_py, str(ROOT / "bench" / "fastmcp_proxy.py"), "--http", "--",
-                                                  *ECHO], timeout=120))[1]
+            fm_pid, fm_url = start([fm_py, str(ROOT / "bench" / "fastmcp_proxy.py"), "--http", "--", *ECHO],
+                                   timeout=120)
             contenders += [
-                Contender("fastmcp-http", "FastMCP proxy over HTTP", "http", fm_url, "echo", ARGS),
+                Contender("fastmcp-http", "FastMCP proxy over HTTP", "http", fm_url, "echo", ARGS, pid=fm_pid),
                 Contender("fastmcp-stdio", "FastMCP proxy over stdio", "stdio",
                           StdioServerParameters(command=fm_py, args=[str(ROOT / "bench" / "fastmcp_proxy.py"),
                                                                      "--stdio", "--", *ECHO], cwd=str(ROOT)),
