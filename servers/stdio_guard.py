@@ -34,7 +34,7 @@ from pydantic import ValidationError
 
 from servers.report_throttle import ReportThrottle
 
-__all__ = ["SKIP", "LineReporter", "guarded_read_stream", "line_error", "odd_id_error"]
+__all__ = ["SKIP", "LineReporter", "guarded_read_stream", "line_error", "odd_id_error", "oversized_line_error"]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -75,6 +75,16 @@ def odd_id_error(line: str, message: Any) -> JSONRPCError | None:
         return None
     problem, _keys = id_problem(data, ())
     return None if problem is None else _reply(None, INVALID_REQUEST, problem)
+
+
+def oversized_line_error(limit: int) -> JSONRPCError:
+    """The answer for a stdin line longer than ``limit`` bytes (dropped unread, so its id is
+    unknown: ``null``, JSON-RPC 2.0 section 5): ``-32600`` naming the limit, as HTTP answers a body
+    over the same limit with 413."""
+    return _reply(None, INVALID_REQUEST, (
+        f"Invalid Request: a line of more than {limit:,} bytes is over toolhost's stdio message limit "
+        f"({limit // (1 << 20)} MiB, the same as its HTTP body limit); "
+        "send smaller arguments (large inputs belong in a file or resource the tool reads)"))
 
 
 def _readable_id(errors: list[Any]) -> str | int | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -34,11 +35,13 @@ import mcp_types as types
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
 
-from servers.stdio_guard import SKIP, LineReporter, guarded_read_stream, line_error, odd_id_error
+from host.lines import LineFramer, LineTooLong
+from servers.stdio_guard import SKIP, LineReporter, guarded_read_stream, line_error, odd_id_error, oversized_line_error
 
-__all__ = ["StdinLines", "StdoutWire", "WireReceive", "WireSend", "serve_stdio"]
+__all__ = ["OversizedLine", "StdinLines", "StdoutWire", "WireReceive", "WireSend", "serve_stdio"]
 
 
 def usable(fd: int) -> bool:
@@ -54,30 +57,51 @@ class StdinLines:
     """Lines of a pipe/socket/tty stdin, read without a worker thread, so cancelling the server
     really stops the read (the SDK's default reader blocks a thread that cannot be interrupted,
     and SIGTERM would wait for the client to close stdin). Lines are decoded as UTF-8 with
-    replacement characters, as the SDK's reader does."""
+    replacement characters, as the SDK's reader does, and split in linear time
+    (:class:`host.lines.LineFramer`). A line over ``limit`` bytes (default: the HTTP body limit,
+    the SDK's ``DEFAULT_MAX_REQUEST_BODY_SIZE``, 4 MiB) is not kept: it comes out as an
+    :class:`OversizedLine` (an empty string; :class:`WireReceive` answers it)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> None:
         self.fd = fd
-        self.buffer = b""
         self.eof = False
+        self._framer = LineFramer(limit)
+        self._ready: deque[bytes | LineTooLong] = deque()
         os.set_blocking(fd, False)
 
     def __aiter__(self) -> StdinLines:
         return self
 
     async def __anext__(self) -> str:
-        while b"\n" not in self.buffer and not self.eof:
+        while not self._ready:
+            if self.eof:
+                raise StopAsyncIteration
             await anyio.wait_readable(self.fd)
             try:
                 chunk = os.read(self.fd, 1 << 16)
             except BlockingIOError:
                 continue
-            self.eof = not chunk
-            self.buffer += chunk
-        if not self.buffer:
-            raise StopAsyncIteration
-        line, sep, self.buffer = self.buffer.partition(b"\n")
-        return line.decode("utf-8", "replace") + sep.decode()
+            if chunk:
+                self._ready.extend(self._framer.feed(chunk))
+            else:
+                self.eof = True
+                self._ready.extend(self._framer.finish())
+        line = self._ready.popleft()
+        if isinstance(line, LineTooLong):
+            return OversizedLine(line)
+        return line.decode("utf-8", "replace")
+
+
+class OversizedLine(str):
+    """A stdin line over the size limit, dropped: an empty string (the SDK's reader on the fallback
+    path skips it as blank) that carries the :class:`host.lines.LineTooLong` report."""
+
+    too_long: LineTooLong
+
+    def __new__(cls, too_long: LineTooLong) -> OversizedLine:
+        line = super().__new__(cls, "")
+        line.too_long = too_long
+        return line
 
 
 class StdoutWire:
@@ -202,6 +226,12 @@ class WireReceive(ObjectReceiveStream):
                 line = await self._lines.__anext__()
             except StopAsyncIteration:
                 raise anyio.EndOfStream from None
+            if isinstance(line, OversizedLine):
+                reply = oversized_line_error(line.too_long.limit)
+                self._report(reply.error.message)
+                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    await self._write.send(SessionMessage(reply))
+                continue
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             except Exception as exc:  # noqa: BLE001 - answered as the SDK's stdio_server would deliver it

@@ -22,7 +22,9 @@ checkout without both): 389 vs 347 calls/s, p50 1.87 vs 2.02 ms, serve + echo CP
 
 Everything else is the SDK's behaviour: the child is started in a new session (its own process
 group) with stderr to ``errlog``; lines are decoded with the configured encoding and error
-handler; a failed write (the child closed stdin or died) ends the read side so the session sees
+handler (each line on its own: the spec's stdio messages are newline-delimited UTF-8); a line over
+:data:`MAX_LINE_BYTES` is dropped unread and fails the request it answers when its id comes first
+(:class:`LineTooLongError`); a failed write (the child closed stdin or died) ends the read side so the session sees
 the connection end; the end of stdout ends the read stream at once; shutdown follows the MCP spec
 sequence with the SDK's bounds (stop reading, close stdin so the child exits on its own within
 2 s, then SIGTERM/SIGKILL its process group via the SDK's ``terminate_posix_process_tree``), with
@@ -32,8 +34,8 @@ caller's cancellation. Windows keeps the SDK's ``stdio_client`` (Job Objects, it
 
 from __future__ import annotations
 
-import codecs
 import logging
+import re
 import sys
 from collections import deque
 from collections.abc import AsyncIterator
@@ -48,7 +50,9 @@ from mcp import StdioServerParameters, stdio_client
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
-__all__ = ["PipeReceive", "PipeSend", "stdio_pipe_client"]
+from host.lines import LineFramer, LineTooLong
+
+__all__ = ["MAX_LINE_BYTES", "LineTooLongError", "PipeReceive", "PipeSend", "stdio_pipe_client"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +62,28 @@ KILL_GRACE_SECONDS = 2.0
 """Between SIGTERM and SIGKILL of the child's group (the SDK's value)."""
 _REAP_SECONDS = 2.0
 _EXIT_POLL_SECONDS = 0.01
+MAX_LINE_BYTES = 64 << 20
+"""The largest message (line) read from an upstream server's stdout: 64 MiB, far above any result
+toolhost passes on (results are cut to the tool's ``max_output_chars``), so a server that floods
+stdout without a newline cannot make toolhost hold more (:class:`host.lines.LineFramer`)."""
+_LEADING_ID = re.compile(r'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
 _READ_ERRORS = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError)
+
+
+class LineTooLongError(ValueError):
+    """The read stream's item for a stdout line over the limit (dropped unparsed). Its text's first
+    line says so; a second line ``"id": N`` names the request it answers when the line began with
+    it (``{"jsonrpc": "2.0", "id": N, ...``, the usual order), so the transport guard fails that
+    request at once instead of leaving it to its timeout (:mod:`host.upstream.guard`)."""
+
+    def __init__(self, too_long: LineTooLong) -> None:
+        head = too_long.head.decode("utf-8", "replace")
+        m = _LEADING_ID.match(head)
+        super().__init__(
+            f"a message of more than {too_long.limit:,} bytes is over toolhost's stdio message limit of "
+            f"{too_long.limit // (1 << 20)} MiB; ask the tool for less output"
+            + (f'\n"id": {m.group(1)}' if m else ""))
+        self.too_long = too_long
 
 
 def parse_line(line: str) -> SessionMessage | Exception:
@@ -78,11 +103,12 @@ class PipeReceive(ObjectReceiveStream):
 
     last_context = None  # no sender context crosses a pipe
 
-    def __init__(self, stdout: Any, encoding: str, errors: str) -> None:
+    def __init__(self, stdout: Any, encoding: str, errors: str, *, limit: int = MAX_LINE_BYTES) -> None:
         self._stdout = stdout
-        self._decoder = codecs.getincrementaldecoder(encoding)(errors=errors)
-        self._lines: deque[str] = deque()
-        self._tail = ""
+        self._encoding = encoding
+        self._errors = errors
+        self._framer = LineFramer(limit)
+        self._lines: deque[bytes | LineTooLong] = deque()
         self._ended = False
         self._closed = False
         self._reading: anyio.CancelScope | None = None
@@ -102,11 +128,14 @@ class PipeReceive(ObjectReceiveStream):
                 finally:
                     self._reading = None
             if chunk is None:  # stdout ended, or end()/close() cancelled the read
+                if not self._closed:  # a last line without a newline is still delivered
+                    self._lines.extend(self._framer.finish())
                 continue
-            lines = (self._tail + self._decoder.decode(chunk)).split("\n")
-            self._tail = lines.pop()
-            self._lines.extend(lines)
-        return parse_line(self._lines.popleft())
+            self._lines.extend(self._framer.feed(chunk))
+        line = self._lines.popleft()
+        if isinstance(line, LineTooLong):
+            return LineTooLongError(line)
+        return parse_line(line.decode(self._encoding, self._errors))
 
     def end(self) -> None:
         """End the stream: a pending ``receive`` raises ``EndOfStream`` (what is parsed is still delivered)."""

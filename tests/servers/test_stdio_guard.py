@@ -35,6 +35,7 @@ async def test_malformed_lines_get_json_rpc_errors_and_the_session_goes_on(tmp_p
         '{"jsonrpc":"2.0","method":"ping"}',  # a notification (no id): never answered (JSON-RPC 4.1)
         '{"jsonrpc":"2.0","id":null,"method":"ping"}',  # odd ids: requests awaiting an answer
         '{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}',
+        json.dumps({"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"pad": "x" * (5 << 20)}}),  # > 4 MiB
         json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}),
     ]
     with anyio.fail_after(60):
@@ -58,19 +59,23 @@ async def test_malformed_lines_get_json_rpc_errors_and_the_session_goes_on(tmp_p
     assert "serverInfo" in by_id[1]["result"]
     assert by_id[9] == {"jsonrpc": "2.0", "id": 9, "result": {}}  # the session goes on
     answered = [r["error"] for r in replies if r.get("id") is None]  # in the order of the lines
-    assert [e["code"] for e in answered] == [-32700, -32600, -32700, -32600, -32600]
+    assert [e["code"] for e in answered] == [-32700, -32600, -32700, -32600, -32600, -32600]
     assert [e["message"] for e in answered[3:]] == [
         "Invalid Request: the id of 'ping' is null; MCP request ids are strings or integers (a message "
         "without an id is a notification)",
         "Invalid Request: the id of 'tools/list' is 1.5; MCP request ids are strings or integers (a message "
-        "without an id is a notification)"]
+        "without an id is a notification)",
+        "Invalid Request: a line of more than 4,194,304 bytes is over toolhost's stdio message limit (4 MiB, the "
+        "same as its HTTP body limit); send smaller arguments (large inputs belong in a file or resource the tool "
+        "reads)"]
     assert answered[0]["message"] == (
         "Parse error: Invalid JSON: expected ident at line 1 column 2; send one JSON-RPC message per line, as JSON")
     assert answered[2]["message"].startswith("Parse error: Invalid JSON: trailing characters at line 1 column 41")
     assert by_id[7]["error"] == {"code": -32600, "message": (  # its id could be read: the request ends
         "Invalid Request: the line is JSON but not one valid JSON-RPC message (an object with jsonrpc '2.0' "
         "and a method with object params, or a result/error with an id); batches are not supported")}
-    assert set(by_id) == {1, 7, 9}  # nothing else answered: the blank line and the notification
+    assert set(by_id) == {1, 7, 9}  # nothing else answered: the blank line and the notification (the 5 MiB
+    # request's id was never read: answered with id null, as JSON-RPC 2.0 section 5 asks)
     reported = [line for line in errors.decode().splitlines() if line.startswith("toolhost: stdin: ")]
     assert 1 <= len(reported) <= 6  # at most one line a second, the rest counted
     assert "tools/call" not in errors.decode()  # the reason only, never the line's content

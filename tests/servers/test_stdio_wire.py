@@ -115,3 +115,44 @@ async def test_receive_parses_lines_answers_malformed_ones_on_the_wire_and_ends_
     assert error["id"] is None and error["error"]["code"] == -32700  # the blank line got no answer
     assert error["error"]["message"].startswith("Parse error: Invalid JSON: expected ident at line 1 column 2")
     assert reported == [error["error"]["message"]]
+
+
+async def test_a_line_over_the_limit_is_answered_without_being_held_and_the_next_line_is_read() -> None:
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    reported: list[str] = []
+    wire = StdoutWire(out_w)
+    read = WireReceive(StdinLines(in_r, limit=1 << 20), WireSend(wire), reported.append)
+    try:
+        with anyio.fail_after(10):
+
+            async def put(data: bytes) -> None:
+                while data:
+                    await anyio.wait_writable(in_w)
+                    try:
+                        data = data[os.write(in_w, data):]
+                    except BlockingIOError:
+                        continue
+
+            async def write_all() -> None:
+                os.set_blocking(in_w, False)
+                await put(b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"')
+                for _ in range(64):  # 4 MiB, read in pieces: the reader never holds more than its limit
+                    await put(b"x" * (1 << 16))
+                await put(b'"}}\n{"jsonrpc":"2.0","id":4,"method":"ping"}\n')
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(write_all)
+                message = await read.receive()
+            assert message.message == JSONRPCRequest(jsonrpc="2.0", id=4, method="ping")
+            (answer,) = await _read_all(out_r, 1)
+    finally:
+        wire.close()
+        for fd in (in_r, in_w, out_r):
+            os.close(fd)
+    error = json.loads(answer)
+    assert error == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": (
+        "Invalid Request: a line of more than 1,048,576 bytes is over toolhost's stdio message limit (1 MiB, the "
+        "same as its HTTP body limit); send smaller arguments (large inputs belong in a file or resource the tool "
+        "reads)")}}
+    assert reported == [error["error"]["message"]]

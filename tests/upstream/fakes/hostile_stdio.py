@@ -19,7 +19,8 @@ Tools: ``echo {text}`` → text; ``die`` → exits without replying; ``hang`` �
 ``broken`` → a truncated reply that names the request id; ``slow {seconds}`` → sleeps, then
 answers; ``garble_then_echo {text}`` → garbage lines, then the echo reply; ``progress {steps}``
 (listed with the ``progress_tool`` flag) → that many ``notifications/progress`` for the request's
-token and the reply, in one write.
+token and the reply, in one write; ``flood {mib, id_last}`` (listed with the ``flood_tool`` flag) →
+a reply of one ``mib`` MiB line (default 65), its id first or (``id_last``) after the result.
 """
 
 from __future__ import annotations
@@ -73,6 +74,9 @@ def tools() -> list[dict]:
         tool("garble_then_echo", "Write garbage, then echo.", {"text": {"type": "string"}}),
         *([tool("progress", "Report progress, then answer.", {"steps": {"type": "integer"}})]
           if FLAGS.get("progress_tool") else []),
+        *([tool("flood", "Answer with one line of `mib` MiB.", {"mib": {"type": "integer"},
+                                                                "id_last": {"type": "boolean"}})]
+          if FLAGS.get("flood_tool") else []),
     ]
     return base + list(FLAGS.get("tools", []))
 
@@ -130,6 +134,12 @@ def handle_call(rid, params: dict) -> None:
         lines.append(json.dumps({"jsonrpc": "2.0", "id": rid, "result": {
             "content": [{"type": "text", "text": "done"}], "isError": False}}))
         write_raw("\n".join(lines).encode())  # one write: the reply lands right behind the progress
+    elif name == "flood":
+        text = b'"' + b"x" * (int(args.get("mib", 65)) << 20) + b'"'
+        body = b'"result": {"content": [{"type": "text", "text": ' + text + b"}]}"
+        rid_part = b'"id": ' + json.dumps(rid).encode()
+        parts = [body, rid_part] if args.get("id_last") else [rid_part, body]
+        write_raw(b'{"jsonrpc": "2.0", ' + b", ".join(parts) + b"}")
     else:
         send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": f"unknown tool {name}"}],
                                                        "isError": True}})
