@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import stat
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -42,6 +44,10 @@ from host.lines import LineFramer, LineTooLong
 from servers.stdio_guard import SKIP, LineReporter, guarded_read_stream, line_error, odd_id_error, oversized_line_error
 
 __all__ = ["OversizedLine", "StdinLines", "StdoutWire", "WireReceive", "WireSend", "serve_stdio"]
+
+
+CLOSE_TIMEOUT_SECONDS = 5.0
+"""At shutdown, how long :meth:`StdoutWire.close` waits for the client to read replies still buffered."""
 
 
 def usable(fd: int) -> bool:
@@ -175,13 +181,23 @@ class StdoutWire:
         self.pending.clear()
         self.gone.set()
 
-    def close(self) -> None:
-        """Write what is still buffered (blocking), then give the claimed fd back to the wire."""
+    def close(self, timeout: float = CLOSE_TIMEOUT_SECONDS) -> None:
+        """Write what is still buffered (waiting at most ``timeout`` seconds in all for the reader to
+        take it; a client that stopped reading cannot hold the shutdown), then give the claimed fd
+        back to the wire."""
+        deadline = time.monotonic() + timeout
         with contextlib.suppress(OSError):
-            os.set_blocking(self.fd, True)
             while self.pending and not self.broken:
-                del self.pending[: os.write(self.fd, self.pending)]
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([], [self.fd], [], left)[1]:
+                    self.pending.clear()  # dropped: the reader did not take it in time
+                    break
+                try:
+                    del self.pending[: os.write(self.fd, self.pending)]
+                except BlockingIOError:
+                    continue
             if self.restore is not None:
+                os.set_blocking(self.fd, True)
                 os.dup2(self.fd, self.restore)
         with contextlib.suppress(OSError):
             os.close(self.fd)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import anyio
 import pytest
@@ -156,3 +157,21 @@ async def test_a_line_over_the_limit_is_answered_without_being_held_and_the_next
         "same as its HTTP body limit); send smaller arguments (large inputs belong in a file or resource the tool "
         "reads)")}}
     assert reported == [error["error"]["message"]]
+
+
+def test_close_gives_up_on_a_reader_that_stopped_reading_after_its_timeout() -> None:
+    r, w = os.pipe()
+    wire = StdoutWire(w)
+    stuck = b"x" * (1 << 20)  # far more than a pipe holds: most of it stays pending
+    with pytest.raises(BlockingIOError):
+        while True:
+            os.write(w, stuck)  # fill the pipe first: nobody reads r
+    wire.pending += stuck
+    t0 = time.monotonic()
+    wire.close(timeout=0.2)  # returns (the pending bytes dropped) instead of blocking for ever
+    waited = time.monotonic() - t0
+    os.close(r)
+    assert not wire.pending
+    assert 0.2 <= waited < 5
+    with pytest.raises(OSError):
+        os.fstat(w)  # the wire's fd is closed
