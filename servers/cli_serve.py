@@ -24,13 +24,13 @@ from servers.cli_options import AuthChoice, Expose, LogFormat, LogLevel
 from servers.serve_defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH
 
 DEFER_EVENTS_ENV = "TOOLHOST_DEFER_EVENTS"
-"""``0``: ``serve`` over HTTP writes event-log entries on the request path (A/B runs of
-``bench/gateway.py --alt``); default: after each answer (:meth:`host.events.EventLog.defer`)."""
+"""``0``: ``serve`` writes event-log entries on the request path (A/B runs of ``bench/gateway.py
+--alt``); default: after each answer (:meth:`host.events.EventLog.defer`), over HTTP and stdio."""
 
 GC_FREEZE_ENV = "TOOLHOST_GC_FREEZE"
 """``0``: keep Python's garbage-collector defaults (A/B runs; :func:`_freeze_startup_heap`)."""
 GC_YOUNG_THRESHOLD = 10_000
-"""Allocations between young-generation collections while serving over HTTP (Python's default: 700)."""
+"""Allocations between young-generation collections while serving (Python's default: 700)."""
 
 if TYPE_CHECKING:
     import anyio
@@ -213,15 +213,15 @@ def serve(
                                                  access=access if enforce else None,
                                                  notifier=notifier)  # type: ignore[arg-type]
                     surface.server = srv
+                    if os.environ.get(DEFER_EVENTS_ENV, "1") != "0":
+                        rt.event_log.defer()  # events written once each answer is sent (issue 12)
+                    if os.environ.get(GC_FREEZE_ENV, "1") != "0":
+                        _freeze_startup_heap()
                     if stop.is_set():
                         pass
                     elif stdio:
-                        await serve_stdio(srv, stop=stop)
+                        await serve_stdio(srv, stop=stop, after_send=rt.event_log.flush)
                     else:
-                        if os.environ.get(DEFER_EVENTS_ENV, "1") != "0":
-                            rt.event_log.defer()  # events written once each answer is sent (issue 12)
-                        if os.environ.get(GC_FREEZE_ENV, "1") != "0":
-                            _freeze_startup_heap()
                         await serve_http(
                             srv,
                             after_response=rt.event_log.flush,

@@ -206,8 +206,9 @@ class StdoutWire:
 class WireSend(ObjectSendStream):
     """The server's write stream: each message serialized and written by the task that sends it."""
 
-    def __init__(self, wire: StdoutWire) -> None:
+    def __init__(self, wire: StdoutWire, *, after_send: Callable[[], None] | None = None) -> None:
         self._wire = wire
+        self._after_send = after_send
         self._closed = False
 
     async def send(self, item: SessionMessage, /) -> None:
@@ -215,6 +216,8 @@ class WireSend(ObjectSendStream):
             raise anyio.ClosedResourceError
         text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
         await self._wire.write((text + "\n").encode("utf-8"))
+        if self._after_send is not None:  # the message left: deferred work (the event log) runs now
+            self._after_send()
 
     async def aclose(self) -> None:
         self._closed = True
@@ -272,9 +275,12 @@ async def _until(stop: anyio.Event, action: Callable[[], None]) -> None:
     action()
 
 
-async def serve_stdio(server: Server[Any], *, stop: anyio.Event) -> None:
+async def serve_stdio(server: Server[Any], *, stop: anyio.Event, after_send: Callable[[], None] | None = None) -> None:
     """Serve ``server`` over this process's stdin/stdout until EOF of stdin, ``stop`` is set, or the
-    client closed its end of stdout (calls in flight are then cancelled, as on EOF)."""
+    client closed its end of stdout (calls in flight are then cancelled, as on EOF). ``after_send``
+    runs after each message was written (the event log's deferred writes,
+    :meth:`host.events.EventLog.defer`); on the SDK fallback path (stdout not a pipe) it is not
+    called and the log's timer writes them (within 50 ms)."""
     direct = usable(0) and usable(1)
     stdin: Any = StdinLines(0) if usable(0) else None
     wire = StdoutWire.claim() if direct else None
@@ -283,7 +289,7 @@ async def serve_stdio(server: Server[Any], *, stop: anyio.Event) -> None:
             tg.start_soon(_until, stop, tg.cancel_scope.cancel)
             if wire is not None:
                 tg.start_soon(_until, wire.gone, tg.cancel_scope.cancel)
-                write = WireSend(wire)
+                write = WireSend(wire, after_send=after_send)
                 read = WireReceive(stdin, write, LineReporter())
                 await server.run(read, write, server.create_initialization_options())
             else:

@@ -38,6 +38,12 @@ async def test_stdio_serve_lists_searches_and_calls(tmp_path):
             assert "orders__cancel_order" in [t["name"] for t in hits.structured_content["tools"]]
             r = await c.call_tool("call_tool", {"name": "orders__get_order", "arguments": {"order_id": "A1004"}})
             assert r.structured_content["status"] == "delivered"
+            await c.call_tool("tool_search", {"query": "time"})  # answered after the call's events were written
+            events = [json.loads(line) for f in sorted((tmp_path / "d" / "events").glob("*.jsonl"))
+                      for line in f.read_text().splitlines()]
+            call = [e for e in events if e["data"].get("name") == "orders__get_order"]
+            assert [e["kind"] for e in events if e["data"].get("call_id") == call[0]["data"]["call_id"]] == \
+                ["call", "decision", "result"]  # written after the answer left, not at shutdown
 
 
 def _children(pid: int) -> set[int]:
