@@ -156,6 +156,16 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+async def settle(pid: int | None, *, quiet: float = 0.3, limit: float = 15.0) -> None:
+    """Wait (at most ``limit`` s) until process ``pid`` used under 5% of a CPU for ``quiet`` s."""
+    deadline = time.perf_counter() + limit
+    while pid is not None and time.perf_counter() < deadline:
+        before = cpu_seconds(pid)
+        await anyio.sleep(quiet)
+        if not cpu_seconds(pid) - before > 0.05 * quiet:  # NaN (gone) ends the wait too
+            return
+
+
 def write_config(folder: Path, servers: dict[str, list[str]]) -> Path:
     cfg = {"mcpServers": {name: {"command": cmd[0], "args": cmd[1:]} for name, cmd in servers.items()}}
     path = folder / "config.json"
@@ -267,6 +277,7 @@ async def sessions(who: Contender, k: int, mode: str) -> AsyncIterator[list[Clie
         for c in clients:  # warm up every session
             for _ in range(5):
                 await _one(c, who)
+        await settle(who.pid)  # a serve --stdio just started may still be indexing: not in the timed window
         yield clients
 
 
