@@ -57,6 +57,7 @@ def main() -> None:
         redaction, "_SHAPE_HINT", secret_shapes.re.compile(r"(?!)")
     ):
         rows.append(("rules only (before issue 11)", *measure()))
+    redaction._clean.clear()  # texts found clean without the shape rules must not pass as clean now
     rows.append(("rules + detect-secrets + shapes", *measure()))
     print(f"{'contender':34} {'recall':>14} {'false positives':>17} {'µs/argument':>12}")
     for name, caught, total, ordinary, missed, changed, us in rows:
