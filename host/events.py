@@ -49,6 +49,9 @@ FORMAT_VERSION = 1
 _MAX_PENDING = 256
 """Queued events (:meth:`EventLog.defer`) that make an append write them at once."""
 _logger = logging.getLogger(__name__)
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+"""``json.dumps`` with the event line's options, built once (``dumps`` builds an encoder per call
+when given options)."""
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -197,7 +200,7 @@ class EventLog:
             if kind in ("message", "transform") and clean != data:
                 event["redacted"] = True
             event["seq"] = self._next_seq(conversation_id, self.path_for(conversation_id))
-            lines.append(json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=str) + "\n")
+            lines.append(_ENCODE(event) + "\n")
             written.append(event)
         if lines:
             self._emit(current, lines)  # type: ignore[arg-type]

@@ -33,7 +33,7 @@ from host.upstream.connection import ServerStatus
 from host.events import EventLog
 from host.upstream.executor import ProgressCallback
 from host.upstream.manager import ServerManager
-from host.pipeline import ApprovalHook, CallContext, Pipeline
+from host.pipeline import ApprovalHook, CallContext, CallScopedPolicy, Pipeline, call_scope
 from registry import ANONYMOUS, AllowAll, Policy, Principal, Risk, ToolRecord, ToolRegistry
 from host.search import VectorCache, VectorWorker, load_embedder
 from registry.search import SearchIndex, SearchResult
@@ -106,10 +106,11 @@ class HostRuntime:
             config, data_dir=data_dir, registry=self.registry, reconnect=reconnect, on_status=on_status
         )
         self.event_log = EventLog(data_dir / "events")
+        self._decide = CallScopedPolicy(self.policy)  # one decision per tool per call (call_scope)
         self.pipeline = Pipeline(
             self.registry,
             self.manager,
-            self.policy,
+            self._decide,
             spill_dir=data_dir / "spill",
             event_log=self.event_log,
             approvals=approvals,
@@ -222,7 +223,8 @@ class HostRuntime:
         record = self.registry.snapshot().get(name)
         with span("toolhost.call", **{"toolhost.tool": name, "toolhost.server": record.server if record else None,
                                       "toolhost.user": principal.user, "toolhost.call_id": call_id}) as sp:
-            result = await self._audited_call(name, arguments, ctx, principal, call_id)
+            with call_scope():  # the authorize stage, the rate limit and the audit row share one decision
+                result = await self._audited_call(name, arguments, ctx, principal, call_id)
             mark_result(sp, result.status.value)
             return result
 
@@ -247,7 +249,7 @@ class HostRuntime:
                         status=status,
                         duration_seconds=time.perf_counter() - started,
                         tool=tool,
-                        decision=None if tool is None else self.policy.evaluate(principal, tool),
+                        decision=None if tool is None else self._decide.evaluate(principal, tool),
                         approval_id=used.approval_id,
                         approver=used.approver,
                         detail=result.error.message if status == "rate_limited" and result.error else None,
@@ -261,7 +263,7 @@ class HostRuntime:
         see: an invisible tool answers exactly like an unknown one, from the pipeline)."""
         if self.limiter is not None:
             tool = self.registry.snapshot().get(name)
-            if tool is not None and self.policy.evaluate(principal, tool).visible:
+            if tool is not None and self._decide.evaluate(principal, tool).visible:
                 verdict = await anyio.to_thread.run_sync(
                     partial(self.limiter.take, principal.user, tool.qualified_name, tool.server)
                 )

@@ -66,6 +66,7 @@ from servers.meta_tools import (
     text_error,
 )
 from servers.notify import ToolsChangedNotifier
+from servers.otel_gate import spans_when_tracing
 from servers.results import to_mcp_result
 from servers.search_usage import UsageLearner
 
@@ -300,6 +301,7 @@ def create_registry_server(
     )
     server.listen_relay = listen
     server.middleware.append(request_state_boundary(name, resolve))
+    spans_when_tracing(server)  # the SDK's per-request span only while a tracer provider is installed
     return server
 
 

@@ -25,7 +25,16 @@ from collections.abc import Iterator
 from sqlalchemy import and_, insert, select, update
 
 from host.store import schema as s
-from host.store.audit_chain import ChainBreak, arguments_digest, lock_head, row_hash, set_head, verify_rows
+from host.store.audit_chain import (
+    CANONICAL,
+    ChainBreak,
+    arguments_digest,
+    digest_of,
+    lock_head,
+    row_hash,
+    set_head,
+    verify_rows,
+)
 from host.store.db import Store, fit_row
 from registry.redaction import REDACTED
 from registry.redaction import redact as redact_secrets
@@ -74,7 +83,7 @@ def redact(value: Any) -> Any:
 
 def redacted_json(arguments: Any) -> str:
     """Compact JSON of :func:`redact` ``(arguments)``."""
-    return json.dumps(redact(arguments), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return CANONICAL(redact(arguments))
 
 
 def redacted_full_json(arguments: Any) -> str:
@@ -142,8 +151,18 @@ def _row_values(entry: dict[str, Any]) -> dict[str, Any]:
     tool = entry.get("tool")
     detail = entry.get("detail")
     digest = entry.get("arguments_digest")
-    if digest is None and arguments is not None:
-        digest = arguments_digest(arguments)
+    stored = None
+    if arguments is not None:
+        clean = redact(arguments)
+        if digest is None and isinstance(arguments, dict) and arguments and clean == arguments:
+            # nothing masked or cut (the usual call): the stored text is the canonical text the
+            # digest hashes, so it is encoded once (issue 12)
+            stored = CANONICAL(clean)
+            digest = digest_of(stored)
+        else:
+            stored = CANONICAL(clean)
+            if digest is None:
+                digest = arguments_digest(arguments)
     at = entry.get("at")
     duration = entry.get("duration_ms")
     # escape, then cut to the column sizes before hashing: the hash covers what is stored
@@ -157,7 +176,7 @@ def _row_values(entry: dict[str, Any]) -> dict[str, Any]:
         "rule": entry.get("rule"),
         "status": entry.get("status"),
         "duration_ms": None if duration is None else float(duration),
-        "arguments": None if arguments is None else redacted_json(arguments),
+        "arguments": stored,
         "detail": None if detail is None else _cut(redact_secrets(detail)),
         "definition_hash": entry.get("definition_hash"),
         "approval_id": entry.get("approval_id"),
@@ -246,7 +265,7 @@ class AuditLog:
         Raises:
             TypeError: an entry has an unknown field or no ``action`` (nothing is written).
         """
-        rows = [_row_values(dict(e)) for e in entries]
+        rows = [_row_values(e) for e in entries]
         if not rows:
             return []
         appender = self.store.audit_appender
@@ -268,7 +287,7 @@ class AuditLog:
         appender = self.store.audit_appender
         if appender is None:
             return None
-        rows = [_row_values(dict(e)) for e in entries]
+        rows = [_row_values(e) for e in entries]
         if not rows:
             return []
         return appender.try_append(rows)

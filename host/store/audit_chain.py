@@ -28,10 +28,12 @@ from sqlalchemy import Connection, insert, select, update
 from host.store import schema as s
 
 __all__ = [
+    "CANONICAL",
     "CHAIN_FIELDS",
     "GENESIS",
     "ChainBreak",
     "arguments_digest",
+    "digest_of",
     "lock_head",
     "rechain_all",
     "row_hash",
@@ -68,8 +70,18 @@ def arguments_digest(arguments: Any) -> str:
     The same digest binds an approval to its call (:func:`host.store.approvals.arguments_hash`).
     Lone surrogates (valid JSON escapes, not valid UTF-8) are hashed as their UTF-16 code units
     (``surrogatepass``), like :func:`registry.tool.definition_hash`."""
-    canonical = json.dumps(arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return digest_of(_CANONICAL_ANY(arguments or {}))
+
+
+def digest_of(canonical: str) -> str:
+    """sha256 hex of canonical JSON text (what :func:`arguments_digest` hashes)."""
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+"""Canonical JSON text (sorted keys, no whitespace, non-ASCII kept), one encoder built once
+(``json.dumps`` with options builds one per call; ~2 µs of each audit row, issue 12)."""
+_CANONICAL_ANY = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
 
 
 def row_hash(prev_hash: str, row: Mapping[str, Any]) -> str:
@@ -81,8 +93,7 @@ def row_hash(prev_hash: str, row: Mapping[str, Any]) -> str:
             "at",
             "duration_ms",
         ) else value
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(CANONICAL(body).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ def _compile(statement: ClauseElement) -> _Sql:
 
 
 _INSERT = _compile(insert(s.audit).values({c: bindparam(c) for c in _COLUMNS}))
+assert _INSERT.names == _COLUMNS, _INSERT.names  # _append passes the values in this order
 _HEAD = _compile(select(s.audit_head.c.last_id, s.audit_head.c.last_hash).where(s.audit_head.c.id == 1))
 _NEW_HEAD = _compile(insert(s.audit_head).values(id=1, last_id=None, last_hash=bindparam("last_hash")))
 _SET_HEAD = _compile(
@@ -184,9 +185,7 @@ class SqliteAuditAppender:
             ids: list[int] = []
             for values in rows:
                 h = row_hash(prev, values)
-                row = {c: values.get(c) for c in CHAIN_FIELDS}
-                row["prev_hash"], row["row_hash"] = prev, h
-                cur = conn.execute(_INSERT.text, _INSERT.args(row))
+                cur = conn.execute(_INSERT.text, (*[values.get(c) for c in CHAIN_FIELDS], prev, h))
                 ids.append(int(cur.lastrowid))  # type: ignore[arg-type]
                 prev = h
             conn.execute(_SET_HEAD.text, _SET_HEAD.args({"last_id": ids[-1], "last_hash": prev}))
