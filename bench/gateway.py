@@ -48,6 +48,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -472,6 +473,13 @@ def main() -> None:
     if args.quick:
         args.calls, args.rounds, args.seconds, args.levels, args.warmup = 200, 3, 3.0, [1, 8], 20
     tmp = Path(tempfile.mkdtemp(prefix="toolhost-gateway-bench-"))
+    try:
+        run(tmp, args)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # configs and data folders of every serve this run started
+
+
+def run(tmp: Path, args: argparse.Namespace) -> None:
     cfg = write_config(tmp, {"echo": ECHO})
     fm_py = args.fastmcp_python if args.fastmcp_python != "none" and Path(args.fastmcp_python).exists() else None
     with contextlib.ExitStack() as stack:

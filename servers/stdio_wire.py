@@ -78,6 +78,11 @@ class StdinLines:
     def __aiter__(self) -> StdinLines:
         return self
 
+    def close(self) -> None:
+        """Put ``fd`` back in blocking mode (a pipe shared with the next reader, or a terminal)."""
+        with contextlib.suppress(OSError):
+            os.set_blocking(self.fd, True)
+
     async def __anext__(self) -> str:
         while not self._ready:
             if self.eof:
@@ -151,6 +156,14 @@ class StdoutWire:
                 return
             data = data[n:]
         self.pending += data
+        await self.drained()
+
+    async def drained(self) -> None:
+        """Return once everything written so far left the process (flushing it if nobody does).
+
+        Raises:
+            anyio.BrokenResourceError: the reader went away (what was pending is dropped).
+        """
         while self.pending:
             if self._flushing is not None:  # another sender flushes; wait for it
                 await self._flushing.wait()
@@ -163,6 +176,8 @@ class StdoutWire:
             finally:
                 self._flushing.set()
                 self._flushing = None
+        if self.broken:
+            raise anyio.BrokenResourceError
 
     async def _flush(self) -> None:
         while self.pending:
@@ -211,6 +226,11 @@ class WireSend(ObjectSendStream):
         self._after_send = after_send
         self._closed = False
 
+    @property
+    def wire(self) -> StdoutWire:
+        """The wire this stream writes to."""
+        return self._wire
+
     async def send(self, item: SessionMessage, /) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
@@ -241,6 +261,9 @@ class WireReceive(ObjectReceiveStream):
         while True:
             if self._closed:
                 raise anyio.ClosedResourceError
+            if self._write.wire.pending:  # the client does not read its answers: read no more requests
+                with contextlib.suppress(anyio.BrokenResourceError):  # (bounds what waits in memory)
+                    await self._write.wire.drained()
             try:
                 line = await self._lines.__anext__()
             except StopAsyncIteration:
@@ -300,3 +323,5 @@ async def serve_stdio(server: Server[Any], *, stop: anyio.Event, after_send: Cal
     finally:
         if wire is not None:
             wire.close()
+        if stdin is not None:
+            stdin.close()

@@ -7,8 +7,11 @@ many senders at once, a reader that went away.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import termios
 import time
 
 import anyio
@@ -175,3 +178,52 @@ def test_close_gives_up_on_a_reader_that_stopped_reading_after_its_timeout() -> 
     assert 0.2 <= waited < 5
     with pytest.raises(OSError):
         os.fstat(w)  # the wire's fd is closed
+
+
+async def test_no_request_is_read_while_the_client_is_not_reading_its_answers() -> None:
+    """Hostile-caller finding: a client that never read stdout had every request read and run, its
+    answers queued in memory (25 MB/s, 1.3 GB), and SIGTERM took minutes. Requests now wait in the
+    client's pipe until the answers before them left."""
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    wire = StdoutWire(out_w)
+    read = WireReceive(StdinLines(in_r), WireSend(wire), [].append)
+    request = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    try:
+        with anyio.fail_after(10):
+            with pytest.raises(BlockingIOError):
+                while True:
+                    os.write(out_w, b"x" * 65536)  # the client's end is full: it stopped reading
+            wire.pending += b"an answer that does not fit\n"
+            os.write(in_w, request)
+            got: list[SessionMessage] = []
+
+            async def receive() -> None:
+                got.append(await read.receive())
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(receive)
+                await anyio.wait_all_tasks_blocked()
+                assert got == []
+                assert fcntl.ioctl(in_r, termios.FIONREAD, b"\0\0\0\0") == len(request).to_bytes(4, "little")
+                os.set_blocking(out_r, False)
+                with contextlib.suppress(BlockingIOError):
+                    while os.read(out_r, 1 << 20):  # the client reads again: the answer leaves, then the request is read
+                        await anyio.sleep(0)
+                    # (the loop ends on BlockingIOError once the pipe is empty)
+            assert got[0].message == JSONRPCRequest(jsonrpc="2.0", id=1, method="ping")
+            assert not wire.pending
+    finally:
+        wire.close()
+        for fd in (in_r, in_w, out_r):
+            os.close(fd)
+
+
+def test_stdin_is_blocking_again_after_serving() -> None:
+    r, w = os.pipe()
+    lines = StdinLines(r)
+    assert not os.get_blocking(r)
+    lines.close()
+    assert os.get_blocking(r)  # the next reader of a shared pipe (or a terminal) gets it as it was
+    os.close(r)
+    os.close(w)

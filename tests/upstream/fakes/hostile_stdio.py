@@ -20,7 +20,8 @@ Tools: ``echo {text}`` → text; ``die`` → exits without replying; ``hang`` �
 answers; ``garble_then_echo {text}`` → garbage lines, then the echo reply; ``progress {steps}``
 (listed with the ``progress_tool`` flag) → that many ``notifications/progress`` for the request's
 token and the reply, in one write; ``flood {mib, id_last}`` (listed with the ``flood_tool`` flag) →
-a reply of one ``mib`` MiB line (default 65), its id first or (``id_last``) after the result.
+a reply of one ``mib`` MiB line (default 65), its id first or (``id_last``) after the result, or
+(``as_request``) a server request of that size reusing the call's id, and no reply.
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def tools() -> list[dict]:
         *([tool("progress", "Report progress, then answer.", {"steps": {"type": "integer"}})]
           if FLAGS.get("progress_tool") else []),
         *([tool("flood", "Answer with one line of `mib` MiB.", {"mib": {"type": "integer"},
-                                                                "id_last": {"type": "boolean"}})]
+                                                                "id_last": {"type": "boolean"},
+                                                                "as_request": {"type": "boolean"}})]
           if FLAGS.get("flood_tool") else []),
     ]
     return base + list(FLAGS.get("tools", []))
@@ -138,6 +140,8 @@ def handle_call(rid, params: dict) -> None:
         text = b'"' + b"x" * (int(args.get("mib", 65)) << 20) + b'"'
         body = b'"result": {"content": [{"type": "text", "text": ' + text + b"}]}"
         rid_part = b'"id": ' + json.dumps(rid).encode()
+        if args.get("as_request"):  # a request of the server's own that reuses the pending call's id
+            body = b'"method": "sampling/createMessage", "params": {"pad": ' + text + b"}"
         parts = [body, rid_part] if args.get("id_last") else [rid_part, body]
         write_raw(b'{"jsonrpc": "2.0", ' + b", ".join(parts) + b"}")
     else:
