@@ -162,7 +162,7 @@ def main() -> None:
     mode.add_argument("--stdio", action="store_true")
     p.add_argument("command", nargs=argparse.REMAINDER)
     a = p.parse_args()
-    cmd = [c for c in a.command if c != "--"]
+    cmd = a.command[1:] if a.command[:1] == ["--"] else a.command  # only the separator
     if a.kind == "raw" and a.stdio:
         raw_stdio(cmd)
         return

@@ -87,6 +87,9 @@ class ServerOptions(BaseModel):
             sampling/elicitation/subscriptions only work on handshake-era sessions).
         oauth: MCP authorization for an HTTP server that answers ``401`` with
             ``WWW-Authenticate`` resource metadata (``true`` or :class:`OAuthOptions` fields).
+        max_message_mib: the largest message read from a stdio server's stdout (MiB; ``None``:
+            16, :data:`host.upstream.stdio_pipe.MAX_LINE_BYTES`); a longer line is dropped as it
+            arrives and the call it answers fails.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -107,6 +110,7 @@ class ServerOptions(BaseModel):
     relist_min_interval_seconds: float | None = Field(default=None, ge=0)
     protocol: Literal["auto", "legacy"] = "auto"
     oauth: OAuthOptions | None = None
+    max_message_mib: float | None = Field(default=None, gt=0, le=1024)
 
     @field_validator("oauth", mode="before")
     @classmethod

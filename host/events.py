@@ -146,8 +146,9 @@ class EventLog:
         """Queue appends made on the running event loop; write them at :meth:`flush` or ``within`` s.
 
         ``toolhost serve`` calls :meth:`flush` right after each answer is handed to the socket
-        (``servers.modern_http``) or the stdout pipe (``servers.stdio_wire``), so redacting and writing a call's three events (~7% of
-        serve's CPU per call, py-spy) no longer delays the answer. Nothing is lost on shutdown:
+        (``servers.modern_http``) or the stdout pipe (``servers.stdio_wire``), so redacting and
+        writing a call's three events (~7% of serve's CPU per call, py-spy) no longer delays the
+        answer. Nothing is lost on shutdown:
         :meth:`close` and :meth:`events` flush first, and at most ``_MAX_PENDING`` events wait. A
         crash (SIGKILL) may lose the events of the answers of its last loop turn (at most
         ``within`` s); the audit log, which must be complete, is committed before each answer.

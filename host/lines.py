@@ -7,20 +7,21 @@ newlines. Both ends of toolhost that read such a stream (``serve --stdio`` readi
 
 * each chunk is scanned once (a line arriving in many chunks is joined once, when it ends), so a
   48 MB line costs what 48 MB of short lines cost instead of growing quadratically;
-* a line longer than ``limit`` bytes is not kept: as soon as it passes the limit the framer yields
-  one :class:`LineTooLong` (its size so far and its first bytes, to find the request it answers)
-  and drops the rest of it up to the next newline, so a peer that never sends a newline cannot
-  make toolhost hold more than ``limit`` bytes for it.
+* a line longer than ``limit`` bytes is not kept: once it passes the limit its bytes are dropped
+  up to the next newline, keeping only its first and last :data:`EDGE_BYTES`; when it ends the
+  framer yields one :class:`LineTooLong` (its size and those edges, to find the request it answers:
+  the Python SDK writes a reply's id first, the TypeScript SDK last). A peer that never sends a
+  newline cannot make toolhost hold more than ``limit`` bytes for it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["HEAD_BYTES", "LineFramer", "LineTooLong"]
+__all__ = ["EDGE_BYTES", "LineFramer", "LineTooLong"]
 
-HEAD_BYTES = 512
-"""How many first bytes of a too-long line :class:`LineTooLong` keeps."""
+EDGE_BYTES = 512
+"""How many first and last bytes of a too-long line :class:`LineTooLong` keeps."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,14 +29,16 @@ class LineTooLong:
     """A line that passed the framer's limit (dropped).
 
     Attributes:
-        size: its bytes seen when it passed the limit (at least ``limit + 1``).
+        size: its length in bytes (without the newline; at least ``limit + 1``).
         limit: the framer's limit in bytes.
-        head: its first bytes (at most :data:`HEAD_BYTES`).
+        head: its first bytes (at most :data:`EDGE_BYTES`).
+        tail: its last bytes (at most :data:`EDGE_BYTES`; a ``\r`` before the newline is kept).
     """
 
     size: int
     limit: int
     head: bytes
+    tail: bytes
 
 
 class LineFramer:
@@ -54,7 +57,9 @@ class LineFramer:
         self.limit = limit
         self._parts: list[bytes] = []
         self._size = 0
-        self._skipping = False
+        self._skipping = False  # inside a too-long line: only its edges are kept
+        self._head = b""
+        self._tail = b""
 
     def feed(self, chunk: bytes) -> list[bytes | LineTooLong]:
         """The lines (and :class:`LineTooLong` markers) that ``chunk`` completes, in stream order."""
@@ -70,23 +75,27 @@ class LineFramer:
     def finish(self) -> list[bytes | LineTooLong]:
         """At the end of the stream: the last line if it had no newline (empty list otherwise)."""
         out: list[bytes | LineTooLong] = []
-        if self._parts:
+        if self._skipping:
+            out.append(self._too_long())
+        elif self._parts:
             out.append(b"".join(self._parts))
         self._parts, self._size, self._skipping = [], 0, False
         return out
 
     def _take(self, piece: bytes, out: list[bytes | LineTooLong], *, ended: bool) -> None:
-        if self._skipping:  # the rest of a line already reported as too long
-            if ended:
-                self._skipping = False
-            return
         size = self._size + len(piece)
-        if size > self.limit:
-            head = b"".join(self._parts)[:HEAD_BYTES] if self._parts else b""
-            if len(head) < HEAD_BYTES:
-                head += piece[: HEAD_BYTES - len(head)]
-            out.append(LineTooLong(size, self.limit, head))
-            self._parts, self._size, self._skipping = [], 0, not ended
+        if not self._skipping and size > self.limit:  # the line passes the limit: keep its edges only
+            joined = b"".join(self._parts)
+            self._head, self._tail = joined[:EDGE_BYTES], joined[-EDGE_BYTES:]
+            self._parts, self._skipping = [], True
+        if self._skipping:
+            self._size = size
+            if len(self._head) < EDGE_BYTES:
+                self._head += piece[: EDGE_BYTES - len(self._head)]
+            self._tail = (self._tail + piece[-EDGE_BYTES:])[-EDGE_BYTES:]
+            if ended:
+                out.append(self._too_long())
+                self._size, self._skipping = 0, False
             return
         if ended:
             if self._parts:
@@ -97,3 +106,6 @@ class LineFramer:
         elif piece:
             self._parts.append(piece)
             self._size = size
+
+    def _too_long(self) -> LineTooLong:
+        return LineTooLong(self._size, self.limit, self._head, self._tail)

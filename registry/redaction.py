@@ -53,10 +53,12 @@ _SECRET_VALUE = re.compile(
     r"|(?<![A-Za-z0-9])th_[0-9a-f]{12}_[A-Za-z0-9_-]{8,}"
 )
 _HINT = FoldedHint(
-    r"token|secret|passw|passphrase|api.?key|auth|cookie|private|session|credential"
+    r"token|secret|pass|pwd|api.?key|auth|cookie|private|session|credential|assertion|connection.?string"
+    r"|access.?key|account.?key|signing.?key|encryption.?key|master.?key"
     r"|bearer|basic|sk-|gh[pousr]_|xox|akia|th_"
 )
-"""Cheap pre-check: a string without any of these cannot contain a secret we mask."""
+"""Cheap pre-check: a string without any of these cannot contain a secret we mask. Every key
+:data:`SECRET_KEY` names is covered (a ``"pass": "..."`` pair inside a JSON string is masked)."""
 _ANY_HINT = FoldedHint(f"{_HINT.lower.pattern}|{_SHAPE_HINT.lower.pattern}")
 """``_HINT`` or ``_SHAPE_HINT`` in one search (one lowering and one scan instead of two)."""
 _MIN_HINT_CHARS = 3

@@ -28,25 +28,36 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError
 from pydantic import ValidationError
 
 from servers.report_throttle import ReportThrottle
 
-__all__ = ["SKIP", "LineReporter", "guarded_read_stream", "line_error", "odd_id_error", "oversized_line_error"]
+__all__ = [
+    "OVERSIZED_LINE", "SKIP", "LineReporter", "guarded_read_stream", "line_error", "odd_id_error",
+    "oversized_line_error",
+]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
 
-def line_error(item: Any) -> JSONRPCError | None:
+OVERSIZED_LINE = "\x00toolhost: line over the stdio message limit\x00"
+"""What the SDK's reader gets for a stdin line over the limit (``servers.stdio_wire.OversizedLine``):
+not JSON, and answered by :func:`line_error` with :func:`oversized_line_error`."""
+
+
+def line_error(item: Any, *, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> JSONRPCError | None:
     """The answer for one item of the SDK's read stream, or ``None`` to pass it on (blank lines:
-    :data:`SKIP`)."""
+    :data:`SKIP`); ``limit`` is the stdin line limit named for an :data:`OVERSIZED_LINE`."""
     if not isinstance(item, Exception):
         return None
     if isinstance(item, ValidationError):
         errors = item.errors()
+        if errors and errors[0].get("input") == OVERSIZED_LINE:
+            return oversized_line_error(limit)
         if errors and errors[0]["type"] == "json_invalid":
             if str(errors[0].get("input", "x")).strip() == "":
                 return SKIP

@@ -26,6 +26,7 @@ import contextlib
 import os
 import select
 import stat
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -41,13 +42,28 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
 
 from host.lines import LineFramer, LineTooLong
-from servers.stdio_guard import SKIP, LineReporter, guarded_read_stream, line_error, odd_id_error, oversized_line_error
+from servers.stdio_guard import (
+    OVERSIZED_LINE,
+    SKIP,
+    LineReporter,
+    guarded_read_stream,
+    line_error,
+    odd_id_error,
+    oversized_line_error,
+)
 
-__all__ = ["OversizedLine", "StdinLines", "StdoutWire", "WireReceive", "WireSend", "serve_stdio"]
+__all__ = [
+    "CLOSE_TIMEOUT_SECONDS", "HANGUP_POLL_SECONDS", "PAUSE_READING_BYTES", "OversizedLine", "StdinLines", "StdoutWire",
+    "WireReceive", "WireSend", "serve_stdio",
+]
 
 
 CLOSE_TIMEOUT_SECONDS = 5.0
 """At shutdown, how long :meth:`StdoutWire.close` waits for the client to read replies still buffered."""
+PAUSE_READING_BYTES = 1 << 20
+"""Answers waiting for the client to read them (bytes) above which no more requests are read."""
+HANGUP_POLL_SECONDS = 0.5
+"""While reading is paused, how often stdin is checked for the client's hang-up."""
 
 
 def usable(fd: int) -> bool:
@@ -66,7 +82,7 @@ class StdinLines:
     replacement characters, as the SDK's reader does, and split in linear time
     (:class:`host.lines.LineFramer`). A line over ``limit`` bytes (default: the HTTP body limit,
     the SDK's ``DEFAULT_MAX_REQUEST_BODY_SIZE``, 4 MiB) is not kept: it comes out as an
-    :class:`OversizedLine` (an empty string; :class:`WireReceive` answers it)."""
+    :class:`OversizedLine` (:class:`WireReceive`, or the guard on the fallback path, answers it)."""
 
     def __init__(self, fd: int, *, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> None:
         self.fd = fd
@@ -104,13 +120,13 @@ class StdinLines:
 
 
 class OversizedLine(str):
-    """A stdin line over the size limit, dropped: an empty string (the SDK's reader on the fallback
-    path skips it as blank) that carries the :class:`host.lines.LineTooLong` report."""
+    """A stdin line over the size limit, dropped: :data:`servers.stdio_guard.OVERSIZED_LINE` (which
+    the guard answers on the SDK's fallback path) carrying the :class:`host.lines.LineTooLong` report."""
 
     too_long: LineTooLong
 
     def __new__(cls, too_long: LineTooLong) -> OversizedLine:
-        line = super().__new__(cls, "")
+        line = super().__new__(cls, OVERSIZED_LINE)
         line.too_long = too_long
         return line
 
@@ -201,17 +217,22 @@ class StdoutWire:
         take it; a client that stopped reading cannot hold the shutdown), then give the claimed fd
         back to the wire."""
         deadline = time.monotonic() + timeout
+        poller = select.poll()  # (select.select fails for fds past 1023)
+        poller.register(self.fd, select.POLLOUT)
         with contextlib.suppress(OSError):
             while self.pending and not self.broken:
                 left = deadline - time.monotonic()
-                if left <= 0 or not select.select([], [self.fd], [], left)[1]:
-                    self.pending.clear()  # dropped: the reader did not take it in time
+                if left <= 0 or not poller.poll(left * 1000):
+                    print(f"toolhost: stdout: {len(self.pending):,} bytes of answers dropped at shutdown (the "
+                          f"client did not read them within {timeout:g} s)", file=sys.stderr, flush=True)
+                    self.pending.clear()
                     break
                 try:
                     del self.pending[: os.write(self.fd, self.pending)]
                 except BlockingIOError:
                     continue
-            if self.restore is not None:
+        if self.restore is not None:
+            with contextlib.suppress(OSError):
                 os.set_blocking(self.fd, True)
                 os.dup2(self.fd, self.restore)
         with contextlib.suppress(OSError):
@@ -261,9 +282,8 @@ class WireReceive(ObjectReceiveStream):
         while True:
             if self._closed:
                 raise anyio.ClosedResourceError
-            if self._write.wire.pending:  # the client does not read its answers: read no more requests
-                with contextlib.suppress(anyio.BrokenResourceError):  # (bounds what waits in memory)
-                    await self._write.wire.drained()
+            if len(self._write.wire.pending) > PAUSE_READING_BYTES:
+                await self._until_drained_or_hangup()
             try:
                 line = await self._lines.__anext__()
             except StopAsyncIteration:
@@ -287,6 +307,19 @@ class WireReceive(ObjectReceiveStream):
             self._report(reply.error.message)
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await self._write.send(SessionMessage(reply))
+
+    async def _until_drained_or_hangup(self) -> None:
+        """The client does not read its answers: read no more requests (what waits in memory stays
+        bounded) until they left, or until the client hung up stdin (then end as at EOF: without a
+        read, EOF would go unnoticed; a hang-up is polled every :data:`HANGUP_POLL_SECONDS`)."""
+        wire = self._write.wire
+        poller = select.poll()
+        poller.register(self._lines.fd, select.POLLIN)
+        while len(wire.pending) > PAUSE_READING_BYTES and not wire.broken:
+            with anyio.move_on_after(HANGUP_POLL_SECONDS), contextlib.suppress(anyio.BrokenResourceError):
+                await wire.drained()
+            if any(event & select.POLLHUP for _fd, event in poller.poll(0)):
+                raise anyio.EndOfStream
 
     async def aclose(self) -> None:
         self._closed = True

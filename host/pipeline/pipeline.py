@@ -35,7 +35,7 @@ from host.tracing import span
 from registry.policy import AllowAll, Policy
 from registry.store import ToolRegistry
 
-__all__ = ["Pipeline"]
+__all__ = ["SINGLE_ID_PREFIX", "Pipeline"]
 
 _logger = logging.getLogger("toolhost.pipeline")
 

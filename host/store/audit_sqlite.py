@@ -69,7 +69,8 @@ def _compile(statement: ClauseElement) -> _Sql:
 
 
 _INSERT = _compile(insert(s.audit).values({c: bindparam(c) for c in _COLUMNS}))
-assert _INSERT.names == _COLUMNS, _INSERT.names  # _append passes the values in this order
+if _INSERT.names != _COLUMNS:  # _append passes the values in this order (checked even under -O)
+    raise RuntimeError(f"audit insert columns {_INSERT.names} are not in the order {_COLUMNS}")
 _HEAD = _compile(select(s.audit_head.c.last_id, s.audit_head.c.last_hash).where(s.audit_head.c.id == 1))
 _NEW_HEAD = _compile(insert(s.audit_head).values(id=1, last_id=None, last_hash=bindparam("last_hash")))
 _SET_HEAD = _compile(

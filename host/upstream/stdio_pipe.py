@@ -23,8 +23,8 @@ checkout without both): 389 vs 347 calls/s, p50 1.87 vs 2.02 ms, serve + echo CP
 Everything else is the SDK's behaviour: the child is started in a new session (its own process
 group) with stderr to ``errlog``; lines are decoded with the configured encoding and error
 handler (each line on its own: the spec's stdio messages are newline-delimited UTF-8); a line over
-:data:`MAX_LINE_BYTES` is dropped unread and fails the request it answers when its id comes first
-(:class:`LineTooLongError`); a failed write (the child closed stdin or died) ends the read side so the session sees
+:data:`MAX_LINE_BYTES` (a server's ``toolhost.max_message_mib``) is dropped unread and fails the
+request it answers when its id comes first or last (:class:`LineTooLongError`); a failed write (the child closed stdin or died) ends the read side so the session sees
 the connection end; the end of stdout ends the read stream at once; shutdown follows the MCP spec
 sequence with the SDK's bounds (stop reading, close stdin so the child exits on its own within
 2 s, then SIGTERM/SIGKILL its process group via the SDK's ``terminate_posix_process_tree``), with
@@ -63,31 +63,42 @@ KILL_GRACE_SECONDS = 2.0
 _REAP_SECONDS = 2.0
 _EXIT_POLL_SECONDS = 0.01
 MAX_LINE_BYTES = 16 << 20
-"""The largest message (line) read from an upstream server's stdout: 16 MiB (4 times the HTTP body
-limit toolhost accepts from its clients; gRPC's default receive limit is 4 MiB), far above any
-result toolhost passes on (results are cut to the tool's ``max_output_chars``), so a server that
-floods stdout without a newline cannot make toolhost hold more (:class:`host.lines.LineFramer`).
-Parsing a message costs more memory than its bytes: a hostile-caller test measured ~150 bytes
-per byte for a reply made only of empty JSON arrays (8 MiB: 1.2 GB peak), and plain text ~10."""
-_LEADING_ID = re.compile(r'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
+"""The default largest message (line) read from an upstream server's stdout: 16 MiB (4 times the
+HTTP body limit toolhost accepts from its clients; gRPC's default receive limit is 4 MiB); a
+server's ``toolhost.max_message_mib`` changes it (e.g. for a tool returning big images, which are
+passed on whole). A server that floods stdout without a newline cannot make toolhost hold more
+bytes than that (:class:`host.lines.LineFramer`); parsing a message that fits costs more memory
+than its bytes, though: a hostile-caller test measured ~150 bytes per byte for a reply made only of
+empty JSON arrays (8 MiB: 1.2 GB peak) and ~10 for plain text."""
+_ID = r'(-?\d+|"(?:[^"\\]|\\.){0,200}")'
+_LEADING_ID = re.compile(r'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID)
+_TRAILING_ID = re.compile(r'[,{]\s*"id"\s*:\s*' + _ID + r'\s*\}\s*\r?$')
+_STARTS_AS_REQUEST = re.compile(r'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?(?:"id"\s*:\s*' + _ID + r'\s*,\s*)?"method"')
 _READ_ERRORS = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError)
 
 
 class LineTooLongError(ValueError):
     """The read stream's item for a stdout line over the limit (dropped unparsed). Its text's first
-    line says so; a second line ``"id": N`` names the request it answers when the line began with
-    it (``{"jsonrpc": "2.0", "id": N, ...``, the usual order), so the transport guard fails that
-    request at once instead of leaving it to its timeout (:mod:`host.upstream.guard`)."""
+    line says so and names the setting that raises the limit; a second line ``"id": N`` names the
+    request it answers when the line is a reply whose id comes first (``{"jsonrpc": "2.0", "id": N,
+    ...``, the Python SDK's order) or last (``{"result": ..., "jsonrpc": "2.0", "id": N}``, the
+    TypeScript SDK's), so the transport guard fails that request at once instead of leaving it to
+    its timeout (:mod:`host.upstream.guard`). A request or notification of the server (a
+    ``method`` key first or right after the id) names none: it answers nothing of ours, even when
+    its id equals one in flight (both sides count ids from 0)."""
 
     def __init__(self, too_long: LineTooLong) -> None:
         head = too_long.head.decode("utf-8", "replace")
-        # a request or notification of the server (it has a method) never answers one of ours,
-        # even when its id equals one in flight (both sides count ids from 0)
-        m = None if '"method"' in head else _LEADING_ID.match(head)
+        tail = too_long.tail.decode("utf-8", "replace")
+        rid = None
+        if not _STARTS_AS_REQUEST.match(head):
+            m = _LEADING_ID.match(head) or _TRAILING_ID.search(tail)
+            rid = m.group(1) if m else None
+        mib = too_long.limit / (1 << 20)
         super().__init__(
-            f"a message of more than {too_long.limit:,} bytes is over toolhost's stdio message limit of "
-            f"{too_long.limit // (1 << 20)} MiB; ask the tool for less output"
-            + (f'\n"id": {m.group(1)}' if m else ""))
+            f"a message over toolhost's {mib:g} MiB stdio limit ({too_long.limit:,} bytes); ask the tool for "
+            "less output or raise toolhost.max_message_mib"
+            + (f'\n"id": {rid}' if rid is not None else ""))
         self.too_long = too_long
 
 
@@ -130,11 +141,12 @@ class PipeReceive(ObjectReceiveStream):
                     chunk = await self._stdout.receive()
                 except _READ_ERRORS:
                     self._ended = True
+                    # stdout itself ended: a last line without a newline is still delivered (not
+                    # after end()/close(), whose cut-off line would be a spurious parse error)
+                    self._lines.extend(self._framer.finish())
                 finally:
                     self._reading = None
             if chunk is None:  # stdout ended, or end()/close() cancelled the read
-                if not self._closed:  # a last line without a newline is still delivered
-                    self._lines.extend(self._framer.finish())
                 continue
             self._lines.extend(self._framer.feed(chunk))
         line = self._lines.popleft()
@@ -196,9 +208,10 @@ class PipeSend(ObjectSendStream):
 
 @asynccontextmanager
 async def stdio_pipe_client(
-    server: StdioServerParameters, errlog: TextIO = sys.stderr
+    server: StdioServerParameters, errlog: TextIO = sys.stderr, *, max_line_bytes: int = MAX_LINE_BYTES
 ) -> AsyncIterator[tuple[PipeReceive, PipeSend]]:
-    """Start ``server`` and yield ``(read, write)`` streams for an SDK ``Client`` (module docstring).
+    """Start ``server`` and yield ``(read, write)`` streams for an SDK ``Client`` (module docstring);
+    a stdout line over ``max_line_bytes`` is dropped (:class:`LineTooLongError`).
 
     Raises:
         OSError: the command could not be started (e.g. ``FileNotFoundError``).
@@ -214,7 +227,7 @@ async def stdio_pipe_client(
         cwd=server.cwd, start_new_session=True,
     )
     errors = server.encoding_error_handler
-    read = PipeReceive(process.stdout, server.encoding, errors)
+    read = PipeReceive(process.stdout, server.encoding, errors, limit=max_line_bytes)
     write = PipeSend(process.stdin, server.encoding, errors, read)
     try:
         yield read, write

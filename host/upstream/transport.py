@@ -28,7 +28,7 @@ from host.upstream.guard import TransportGuard
 from host.upstream.oauth import oauth_provider
 from host.upstream.pdeath import wrap
 from host.upstream.serverlog import ServerLog
-from host.upstream.stdio_pipe import stdio_pipe_client
+from host.upstream.stdio_pipe import MAX_LINE_BYTES, stdio_pipe_client
 
 __all__ = ["SAFE_ENV_VARS", "Preflight", "child_env", "open_transport"]
 
@@ -72,7 +72,9 @@ async def open_transport(
         params = StdioServerParameters(
             command=command, args=args, env=env, cwd=config.cwd, encoding_error_handler="replace"
         )
-        return stdio_pipe_client(params, errlog=errlog)  # the SDK's stdio_client without its pipe tasks
+        limit = config.toolhost.max_message_mib
+        return stdio_pipe_client(  # the SDK's stdio_client without its pipe tasks
+            params, errlog=errlog, max_line_bytes=int(limit * (1 << 20)) if limit else MAX_LINE_BYTES)
     assert isinstance(config, RemoteServerConfig)
     log.open(f"connecting ({config.transport})")
     if config.transport == "sse":

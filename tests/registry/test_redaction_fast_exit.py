@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from registry import redaction
 from registry.redaction import REDACTED, redact
 
@@ -63,3 +65,12 @@ def test_scalar_leaves_past_the_depth_limit_are_still_cut() -> None:
         assert leaf_of(redact(nest(leaf, 64))) == leaf
         assert leaf_of(redact(nest(leaf, 65))) == too_deep
     assert redact([[1, None, "ok"], (2.5,)]) == [[1, None, "ok"], [2.5]]
+
+
+@pytest.mark.parametrize("key", ["pass", "pwd", "client_assertion", "connection_string", "account_key", "signing_key",
+                                 "encryption_key", "master_key", "accessKey"])
+def test_every_secret_key_is_masked_inside_a_json_string_too(key: str) -> None:
+    """Review finding: the cheap pre-check lacked these words, so a JSON text passed as a string
+    kept ``{"pass": "hunter2"}`` (the keys themselves were masked as dict keys all along)."""
+    assert redact(f'{{"{key}": "hunter2", "user": "bob"}}') == f'{{"{key}": "[REDACTED]", "user": "bob"}}'
+    assert redact({key: "hunter2"}) == {key: "[REDACTED]"}

@@ -11,7 +11,8 @@ from registry import redaction, secret_shapes
 from registry.secret_shapes import FoldedHint
 
 REDACTION_HINT = re.compile(
-    r"(?i)token|secret|passw|passphrase|api.?key|auth|cookie|private|session|credential"
+    r"(?i)token|secret|pass|pwd|api.?key|auth|cookie|private|session|credential|assertion|connection.?string"
+    r"|access.?key|account.?key|signing.?key|encryption.?key|master.?key"
     r"|bearer|basic|sk-|gh[pousr]_|xox|AKIA|th_"
 )
 SHAPE_HINT = re.compile(

@@ -104,3 +104,21 @@ def test_serve_stops_when_its_client_closed_stdout_even_with_stdin_open(tmp_path
             proc.kill()
             proc.wait(timeout=10)
         proc.stdin.close()
+
+
+async def test_on_the_fallback_path_an_oversized_line_is_answered_too() -> None:
+    """stdout not a pipe (the SDK's stdio_server with the guard): a line over the limit is answered
+    -32600 like on the direct path, not skipped as blank."""
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    import mcp_types as types  # noqa: PLC0415
+    from servers.stdio_guard import OVERSIZED_LINE, line_error  # noqa: PLC0415
+
+    with pytest.raises(ValidationError) as e:
+        types.jsonrpc_message_adapter.validate_json(OVERSIZED_LINE)  # what the SDK's reader does with it
+    reply = line_error(e.value)
+    assert reply is not None and reply.id is None
+    assert reply.error.model_dump(exclude_none=True) == {"code": -32600, "message": (
+            "Invalid Request: a line of more than 4,194,304 bytes is over toolhost's stdio message limit (4 MiB, "
+            "the same as its HTTP body limit); send smaller arguments (large inputs belong in a file or resource "
+            "the tool reads)")}

@@ -19,7 +19,7 @@ import pytest
 from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCNotification, JSONRPCRequest
 
-from servers.stdio_wire import StdinLines, StdoutWire, WireReceive, WireSend
+from servers.stdio_wire import PAUSE_READING_BYTES, StdinLines, StdoutWire, WireReceive, WireSend
 
 pytestmark = pytest.mark.anyio
 
@@ -182,8 +182,8 @@ def test_close_gives_up_on_a_reader_that_stopped_reading_after_its_timeout() -> 
 
 async def test_no_request_is_read_while_the_client_is_not_reading_its_answers() -> None:
     """Hostile-caller finding: a client that never read stdout had every request read and run, its
-    answers queued in memory (25 MB/s, 1.3 GB), and SIGTERM took minutes. Requests now wait in the
-    client's pipe until the answers before them left."""
+    answers queued in memory (25 MB/s, 1.3 GB), and SIGTERM took minutes. Past
+    PAUSE_READING_BYTES of unread answers, requests wait in the client's pipe until answers left."""
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     wire = StdoutWire(out_w)
@@ -194,29 +194,54 @@ async def test_no_request_is_read_while_the_client_is_not_reading_its_answers() 
             with pytest.raises(BlockingIOError):
                 while True:
                     os.write(out_w, b"x" * 65536)  # the client's end is full: it stopped reading
-            wire.pending += b"an answer that does not fit\n"
+            wire.pending += b"a" * PAUSE_READING_BYTES + b"nswers that do not fit\n"
             os.write(in_w, request)
             got: list[SessionMessage] = []
 
             async def receive() -> None:
                 got.append(await read.receive())
+                tg.cancel_scope.cancel()  # the client's reading is done too
+
+            async def client_reads_again() -> None:
+                os.set_blocking(out_r, False)
+                while True:
+                    await anyio.wait_readable(out_r)
+                    with contextlib.suppress(BlockingIOError):
+                        os.read(out_r, 1 << 20)
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(receive)
                 await anyio.wait_all_tasks_blocked()
                 assert got == []
                 assert fcntl.ioctl(in_r, termios.FIONREAD, b"\0\0\0\0") == len(request).to_bytes(4, "little")
-                os.set_blocking(out_r, False)
-                with contextlib.suppress(BlockingIOError):
-                    while os.read(out_r, 1 << 20):  # the client reads again: the answer leaves, then the request is read
-                        await anyio.sleep(0)
-                    # (the loop ends on BlockingIOError once the pipe is empty)
+                tg.start_soon(client_reads_again)  # answers leave, then the request is read
             assert got[0].message == JSONRPCRequest(jsonrpc="2.0", id=1, method="ping")
-            assert not wire.pending
+            assert len(wire.pending) <= PAUSE_READING_BYTES
     finally:
-        wire.close()
+        wire.close(timeout=0)
         for fd in (in_r, in_w, out_r):
             os.close(fd)
+
+
+async def test_a_client_that_hangs_up_stdin_while_reading_is_paused_ends_the_session() -> None:
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    wire = StdoutWire(out_w)
+    read = WireReceive(StdinLines(in_r), WireSend(wire), [].append)
+    try:
+        with anyio.fail_after(10):
+            with pytest.raises(BlockingIOError):
+                while True:
+                    os.write(out_w, b"x" * 65536)
+            wire.pending += b"x" * (PAUSE_READING_BYTES + 1)
+            os.write(in_w, b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+            os.close(in_w)  # the client closes stdin (spec shutdown) but never reads stdout
+            with pytest.raises(anyio.EndOfStream):
+                await read.receive()
+    finally:
+        wire.close(timeout=0)
+        os.close(in_r)
+        os.close(out_r)
 
 
 def test_stdin_is_blocking_again_after_serving() -> None:
@@ -227,3 +252,18 @@ def test_stdin_is_blocking_again_after_serving() -> None:
     assert os.get_blocking(r)  # the next reader of a shared pipe (or a terminal) gets it as it was
     os.close(r)
     os.close(w)
+
+
+async def test_after_send_runs_once_the_message_is_in_the_pipe_and_not_when_the_write_fails() -> None:
+    r, w = os.pipe()
+    seen: list[bytes] = []
+    os.set_blocking(r, False)
+    send = WireSend(StdoutWire(w), after_send=lambda: seen.append(os.read(r, 1 << 16)))
+    with anyio.fail_after(10):
+        await send.send(SessionMessage(JSONRPCNotification(jsonrpc="2.0", method="notifications/x")))
+        assert seen == [b'{"jsonrpc":"2.0","method":"notifications/x"}\n']  # the bytes were readable by then
+        os.close(r)
+        with pytest.raises(anyio.BrokenResourceError):
+            await send.send(SessionMessage(JSONRPCNotification(jsonrpc="2.0", method="notifications/y")))
+    assert len(seen) == 1
+    send.wire.close(timeout=0)

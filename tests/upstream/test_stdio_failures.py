@@ -163,28 +163,27 @@ async def test_hung_call_times_out_and_neighbours_keep_serving(tmp_path):
 
 
 async def test_a_reply_over_the_line_limit_fails_its_call_at_once_and_the_server_keeps_serving(tmp_path):
-    """An upstream reply of 17 MiB on one line (over the 16 MiB stdio message limit): dropped without
-    being held whole; the call it answers fails at once when its id comes first, and times out when
-    the id comes after the result (it cannot be known without reading the whole line); the
-    connection keeps serving either way."""
-    cfg = config({"flood": hostile(flood_tool=True), "good": hostile()})
+    """An upstream reply of 2 MiB on one line with the server's limit at 1 MiB
+    (``toolhost.max_message_mib``; default 16): dropped without being held whole; the call it
+    answers fails at once whether its id comes first (the Python SDK's order) or last (the
+    TypeScript SDK's); a request of the server reusing the call's id fails nothing (the call ends
+    at its timeout); the connection keeps serving throughout."""
+    cfg = config({"flood": hostile(flood_tool=True) | {"toolhost": {"max_message_mib": 1}}, "good": hostile()})
+    message = ("the server's reply to tools/call could not be parsed (a message over toolhost's 1 MiB stdio limit "
+               "(1,048,576 bytes); ask the tool for less output or raise toolhost.max_message_mib)")
     with anyio.fail_after(60):
         async with ServerManager(cfg, data_dir=tmp_path) as m:
-            t0 = anyio.current_time()
-            with pytest.raises(UpstreamError) as e:
-                await m.call_tool("flood", "flood", {"mib": 17}, timeout_seconds=30)
-            assert anyio.current_time() - t0 < 10
-            assert e.value.code == PARSE_ERROR_CODE
-            assert e.value.error_message == (
-                "the server's reply to tools/call could not be parsed (a message of more than 16,777,216 bytes "
-                "is over toolhost's stdio message limit of 16 MiB; ask the tool for less output)")
-            assert await _echo(m, "flood", "after") == "after"
+            for order in ({}, {"id_last": True}):
+                t0 = anyio.current_time()
+                with pytest.raises(UpstreamError) as e:
+                    await m.call_tool("flood", "flood", {"mib": 2, **order}, timeout_seconds=30)
+                assert anyio.current_time() - t0 < 10
+                assert (e.value.code, e.value.error_message) == (PARSE_ERROR_CODE, message)
+                assert await _echo(m, "flood", "after") == "after"
             with pytest.raises(CallTimeout):
-                await m.call_tool("flood", "flood", {"mib": 17, "id_last": True}, timeout_seconds=1)
-            with pytest.raises(CallTimeout):  # a request of the server with the same id answers nothing of ours
-                await m.call_tool("flood", "flood", {"mib": 17, "as_request": True}, timeout_seconds=1)
+                await m.call_tool("flood", "flood", {"mib": 2, "as_request": True}, timeout_seconds=1)
             assert await _echo(m, "flood", "still") == "still"
             assert m.connections["flood"].status.state is ConnectionState.CONNECTED
             assert await _echo(m, "good") == "hi"
     log = (tmp_path / "logs" / "flood.stderr.log").read_text()
-    assert "toolhost: malformed input skipped (LineTooLongError: a message of more than 16,777,216 bytes" in log
+    assert "toolhost: malformed input skipped (LineTooLongError: a message over toolhost's 1 MiB stdio limit" in log

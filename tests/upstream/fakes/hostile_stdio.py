@@ -20,7 +20,7 @@ Tools: ``echo {text}`` → text; ``die`` → exits without replying; ``hang`` �
 answers; ``garble_then_echo {text}`` → garbage lines, then the echo reply; ``progress {steps}``
 (listed with the ``progress_tool`` flag) → that many ``notifications/progress`` for the request's
 token and the reply, in one write; ``flood {mib, id_last}`` (listed with the ``flood_tool`` flag) →
-a reply of one ``mib`` MiB line (default 65), its id first or (``id_last``) after the result, or
+a reply of one ``mib`` MiB line (default 65), its id first or (``id_last``) last, or
 (``as_request``) a server request of that size reusing the call's id, and no reply.
 """
 
@@ -142,8 +142,10 @@ def handle_call(rid, params: dict) -> None:
         rid_part = b'"id": ' + json.dumps(rid).encode()
         if args.get("as_request"):  # a request of the server's own that reuses the pending call's id
             body = b'"method": "sampling/createMessage", "params": {"pad": ' + text + b"}"
-        parts = [body, rid_part] if args.get("id_last") else [rid_part, body]
-        write_raw(b'{"jsonrpc": "2.0", ' + b", ".join(parts) + b"}")
+        if args.get("id_last"):  # the TypeScript SDK's order: {result, jsonrpc, id}
+            write_raw(b"{" + body + b', "jsonrpc": "2.0", ' + rid_part + b"}")
+        else:
+            write_raw(b'{"jsonrpc": "2.0", ' + rid_part + b", " + body + b"}")
     else:
         send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": f"unknown tool {name}"}],
                                                        "isError": True}})
