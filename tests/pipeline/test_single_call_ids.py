@@ -31,8 +31,8 @@ async def test_late_single_calls_write_their_events_without_a_detector_scan(tmp_
     real = redaction._redact_text
     monkeypatch.setattr(redaction, "_redact_text", lambda text: scanned.append(text) or real(text))
     log = EventLog(tmp_path / "events")
-    async with connect({"orders": orders.create_server()}, tmp_path, event_log=log) as h:
-        with anyio.fail_after(30):
+    with anyio.fail_after(30):  # the connect and the close are bounded too
+        async with connect({"orders": orders.create_server()}, tmp_path, event_log=log) as h:
             results = [await h.pipeline.call("orders__get_order", {"order_id": "A1001"}, h.ctx()) for _ in range(3)]
     assert [r.call_id for r in results] == [f"toolhost_{n}" for n in (9_999_999_990, 9_999_999_991, 9_999_999_992)]
     events = list(log.events(h.ctx().conversation_id))
