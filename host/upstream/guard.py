@@ -40,14 +40,16 @@ import anyio
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
 
-__all__ = ["CALL_SLOT", "PARSE_ERROR_CODE", "CallSlot", "TransportGuard", "guarded", "quiet_sdk_logs"]
+__all__ = ["CALL_SLOT", "ID_VALUE", "PARSE_ERROR_CODE", "CallSlot", "TransportGuard", "guarded", "quiet_sdk_logs"]
 
 PARSE_ERROR_CODE = -32700
 """JSON-RPC "Parse error": used for a reply that arrived but could not be parsed."""
 
 _MAX_LOGGED_SKIPS = 200
 _EXCERPT = 160
-_ID_RE = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
+ID_VALUE = r'(-?\d+|"(?:[^"\\]|\\.){0,200}")'
+"""Regex of a JSON-RPC id as written in a message (an integer or a string of up to 200 characters)."""
+_ID_RE = re.compile(r'"id"\s*:\s*' + ID_VALUE)
 
 
 @dataclass

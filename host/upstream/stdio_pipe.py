@@ -24,7 +24,8 @@ Everything else is the SDK's behaviour: the child is started in a new session (i
 group) with stderr to ``errlog``; lines are decoded with the configured encoding and error
 handler (each line on its own: the spec's stdio messages are newline-delimited UTF-8); a line over
 :data:`MAX_LINE_BYTES` (a server's ``toolhost.max_message_mib``) is dropped unread and fails the
-request it answers when its id comes first or last (:class:`LineTooLongError`); a failed write (the child closed stdin or died) ends the read side so the session sees
+request it answers when its id comes first or last (:class:`LineTooLongError`); a failed write (the
+child closed stdin or died) ends the read side so the session sees
 the connection end; the end of stdout ends the read stream at once; shutdown follows the MCP spec
 sequence with the SDK's bounds (stop reading, close stdin so the child exits on its own within
 2 s, then SIGTERM/SIGKILL its process group via the SDK's ``terminate_posix_process_tree``), with
@@ -51,6 +52,7 @@ from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
 from host.lines import LineFramer, LineTooLong
+from host.upstream.guard import ID_VALUE
 
 __all__ = ["MAX_LINE_BYTES", "LineTooLongError", "PipeReceive", "PipeSend", "stdio_pipe_client"]
 
@@ -70,10 +72,10 @@ passed on whole). A server that floods stdout without a newline cannot make tool
 bytes than that (:class:`host.lines.LineFramer`); parsing a message that fits costs more memory
 than its bytes, though: a hostile-caller test measured ~150 bytes per byte for a reply made only of
 empty JSON arrays (8 MiB: 1.2 GB peak) and ~10 for plain text."""
-_ID = r'(-?\d+|"(?:[^"\\]|\\.){0,200}")'
-_LEADING_ID = re.compile(r'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID)
-_TRAILING_ID = re.compile(r'[,{]\s*"id"\s*:\s*' + _ID + r'\s*\}\s*\r?$')
-_STARTS_AS_REQUEST = re.compile(r'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?(?:"id"\s*:\s*' + _ID + r'\s*,\s*)?"method"')
+_LEADING_ID = re.compile(r'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + ID_VALUE)
+_TRAILING_ID = re.compile(r'[,{]\s*"id"\s*:\s*' + ID_VALUE + r'\s*\}\s*\r?$')
+_STARTS_AS_REQUEST = re.compile(
+    r'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?(?:"id"\s*:\s*' + ID_VALUE + r'\s*,\s*)?"method"')
 _READ_ERRORS = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError)
 
 
