@@ -142,12 +142,8 @@ class CatalogHandlers:
         return await op()
 
     def _visible(self, ctx: ServerRequestContext[Any, Any]) -> Callable[[CatalogItem], bool]:
-        principal = self.resolve(ctx)
-        for_request = getattr(self.runtime.policy, "for_request", None)
-        policy: Any = self.runtime.policy
-        if for_request is not None:
-            policy = getattr(for_request(principal).policy, "inner", policy)  # grants, not tool pins
-        return lambda item: policy.evaluate(principal, item.as_record()).visible
+        view = self.runtime.policy.for_request(self.resolve(ctx))
+        return lambda item: view.catalog_visible(item.as_record())
 
     def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
         conn = session_key(ctx)

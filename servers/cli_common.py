@@ -75,12 +75,11 @@ async def _with_runtime(
     from host.runtime import HostRuntime  # noqa: PLC0415
     from host.store import StoreError  # noqa: PLC0415
     from registry import Principal  # noqa: PLC0415
-    from servers.access_mode import OpenAccessPolicy  # noqa: PLC0415
+    from host.access import local_policy  # noqa: PLC0415
     from servers.display import live_status  # noqa: PLC0415
     from servers.identity import UnknownUser, local_principal_name, require_user  # noqa: PLC0415
 
     access = principal = None
-    policy: Any = None
     if user is not None:
         access, _enforce = _open_access(root, "on", db_url)
         try:
@@ -90,13 +89,9 @@ async def _with_runtime(
             err.print(f"[red]error:[/red] {e}", highlight=False, markup=True)
             access.close()  # type: ignore[union-attr]
             raise typer.Exit(2) from None
-        policy = access
     else:
-        # The local admin sees everything, but definition pins still hold (a rug-pulled tool is
-        # refused here too until `toolhost pins diff` + `pins accept --hash`).
         access, _enforce = _open_access(root, "auto", db_url)
-        policy = OpenAccessPolicy(access, fail_closed=False) if access is not None else None
-    rt = HostRuntime(cfg, data_dir=root, conversation_id="cli", policy=policy,
+    rt = HostRuntime(cfg, data_dir=root, conversation_id="cli", policy=local_policy(access, user=user),
                      approvals=access.approval_hook() if user is not None and access is not None else None,
                      auditor=access,  # every CLI call is audited (principal local:<os user> without --user)
                      limiter=_limiter(access, cfg))
@@ -134,7 +129,7 @@ def _report_failures(rt: HostRuntime) -> None:
 
 def _open_access(root: Path, mode: str, db_url: str | None) -> tuple[AccessControl | None, bool]:
     from host.store import StoreError  # noqa: PLC0415
-    from servers.access_mode import open_access  # noqa: PLC0415
+    from host.access import open_access  # noqa: PLC0415
 
     try:
         return open_access(root, mode, db_url=db_url)  # type: ignore[arg-type]

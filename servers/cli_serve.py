@@ -94,7 +94,6 @@ def serve(
 ) -> None:
     """Start the registry MCP server (streamable HTTP on 127.0.0.1:8765/mcp, or --stdio), with the admin
     console at /admin, the admin API at /admin/api, /healthz, /readyz and /metrics."""
-    from servers.admin.local_admin import LocalAdminPolicy  # noqa: PLC0415
     from servers.observability import configure_logging  # noqa: PLC0415
     from servers.operator_surface import OperatorSurface  # noqa: PLC0415
     import anyio  # noqa: PLC0415
@@ -103,7 +102,7 @@ def serve(
     from host.runtime import HostRuntime  # noqa: PLC0415
     from host.store import StoreError  # noqa: PLC0415
     from registry import Principal  # noqa: PLC0415
-    from servers.access_mode import OpenAccessPolicy, is_loopback  # noqa: PLC0415
+    from host.access import build_policy, is_loopback  # noqa: PLC0415
     from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver  # noqa: PLC0415
     from servers.display import live_status, servers_table  # noqa: PLC0415
     from servers.notify import ToolsChangedNotifier  # noqa: PLC0415
@@ -161,17 +160,12 @@ def serve(
 
     async def body() -> None:
         run_id = f"serve-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
-        if access is None:
-            policy: Any = None
-        else:
-            policy = access if enforce else OpenAccessPolicy(access)
-            policy = LocalAdminPolicy(policy, access)  # the CLI's calls through this serve (local admin token)
         rt = HostRuntime(
             cfg,
             data_dir=root,
             reconnect=True,
             conversation_id=run_id,
-            policy=policy,
+            policy=build_policy(access, enforce=enforce),
             approvals=access.approval_hook() if enforce and access is not None else None,
             auditor=access,  # every call audited, whatever the transport (also in open access)
             limiter=_limiter(access, cfg),

@@ -154,7 +154,7 @@ def transport_security_for(host: str) -> TransportSecuritySettings | None:
     The SDK protects only the exact spellings ``127.0.0.1``, ``localhost`` and ``::1``; any
     other loopback address (``127.0.0.2``, ``[::1]``) would be unprotected, so we always pass
     settings. A wildcard bind (``0.0.0.0``, ``::``) cannot know its public names: ``None``
-    (no check; toolhost then requires API keys, see ``servers.access_mode``).
+    (no check; toolhost then requires API keys, see :mod:`host.access.open_access`).
     """
     bare = host.strip("[]")
     if bare in ("0.0.0.0", "::", ""):

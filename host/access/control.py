@@ -4,16 +4,16 @@
 
 * who is calling: :meth:`~AccessControl.authenticate` (HTTP bearer API key) and
   :meth:`~AccessControl.principal_for_user` (stdio ``--user``);
-* what they may do: :meth:`~AccessControl.policy` returns a :class:`registry.policy.Policy`
-  (grants + definition pins) that reflects the database on every call: one integer
-  (``meta.revision``) is read and the compiled policy is rebuilt only when it changed, so admin
-  changes from the CLI take effect on the next request without a restart;
-* what they may see: :meth:`~AccessControl.visible` (the predicate for ``tools/list`` and
-  ``tool_search``, the same decision as for calls, BR-26);
+* what they may do: it is a :class:`registry.policy.RequestPolicy`; :meth:`~AccessControl.for_request`
+  gives one request's :class:`RequestAccess` view (grants + definition pins) that reflects the
+  database: one integer (``meta.revision``) is read and the compiled policy is rebuilt only when it
+  changed, so admin changes from the CLI take effect on the next request without a restart;
+* what they may see: the view's ``visible`` (the predicate for ``tools/list`` and ``tool_search``,
+  the same decision as for calls, so a hidden tool answers exactly like an unknown one);
 * approvals: :meth:`~AccessControl.approval_hook` implements the pipeline's
   :class:`host.pipeline.prepare.ApprovalHook`;
 * pins: :meth:`~AccessControl.observe` / :meth:`~AccessControl.watch` record served definitions
-  (BR-24);
+  (a changed definition is held until an admin accepts it);
 * audit: :meth:`~AccessControl.audit`; the request path's :meth:`~AccessControl.audit_async` and
   :meth:`~AccessControl.audit_call_async` go through the batched write-behind
   (:mod:`host.access.audit_writer`).
@@ -86,6 +86,10 @@ class RequestAccess:
     def visible(self, tool: ToolRecord) -> bool:
         """The ``visible`` predicate for ``tools/list`` and ``SearchIndex.search``."""
         return self.policy.evaluate(self.principal, tool).visible
+
+    def catalog_visible(self, item: ToolRecord) -> bool:
+        """Prompts, resources and templates: the grants decide (pins hold tools only)."""
+        return self.policy.catalog_decision(self.principal, item).visible
 
     @property
     def visible_key(self) -> tuple[str, tuple[str, ...], int]:
@@ -193,6 +197,11 @@ class AccessControl:
         """The current access revision (changes with every grant/role/user/key/pin change); a
         search mask cached under ``(principal, revision)`` is therefore never stale."""
         return self.store.revision()
+
+    @property
+    def per_user(self) -> bool:
+        """Always ``True``: grants are per user (:class:`registry.policy.RequestPolicy`)."""
+        return True
 
     def for_request(self, principal: Principal) -> RequestAccess:
         """The caller's view for one request (one revision read; then pure evaluations)."""

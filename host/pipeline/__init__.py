@@ -4,7 +4,6 @@ See :mod:`host.pipeline.pipeline` for the facade and each module for its stage.
 """
 
 from host.pipeline.accumulate import ArgumentAccumulator, InvalidEncoding
-from host.pipeline.call_policy import CallScopedPolicy, call_scope
 from host.pipeline.context import BatchCancel, CallContext, ResultCallback
 from host.pipeline.errors import (
     AccumulatorError,
@@ -39,7 +38,6 @@ __all__ = [
     "BatchCancel",
     "CallAlreadyFinished",
     "CallContext",
-    "CallScopedPolicy",
     "DuplicateCall",
     "FormattedOutput",
     "InvalidEncoding",
@@ -53,7 +51,6 @@ __all__ = [
     "SpillStore",
     "TranscriptIssue",
     "UnknownCall",
-    "call_scope",
     "check_transcript",
     "classify_exception",
     "convert_content",

@@ -90,6 +90,11 @@ class AdminService:
             raise StoreOff
         return self._access
 
+    @property
+    def has_store(self) -> bool:
+        """Whether a permission store is open (``False`` for ``--auth off``)."""
+        return self._access is not None
+
     def _pin_states(self) -> dict[str, tuple[str, str]]:
         """``{tool: (pin status, hash)}``; empty without a store (nothing is pinned then)."""
         return {} if self._access is None else self._access.pins.states()
@@ -117,12 +122,12 @@ class AdminService:
                 "held": held}
 
     def principal(self, user: str | None) -> Principal:
-        """``user``'s principal (grants apply), or the local admin's (see :mod:`servers.admin.local_admin`).
+        """``user``'s principal (grants apply), or the local admin's (see :mod:`host.access.local_admin`).
 
         Raises:
             host.store.NotFound: no such user.
         """
-        from servers.admin.local_admin import local_admin_principal  # noqa: PLC0415
+        from host.access import local_admin_principal  # noqa: PLC0415
         from servers.identity import local_principal_name  # noqa: PLC0415
 
         if user:

@@ -1,5 +1,5 @@
 """One policy decision per tool per call: the pipeline, the rate limit and the audit row of one
-``HostRuntime.call`` share it (issue 12).
+``HostRuntime.call`` share it.
 
 A database policy reads the access revision on every evaluation (so a grant changed by any process
 or replica is seen by the next request); ``toolhost serve`` evaluated a forwarded call two or three
@@ -15,9 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
-
-from registry.policy import Decision, Policy, Principal
+from registry.policy import Decision, PolicyView, Principal, RequestPolicy
 from registry.tool import ToolRecord
 
 __all__ = ["CallScopedPolicy", "call_scope"]
@@ -39,12 +37,20 @@ def call_scope() -> Iterator[None]:
 
 
 class CallScopedPolicy:
-    """``inner`` whose :meth:`evaluate` answers once per ``(principal, tool name, definition hash)``
-    inside a :func:`call_scope` (outside one, every evaluation asks ``inner``). A failing
-    evaluation is not remembered. Every other attribute is ``inner``'s."""
+    """A :class:`registry.policy.RequestPolicy`: ``inner`` whose :meth:`evaluate` answers once per
+    ``(principal, tool name, definition hash)`` inside a :func:`call_scope` (outside one, every
+    evaluation asks ``inner``). A failing evaluation is not remembered. :meth:`for_request` and
+    :attr:`per_user` are ``inner``'s (a view is already one consistent read)."""
 
-    def __init__(self, inner: Policy) -> None:
+    def __init__(self, inner: RequestPolicy) -> None:
         self.inner = inner
+
+    @property
+    def per_user(self) -> bool:
+        return self.inner.per_user
+
+    def for_request(self, principal: Principal) -> PolicyView:
+        return self.inner.for_request(principal)
 
     def evaluate(self, principal: Principal, tool: ToolRecord) -> Decision:
         memo = _DECISIONS.get()
@@ -55,6 +61,3 @@ class CallScopedPolicy:
         if decision is None:
             decision = memo[key] = self.inner.evaluate(principal, tool)
         return decision
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
