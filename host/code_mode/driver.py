@@ -49,6 +49,7 @@ class RunState:
     manifest: Manifest
     max_inner_calls: int
     start_call: Callable[[str, dict[str, Any], int], PendingCall]
+    start_sleep: Callable[[float], PendingCall]
     stop: anyio.Event = field(default_factory=anyio.Event)
     limit: str | None = None
     limit_message: str = ""
@@ -85,7 +86,7 @@ def drive(session: pm.MontySession, script: str, state: RunState, printed: pm.Co
             )
         elif isinstance(snap, pm.FunctionSnapshot):
             if snap.is_os_function:
-                snap = snap.resume_not_handled()
+                snap = _os_call(snap, state, pending)
                 continue
             answer = _start(snap, state, pending)
             snap = snap.resume(answer)
@@ -142,6 +143,31 @@ def _start(snap: pm.FunctionSnapshot, state: RunState, pending: dict[int, Pendin
     state.calls.append(InnerCallRecord(step, qualified, "running", 0.0))
     pending[snap.call_id] = anyio.from_thread.run_sync(state.start_call, qualified, arguments, step)
     return {"future": ...}
+
+
+_SYNC_SLEEPS = frozenset({"time.sleep", "system.sleep"})
+_ASYNC_SLEEPS = frozenset({"asyncio.sleep", "system.async_sleep"})
+
+
+def _os_call(snap: pm.FunctionSnapshot, state: RunState, pending: dict[int, PendingCall]) -> Any:
+    """Sleeps wait on the event loop (stopped by the wall clock); every other OS call is monty's default
+    refusal (``PermissionError``/``RuntimeError``: no filesystem, environment or clock access)."""
+    name = snap.function_name
+    if name not in _SYNC_SLEEPS and name not in _ASYNC_SLEEPS:
+        return snap.resume_not_handled()
+    seconds = snap.args[0] if snap.args else snap.kwargs.get("seconds", snap.kwargs.get("delay", 0))
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        return snap.resume(_raise("TypeError", "invalid_arguments", f"{name}() needs a number of seconds"))  # type: ignore[arg-type]
+    if name in _SYNC_SLEEPS:
+        anyio.from_thread.run(_sleep, float(seconds), state.stop)
+        return snap.resume({"return_value": None})
+    pending[snap.call_id] = anyio.from_thread.run_sync(state.start_sleep, float(seconds))
+    return snap.resume({"future": ...})
+
+
+async def _sleep(seconds: float, stop: anyio.Event) -> None:
+    with anyio.move_on_after(max(0.0, seconds)):
+        await stop.wait()
 
 
 def _raise(exc_type: str, status: str, message: str, *, where: str = "code_mode.inner_call") -> dict[str, Any]:

@@ -50,6 +50,7 @@ class SandboxPool:
         self.limits = limits or ScriptLimits()
         self._monty: pm.Monty | None = None
         self._threads = anyio.CapacityLimiter(self.config.max_workers * 2)
+        self._running: list[RunState] = []
 
     async def __aenter__(self) -> Self:
         cfg = self.config
@@ -69,6 +70,10 @@ class SandboxPool:
         if monty is not None:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(monty.__exit__, None, None, None)
+
+    def worker_pids_in_use(self) -> tuple[int, ...]:
+        """Process ids of the workers running a script now, oldest run first (diagnostics)."""
+        return tuple(s.worker_pid for s in self._running if s.worker_pid)
 
     async def run(
         self, script: str, manifest: Manifest, caller: InnerCaller, *, limits: ScriptLimits | None = None
@@ -93,10 +98,17 @@ class SandboxPool:
         started = time.monotonic()
         async with anyio.create_task_group() as tg:
             state = RunState(
-                manifest, lim.max_inner_calls, start_call=lambda n, a, s: _start(tg, caller, state, n, a, s)
+                manifest,
+                lim.max_inner_calls,
+                start_call=lambda n, a, s: _start(tg, caller, state, n, a, s),
+                start_sleep=lambda seconds: _start_sleep(tg, seconds),
             )
             tg.start_soon(self._wall_clock, state, lim.wall_clock_seconds)
-            outcome = await anyio.to_thread.run_sync(self._drive, script, state, lim, sha, limiter=self._threads)
+            self._running.append(state)
+            try:
+                outcome = await anyio.to_thread.run_sync(self._drive, script, state, lim, sha, limiter=self._threads)
+            finally:
+                self._running.remove(state)
             tg.cancel_scope.cancel()
         calls = tuple(
             c if c.status != "running" else InnerCallRecord(c.step, c.name, "cancelled", c.seconds) for c in state.calls
@@ -203,6 +215,19 @@ def _start(
             )
         call.answer = exception_data(result) if result.is_error else {"return_value": sandbox_value(result)}
         state.calls[step] = InnerCallRecord(step, name, result.status.value, time.monotonic() - began)
+        call.done.set()
+
+    tg.start_soon(run)
+    return call
+
+
+def _start_sleep(tg: anyio.abc.TaskGroup, seconds: float) -> PendingCall:
+    """Event-loop side: an ``asyncio.sleep`` of the script (bounded by the run's wall clock)."""
+    call = PendingCall(record_index=-1)
+
+    async def run() -> None:
+        await anyio.sleep(max(0.0, seconds))
+        call.answer = {"return_value": None}
         call.done.set()
 
     tg.start_soon(run)
