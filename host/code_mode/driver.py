@@ -133,7 +133,7 @@ def _start(snap: pm.FunctionSnapshot, state: RunState, pending: dict[int, Pendin
         return _raise(
             "NameError",
             "unknown_tool",
-            f"name {fn!r} is not defined and is not a tool this caller can see",
+            f"name {fn!r} is not defined (no tool of this name is in the script's capability manifest)",
             where="code_mode.manifest",
         )
     if step >= state.max_inner_calls:

@@ -10,7 +10,15 @@ from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolResult
 from host.code_mode import PoolConfig, SandboxPool, ScriptLimits, ScriptOutcome
 from registry.code_mode import build_manifest, python_names
 
-TOOLS = ("orders__list", "orders__get", "orders__cancel", "orders__slow", "orders__text", "orders__limited", "fs__read-file")
+TOOLS = (
+    "orders__list",
+    "orders__get",
+    "orders__cancel",
+    "orders__slow",
+    "orders__text",
+    "orders__limited",
+    "fs__read-file",
+)
 NAMES = python_names(TOOLS)
 
 
@@ -42,7 +50,9 @@ class FakeCaller:
         if name == "orders__text":
             return ToolResult(call_id="c", name=name, content=[TextBlock(text="plain text answer")])
         if name == "orders__cancel":
-            return _error(name, ResultStatus.APPROVAL_REQUIRED, "cancelling needs approval", "authorize", approval_id="ap-7")
+            return _error(
+                name, ResultStatus.APPROVAL_REQUIRED, "cancelling needs approval", "authorize", approval_id="ap-7"
+            )
         if name == "orders__limited":
             return _error(name, ResultStatus.RATE_LIMITED, "slow down", "execute", retry_after=2.5)
         if name == "orders__slow":
@@ -53,19 +63,32 @@ class FakeCaller:
 
 
 def _error(name: str, status: ResultStatus, message: str, where: str, **extra: Any) -> ToolResult:
-    return ToolResult(call_id="c", name=name, status=status, content=[TextBlock(text=message)],
-                      error=ErrorInfo(code=status.value, message=message, where=where,
-                                      retry_after_seconds=extra.get("retry_after"), approval_id=extra.get("approval_id")))
+    return ToolResult(
+        call_id="c",
+        name=name,
+        status=status,
+        content=[TextBlock(text=message)],
+        error=ErrorInfo(
+            code=status.value,
+            message=message,
+            where=where,
+            retry_after_seconds=extra.get("retry_after"),
+            approval_id=extra.get("approval_id"),
+        ),
+    )
 
 
 def open_pool(**limits: Any) -> SandboxPool:
     """A real pool of one or two workers with test-sized limits (overridable)."""
     base = {"wall_clock_seconds": 5.0, "cpu_seconds": 2.0, "max_inner_calls": 50}
-    return SandboxPool(PoolConfig(min_workers=1, max_workers=2, checkout_timeout_seconds=10.0),
-                       ScriptLimits(**{**base, **limits}))
+    return SandboxPool(
+        PoolConfig(min_workers=1, max_workers=2, checkout_timeout_seconds=10.0), ScriptLimits(**{**base, **limits})
+    )
 
 
-async def run(pool: SandboxPool, script: str, caller: FakeCaller | None = None, *, seconds: float = 20.0) -> ScriptOutcome:
+async def run(
+    pool: SandboxPool, script: str, caller: FakeCaller | None = None, *, seconds: float = 20.0
+) -> ScriptOutcome:
     """Build the manifest and run ``script``, bounded by ``seconds``."""
     with anyio.fail_after(seconds):
         return await pool.run(script, build_manifest(script, NAMES), caller or FakeCaller())

@@ -30,10 +30,19 @@ async def test_a_script_filters_and_joins_tool_results_and_returns_one_value():
         outcome = await run(pool, script, caller)
     assert outcome.status == "ok", outcome.message
     assert outcome.value == {"old_open": [3, 5], "total": 80, "note": "plain text answer"}
-    assert [(s, n) for s, n, _ in caller.calls] == [(0, "orders__list"), (1, "orders__get"), (2, "orders__get"), (3, "orders__text")]
+    assert [(s, n) for s, n, _ in caller.calls] == [
+        (0, "orders__list"),
+        (1, "orders__get"),
+        (2, "orders__get"),
+        (3, "orders__text"),
+    ]
     assert caller.calls[0][2] == {"status": "open"}
     assert [(c.step, c.name, c.status) for c in outcome.calls] == [
-        (0, "orders__list", "ok"), (1, "orders__get", "ok"), (2, "orders__get", "ok"), (3, "orders__text", "ok")]
+        (0, "orders__list", "ok"),
+        (1, "orders__get", "ok"),
+        (2, "orders__get", "ok"),
+        (3, "orders__text", "ok"),
+    ]
     assert outcome.script_sha256 == build_manifest(script, NAMES).script_sha256
 
 
@@ -69,12 +78,27 @@ async def test_error_results_raise_catchable_exceptions_with_status_where_and_re
         outcome = await run(pool, script)
     assert outcome.status == "ok", outcome.message
     assert outcome.value == {
-        "cancel": {"status": "approval_required", "where": "authorize", "message": "cancelling needs approval",
-                   "retry_after": None, "approval_id": "ap-7"},
-        "limited": {"status": "rate_limited", "where": "execute", "message": "slow down", "retry_after": 2.5,
-                    "approval_id": None},
-        "broken": {"status": "upstream_error", "where": "code_mode.inner_call",
-                   "message": "OSError: the upstream connection broke", "retry_after": None, "approval_id": None},
+        "cancel": {
+            "status": "approval_required",
+            "where": "authorize",
+            "message": "cancelling needs approval",
+            "retry_after": None,
+            "approval_id": "ap-7",
+        },
+        "limited": {
+            "status": "rate_limited",
+            "where": "execute",
+            "message": "slow down",
+            "retry_after": 2.5,
+            "approval_id": None,
+        },
+        "broken": {
+            "status": "upstream_error",
+            "where": "code_mode.inner_call",
+            "message": "OSError: the upstream connection broke",
+            "retry_after": None,
+            "approval_id": None,
+        },
         "plain": None,
     }
     assert [c.status for c in outcome.calls] == ["approval_required", "rate_limited", "upstream_error"]
@@ -87,7 +111,8 @@ async def test_an_uncaught_tool_error_ends_the_script_with_its_traceback():
     assert outcome.where == "code_mode.sandbox"
     assert "line 2" in outcome.message
     assert outcome.message.rstrip().endswith(
-        "PermissionError: approval_required at authorize: cancelling needs approval [approval_id=ap-7]")
+        "PermissionError: approval_required at authorize: cancelling needs approval [approval_id=ap-7]"
+    )
 
 
 async def test_call_tool_with_a_literal_name_and_positional_arguments_refused():
@@ -102,8 +127,13 @@ async def test_call_tool_with_a_literal_name_and_positional_arguments_refused():
     )
     async with open_pool() as pool:
         outcome = await run(pool, script, caller)
-    assert outcome.value == [{"id": 2, "total": 20}, "invalid_arguments at code_mode.inner_call: orders__get() takes"
-                             " keyword arguments only, e.g. orders__get(key=value)"]
+    assert outcome.value == [
+        {"id": 2, "total": 20},
+        (
+            "invalid_arguments at code_mode.inner_call: orders__get() takes"
+            " keyword arguments only, e.g. orders__get(key=value)"
+        ),
+    ]
     assert caller.calls == [(0, "orders__get", {"id": 2})]
 
 

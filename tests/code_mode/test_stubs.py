@@ -9,8 +9,13 @@ from registry.tool import ToolAnnotations, ToolDefinition, build_record
 
 
 def _record(name, schema, *, description="", output_schema=None, read_only=False):
-    definition = ToolDefinition(name=name, description=description, input_schema=schema, output_schema=output_schema,
-                                annotations=ToolAnnotations(read_only_hint=read_only))
+    definition = ToolDefinition(
+        name=name,
+        description=description,
+        input_schema=schema,
+        output_schema=output_schema,
+        annotations=ToolAnnotations(read_only_hint=read_only),
+    )
     return build_record(server="orders", qualified_name=f"orders__{name}", definition=definition)
 
 
@@ -27,11 +32,15 @@ def test_schema_types():
 def test_stub_has_signature_docstring_and_risk():
     record = _record(
         "cancel_order",
-        {"type": "object", "required": ["order_id"], "properties": {
-            "order_id": {"type": "string", "description": "The order to cancel."},
-            "reason": {"type": "string"},
-            "dry-run": {"type": "boolean"},
-        }},
+        {
+            "type": "object",
+            "required": ["order_id"],
+            "properties": {
+                "order_id": {"type": "string", "description": "The order to cancel."},
+                "reason": {"type": "string"},
+                "dry-run": {"type": "boolean"},
+            },
+        },
         description="Cancel an order.\nIt cannot be undone.",
     )
     stub = render_stub(record, "orders__cancel_order")
@@ -49,8 +58,13 @@ def test_stub_has_signature_docstring_and_risk():
 
 
 def test_read_tool_with_output_schema_returns_dict_and_all_stubs_parse():
-    lister = _record("list", {"type": "object", "properties": {"status": {"enum": ["open", "done"]}}},
-                     description="List orders.", output_schema={"type": "object"}, read_only=True)
+    lister = _record(
+        "list",
+        {"type": "object", "properties": {"status": {"enum": ["open", "done"]}}},
+        description="List orders.",
+        output_schema={"type": "object"},
+        read_only=True,
+    )
     other = _record("ping", {"type": "object"}, description='Say """hi"""')
     names = python_names([lister.qualified_name, other.qualified_name])
     text = render_stubs([other, lister], names)
