@@ -51,10 +51,18 @@ class RunState:
     start_call: Callable[[str, dict[str, Any], int], PendingCall]
     start_sleep: Callable[[float], PendingCall]
     stop: anyio.Event = field(default_factory=anyio.Event)
+    started: anyio.Event = field(default_factory=anyio.Event)
+    crashed: bool = False
     limit: str | None = None
     limit_message: str = ""
     worker_pid: int | None = None
     calls: list[InnerCallRecord] = field(default_factory=list)
+
+    def worker_died(self) -> None:
+        """The worker process exited mid-run (event-loop side)."""
+        if self.limit is None:
+            self.crashed = True
+        self.stop.set()
 
     def halt(self, limit: str, message: str) -> None:
         """Record the first limit hit and stop the run (event-loop side)."""
@@ -71,6 +79,7 @@ def drive(session: pm.MontySession, script: str, state: RunState, printed: pm.Co
         pydantic_monty.MontyError: the script failed or the worker died (the caller classifies).
     """
     state.worker_pid = session.worker_pid
+    anyio.from_thread.run_sync(state.started.set)
     session.feed_run(PRELUDE, print_callback=printed)
     snap: Any = session.feed_start(script, print_callback=printed)
     pending: dict[int, PendingCall] = {}

@@ -103,7 +103,7 @@ class SandboxPool:
                 start_call=lambda n, a, s: _start(tg, caller, state, n, a, s),
                 start_sleep=lambda seconds: _start_sleep(tg, seconds),
             )
-            tg.start_soon(self._wall_clock, state, lim.wall_clock_seconds)
+            tg.start_soon(self._watch, state, lim.wall_clock_seconds)
             self._running.append(state)
             try:
                 outcome = await anyio.to_thread.run_sync(self._drive, script, state, lim, sha, limiter=self._threads)
@@ -115,20 +115,35 @@ class SandboxPool:
         )
         return replace(outcome, calls=calls, seconds=time.monotonic() - started, worker_pid=state.worker_pid)
 
-    async def _wall_clock(self, state: RunState, seconds: float) -> None:
-        with anyio.move_on_after(seconds):
-            await state.stop.wait()
-            return
-        state.halt(
-            "wall_clock",
-            f"the script ran longer than {seconds:g} s of wall-clock time (wall_clock_seconds),"
-            " inner calls included; do less per script or raise the limit",
-        )
-        if state.worker_pid:  # the worker may be busy computing: kill it, the pool replaces it
-            try:
-                os.kill(state.worker_pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+    async def _watch(self, state: RunState, seconds: float) -> None:
+        """End the run at its wall clock (killing the worker, which may be busy computing; the pool
+        replaces it) or as soon as its worker dies while the script waits on the host (a pidfd)."""
+        pidfd: int | None = None
+        try:
+            with anyio.move_on_after(seconds):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_cancel_when_set, state.stop, tg.cancel_scope)
+                    await state.started.wait()
+                    pidfd = os.pidfd_open(state.worker_pid) if state.worker_pid else None
+                    if pidfd is None:
+                        await anyio.sleep_forever()
+                    await anyio.wait_readable(pidfd)
+                    state.worker_died()
+                    tg.cancel_scope.cancel()
+                return
+            state.halt(
+                "wall_clock",
+                f"the script ran longer than {seconds:g} s of wall-clock time (wall_clock_seconds),"
+                " inner calls included; do less per script or raise the limit",
+            )
+            if pidfd is not None:
+                try:
+                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
 
     def _drive(self, script: str, state: RunState, lim: ScriptLimits, sha: str) -> ScriptOutcome:
         """Thread side: check out a worker, run, classify the ending."""
@@ -142,6 +157,8 @@ class SandboxPool:
             ) as session:
                 value = drive(session, script, state, printed)
         except Aborted:
+            if state.crashed:
+                return _crashed(sha, printed.output, "it exited while the script waited on a tool call")
             return ScriptOutcome(
                 "limit_exceeded",
                 sha,
@@ -176,13 +193,7 @@ class SandboxPool:
                     where="code_mode.limit",
                     message=f"a sandbox turn ran past {self.config.turn_timeout_seconds:g} s; the worker was replaced",
                 )
-            return ScriptOutcome(
-                "crashed",
-                sha,
-                printed=printed.output,
-                where="code_mode.sandbox",
-                message=f"the sandbox worker died ({exc}); it was replaced, the script may be retried",
-            )
+            return _crashed(sha, printed.output, str(exc))
         except pm.MontySyntaxError as exc:
             return ScriptOutcome("rejected", sha, where="code_mode.parse", message=exc.display("type-msg"))
         except pm.MontyRuntimeError as exc:
@@ -219,6 +230,21 @@ def _start(
 
     tg.start_soon(run)
     return call
+
+
+async def _cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
+
+
+def _crashed(sha: str, printed: str, why: str) -> ScriptOutcome:
+    return ScriptOutcome(
+        "crashed",
+        sha,
+        printed=printed,
+        where="code_mode.sandbox",
+        message=f"the sandbox worker died ({why}); it was replaced, the script may be retried",
+    )
 
 
 def _start_sleep(tg: anyio.abc.TaskGroup, seconds: float) -> PendingCall:
