@@ -28,6 +28,9 @@ from registry.code_mode import Manifest
 
 __all__ = ["Aborted", "RunState", "drive"]
 
+Queued = tuple[int, str, dict[str, Any], int]
+"""A checked call not started yet: ``(monty call_id, qualified name, arguments, step)``."""
+
 
 class Aborted(Exception):
     """The run was stopped by toolhost (a limit or the wall clock); :attr:`RunState.limit` says which."""
@@ -83,6 +86,15 @@ def drive(session: pm.MontySession, script: str, state: RunState, printed: pm.Co
     session.feed_run(PRELUDE, print_callback=printed)
     snap: Any = session.feed_start(script, print_callback=printed)
     pending: dict[int, PendingCall] = {}
+    queued: list[Queued] = []
+    try:
+        return _loop(snap, state, pending, queued)
+    finally:
+        for _, name, _, step in queued:  # never awaited: never started
+            state.calls[step] = InnerCallRecord(step, name, "not_executed", 0.0)
+
+
+def _loop(snap: Any, state: RunState, pending: dict[int, PendingCall], queued: list[Queued]) -> Any:
     while not isinstance(snap, pm.MontyComplete):
         if state.stop.is_set():
             raise Aborted(state.limit_message)
@@ -97,22 +109,24 @@ def drive(session: pm.MontySession, script: str, state: RunState, printed: pm.Co
             if snap.is_os_function:
                 snap = _os_call(snap, state, pending)
                 continue
-            answer = _start(snap, state, pending)
-            snap = snap.resume(answer)
+            snap = snap.resume(_start(snap, state, queued))
         elif isinstance(snap, pm.FutureSnapshot):
-            ids = [i for i in snap.pending_call_ids if i in pending]
-            anyio.from_thread.run(_wait_any, [pending[i] for i in ids], state.stop)
+            ids = list(snap.pending_call_ids)
+            anyio.from_thread.run(_start_then_wait, state, queued, pending, ids)
             if state.stop.is_set():
                 raise Aborted(state.limit_message)
-            results = {i: pending.pop(i).answer for i in ids if pending[i].done.is_set()}
+            results = {i: pending.pop(i).answer for i in ids if i in pending and pending[i].done.is_set()}
             snap = snap.resume(results)  # type: ignore[arg-type]
         else:  # pragma: no cover - monty added a snapshot kind
             raise TypeError(f"unexpected pydantic-monty snapshot {type(snap).__name__}")
     return snap.output
 
 
-def _start(snap: pm.FunctionSnapshot, state: RunState, pending: dict[int, PendingCall]) -> dict[str, Any]:
-    """Check one host-function call and start it; the monty answer (a future or an exception)."""
+def _start(snap: pm.FunctionSnapshot, state: RunState, queued: list[Queued]) -> dict[str, Any]:
+    """Check one host-function call and queue it; the monty answer (a future or an exception).
+
+    Queued calls start at the script's next await (:func:`_start_then_wait`), all in one hop to the
+    event loop: gathered calls still run concurrently, and a call the script never awaits never runs."""
     fn = snap.function_name
     args, kwargs = tuple(snap.args), dict(snap.kwargs)
     if fn == "call_tool":
@@ -150,8 +164,18 @@ def _start(snap: pm.FunctionSnapshot, state: RunState, pending: dict[int, Pendin
         anyio.from_thread.run_sync(state.halt, "inner_calls", message)
         raise Aborted(message)
     state.calls.append(InnerCallRecord(step, qualified, "running", 0.0))
-    pending[snap.call_id] = anyio.from_thread.run_sync(state.start_call, qualified, arguments, step)
+    queued.append((snap.call_id, qualified, arguments, step))
     return {"future": ...}
+
+
+async def _start_then_wait(
+    state: RunState, queued: list[Queued], pending: dict[int, PendingCall], ids: list[int]
+) -> None:
+    """Event-loop side: start the queued calls, then wait until one of ``ids`` is done or the run stops."""
+    for call_id, name, arguments, step in queued:
+        pending[call_id] = state.start_call(name, arguments, step)
+    queued.clear()
+    await _wait_any([pending[i] for i in ids if i in pending], state.stop)
 
 
 _SYNC_SLEEPS = frozenset({"time.sleep", "system.sleep"})

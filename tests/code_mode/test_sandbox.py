@@ -190,3 +190,12 @@ async def test_a_worker_killed_mid_script_is_replaced_and_a_concurrent_script_fi
     assert (results["other"].status, results["other"].value) == ("ok", "fine"), results["other"].message
     assert (after.status, after.value) == ("ok", {"id": 1, "total": 10})
     assert after.worker_pid != victim_pid
+
+
+async def test_a_call_the_script_never_awaits_never_runs():
+    caller = FakeCaller()
+    async with open_pool() as pool:
+        outcome = await run(pool, "pending = orders__get(id=9)\n'left'", caller)
+    assert (outcome.status, outcome.value) == ("ok", "left")
+    assert caller.calls == []
+    assert [(c.step, c.name, c.status) for c in outcome.calls] == [(0, "orders__get", "not_executed")]
