@@ -56,6 +56,7 @@ class RunState:
     stop: anyio.Event = field(default_factory=anyio.Event)
     started: anyio.Event = field(default_factory=anyio.Event)
     crashed: bool = False
+    finished: bool = False
     limit: str | None = None
     limit_message: str = ""
     worker_pid: int | None = None

@@ -36,7 +36,7 @@ class ScriptOutcome:
         message: for every status but ``ok``: what happened and how to fix it.
         where: the stage, e.g. ``code_mode.sandbox``, ``code_mode.limit``, ``code_mode.manifest``.
         limit: the limit hit (``wall_clock``, ``cpu_time``, ``memory``, ``recursion``, ``inner_calls``,
-            ``output``, ``print``) when ``limit_exceeded``.
+            ``output``, ``print``; ``cancelled`` when the run was cancelled from outside) when ``limit_exceeded``.
         calls: every inner call, in start order.
         seconds: wall-clock time of the run.
         worker_pid: the worker process that ran it (diagnostics).

@@ -109,6 +109,7 @@ class SandboxPool:
                 outcome = await anyio.to_thread.run_sync(self._drive, script, state, lim, sha, limiter=self._threads)
             finally:
                 self._running.remove(state)
+            state.finished = True
             tg.cancel_scope.cancel()
         calls = tuple(
             c if c.status != "running" else InnerCallRecord(c.step, c.name, "cancelled", c.seconds) for c in state.calls
@@ -116,8 +117,9 @@ class SandboxPool:
         return replace(outcome, calls=calls, seconds=time.monotonic() - started, worker_pid=state.worker_pid)
 
     async def _watch(self, state: RunState, seconds: float) -> None:
-        """End the run at its wall clock (killing the worker, which may be busy computing; the pool
-        replaces it) or as soon as its worker dies while the script waits on the host (a pidfd)."""
+        """End the run at its wall clock, or when the run is cancelled from outside (killing the worker,
+        which may be busy computing; the pool replaces it), or as soon as its worker dies while the
+        script waits on the host (watched through a pidfd, which also rules out pid reuse)."""
         pidfd: int | None = None
         try:
             with anyio.move_on_after(seconds):
@@ -136,11 +138,12 @@ class SandboxPool:
                 f"the script ran longer than {seconds:g} s of wall-clock time (wall_clock_seconds),"
                 " inner calls included; do less per script or raise the limit",
             )
-            if pidfd is not None:
-                try:
-                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            _kill(pidfd)
+        except anyio.get_cancelled_exc_class():
+            if not state.finished:  # cancelled from outside, not by run() after the script ended
+                state.halt("cancelled", "the call that ran the script was cancelled")
+                _kill(pidfd)
+            raise
         finally:
             if pidfd is not None:
                 os.close(pidfd)
@@ -230,6 +233,14 @@ def _start(
 
     tg.start_soon(run)
     return call
+
+
+def _kill(pidfd: int | None) -> None:
+    if pidfd is not None:
+        try:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 async def _cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:

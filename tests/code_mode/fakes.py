@@ -62,6 +62,18 @@ class FakeCaller:
         return _error(name, ResultStatus.UNKNOWN_TOOL, "no such tool", "lookup")
 
 
+class Reached(FakeCaller):
+    """A FakeCaller whose ``reached`` event is set at its first call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reached = anyio.Event()
+
+    async def call(self, name: str, arguments: dict[str, Any], *, step: int) -> ToolResult:
+        self.reached.set()
+        return await super().call(name, arguments, step=step)
+
+
 def _error(name: str, status: ResultStatus, message: str, where: str, **extra: Any) -> ToolResult:
     return ToolResult(
         call_id="c",

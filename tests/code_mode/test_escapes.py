@@ -175,6 +175,7 @@ async def test_hostile_scripts_are_bounded_and_the_pool_keeps_serving(script, li
         outcome = await run(pool, script, caller)
         assert (outcome.status, outcome.limit, outcome.where) == ("limit_exceeded", limit, "code_mode.limit")
         assert message in outcome.message
+        assert caller.in_flight == 0  # a call still running when the limit hit was cancelled
         if limit == "wall_clock":
             assert outcome.seconds < limits["wall_clock_seconds"] + 3.0
         if limit == "inner_calls" and "gather" in script:  # refused before the batch started: none ran

@@ -8,9 +8,9 @@ import signal
 import anyio
 import pytest
 
-from host.code_mode import InnerCaller
+from host.code_mode import InnerCaller, PoolConfig, SandboxPool, ScriptLimits
 from registry.code_mode import build_manifest
-from tests.code_mode.fakes import NAMES, FakeCaller, open_pool, run
+from tests.code_mode.fakes import NAMES, FakeCaller, Reached, open_pool, run
 
 pytestmark = pytest.mark.anyio
 
@@ -157,15 +157,6 @@ async def test_a_script_changed_after_its_manifest_was_made_is_rejected_and_neve
 
 
 async def test_a_worker_killed_mid_script_is_replaced_and_a_concurrent_script_finishes():
-    class Reached(FakeCaller):
-        def __init__(self) -> None:
-            super().__init__()
-            self.reached = anyio.Event()
-
-        async def call(self, name, arguments, *, step):
-            self.reached.set()
-            return await super().call(name, arguments, step=step)
-
     victim = Reached()
     results = {}
     async with open_pool(wall_clock_seconds=15) as pool:
@@ -199,3 +190,29 @@ async def test_a_call_the_script_never_awaits_never_runs():
     assert (outcome.status, outcome.value) == ("ok", "left")
     assert caller.calls == []
     assert [(c.step, c.name, c.status) for c in outcome.calls] == [(0, "orders__get", "not_executed")]
+
+
+async def test_a_script_waiting_for_a_free_worker_past_the_checkout_timeout_is_told_to_retry():
+    holder = Reached()
+    pool = SandboxPool(
+        PoolConfig(min_workers=1, max_workers=1, checkout_timeout_seconds=0.5), ScriptLimits(wall_clock_seconds=10.0)
+    )
+    results = {}
+    async with pool:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+
+                async def hold():
+                    results["holder"] = await run(pool, "await orders__slow()", holder)
+
+                tg.start_soon(hold)
+                await holder.reached.wait()
+                results["waiter"] = await run(pool, "1 + 1")
+                tg.cancel_scope.cancel()  # the holder's caller goes away: its run stops at once
+        after = await run(pool, "2 + 2")
+    assert results["waiter"].status == "busy"
+    assert results["waiter"].where == "code_mode.pool"
+    assert results["waiter"].message == "no sandbox worker was free within 0.5 s; retry later"
+    assert (after.status, after.value) == ("ok", 4)
+    assert "holder" not in results  # cancelled, not finished
+    assert holder.in_flight == 0
