@@ -3,9 +3,10 @@
 pydantic-monty's sync API (``Monty``/``MontySession.feed_start`` and snapshot ``resume``) runs the
 script in a ``monty subprocess`` worker and stops at every host call (``FunctionSnapshot``), name
 lookup (``NameLookupSnapshot``) and await of pending calls (``FutureSnapshot``). This module answers
-those stops: tool calls are checked against the manifest and the call limit, started on the event
-loop as tasks (``resume({"future": ...})``, so ``asyncio.gather`` in the script runs them
-concurrently) and settled as they finish. The sync API is used from a thread because the async
+those stops: tool calls are checked against the manifest and the call limit, answered with a
+future (``resume({"future": ...})``), started as event-loop tasks when the script next awaits (so
+``asyncio.gather`` in the script runs them concurrently) and settled as they finish; sleeps wait on
+the event loop; other OS calls get monty's default refusal. The sync API is used from a thread because the async
 one (``AsyncMonty``) aborted the interpreter at exit in about one run of four (pydantic-monty 1.4.0).
 
 Source: pydantic-monty ``_monty.pyi`` (``MontySession.feed_start``, ``FunctionSnapshot.resume``,
@@ -84,6 +85,8 @@ def drive(session: pm.MontySession, script: str, state: RunState, printed: pm.Co
     """
     state.worker_pid = session.worker_pid
     anyio.from_thread.run_sync(state.started.set)
+    if state.stop.is_set():  # the wall clock ran out while the script waited for a worker
+        raise Aborted(state.limit_message)
     session.feed_run(PRELUDE, print_callback=printed)
     snap: Any = session.feed_start(script, print_callback=printed)
     pending: dict[int, PendingCall] = {}
