@@ -49,8 +49,8 @@ def test_an_sdk_without_a_member_relied_on_refuses_to_build_the_manager(monkeypa
     monkeypatch.delattr(StreamableHTTPSessionManager, "_admit_session")
     with pytest.raises(SdkSeamError) as err:
         FairSessionManager(Server("t"))
-    assert err.value.problems == ["manager._admit_session is gone (overridden by FairSessionManager: per-user "
-                                  "limit, GatewayTransport with its own event store)"]
+    assert err.value.problems == [("manager._admit_session is gone (overridden by FairSessionManager: per-user "
+                                  "limit, GatewayTransport with its own event store)")]
     assert "checked against (servers/sdk_seams.py)" in str(err.value)
     assert f"Install mcp=={SDK_VERSION_CHECKED}" in str(err.value)
 
@@ -61,9 +61,9 @@ def test_a_changed_sdk_signature_is_reported(monkeypatch) -> None:
 
     monkeypatch.setattr(StreamableHTTPSessionManager, "_handle_stateful_request", changed)
     assert seam_problems() == [
-        "manager._handle_stateful_request takes ('self', 'scope', 'receive', 'send', 'session'), not "
+        ("manager._handle_stateful_request takes ('self', 'scope', 'receive', 'send', 'session'), not "
         "('self', 'scope', 'receive', 'send') (overridden by FairSessionManager: HTTP 429 before a user's "
-        "session over the limit opens)"]
+        "session over the limit opens)")]
     assert seam_problems(signatures=False) == []  # at start-up only missing members refuse to run
 
 
