@@ -1,4 +1,4 @@
-"""Fair streamable-HTTP sessions: a per-user session limit and idle expiry (issue 11, BR-50).
+"""Fair streamable-HTTP sessions: a per-user session limit and idle expiry.
 
 The SDK's :class:`mcp.server.streamable_http_manager.StreamableHTTPSessionManager` caps sessions
 for all clients together (``max_sessions``, then 503 "Too many open sessions" for everyone), so
@@ -15,10 +15,13 @@ keep working (logged at most once a minute per user). A client whose idle sessio
 gets 404 on its next request and opens a new session, as the spec requires (MCP 2025-11-25,
 transports: session management). Idle sessions are closed after ``SessionLimits.idle_seconds``.
 
-:func:`fair_http_app` builds the SDK's app with ``Server.streamable_http_app`` and turns its
-session manager into a :class:`FairSessionManager` (the SDK builds the manager itself and offers no
-factory hook; the subclass only adds attributes and overrides two methods). Each session also gets
-its own bounded event store, so its SSE streams can be resumed (:mod:`servers.event_store`).
+:func:`fair_http_app` constructs the :class:`FairSessionManager` and mounts it in a Starlette app
+the way the SDK's ``Server.streamable_http_app`` mounts its own manager (same route, auth
+middleware, protected-resource metadata and lifespan). Each session gets a
+:class:`servers.session_transport.GatewayTransport` (request-id checks, gap-free resumed streams)
+with its own bounded event store, so its SSE streams can be resumed (:mod:`servers.event_store`).
+The SDK offers no hook to choose the session transport, so the manager overrides the SDK's
+private ``_admit_session``; every SDK internal relied on is listed in :mod:`servers.sdk_seams`.
 """
 
 from __future__ import annotations
@@ -26,27 +29,50 @@ from __future__ import annotations
 import json
 import logging
 import os
+import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
+from uuid import uuid4
 
 from mcp.server import Server
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, AuthorizationContext, authorization_context
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, EventStore, StreamableHTTPServerTransport
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import RequestBodyLimitMiddleware
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import (
+    AuthenticatedUser,
+    AuthorizationContext,
+    BearerAuthBackend,
+    RequireAuthMiddleware,
+    authorization_context,
+)
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, EventStore
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
+from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from host.limits import SessionLimits
 from servers.event_store import RETRY_INTERVAL_MS, SessionEventStore
 from servers.modern_http import handle_modern_post
 from servers.report_throttle import ReportThrottle
+from servers.sdk_seams import check_sdk_seams
 from servers.session_transport import GatewayTransport
 
-__all__ = ["BUSY_RETRY_SECONDS", "MODERN_HTTP_ENV", "FairSessionManager", "fair_http_app", "open_sessions"]
+__all__ = [
+    "BUSY_RETRY_SECONDS",
+    "MODERN_HTTP_ENV",
+    "FairSessionManager",
+    "fair_http_app",
+    "open_sessions",
+    "session_manager_of",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -56,6 +82,7 @@ _ANONYMOUS = "<unauthenticated>"
 MODERN_HTTP_ENV = "TOOLHOST_MODERN_HTTP"
 """``sdk``: serve 2026-07-28 requests with the SDK's own entry instead of :mod:`servers.modern_http`."""
 _PV_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def _owner(requestor: AuthorizationContext | None) -> str:
@@ -65,13 +92,63 @@ def _owner(requestor: AuthorizationContext | None) -> str:
 
 
 class FairSessionManager(StreamableHTTPSessionManager):
-    """A session manager with ``max_sessions_per_user`` (see module docstring)."""
+    """The SDK's stateful session manager with ``max_sessions_per_user`` (see module docstring).
 
-    max_sessions_per_user: int = 32
+    Args:
+        app: the MCP server.
+        limits: per-user and total session limits and the idle timeout (seconds).
+        resumable: give each session its own :class:`~servers.event_store.SessionEventStore`.
+        lean_modern: answer 2026-07-28 requests through :mod:`servers.modern_http` (``False``: the
+            SDK's entry, for A/B runs of ``bench/gateway.py --alt``).
+        after_response: called after each 2026-07-28 request's answer was written
+            (:mod:`servers.modern_http`).
+        json_response, security_settings, retry_interval, max_request_body_size: as for the SDK's
+            ``StreamableHTTPSessionManager`` (bytes; an over-limit body gets 413 before parsing).
+
+    Raises:
+        servers.sdk_seams.SdkSeamError: the installed ``mcp`` lacks an internal this class relies on.
+    """
+
+    def __init__(
+        self,
+        app: Server[Any],
+        *,
+        limits: SessionLimits | None = None,
+        resumable: bool = True,
+        lean_modern: bool = True,
+        after_response: Callable[[], None] | None = None,
+        json_response: bool = False,
+        security_settings: TransportSecuritySettings | None = None,
+        retry_interval: int | None = None,
+        max_request_body_size: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
+    ) -> None:
+        limits = limits or SessionLimits()
+        super().__init__(
+            app,
+            event_store=None,  # one store per session instead (see _admit_session)
+            json_response=json_response,
+            stateless=False,
+            security_settings=security_settings,
+            retry_interval=retry_interval,
+            session_idle_timeout=limits.idle_seconds,
+            max_request_body_size=max_request_body_size,
+            max_sessions=limits.max_total,
+        )
+        check_sdk_seams(self)
+        self.max_sessions_per_user = limits.max_per_user
+        self.event_store_factory: Callable[[], EventStore] | None = SessionEventStore if resumable else None
+        """Makes each new session's own event store (resumable SSE, :mod:`servers.event_store`), or ``None``."""
+        self.lean_modern = lean_modern
+        self.after_response = after_response
+        self._refusals = ReportThrottle(60)
+        """Refusal warnings: one per user per minute."""
 
     def open_sessions(self) -> int:
         """Open sessions of every user (the ``toolhost_sessions_open`` gauge)."""
         return len(self._server_instances)
+
+    def _transport(self, sid: str) -> GatewayTransport:
+        return cast(GatewayTransport, self._server_instances[sid])  # every session's, see _admit_session
 
     def _session_ids_of(self, owner: str) -> list[str]:
         owners = self._session_owners
@@ -82,19 +159,17 @@ class FairSessionManager(StreamableHTTPSessionManager):
     def sessions_of(self, owner: str) -> int:
         """Open sessions of ``owner`` (a user name, or ``<unauthenticated>``); sessions being closed
         (idle expiry or reclaimed) do not count."""
-        return sum(1 for sid in self._session_ids_of(owner) if not _closing(self._server_instances[sid]))
+        return sum(1 for sid in self._session_ids_of(owner) if not self._transport(sid).closing())
 
     def reclaim_idle(self, owner: str) -> str | None:
         """Close ``owner``'s least recently used idle session (module docstring); returns its id, or
         ``None`` when every session of ``owner`` has a request in flight."""
         idle = []
         for sid in self._session_ids_of(owner):
-            transport = self._server_instances[sid]
+            transport = self._transport(sid)
             scope = transport.idle_scope
-            if scope is None or _closing(transport) or getattr(transport, "_requests_in_flight", 1):
+            if scope is None or transport.closing() or not transport.idle():
                 continue
-            if getattr(transport, "_ids_in_flight", None):
-                continue  # a call still runs (its client dropped the stream and may resume)
             idle.append((scope.deadline, sid, scope))  # deadline = last activity + idle timeout
         if not idle:
             return None
@@ -103,28 +178,32 @@ class FairSessionManager(StreamableHTTPSessionManager):
         _log.info("closed the least recently used idle session of %s to open a new one", owner)
         return sid
 
-    event_store_factory: Callable[[], EventStore] | None = None
-    """Makes each new session's own event store (resumable SSE, :mod:`servers.event_store`), or ``None``."""
-
-    def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
+    def _admit_session(self, requestor: AuthorizationContext | None) -> GatewayTransport | None:
+        # The SDK's _admit_session (mcp 2.3.0, servers.sdk_seams) with the per-user limit first and
+        # this gateway's transport: the SDK builds a plain StreamableHTTPServerTransport there and
+        # offers no hook to choose the class, so the registration is repeated here.
         owner = _owner(requestor)
         if self.sessions_of(owner) >= self.max_sessions_per_user and self.reclaim_idle(owner) is None:
             return None  # backstop under the creation lock (two opens raced past the check below)
-        transport = super()._admit_session(requestor)
-        if transport is not None and self.event_store_factory is not None:
-            # The SDK shares one store across sessions; a store per session keeps stream ids
-            # (request ids, repeated across sessions) apart and frees memory with the session.
-            transport._event_store = self.event_store_factory()  # noqa: SLF001 - read lazily by the transport
-        if transport is not None and type(transport) is StreamableHTTPServerTransport:
-            # request-id checks (servers.session_transport); resumed streams hand over without a gap
-            transport = GatewayTransport.adopt(transport)
+        if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
+            return None
+        # The SDK shares one store across sessions; a store per session keeps stream ids
+        # (request ids, repeated across sessions) apart and frees memory with the session.
+        transport = GatewayTransport(
+            uuid4().hex,
+            is_json_response_enabled=self.json_response,
+            event_store=self.event_store_factory() if self.event_store_factory is not None else None,
+            security_settings=self.security_settings,
+            retry_interval=self.retry_interval,
+            idle_timeout=self.session_idle_timeout,
+        )
+        session_id = transport.mcp_session_id
+        assert session_id is not None
+        if requestor is not None:
+            self._session_owners[session_id] = requestor
+        self._server_instances[session_id] = transport
+        _log.debug("created the transport of session %s", session_id)
         return transport
-
-    after_response: Callable[[], None] | None = None
-    lean_modern: bool = True
-    """2026-07-28 requests through :mod:`servers.modern_http` (``TOOLHOST_MODERN_HTTP=sdk``: the SDK's
-    entry, for A/B runs of ``bench/gateway.py --alt``)."""
-    """Called after each 2026-07-28 request's answer was written (:mod:`servers.modern_http`)."""
 
     async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         # The SDK's own routing by the MCP-Protocol-Version header; 2026-07-28 requests take the
@@ -148,10 +227,6 @@ class FairSessionManager(StreamableHTTPSessionManager):
                 return
         await super()._handle_stateful_request(scope, receive, send)
 
-
-    _refusals: ReportThrottle
-    """Refusal warnings: one per user per minute (set by :func:`fair_http_app`)."""
-
     def _log_refusal(self, owner: str) -> None:
         """One warning per user per minute, with the count refused since the last one."""
         count = self._refusals.allow(owner)
@@ -160,11 +235,6 @@ class FairSessionManager(StreamableHTTPSessionManager):
         extra = f" ({count} more refused in the last minute)" if count else ""
         _log.warning("refusing a new session for %s: all %d of its sessions are busy%s",
                      owner, self.max_sessions_per_user, extra)
-
-
-def _closing(transport: Any) -> bool:
-    scope = getattr(transport, "idle_scope", None)
-    return bool(scope is not None and scope.cancel_called) or bool(getattr(transport, "is_terminated", False))
 
 
 def _too_many(owner: str, limit: int, idle: float | None) -> Any:
@@ -181,32 +251,99 @@ def _too_many(owner: str, limit: int, idle: float | None) -> Any:
                     headers={"Retry-After": str(retry)})
 
 
+_managers: weakref.WeakKeyDictionary[Server[Any], FairSessionManager] = weakref.WeakKeyDictionary()
+"""The session manager :func:`fair_http_app` built for each server (the SDK keeps only its own)."""
+
+
 def fair_http_app(
-    server: Server[Any], *, limits: SessionLimits | None = None, resumable: bool = True, **kwargs: Any
+    server: Server[Any],
+    *,
+    limits: SessionLimits | None = None,
+    resumable: bool = True,
+    after_response: Callable[[], None] | None = None,
+    streamable_http_path: str = "/mcp",
+    json_response: bool = False,
+    retry_interval: int | None = None,
+    max_request_body_size: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
+    transport_security: TransportSecuritySettings | None = None,
+    host: str = "127.0.0.1",
+    auth: AuthSettings | None = None,
+    token_verifier: TokenVerifier | None = None,
+    custom_starlette_routes: list[BaseRoute] | None = None,
+    debug: bool = False,
 ) -> Starlette:
-    """``server.streamable_http_app(**kwargs)`` with per-user session limits and idle expiry, and
-    (``resumable``) a bounded event store per session so SSE streams resume with ``Last-Event-ID``."""
-    limits = limits or SessionLimits()
-    if resumable:
-        kwargs.setdefault("retry_interval", RETRY_INTERVAL_MS)
-    app = server.streamable_http_app(
-        session_idle_timeout=limits.idle_seconds, max_sessions=limits.max_total, **kwargs
+    """The streamable-HTTP app of ``server``, served by a :class:`FairSessionManager`.
+
+    Mounted like the SDK's ``Server.streamable_http_app`` (mcp 2.3.0) with the same keyword
+    arguments, whose meaning it keeps: DNS-rebinding protection for loopback ``host`` when no
+    ``transport_security`` is given; with ``token_verifier``, bearer auth in front of
+    ``streamable_http_path`` (``auth.required_scopes``; ``WWW-Authenticate`` names the RFC 9728
+    metadata URL) and, with ``auth.resource_server_url``, the protected-resource metadata route.
+    toolhost is a resource server only: no authorization-server routes, no stateless mode.
+
+    Args:
+        server: the MCP server (its lifespan runs with the app's).
+        limits: per-user session limit, idle expiry (seconds) and total cap.
+        resumable: a bounded event store per session, so SSE streams resume with ``Last-Event-ID``
+            (priming events then carry ``retry`` = ``retry_interval``, default
+            :data:`~servers.event_store.RETRY_INTERVAL_MS` ms).
+        after_response: see :class:`FairSessionManager`.
+        custom_starlette_routes: more routes served beside the MCP endpoint.
+
+    The manager is :func:`session_manager_of` ``(server)`` afterwards.
+    """
+    if resumable and retry_interval is None:
+        retry_interval = RETRY_INTERVAL_MS
+    if transport_security is None and host in _LOOPBACK:
+        transport_security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    manager = FairSessionManager(
+        server,
+        limits=limits,
+        resumable=resumable,
+        lean_modern=os.environ.get(MODERN_HTTP_ENV, "lean").strip().lower() != "sdk",
+        after_response=after_response,
+        json_response=json_response,
+        security_settings=transport_security,
+        retry_interval=retry_interval,
+        max_request_body_size=max_request_body_size,
     )
-    manager = server._session_manager  # noqa: SLF001 - the SDK keeps the manager it built here
-    if type(manager) is not StreamableHTTPSessionManager:
-        raise TypeError(f"unexpected session manager {type(manager).__name__}; cannot add per-user limits")
-    manager.__class__ = FairSessionManager
-    # the SDK bound its own _handle_request into the body-limit middleware in __init__
-    manager.asgi_app = RequestBodyLimitMiddleware(manager._handle_request, manager.max_request_body_size)
-    manager._refusals = ReportThrottle(60)
-    manager.max_sessions_per_user = limits.max_per_user
-    manager.event_store_factory = SessionEventStore if resumable else None
-    manager.lean_modern = os.environ.get(MODERN_HTTP_ENV, "lean").strip().lower() != "sdk"
-    return app
+    _managers[server] = manager
+    endpoint: Any = StreamableHTTPASGIApp(manager)
+    middleware: list[Middleware] = []
+    routes: list[BaseRoute] = []
+    if auth is not None and token_verifier is not None:
+        backend = BearerAuthBackend(
+            token_verifier, resource_server_url=auth.resource_server_url if auth.validate_token_resource else None
+        )
+        middleware = [Middleware(AuthenticationMiddleware, backend=backend), Middleware(AuthContextMiddleware)]
+    if token_verifier is not None:
+        metadata_url = None
+        if auth is not None and auth.resource_server_url:
+            metadata_url = build_resource_metadata_url(auth.resource_server_url)
+        required = (auth.required_scopes or []) if auth is not None else []
+        endpoint = RequireAuthMiddleware(endpoint, required, metadata_url)
+    routes.append(Route(streamable_http_path, endpoint=endpoint))
+    if auth is not None and auth.resource_server_url:
+        routes.extend(create_protected_resource_routes(
+            resource_url=auth.resource_server_url,
+            authorization_servers=[auth.issuer_url],
+            scopes_supported=auth.required_scopes,
+        ))
+    routes.extend(custom_starlette_routes or [])
+    return Starlette(debug=debug, routes=routes, middleware=middleware, lifespan=lambda _app: manager.run())
+
+
+def session_manager_of(server: Server[Any] | None) -> FairSessionManager | None:
+    """The :class:`FairSessionManager` of ``server`` once :func:`fair_http_app` built its app, else ``None``."""
+    return _managers.get(server) if server is not None else None
 
 
 def open_sessions(server: Server[Any] | None) -> int:
     """Open MCP HTTP sessions of ``server`` once :func:`fair_http_app` served it (else 0): the one place
     that reads the SDK's session table, next to the per-user limits that use it."""
-    manager = getattr(server, "_session_manager", None)
-    return manager.open_sessions() if isinstance(manager, FairSessionManager) else 0
+    manager = session_manager_of(server)
+    return manager.open_sessions() if manager is not None else 0

@@ -265,10 +265,8 @@ async def serve_http(
         token_verifier=token_verifier,
         auth=auth,
         custom_starlette_routes=routes,
+        after_response=after_response,
     )
-    manager = getattr(server, "_session_manager", None)
-    if after_response is not None and manager is not None:
-        manager.after_response = after_response
     config = uvicorn.Config(
         strip_header_whitespace(app),
         host=host,

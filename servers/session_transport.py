@@ -30,7 +30,8 @@ import json
 from typing import Any
 
 import pydantic_core
-from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http import EventStore
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.dispatcher import coerce_request_id
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
@@ -69,17 +70,47 @@ def id_problem(message: Any, in_flight: Any) -> tuple[str | None, tuple[str, ...
 
 
 class GatewayTransport(ResumableTransport):
-    """One session's transport (module docstring); also hands resumed streams over without a gap."""
+    """One session's transport (module docstring); also hands resumed streams over without a gap.
 
-    _ids_in_flight: set[str]
+    Built by :class:`servers.fair_sessions.FairSessionManager` for every new session, with the SDK
+    transport's own constructor arguments. ``event_store``: the session's own
+    :class:`~servers.event_store.SessionEventStore` (it tells this transport when a response is
+    stored, which frees its request id), another SDK ``EventStore``, or ``None`` (not resumable).
+    """
 
-    @classmethod
-    def adopt(cls, transport: StreamableHTTPServerTransport) -> GatewayTransport:
-        """Turn the SDK's transport of a new session (the SDK builds it) into this class."""
-        transport.__class__ = cls
-        adopted: GatewayTransport = transport  # type: ignore[assignment]
-        adopted._ids_in_flight = set()
-        return adopted
+    def __init__(
+        self,
+        mcp_session_id: str | None,
+        *,
+        is_json_response_enabled: bool = False,
+        event_store: EventStore | None = None,
+        security_settings: TransportSecuritySettings | None = None,
+        retry_interval: int | None = None,
+        idle_timeout: float | None = None,
+    ) -> None:
+        super().__init__(
+            mcp_session_id,
+            is_json_response_enabled=is_json_response_enabled,
+            event_store=event_store,
+            security_settings=security_settings,
+            retry_interval=retry_interval,
+            idle_timeout=idle_timeout,
+        )
+        self._ids_in_flight: set[str] = set()
+        if isinstance(event_store, SessionEventStore):
+            event_store.on_response = self.answered
+
+    def closing(self) -> bool:
+        """Whether the session is ending: its idle expiry fired (or was triggered to reclaim it),
+        or it was terminated (``DELETE``, shutdown)."""
+        scope = self.idle_scope
+        return (scope is not None and scope.cancel_called) or self.is_terminated
+
+    def idle(self) -> bool:
+        """Whether nothing of the session is running: no HTTP request open (a POST being served or
+        an open GET stream) and no call still running whose client dropped its stream (it may
+        resume). Only an idle session may be reclaimed for its user's new one."""
+        return not self._requests_in_flight and not self._ids_in_flight  # SDK counter: servers.sdk_seams
 
     def answered(self, stream_id: str) -> None:
         """The response of request ``stream_id`` was stored: its id is free again."""
@@ -115,8 +146,6 @@ class GatewayTransport(ResumableTransport):
             await super().handle_request(scope, replay, send)
             return
         store = self._event_store
-        if isinstance(store, SessionEventStore) and store.on_response is None:
-            store.on_response = self.answered
         self._ids_in_flight.update(keys)
         status: list[int] = []
 

@@ -88,7 +88,7 @@ async def test_resource_updates_reach_2026_listeners_who_may_see_the_uri_only(tm
         users = {"alice": access.principal_for_user("alice"), "bob": access.principal_for_user("bob")}
         current: dict[str, Principal] = {}
         with anyio.fail_after(120):
-            async with HostRuntime(_config(), data_dir=tmp_path / "data", policy=access) as rt:
+            async with HostRuntime(_config(), data_dir=tmp_path / "data", policy=access, auditor=access) as rt:
                 conn = rt.manager.connection("fx")
                 assert conn.status.protocol_version == "2026-07-28"
                 server = create_registry_server(rt, expose="all", access=access,

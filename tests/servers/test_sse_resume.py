@@ -231,13 +231,17 @@ async def test_a_resumed_stream_gets_no_priming_event_so_nothing_waits_before_th
 def test_serve_sessions_use_the_resumable_transport() -> None:
     from mcp.server.lowlevel import Server
 
-    from servers.fair_sessions import FairSessionManager, fair_http_app
+    from servers.fair_sessions import FairSessionManager, fair_http_app, session_manager_of
     from servers.session_transport import GatewayTransport
 
     server: Server[Any] = Server("t")
     fair_http_app(server)
-    manager = server._session_manager
+    manager = session_manager_of(server)
     assert isinstance(manager, FairSessionManager)
-    transport = manager._admit_session(None)
-    assert type(transport) is GatewayTransport and isinstance(transport._event_store, SessionEventStore)
-    assert isinstance(transport, ResumableTransport)
+    assert server._session_manager is None  # built by toolhost, not set on the SDK's server
+    first, second = manager._admit_session(None), manager._admit_session(None)
+    assert type(first) is GatewayTransport and isinstance(first, ResumableTransport)
+    assert isinstance(first._event_store, SessionEventStore) and isinstance(second._event_store, SessionEventStore)
+    assert first._event_store is not second._event_store  # one store per session
+    assert first._event_store.on_response == first.answered  # a stored response frees its request id
+    assert manager.open_sessions() == 2 and manager.sessions_of("<unauthenticated>") == 2
