@@ -1,0 +1,477 @@
+"""Poisoned-definition scanner: hidden instructions in a tool's name, description, schemas and annotations.
+
+A tool definition is text the model reads as instructions ("tool poisoning", Invariant Labs,
+https://invariantlabs.ai/blog/mcp-security-notification-tool-poisoning-attacks; "line jumping",
+Trail of Bits, https://blog.trailofbits.com/2025/04/21/jumping-the-line-how-mcp-servers-can-attack-you-before-you-ever-use-them/).
+Every field the model sees can carry it ("full-schema poisoning", CyberArk,
+https://www.cyberark.com/resources/threat-research-blog/poison-everywhere-no-output-from-your-mcp-server-is-safe),
+so :func:`scan_definition` walks the name, title, description, every string and every property
+name in ``inputSchema`` / ``outputSchema`` (all nested levels) and the annotations.
+
+Finding kinds (:class:`FindingKind`); *strong* findings alone make a tool suspicious, *weak* ones
+only in the combinations of :func:`ScanResult.suspicious`:
+
+========================  =====================================================================
+kind                      what fires (strong unless marked weak)
+========================  =====================================================================
+``instruction``           fake control tags (``<IMPORTANT>``, ``<SYSTEM>``), HTML comments,
+                          "ignore previous instructions", concealment ("do not tell the user"),
+                          "the user has already consented", "from now on", "otherwise the tool
+                          will not work", redirecting recipients, BCC to an address, "never use any
+                          other tool", piping curl into a shell; weak: "before using this tool …
+                          read/send/include", "the assistant must", "silently", "VERY important"
+``tool_reference``        weak: an imperative naming another tool ("call export_chat",
+                          "when send_message is invoked"); informative, never flags on its own
+``secret_reference``      credential/local paths (``~/.ssh``, ``id_rsa``, ``.env``, ``.aws``,
+                          ``mcp.json``, ``/etc/passwd`` …); weak: "API key", "token", "password",
+                          "private key", "conversation history", "environment variables"
+``exfiltration``          weak: send/post/upload/forward … to a URL, e-mail address or phone number
+``invisible_unicode``     Unicode tag characters U+E0000–E007F (emoji flag sequences excepted), bidi
+                          overrides/isolates U+202A–202E, U+2066–2069, runs of ≥ 2 zero-width
+                          characters, or one inside an ASCII word
+``control_chars``         C0/C1 control characters other than tab/newline/CR (ANSI escapes)
+``encoded_payload``       base64 (≥ 40 chars) or hex (≥ 64 chars) that decodes to printable text;
+                          weak when it decodes to binary (an example key or hash)
+``padding``               ≥ 40 spaces/tabs or ≥ 12 consecutive line breaks (pushes text off-screen)
+``oversized``             weak: description over the budget (2,000 + 250 per schema property chars);
+                          strong over 3× the budget
+========================  =====================================================================
+
+A tool is suspicious (:attr:`ScanResult.suspicious`) when it has a strong finding, or a weak
+``secret_reference`` together with a weak ``instruction`` or ``exfiltration``, or a weak
+``instruction`` together with a weak ``exfiltration``. Measured recall and false positives:
+``bench/definition_scan.py``.
+
+Shapes: input is a ``tools/list`` entry (``{"name", "title"?, "description"?, "inputSchema",
+"outputSchema"?, "annotations"?}``), a :class:`~registry.tool.ToolDefinition` or a
+:class:`~registry.tool.ToolRecord`. Paths are JSON paths from the tool object, e.g.
+``inputSchema.properties.note.description``; a property *name* is reported as
+``inputSchema.properties.note`` with ``in_key=True``. Spans are escaped (:func:`escape_span`) so
+invisible characters show as ``\\U000e0041``. Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import enum
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from registry.tool import ToolDefinition, ToolRecord
+
+__all__ = [
+    "Finding",
+    "FindingKind",
+    "ScanResult",
+    "escape_span",
+    "scan_definition",
+    "scan_text",
+    "tool_document",
+]
+
+MAX_SPAN_CHARS = 160
+"""Longest span reported (escaped characters); longer spans end with ``…``."""
+
+
+class FindingKind(str, enum.Enum):
+    """What a finding is about (module docstring table)."""
+
+    INSTRUCTION = "instruction"
+    TOOL_REFERENCE = "tool_reference"
+    SECRET_REFERENCE = "secret_reference"
+    EXFILTRATION = "exfiltration"
+    INVISIBLE_UNICODE = "invisible_unicode"
+    CONTROL_CHARS = "control_chars"
+    ENCODED_PAYLOAD = "encoded_payload"
+    PADDING = "padding"
+    OVERSIZED = "oversized"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One suspicious span.
+
+    Attributes:
+        kind: :class:`FindingKind`.
+        path: JSON path of the field (``description``, ``inputSchema.properties.a.description``).
+        span: the offending text, escaped (:func:`escape_span`), at most :data:`MAX_SPAN_CHARS`.
+        start, end: character offsets of the span in the field's text.
+        strong: alone enough to call the tool suspicious.
+        rule: short rule name (``fake_tag``, ``tag_chars`` …).
+        in_key: the text is a property name (the key at ``path``), not a value.
+    """
+
+    kind: FindingKind
+    path: str
+    span: str
+    start: int
+    end: int
+    strong: bool
+    rule: str
+    in_key: bool = False
+
+    def describe(self) -> str:
+        """One line for people: ``instruction (fake_tag) at description[12:23]: '<IMPORTANT>'``."""
+        where = f"{self.path} (property name)" if self.in_key else f"{self.path}[{self.start}:{self.end}]"
+        return f"{self.kind.value} ({self.rule}) at {where}: '{self.span}'"
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """All findings of one tool, in document order."""
+
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def suspicious(self) -> bool:
+        """A strong finding, or two weak ones that together read as an attack (a secret with an
+        instruction, exfiltration or tool reference; an instruction with exfiltration) in the same
+        field within :data:`WEAK_PAIR_CHARS` of each other."""
+        if any(f.strong for f in self.findings):
+            return True
+        weak = [f for f in self.findings if f.kind in _PAIRS]
+        for i, a in enumerate(weak):
+            for b in weak[i + 1:]:
+                same_field = a.path == b.path and a.in_key == b.in_key
+                if (a.kind, b.kind) in _PAIRS[a.kind] and same_field and abs(a.start - b.start) <= WEAK_PAIR_CHARS:
+                    return True
+        return False
+
+    @property
+    def kinds(self) -> frozenset[FindingKind]:
+        """The kinds found."""
+        return frozenset(f.kind for f in self.findings)
+
+    def reasons(self) -> list[str]:
+        """One line per finding (:meth:`Finding.describe`), strong ones first."""
+        return [f.describe() for f in sorted(self.findings, key=lambda f: not f.strong)]
+
+
+WEAK_PAIR_CHARS = 300
+"""Two weak findings count together only this close (characters between their starts, same field)."""
+
+_K = FindingKind
+_PAIR_LIST = ((_K.SECRET_REFERENCE, _K.INSTRUCTION), (_K.SECRET_REFERENCE, _K.EXFILTRATION),
+              (_K.SECRET_REFERENCE, _K.TOOL_REFERENCE), (_K.INSTRUCTION, _K.EXFILTRATION))
+_PAIRS: dict[FindingKind, set[tuple[FindingKind, FindingKind]]] = {}
+for _a, _b in _PAIR_LIST:
+    for _x, _y in ((_a, _b), (_b, _a)):
+        _PAIRS.setdefault(_x, set()).add((_x, _y))
+
+# ---------------------------------------------------------------------------------------------- rules
+
+_I = re.IGNORECASE
+_WHO = r"(?:the\s+)?(?:user|human|operator|owner|them)"
+_RULES: tuple[tuple[FindingKind, str, bool, tuple[tuple[str, ...], ...], re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (kind, name, strong, triggers, re.compile(pattern), re.compile(pattern, _I))
+    for kind, name, strong, triggers, pattern in (
+        # --- instructions aimed at the model
+        (FindingKind.INSTRUCTION, "fake_tag", True, (('<', '['),),
+         (r"[<\[]\s*/?\s*(?:important|system(?:\s+(?:override|note|message|prompt|instructions?))?|instructions?|admin|secret"
+         r"|hidden|sys|override|assistant)\s*[>\]]")),
+        (FindingKind.INSTRUCTION, "html_comment", True, (('<!--',),),
+         r"<!--.{0,400}?-->"),
+        (FindingKind.INSTRUCTION, "ignore_previous", True, (('ignore', 'disregard', 'forget', 'override'),),
+         (r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier"
+         r"|other|system|original|safety|security)\s+(?:instructions?|prompts?|rules|directions|guidelines)"
+         r"|\b(?:ignore|disregard)\s+(?:the\s+)?user'?s?\s+(?:request|instructions?|question|message)")),
+        (FindingKind.INSTRUCTION, "conceal", True, (('tell', 'mention', 'inform', 'notify', 'alert', 'reveal', 'show', 'warn'), ('user', 'human', 'operator', 'owner', 'them')),
+         (rf"\b(?:do\s+not|don'?t|never|without|no\s+need\s+to)\s+(?:ever\s+)?(?:tell|telling|mention|mentioning|inform"
+         rf"|informing|notify|notifying|alert|alerting|reveal|revealing|show|showing|warn|warning)\b[^.\n]{{0,40}}?\b{_WHO}\b")),
+        (FindingKind.INSTRUCTION, "consent_claim", True, (('already',),),
+         r"\b(?:user|they)\s+(?:has|have)\s+already\s+(?:consented|agreed|approved|authori[sz]ed)"),
+        (FindingKind.INSTRUCTION, "from_now_on", True, (('now on',),),
+         r"\bfrom\s+now\s+on\b"),
+        (FindingKind.INSTRUCTION, "tool_will_not_work", True, (('otherwise',),),
+         r"\botherwise\b[^.\n]{0,20}\b(?:tool|it|this)\b[^.\n]{0,12}\b(?:(?:will\s+not|won'?t|cannot|can'?t)\s+(?:work|function|run)|fails?)\b"),
+        (FindingKind.INSTRUCTION, "redirect_recipient", True, (('recipient', 'destination', 'receiver', 'address', 'phone number'),),
+         r"\b(?:change|replace|rewrite|set|switch)\s+the\s+(?:recipient|destination|receiver|to[\s-]address|phone\s+number)"),
+        (FindingKind.INSTRUCTION, "bcc_address", True, (('@',), ('cc',)),
+         r"\b(?:bcc|cc)\b[^.\n]{0,40}?[\w.+-]+@[\w-]+\.[\w.]+"),
+        (FindingKind.INSTRUCTION, "exclusive_tool", True, (('other',),),
+         r"\b(?:never\s+use\s+(?:any\s+)?other|supersedes\s+all\s+other|instead\s+of\s+(?:any|all)\s+other)\b"),
+        (FindingKind.INSTRUCTION, "pipe_to_shell", True, (('|',), ('curl', 'wget')),
+         r"\b(?:curl|wget)\b[^|\n]{0,120}\|\s*(?:ba|z)?sh\b"),
+        (FindingKind.INSTRUCTION, "model_addressed", True, (('note', 'attention', 'message', 'instruction'), ('ai', 'assistant', 'model', 'llm', 'agent')),
+         r"\b(?:note|attention|message|instruction)\s+(?:to|for)\s+(?:the\s+)?(?:ai|assistant|model|llm|agent)\b"),
+        (FindingKind.INSTRUCTION, "before_use_action", False, (('before',),),
+         (r"\bbefore\s+(?:using|calling|invoking|running|answering|responding|replying|any|saving|deploying|searching"
+         r"|you)\b[^.\n]{0,80}?\b(?:read|send|include|pass|fetch|upload|append|collect|forward|attach|post)\b")),
+        (FindingKind.INSTRUCTION, "model_must", False, (('must', 'should', 'need', 'has to', 'required'), ('assistant', 'model', 'llm', 'agent', 'ai ')),
+         r"\b(?:the\s+)?(?:ai|assistant|model|llm|agent)\s+(?:must|should|needs?\s+to|has\s+to|is\s+required\s+to)\b"),
+        (FindingKind.INSTRUCTION, "stealth_word", False, (('silently', 'secretly', 'quietly', 'covertly', 'discreetly'),),
+         r"\b(?:silently|secretly|quietly|covertly|discreetly)\b"),
+        (FindingKind.INSTRUCTION, "emphasis", False, (('important',),),
+         r"\b(?:very\s+){2,}important\b|\bimportant\s*:"),
+        (FindingKind.INSTRUCTION, "must_include", False, (('must', 'always', 'make sure', 'should', 'also'),),
+         (r"\b(?:you\s+(?:must|should)|always|must\s+also|make\s+sure\s+(?:to|you)|please\s+also)\s+(?:also\s+|first\s+)?(?:read|send|forward|include|attach"
+         r"|append|pass|collect|upload|post|email|mail|share|copy)\b")),
+        (FindingKind.INSTRUCTION, "gather_and_pass", False,
+         (('collect', 'gather', 'read', 'extract', 'copy', 'find'), ('include', 'pass', 'put', 'paste', 'add', 'attach', 'append', 'insert')),
+         (r"\b(?:collect|gather|read|extract|copy|find)\b(?:[^.\n]|\.(?=\S)){0,80}?\band\s+(?:include|pass|put|paste|add|attach|append"
+         r"|insert)\s+(?:them|it|its|their|the)\b")),
+        (FindingKind.INSTRUCTION, "skip_confirmation", False, (('without',), ('confirm', 'permission', 'approval')),
+         r"\bwithout\s+(?:asking|requesting|waiting)\s+(?:for\s+)?(?:confirmation|permission|approval)"),
+        (FindingKind.INSTRUCTION, "shadowing", True, (('when',), ('_',)),
+         (r"\bwhen(?:ever)?\b[^.\n]{0,60}?\b[a-z]+_[a-z0-9_]+\b[^.\n]{0,30}?\b(?:is|are|gets?|has\s+been)\s+(?:called|invoked"
+         r"|used|run)\b[^.\n]{0,40}?\b(?:you\s+(?:must|should)|always|make\s+sure|also|change|add|include|send|forward"
+         r"|copy|post)\b")),
+        (FindingKind.INSTRUCTION, "trigger_phrase", False, (('when',), ('says', 'types', 'writes', 'mentions')),
+         r"\bwhen(?:ever)?\s+the\s+user\s+(?:says|types|writes|mentions)\b"),
+        # --- naming other tools in an imperative
+        (FindingKind.TOOL_REFERENCE, "call_other_tool", False, (('_',), ('call', 'invoke', 'use', 'run')),
+         r"\b(?:call|invoke|use|run)\s+(?:the\s+)?`?[a-z][a-z0-9]*_[a-z0-9_]+`?(?:\s+tool)?\b"),
+        (FindingKind.TOOL_REFERENCE, "when_tool_invoked", False, (('when',), ('_',)),
+         (r"\bwhen(?:ever)?\b[^.\n]{0,40}?`?[a-z][a-z0-9]*_[a-z0-9_]+`?[^.\n]{0,20}?\b(?:is|are|gets?|has\s+been)\s+"
+         r"(?:called|invoked|used|run|available)")),
+        # --- secrets, credentials and local paths
+        (FindingKind.SECRET_REFERENCE, "secret_path", True, (('.ssh', '.aws', '.gnupg', '.kube', '.docker', '.netrc', '.npmrc', '.pypirc', '.git-cred', '_history', '.pgpass', 'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519', 'id rsa', '/etc/', 'mcp.json', 'claude_desktop', 'cursor/', '.env'),),
+         (r"\.(?:ssh|aws|gnupg|kube|docker|netrc|npmrc|pypirc|git-credentials|bash_history"
+         r"|zsh_history|pgpass)\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|/etc/(?:passwd|shadow|sudoers)\b|\bmcp\.json\b"
+         r"|claude_desktop_config|\.cursor/|(?:^|(?<=[\s'\"`(/~]))\.env\b(?!\.example)|\bssh[\s_-]+id[\s_-]+rsa\b")),
+        (FindingKind.SECRET_REFERENCE, "secret_word", False, (('api', 'secret', 'private key', 'private_key', 'ssh', 'password', 'credential', 'token', 'history', 'previous messages', 'environment variables', 'seed', 'mnemonic', 'recovery', '~/.'),),
+         (r"\b(?:api[\s_-]?keys?|secret[\s_-]+(?:access[\s_-]+)?keys?|private[\s_-]+keys?|ssh[\s_-]+(?:private[\s_-]+)?keys?"
+         r"|passwords?|credentials?|access[\s_-]+tokens?|(?:github|auth|bearer|session)[\s_-]+tokens?|secrets"
+         r"|(?:conversation|chat|message)\s+history|previous\s+messages|environment\s+variables|seed\s+phrases?"
+         r"|mnemonic(?:\s+phrases?)?|recovery\s+phrases?)\b"
+         r"|~/\.[\w-]+")),
+        # --- sending data out
+        (FindingKind.EXFILTRATION, "send_to_destination", False, (('send', 'post', 'upload', 'forward', 'transmit', 'exfiltrat', 'leak', 'copy', 'push', 'report', 'mail', 'share', 'sync', 'transfer', 'paste', 'bcc'), ('http', '@', '+', 'server', '.')),
+         (r"\b(?:send|post|upload|forward|transmit|exfiltrate|leak|copy|push|report|e-?mail|mail|share|sync|transfer|paste"
+         r"|bcc)\w*\b[^\n]{0,80}?"
+         r"(?:https?://|\b[\w.+-]+@[\w-]+\.[a-z]{2,}\b|\+\d{8,}|git@|\b(?:\d{1,3}\.){3}\d{1,3}\b|\bto\s+(?:the\s+)?server\b)")),
+    )
+)
+
+_TAG_RUN = re.compile("[\U000e0000-\U000e007f]+")
+_EMOJI_TAG_SEQUENCE = re.compile("\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f")
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]+")
+_ZERO_WIDTH = "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u180e\u3164\uffa0\u115f\u1160"
+_ZW_RUN = re.compile(f"[{_ZERO_WIDTH}]{{2,}}")
+_ZW_IN_WORD = re.compile(f"(?<=[A-Za-z0-9])[{_ZERO_WIDTH}](?=[A-Za-z0-9])")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]+")
+_PADDING = re.compile(r"[ \t\u00a0\u3000]{40,}(?![ \t\u00a0\u3000]*(?:\r?\n|$))|(?:[ \t]*\r?\n){12,}(?=[ \t]*\S)")
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=_-])")
+_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){32,}(?![0-9A-Fa-f])")
+_PRE_FILTER = re.compile(f"[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069{_ZERO_WIDTH}\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+DESCRIPTION_BUDGET_CHARS = 2000
+"""Description allowance of a tool without parameters (characters)."""
+DESCRIPTION_CHARS_PER_PROPERTY = 250
+"""Extra allowance per schema property (characters, counted at every nesting level)."""
+
+
+def escape_span(text: str, limit: int = MAX_SPAN_CHARS) -> str:
+    """``text`` with every character outside printable ASCII/letters escaped (``\\u200b``,
+    ``\\U000e0041``, ``\\x1b``, ``\\n``), cut to ``limit`` characters with ``…``."""
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "'":
+            out.append("\\'")
+        elif o < 0x20 or 0x7F <= o < 0xA0:
+            out.append(f"\\x{o:02x}")
+        elif o > 0xFFFF:
+            out.append(f"\\U{o:08x}" if not ch.isprintable() or 0xE0000 <= o <= 0xE007F else ch)
+        elif not ch.isprintable() or ch in _ZERO_WIDTH or 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    s = "".join(out)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _decoded_text(raw: bytes) -> str | None:
+    """``raw`` as text when it is mostly printable ASCII with a space (an encoded message), else ``None``."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(1 for c in text if c.isprintable() or c in "\n\t")
+    if len(text) >= 12 and printable / len(text) >= 0.95 and " " in text:
+        return text
+    return None
+
+
+def _encoded(text: str, path: str, in_key: bool) -> Iterator[Finding]:
+    for m in _BASE64.finditer(text):
+        run = m.group(0)
+        if not (re.search(r"[a-z]", run) and re.search(r"[A-Z]", run) and re.search(r"[0-9+/]", run)):
+            continue  # a long word or identifier, not base64
+        try:
+            decoded = _decoded_text(base64.b64decode(run + "=" * (-len(run) % 4), validate=False))
+        except (binascii.Error, ValueError):
+            decoded = None
+        span = escape_span(run) + (f" (decodes to '{escape_span(decoded, 80)}')" if decoded else "")
+        yield Finding(FindingKind.ENCODED_PAYLOAD, path, span, m.start(), m.end(), decoded is not None, "base64", in_key)
+    for m in _HEX.finditer(text):
+        decoded = _decoded_text(bytes.fromhex(m.group(0)))
+        span = escape_span(m.group(0)) + (f" (decodes to '{escape_span(decoded, 80)}')" if decoded else "")
+        yield Finding(FindingKind.ENCODED_PAYLOAD, path, span, m.start(), m.end(), decoded is not None, "hex", in_key)
+
+
+def _unusual_chars(text: str, path: str, in_key: bool) -> Iterator[Finding]:
+    def hit(kind: FindingKind, rule: str, m: re.Match[str], strong: bool = True) -> Finding:
+        return Finding(kind, path, escape_span(m.group(0)), m.start(), m.end(), strong, rule, in_key)
+
+    flags = {m.span() for m in _EMOJI_TAG_SEQUENCE.finditer(text)}
+    for m in _TAG_RUN.finditer(text):
+        if not any(a <= m.start() and m.end() <= b for a, b in flags):
+            yield hit(FindingKind.INVISIBLE_UNICODE, "tag_chars", m)
+    for m in _BIDI.finditer(text):
+        yield hit(FindingKind.INVISIBLE_UNICODE, "bidi_control", m)
+    seen: set[int] = set()
+    for m in _ZW_RUN.finditer(text):
+        seen.update(range(m.start(), m.end()))
+        yield hit(FindingKind.INVISIBLE_UNICODE, "zero_width_run", m)
+    for m in _ZW_IN_WORD.finditer(text):
+        if m.start() not in seen:
+            yield hit(FindingKind.INVISIBLE_UNICODE, "zero_width_in_word", m)
+    for m in _CONTROL.finditer(text):
+        yield hit(FindingKind.CONTROL_CHARS, "ansi_escape" if "\x1b" in m.group(0) else "control_char", m)
+
+
+def _segment_findings(text: str, path: str, in_key: bool) -> list[Finding]:
+    """The per-field checks: unusual characters, encoded payloads, padding."""
+    out: list[Finding] = []
+    if _PRE_FILTER.search(text):  # only text with unusual characters pays for these scans
+        out.extend(_unusual_chars(text, path, in_key))
+    if len(text) >= 40:
+        out.extend(_encoded(text, path, in_key))
+        if "    " in text or text.count("\n") >= 12:
+            for m in _PADDING.finditer(text):
+                out.append(Finding(FindingKind.PADDING, path, escape_span(m.group(0), 40), m.start(), m.end(), True,
+                                   "whitespace_padding", in_key))
+    return out
+
+
+_SEPARATOR = "\n\n"
+
+
+def _scan_segments(segments: list[tuple[str, str, bool]]) -> list[Finding]:
+    """Findings of many fields at once: the word rules run once over all fields joined by blank
+    lines (no rule crosses a blank line; a match is reported in the field where it starts)."""
+    out: list[Finding] = []
+    starts: list[int] = []
+    probes: list[str] = []
+    pos = 0
+    for path, text, in_key in segments:
+        out.extend(_segment_findings(text, path, in_key))
+        starts.append(pos)
+        probe = text.replace("_", " ").replace("-", " ") if in_key else text
+        probes.append(probe)
+        pos += len(probe) + len(_SEPARATOR)
+    joined = _SEPARATOR.join(probes)
+    lowered = joined.lower()
+    same_length = len(lowered) == len(joined)  # lower() keeps offsets except for a few letters (İ)
+    for kind, rule, strong, triggers, lower_pattern, any_case_pattern in _RULES:
+        # literal pre-check (every group needs one of its words): most tools skip most rules
+        if not all(any(t in lowered for t in group) for group in triggers):
+            continue
+        pattern, text_in = (lower_pattern, lowered) if same_length else (any_case_pattern, joined)
+        for m in pattern.finditer(text_in):
+            i = bisect.bisect_right(starts, m.start()) - 1
+            path, text, in_key = segments[i]
+            a, b = m.start() - starts[i], min(m.end() - starts[i], len(text))
+            out.append(Finding(kind, path, escape_span(text[a:b]), a, b, strong, rule, in_key))
+    return out
+
+
+def scan_text(text: str, path: str, *, in_key: bool = False) -> list[Finding]:
+    """Findings in one field's text (every kind except ``oversized``), in order of position.
+
+    ``in_key``: ``text`` is a property name; ``_`` and ``-`` are read as spaces.
+    """
+    if not text:
+        return []
+    return sorted(_scan_segments([(path, text, in_key)]), key=lambda f: f.start)
+
+
+def tool_document(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> dict[str, Any]:
+    """The wire-shaped dict of ``tool`` (``name``, ``title``, ``description``, ``inputSchema``,
+    ``outputSchema``, ``annotations``) whatever form it came in."""
+    if isinstance(tool, ToolRecord):
+        return {"name": tool.original_name, "title": tool.title, "description": tool.description,
+                "inputSchema": tool.input_schema, "outputSchema": tool.output_schema,
+                "annotations": tool.annotations.to_wire()}
+    if isinstance(tool, ToolDefinition):
+        return {"name": tool.name, "title": tool.title, "description": tool.description,
+                "inputSchema": tool.input_schema, "outputSchema": tool.output_schema,
+                "annotations": tool.annotations.to_wire()}
+    return dict(tool)
+
+
+def _key_path(path: str, key: str) -> str:
+    return f"{path}.{key}" if re.fullmatch(r"[A-Za-z_$][\w$-]*", key) else f"{path}[{key!r}]"
+
+
+def _walk(node: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str, bool]]:
+    """``(path, text, in_key)`` for every string and every object key under ``node`` (depth ≤ 64)."""
+    if depth > 64:
+        return
+    if isinstance(node, str):
+        yield path, node, False
+    elif isinstance(node, Mapping):
+        for key, value in node.items():
+            key = str(key)
+            sub = _key_path(path, key)
+            if path.endswith((".properties", ".patternProperties", ".$defs", ".definitions")):
+                yield sub, key, True
+            yield from _walk(value, sub, depth + 1)
+    elif isinstance(node, list | tuple):
+        for i, value in enumerate(node):
+            yield from _walk(value, f"{path}[{i}]", depth + 1)
+
+
+def _count_properties(node: Any, depth: int = 0) -> int:
+    if depth > 64 or not isinstance(node, Mapping):
+        return 0
+    n = 0
+    props = node.get("properties")
+    if isinstance(props, Mapping):
+        n += len(props)
+        n += sum(_count_properties(v, depth + 1) for v in props.values())
+    for key in ("items", "additionalProperties"):
+        n += _count_properties(node.get(key), depth + 1)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(node.get(key), list):
+            n += sum(_count_properties(v, depth + 1) for v in node[key])
+    return n
+
+
+def scan_definition(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> ScanResult:
+    """Scan one tool definition (module docstring: fields, kinds, verdict).
+
+    ``tool`` is a ``tools/list`` entry dict, a :class:`~registry.tool.ToolDefinition` or a
+    :class:`~registry.tool.ToolRecord`. Unknown or non-string fields are skipped, never an error.
+    """
+    doc = tool_document(tool)
+    segments: list[tuple[str, str, bool]] = []
+    name = doc.get("name")
+    if isinstance(name, str) and name:
+        segments.append(("name", name, True))
+    for field in ("title", "description"):
+        if isinstance(doc.get(field), str) and doc[field]:
+            segments.append((field, doc[field], False))
+    for field in ("inputSchema", "outputSchema", "annotations"):
+        segments.extend(seg for seg in _walk(doc.get(field), field) if seg[1])
+    order = {seg[0]: i for i, seg in enumerate(segments)}
+    findings = sorted(_scan_segments(segments), key=lambda f: (order.get(f.path, 0), f.in_key is False, f.start))
+    description = doc.get("description")
+    if isinstance(description, str):
+        budget = DESCRIPTION_BUDGET_CHARS + DESCRIPTION_CHARS_PER_PROPERTY * _count_properties(doc.get("inputSchema"))
+        if len(description) > budget:
+            findings.append(Finding(FindingKind.OVERSIZED, "description",
+                                    f"{len(description)} characters (budget {budget})", 0, len(description),
+                                    len(description) > 3 * budget, "description_budget"))
+    return ScanResult(tuple(findings))
