@@ -105,6 +105,10 @@ async def check_sandbox(config: StdioServerConfig, env: Mapping[str, str]) -> tu
         missing = (f"{where}: bubblewrap ({options.command!r}) was not found (install it: apt-get install bubblewrap; "
                    f"or set {where}.command to its full path; or remove {where} to run the server unsandboxed)")
         return missing, options.command
+    for folder in options.writable:
+        if not os.path.isdir(folder):
+            return (f"{where}.writable: folder {folder!r} does not exist (create it, or remove it from the list)",
+                    found)
     key = (found, options.network)
     if key not in _probed:
         argv = [found, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_namespace_flags(options), "--",

@@ -113,6 +113,14 @@ async def test_missing_bwrap_is_a_fatal_error_naming_the_setting(tmp_path):
 
 
 @pytest.mark.anyio
+async def test_missing_writable_folder_is_named(tmp_path):
+    cfg = config({"p": probe({"writable": [str(tmp_path / "nope")]})})
+    problem, _ = await check_sandbox(cfg.servers["p"], {"PATH": "/usr/bin:/bin"})
+    assert problem == (f"mcpServers.p.toolhost.sandbox.writable: folder '{tmp_path / 'nope'}' does not exist "
+                       "(create it, or remove it from the list)")
+
+
+@pytest.mark.anyio
 async def test_kernel_refusal_is_reported_with_what_bwrap_said(tmp_path):
     fake = tmp_path / "bwrap"
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
