@@ -14,6 +14,7 @@ from host.limits.config import RateLimitConfig, SessionLimits
 from registry import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_SECONDS, Risk, ToolOverrides
 from registry.naming import sanitize_prefix
 from registry.safety.flow import FlowConfig
+from registry.safety.taint import TaintRule
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
@@ -129,6 +130,10 @@ class ServerOptions(BaseModel):
         flow: data-flow label overrides for the server and its tools
             (:class:`registry.safety.flow.FlowConfig`).
         sandbox: run a stdio server under bubblewrap (:class:`SandboxOptions`; ``true``: defaults).
+        auto_accept: ``"cosmetic"``: a changed definition whose drift class
+            (:func:`registry.safety.drift.classify_drift`) is purely cosmetic is pinned without an
+            admin; ``"none"`` (default): every change is held. A risk downgrade, a new URL or a
+            scanner finding is never auto-accepted.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -152,6 +157,7 @@ class ServerOptions(BaseModel):
     max_message_mib: float | None = Field(default=None, gt=0, le=1024)
     flow: FlowConfig = Field(default_factory=FlowConfig)
     sandbox: SandboxOptions | None = None
+    auto_accept: Literal["none", "cosmetic"] = "none"
 
     @field_validator("sandbox", mode="before")
     @classmethod
@@ -294,6 +300,9 @@ class HostDefaults(BaseModel):
     audit_flush_seconds: float = Field(default=0.05, gt=0, le=60)
     rate_limits: RateLimitConfig | None = None  # issue 11: per-user / per-tool token buckets
     sessions: SessionLimits = Field(default_factory=SessionLimits)  # issue 11: fair HTTP sessions
+    taint: TaintRule = Field(default_factory=TaintRule)
+    """The session-taint rule's default decision for an egress call after private and untrusted
+    results (:mod:`registry.safety.taint`; ``{"decision": "approve"}``; grants may override it)."""
 
 
 class HostConfig(BaseModel):
