@@ -17,9 +17,9 @@ private_source     1. ``toolhost.flow.tools.<tool>.private_source`` (config, per
                    3. name cue in :data:`PRIVATE_CUES` (file, inbox, mail, calendar, db, sql,
                       drive, note, secret, repo, memory, …) and the tool reads (read-only, or a
                       read verb in :data:`READ_VERBS`: read, get, list, search, query, …) → true
-                   4. ``openWorldHint: false`` and read-only (risk ``read``): a closed-world
-                      read of the user's own environment → true
-                   5. otherwise false
+                   4. otherwise false: a closed-world read without a cue (``get_current_time``,
+                      ``echo``) is not private; mark a server that holds private data with
+                      ``"flow": {"private_source": true}``
 untrusted_source   1./2. config as above (``untrusted_source``)
                    3. name cue in :data:`UNTRUSTED_CUES` (fetch, browse, scrape, web, url, inbox,
                       email, issue, comment, message, chat, news, feed, …) → true (the content is
@@ -87,7 +87,8 @@ PRIVATE_CUES = frozenset({
     "documents", "note", "notes", "secret", "secrets", "credential", "credentials", "password", "passwords",
     "env", "history", "repo", "repos", "repository", "repositories", "customer", "customers", "account",
     "accounts", "memory", "memories", "clipboard", "notion", "obsidian", "sheet", "sheets", "spreadsheet",
-    "crm", "invoice", "invoices", "ssh", "vault", "keychain", "photos", "private",
+    "crm", "invoice", "invoices", "ssh", "vault", "keychain", "photos", "private", "git", "commit", "commits",
+    "blame",
 })
 """Name tokens that mark a tool reading the user's or organisation's data."""
 
@@ -208,7 +209,6 @@ def derive_labels(record: ToolRecord, config: FlowConfig | None = None) -> FlowL
     private = decide(Label.PRIVATE_SOURCE, [
         (private_cue is not None and (read_only or bool(tokens & READ_VERBS)), True,
          f"name cue {private_cue!r} and the tool reads"),
-        (not record.open_world and read_only, True, f"{world} and read-only (a local read)"),
     ])
     untrusted = decide(Label.UNTRUSTED_SOURCE, [
         (untrusted_cue is not None, True, f"name cue {untrusted_cue!r}"),

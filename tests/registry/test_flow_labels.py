@@ -22,8 +22,10 @@ def record(name, *, read_only=None, destructive=None, open_world=None, overrides
     ("read_text_file", {"read_only": True, "open_world": False}, {P}),
     ("list_directory", {"read_only": True, "open_world": False}, {P}),
     ("write_file", {"read_only": False, "destructive": True, "open_world": False}, set()),
-    # a closed-world read without cues is still the user's environment
-    ("get_current_time", {"read_only": True, "open_world": False}, {P}),
+    # a closed-world read without cues carries no label (mcp-server-time, server-everything's echo)
+    ("get_current_time", {"read_only": True, "open_world": False}, set()),
+    ("git_log", {"read_only": True, "open_world": False}, {P}),
+    ("get-env", {"read_only": True, "open_world": False}, {P}),
     # mcp-server-fetch style: no annotations at all → open world by the MCP defaults
     ("fetch", {}, {U, E}),
     ("fetch", {"read_only": True}, {U}),
@@ -47,8 +49,7 @@ def test_reasons_name_the_rule_that_decided():
     }
     assert got.short() == "untrusted,egress"
     local = derive_labels(record("get_current_time", read_only=True, open_world=False))
-    assert local.reasons[P] == "openWorldHint false and read-only (a local read)"
-    assert local.reasons[E] == "read-only (risk read)"
+    assert local.reasons == {P: "no cue", U: "no cue", E: "read-only (risk read)"}
 
 
 def test_config_risk_and_open_world_overrides_feed_the_derivation():
