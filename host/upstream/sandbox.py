@@ -15,8 +15,8 @@ https://github.com/containers/bubblewrap, ``bwrap(1)``):
   private PID, IPC and UTS namespaces; ``--die-with-parent`` ties it to the launcher
   (:mod:`host.upstream.pdeath`), which runs outside the sandbox.
 
-Before the first start, :func:`check_sandbox` runs ``bwrap … true`` once per (executable, network)
-and reports a missing executable or a kernel that refuses namespaces (containers without
+Before the first start, :func:`check_sandbox` runs ``bwrap … true`` once per (executable, network;
+the answer is remembered for the process, except a timeout or an exec error) and reports a missing executable or a kernel that refuses namespaces (containers without
 ``CAP_SYS_ADMIN``, ``kernel.unprivileged_userns_clone=0``, AppArmor's
 ``restrict_unprivileged_userns``) as a one-line, fatal reason naming the setting.
 """
@@ -116,10 +116,10 @@ async def check_sandbox(config: StdioServerConfig, env: Mapping[str, str]) -> tu
         try:
             with anyio.fail_after(PROBE_TIMEOUT_SECONDS):
                 done = await anyio.run_process(argv, check=False)
-        except TimeoutError:
-            _probed[key] = f"{where}: {found} did not finish a test run in {PROBE_TIMEOUT_SECONDS:g} s"
+        except TimeoutError:  # not remembered: a loaded machine may do better next time
+            return f"{where}: {found} did not finish a test run in {PROBE_TIMEOUT_SECONDS:g} s", found
         except OSError as err:
-            _probed[key] = f"{where}: {found} cannot be run: {err.strerror or err}"
+            return f"{where}: {found} cannot be run: {err.strerror or err}", found
         else:
             if done.returncode == 0:
                 _probed[key] = None
