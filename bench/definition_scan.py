@@ -93,6 +93,13 @@ def main(argv: list[str] | None = None) -> int:
         scan_definition(d)
         single.append((time.process_time_ns() - c0) / 1e3)
     single.sort()
+    hostile = []  # worst shapes seen while bounding the rules, 200,000 characters each
+    for text in ("a" + "\n" * 200_000, "a\u200b" * 100_000, "when a_b " * 22_222, "send http://x " * 14_285,
+                 "word " * 40_000):
+        c0 = time.process_time()
+        scan_definition({"name": "t", "description": text,
+                         "inputSchema": {"type": "object", "properties": {"p": {"type": "string", "description": text}}}})
+        hostile.append((time.process_time() - c0) * 1e3)
 
     load = os.getloadavg()[0]
     print(f"# machine load average {load:.1f} on {os.cpu_count()} CPUs (costs are inflated when it exceeds the CPU count)")
@@ -104,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'cost, CPU, p50 single real tool (µs)':38} {single[len(single) // 2]:21.1f}")
     print(f"{'cost, CPU, p99 single real tool (µs)':38} {single[int(len(single) * 0.99)]:21.1f}")
     print(f"{'cost, CPU, max single real tool (µs)':38} {single[-1]:21.1f}")
+    print(f"{'cost, CPU, worst hostile 400 kB tool (ms)':38} {max(hostile):21.1f}")
     if args.show_missed:
         for c in cases:
             if not scan_definition(c["tool"]).suspicious:

@@ -77,6 +77,16 @@ __all__ = [
 MAX_SPAN_CHARS = 160
 """Longest span reported (escaped characters); longer spans end with ``…``."""
 
+MAX_FIELD_CHARS = 65_536
+"""Characters of one field that are scanned; a longer field is a strong ``oversized`` finding."""
+
+MAX_TOTAL_CHARS = 262_144
+"""Characters of one definition that are scanned (all fields); past it: a strong ``oversized`` finding.
+Scanning is linear (≈ 1–1.5 µs per character), so one hostile definition costs at most ~0.4 s."""
+
+MAX_FINDINGS = 100
+"""Findings kept per tool (strong ones first)."""
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -240,8 +250,13 @@ def _segment_findings(text: str, path: str, in_key: bool) -> list[Finding]:
         out.extend(_encoded(text, path, in_key))
         if "    " in text or text.count("\n") >= 12:
             for m in rules.PADDING.finditer(text):
-                out.append(Finding(FindingKind.PADDING, path, escape_span(m.group(0), 40), m.start(), m.end(), True,
-                                   "whitespace_padding", in_key))
+                if "\n" in m.group(0):  # line breaks: padding when any visible text follows
+                    hides = bool(text[m.end():].strip())
+                else:  # spaces: padding when visible text follows on the same line
+                    hides = bool(text[m.end():].split("\n", 1)[0].strip())
+                if hides:
+                    out.append(Finding(FindingKind.PADDING, path, escape_span(m.group(0), 40), m.start(), m.end(),
+                                       True, "whitespace_padding", in_key))
     return out
 
 
@@ -339,6 +354,27 @@ def _count_properties(node: Any, depth: int = 0) -> int:
     return n
 
 
+def _bounded(segments: list[tuple[str, str, bool]]) -> tuple[list[tuple[str, str, bool]], list[Finding]]:
+    """The segments cut to :data:`MAX_FIELD_CHARS` each and :data:`MAX_TOTAL_CHARS` together, and one
+    strong ``oversized`` finding per cut (a definition that large is held for review anyway)."""
+    out: list[tuple[str, str, bool]] = []
+    cut: list[Finding] = []
+    total = 0
+    for path, text, in_key in segments:
+        if total >= MAX_TOTAL_CHARS:
+            cut.append(Finding(FindingKind.OVERSIZED, path, f"definition text over {MAX_TOTAL_CHARS} characters; "
+                               "this field and the rest were not scanned", 0, len(text), True, "scan_budget", in_key))
+            break
+        if len(text) > MAX_FIELD_CHARS:
+            cut.append(Finding(FindingKind.OVERSIZED, path, f"{len(text)} characters; only the first "
+                               f"{MAX_FIELD_CHARS} were scanned", MAX_FIELD_CHARS, len(text), True, "scan_budget",
+                               in_key))
+            text = text[:MAX_FIELD_CHARS]
+        total += len(text)
+        out.append((path, text, in_key))
+    return out, cut
+
+
 def scan_definition(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> ScanResult:
     """Scan one tool definition (module docstring: fields, kinds, verdict).
 
@@ -355,8 +391,10 @@ def scan_definition(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> Sc
             segments.append((field, doc[field], False))
     for field in ("inputSchema", "outputSchema", "annotations"):
         segments.extend(seg for seg in _walk(doc.get(field), field) if seg[1])
+    segments, cut = _bounded(segments)
     order = {seg[0]: i for i, seg in enumerate(segments)}
     findings = sorted(_scan_segments(segments), key=lambda f: (order.get(f.path, 0), f.in_key is False, f.start))
+    findings += cut
     description = doc.get("description")
     if isinstance(description, str):
         budget = DESCRIPTION_BUDGET_CHARS + DESCRIPTION_CHARS_PER_PROPERTY * _count_properties(doc.get("inputSchema"))
@@ -364,4 +402,7 @@ def scan_definition(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> Sc
             findings.append(Finding(FindingKind.OVERSIZED, "description",
                                     f"{len(description)} characters (budget {budget})", 0, len(description),
                                     len(description) > 3 * budget, "description_budget"))
+    if len(findings) > MAX_FINDINGS:  # keep every strong finding first, then the earliest weak ones
+        keep = set(map(id, sorted(findings, key=lambda f: not f.strong)[:MAX_FINDINGS]))
+        findings = [f for f in findings if id(f) in keep]
     return ScanResult(tuple(findings))

@@ -151,3 +151,21 @@ def test_reasons_lists_strong_findings_first_and_escapes():
 def test_escape_span_cuts_long_text():
     assert escape_span("a" * 200, limit=10) == "aaaaaaaaa…"
     assert escape_span("x\ny\u200b'") == "x\\ny\\u200b\\'"
+
+
+def test_hostile_sizes_are_bounded_and_reported():
+    huge = "word " * 20_000  # 100,000 characters in one parameter description
+    result = scan_definition({"name": "t", "description": "ok", "inputSchema": {"type": "object", "properties": {
+        "a": {"type": "string", "description": huge}}}})
+    (cut,) = [f for f in result.findings if f.rule == "scan_budget"]
+    assert (cut.path, cut.span, cut.strong) == (
+        "inputSchema.properties.a.description", "100000 characters; only the first 65536 were scanned", True)
+    many = "a\u200bb " * 5000
+    capped = scan_definition({"name": "t", "description": many})
+    assert len(capped.findings) == 100 and capped.suspicious
+
+
+def test_long_runs_without_following_text_are_not_padding():
+    assert [f.rule for f in scan_text("a" + "\n" * 50_000, "d")] == []
+    assert [f.rule for f in scan_text("a" + " " * 50_000 + "\nnext", "d")] == []
+    assert [f.rule for f in scan_text("a" + "\n" * 50_000 + "b", "d")] == ["whitespace_padding"]
