@@ -44,7 +44,7 @@ from typing import Any
 from registry.safety.definition_scan import Finding, scan_definition, tool_document
 from registry.tool import ToolDefinition, ToolRecord
 
-__all__ = ["ANNOTATION_DEFAULTS", "Change", "ChangeKind", "DriftClass", "classify_drift"]
+__all__ = ["ANNOTATION_DEFAULTS", "MAX_DEPTH", "Change", "ChangeKind", "DriftClass", "classify_drift"]
 
 
 class ChangeKind(str, enum.Enum):
@@ -147,7 +147,15 @@ def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
-def _schema_changes(old: Any, new: Any, path: str) -> Iterator[Change]:
+MAX_DEPTH = 64
+"""Schema nesting compared; deeper differences are one ``schema_changed``."""
+
+
+def _schema_changes(old: Any, new: Any, path: str, depth: int = 0) -> Iterator[Change]:
+    if depth > MAX_DEPTH:
+        if old != new:
+            yield Change(ChangeKind.SCHEMA_CHANGED, path, f"differs below nesting level {MAX_DEPTH} (not compared)")
+        return
     if not isinstance(old, Mapping) or not isinstance(new, Mapping):
         if old != new:
             yield Change(ChangeKind.SCHEMA_CHANGED, path, "schema replaced")
@@ -200,7 +208,7 @@ def _schema_changes(old: Any, new: Any, path: str) -> Iterator[Change]:
         elif na is False:
             yield Change(ChangeKind.SCHEMA_NARROWED, f"{path}.additionalProperties", f"{oa!r} → {na!r}")
         else:
-            yield from _schema_changes(oa, na, f"{path}.additionalProperties")
+            yield from _schema_changes(oa, na, f"{path}.additionalProperties", depth + 1)
     op = old.get("properties") if isinstance(old.get("properties"), Mapping) else {}
     np_ = new.get("properties") if isinstance(new.get("properties"), Mapping) else {}
     oreq = set(old.get("required") or []) if isinstance(old.get("required"), list) else set()
@@ -213,14 +221,14 @@ def _schema_changes(old: Any, new: Any, path: str) -> Iterator[Change]:
             if name not in nreq:
                 yield Change(ChangeKind.SCHEMA_WIDENED, sub, "optional property added")
         else:
-            yield from _schema_changes(op[name], np_[name], sub)
+            yield from _schema_changes(op[name], np_[name], sub, depth + 1)
     for name in sorted(nreq - oreq):
         yield Change(ChangeKind.NEW_REQUIRED_PARAMETER, f"{path}.required", f"{name!r} is now required")
     for name in sorted(oreq - nreq):
         yield Change(ChangeKind.SCHEMA_WIDENED, f"{path}.required", f"{name!r} is no longer required")
     for key in ("items", "not", "if", "then", "else"):
         if old.get(key) != new.get(key):
-            yield from _schema_changes(old.get(key), new.get(key), f"{path}.{key}")
+            yield from _schema_changes(old.get(key), new.get(key), f"{path}.{key}", depth + 1)
     handled = (_TEXT_KEYS | {"type", "enum", "pattern", "format", "const", "additionalProperties", "properties",
                              "required", "items", "not", "if", "then", "else", *_MAX_BOUNDS, *_MIN_BOUNDS})
     for key in sorted((set(old) | set(new)) - handled):
@@ -242,17 +250,19 @@ def _annotation_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> Itera
             yield Change(ChangeKind.ANNOTATION_CHANGED, f"annotations.{hint}", shown)
 
 
-def _urls(node: Any) -> Counter[str]:
+def _urls(node: Any, depth: int = 0) -> Counter[str]:
     out: Counter[str] = Counter()
+    if depth > MAX_DEPTH:
+        return out
     if isinstance(node, str):
         out.update(m.group(0).rstrip(".,;:") for m in _URL.finditer(node))
     elif isinstance(node, Mapping):
         for k, v in node.items():
-            out.update(_urls(str(k)))
-            out.update(_urls(v))
+            out.update(_urls(str(k), depth + 1))
+            out.update(_urls(v, depth + 1))
     elif isinstance(node, list | tuple):
         for v in node:
-            out.update(_urls(v))
+            out.update(_urls(v, depth + 1))
     return out
 
 

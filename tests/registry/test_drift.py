@@ -150,3 +150,17 @@ def test_records_and_pinned_json_compare_alike():
 def test_reasons_name_paths():
     result = classify_drift(BASE, changed(annotations={"destructiveHint": False}))
     assert result.reasons() == ["risk_downgrade at annotations.destructiveHint: true → false"]
+
+
+def test_deep_nesting_is_compared_to_a_bound():
+    def nested(n, leaf):
+        node = {"type": leaf}
+        for _ in range(n):
+            node = {"type": "object", "properties": {"x": node}}
+        return {"name": "t", "inputSchema": node}
+
+    result = classify_drift(nested(500, "string"), nested(500, "integer"))
+    (change,) = result.changes
+    assert change.kind is ChangeKind.SCHEMA_CHANGED
+    assert change.detail == "differs below nesting level 64 (not compared)"
+    assert change.path.count(".properties.x") == 65
