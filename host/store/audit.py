@@ -17,10 +17,9 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from collections.abc import Iterator, Mapping, Sequence
 
 from sqlalchemy import and_, insert, select, update
 
