@@ -48,6 +48,13 @@ def _grant_cells(g: dict) -> tuple[str, ...]:
 GRANT_COLUMNS = ("id", "subject", "effect", "pattern", "max risk", "approval")
 
 
+def _add_grant(subject: str, pattern: str, max_risk: RiskChoice, approval: bool | None, deny: bool, kind: str,
+               data_dir: DataDir, db_url: DbUrl) -> None:
+    with service(data_dir, db_url) as svc:
+        g = svc.add_grant(subject, pattern, max_risk=max_risk.value, approval=approval, deny=deny, kind=kind)
+    typer.echo(f"added grant #{g['id']} {g['rule']}")
+
+
 # -- users --------------------------------------------------------------------------------------
 @users_app.command("add")
 def users_add(name: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
@@ -122,9 +129,7 @@ def roles_grant(
     db_url: DbUrl = None,
 ) -> None:
     """Add a grant to ROLE (PATTERN: server:NAME or a glob like orders__*)."""
-    with service(data_dir, db_url) as svc:
-        g = svc.add_grant(role, pattern, max_risk=max_risk.value, approval=approval, deny=deny, kind="role")
-    typer.echo(f"added grant #{g['id']} {g['rule']}")
+    _add_grant(role, pattern, max_risk, approval, deny, "role", data_dir, db_url)
 
 
 @roles_app.command("revoke")
@@ -148,9 +153,7 @@ def grants_add(
     db_url: DbUrl = None,
 ) -> None:
     """Grant USER the tools matching PATTERN (server:NAME, or a glob such as orders__* or git__git_status)."""
-    with service(data_dir, db_url) as svc:
-        g = svc.add_grant(user, pattern, max_risk=max_risk.value, approval=approval, deny=deny)
-    typer.echo(f"added grant #{g['id']} {g['rule']}")
+    _add_grant(user, pattern, max_risk, approval, deny, "user", data_dir, db_url)
 
 
 @grants_app.command("list")

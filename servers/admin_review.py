@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -113,13 +114,19 @@ AsUser = Annotated[
 ]
 
 
-def _decide(approval_id: str, approve: bool, as_user: str | None, data_dir, db_url) -> dict:
-    """One CLI decision through the shared admin service (the local admin unless ``--as``)."""
+def _decide(approval_id: str, approve: bool, as_user: str | None, data_dir, db_url, as_json: bool,
+            done: Callable[[dict], str]) -> None:
+    """One CLI decision through the shared admin service (the local admin unless ``--as``), printed
+    as JSON or as ``done(decided approval)``."""
     from servers.identity import local_principal_name  # noqa: PLC0415 - imports the store
 
     with service(data_dir, db_url) as svc:
-        return svc.decide(approval_id, approve, as_user or local_principal_name(), how="cli",
+        info = svc.decide(approval_id, approve, as_user or local_principal_name(), how="cli",
                           approver_user=as_user)
+    if as_json:
+        print_json(info)
+        return
+    typer.echo(done(info))
 
 
 @approvals_app.command("approve")
@@ -127,11 +134,9 @@ def approvals_approve(
     approval_id: str, as_user: AsUser = None, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False
 ) -> None:
     """Approve a pending call: the same call may then run once before the approval expires."""
-    info = _decide(approval_id, True, as_user, data_dir, db_url)
-    if as_json:
-        print_json(info)
-        return
-    typer.echo(f"approved {approval_id}: {info['user']} may run {info['tool']} once until {when(info['expires_at'])}")
+    _decide(approval_id, True, as_user, data_dir, db_url, as_json,
+            lambda info: f"approved {approval_id}: {info['user']} may run {info['tool']} once until "
+            f"{when(info['expires_at'])}")
 
 
 @approvals_app.command("deny")
@@ -139,11 +144,8 @@ def approvals_deny(
     approval_id: str, as_user: AsUser = None, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False
 ) -> None:
     """Deny a pending call."""
-    info = _decide(approval_id, False, as_user, data_dir, db_url)
-    if as_json:
-        print_json(info)
-        return
-    typer.echo(f"denied {approval_id} ({info['user']} → {info['tool']})")
+    _decide(approval_id, False, as_user, data_dir, db_url, as_json,
+            lambda info: f"denied {approval_id} ({info['user']} → {info['tool']})")
 
 
 # -- pins ---------------------------------------------------------------------------------------
