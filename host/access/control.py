@@ -29,11 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio.to_thread
+from sqlalchemy.exc import SQLAlchemyError
 
 from host.access.audit_writer import AuditWriter
 from host.access.gate import ApprovalGate, ElicitApproval, approval_elicitation, approval_record
-from sqlalchemy.exc import SQLAlchemyError
-
 from host.store import (
     ApiKeys,
     Approvals,

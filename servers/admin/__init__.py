@@ -15,8 +15,8 @@ from typing import Any
 from starlette.routing import Mount, Route
 
 from servers.admin.actions import ADMIN_ROLE, AdminService
-from servers.admin.protocol import AdminActions
 from servers.admin.auth import TOKEN_FILE, AdminAuth, read_local_token, write_local_token
+from servers.admin.protocol import AdminActions
 from servers.admin.reload import ConfigReloader
 
 __all__ = [
