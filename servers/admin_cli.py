@@ -14,9 +14,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from servers.admin_common import AsJson, DataDir, DbUrl, fail, print_json, print_table, service, when
+from servers.admin_common import AsJson, DataDir, DbUrl, fail, list_command, print_json, run_command, service, when
 from servers.admin_review import approvals_app, pins_app
 from servers.cli_options import RiskChoice
 
@@ -42,48 +41,42 @@ def _approval_text(approval: bool | None) -> str:
     return "default (destructive)" if approval is None else ("always" if approval else "never")
 
 
-def _grants_table(grants: list[dict], title: str) -> Table:
-    table = Table(title=title)
-    for col in ("id", "subject", "effect", "pattern", "max risk", "approval"):
-        table.add_column(col)
-    for g in grants:
-        table.add_row(str(g["id"]), g["subject"], g["effect"], g["pattern"], g["max_risk"],
-                      _approval_text(g["approval"]))
-    return table
+def _grant_cells(g: dict) -> tuple[str, ...]:
+    return str(g["id"]), g["subject"], g["effect"], g["pattern"], g["max_risk"], _approval_text(g["approval"])
+
+
+GRANT_COLUMNS = ("id", "subject", "effect", "pattern", "max risk", "approval")
+
+
+def _add_grant(subject: str, pattern: str, max_risk: RiskChoice, approval: bool | None, deny: bool, kind: str,
+               data_dir: DataDir, db_url: DbUrl) -> None:
+    with service(data_dir, db_url) as svc:
+        g = svc.add_grant(subject, pattern, max_risk=max_risk.value, approval=approval, deny=deny, kind=kind)
+    typer.echo(f"added grant #{g['id']} {g['rule']}")
 
 
 # -- users --------------------------------------------------------------------------------------
 @users_app.command("add")
 def users_add(name: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
     """Create user NAME (no access until grants or roles are added)."""
-    with service(data_dir, db_url) as svc:
-        svc.add_user(name)
-    typer.echo(f"added user {name}; next: toolhost grants add {name} PATTERN, toolhost keys create {name}")
+    run_command(data_dir, db_url, lambda svc: svc.add_user(name),
+                f"added user {name}; next: toolhost grants add {name} PATTERN, toolhost keys create {name}")
 
 
 @users_app.command("list")
 def users_list(data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
     """List users with their roles, grant and active key counts."""
-    with service(data_dir, db_url) as svc:
-        rows = svc.users()
-    if as_json:
-        print_json(rows)
-        return
-    table = Table(title="users")
-    for col in ("user", "roles", "grants", "active keys", "created"):
-        table.add_column(col)
-    for u in rows:
-        table.add_row(u["name"], ", ".join(u["roles"]) or "-", str(u["grants"]), str(u["active_keys"]),
-                      when(u["created_at"]))
-    print_table(table, "no users yet: add one with `toolhost users add NAME`")
+    list_command(data_dir, db_url, as_json, lambda svc: svc.users(), title="users",
+                 columns=("user", "roles", "grants", "active keys", "created"),
+                 cells=lambda u: (u["name"], ", ".join(u["roles"]) or "-", str(u["grants"]), str(u["active_keys"]),
+                                  when(u["created_at"])),
+                 empty_hint="no users yet: add one with `toolhost users add NAME`")
 
 
 @users_app.command("remove")
 def users_remove(name: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
     """Delete user NAME with its grants, role memberships, API keys and approvals."""
-    with service(data_dir, db_url) as svc:
-        svc.remove_user(name)
-    typer.echo(f"removed user {name}")
+    run_command(data_dir, db_url, lambda svc: svc.remove_user(name), f"removed user {name}")
 
 
 # -- roles --------------------------------------------------------------------------------------
@@ -95,49 +88,34 @@ def roles_add(
     db_url: DbUrl = None,
 ) -> None:
     """Create role NAME."""
-    with service(data_dir, db_url) as svc:
-        svc.add_role(name, description)
-    typer.echo(f"added role {name}")
+    run_command(data_dir, db_url, lambda svc: svc.add_role(name, description), f"added role {name}")
 
 
 @roles_app.command("list")
 def roles_list(data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
     """List roles with members and grant counts."""
-    with service(data_dir, db_url) as svc:
-        rows = svc.roles()
-    if as_json:
-        print_json(rows)
-        return
-    table = Table(title="roles")
-    for col in ("role", "members", "grants", "description"):
-        table.add_column(col)
-    for r in rows:
-        table.add_row(r["name"], ", ".join(r["members"]) or "-", str(r["grants"]), r["description"])
-    print_table(table, "no roles yet: add one with `toolhost roles add NAME`")
+    list_command(data_dir, db_url, as_json, lambda svc: svc.roles(), title="roles",
+                 columns=("role", "members", "grants", "description"),
+                 cells=lambda r: (r["name"], ", ".join(r["members"]) or "-", str(r["grants"]), r["description"]),
+                 empty_hint="no roles yet: add one with `toolhost roles add NAME`")
 
 
 @roles_app.command("remove")
 def roles_remove(name: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
     """Delete role NAME, its grants and memberships."""
-    with service(data_dir, db_url) as svc:
-        svc.remove_role(name)
-    typer.echo(f"removed role {name}")
+    run_command(data_dir, db_url, lambda svc: svc.remove_role(name), f"removed role {name}")
 
 
 @roles_app.command("assign")
 def roles_assign(role: str, user: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
     """Give USER the role ROLE."""
-    with service(data_dir, db_url) as svc:
-        svc.assign_role(user, role)
-    typer.echo(f"user {user} now has role {role}")
+    run_command(data_dir, db_url, lambda svc: svc.assign_role(user, role), f"user {user} now has role {role}")
 
 
 @roles_app.command("unassign")
 def roles_unassign(role: str, user: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
     """Take role ROLE from USER."""
-    with service(data_dir, db_url) as svc:
-        svc.unassign_role(user, role)
-    typer.echo(f"user {user} no longer has role {role}")
+    run_command(data_dir, db_url, lambda svc: svc.unassign_role(user, role), f"user {user} no longer has role {role}")
 
 
 @roles_app.command("grant")
@@ -151,9 +129,7 @@ def roles_grant(
     db_url: DbUrl = None,
 ) -> None:
     """Add a grant to ROLE (PATTERN: server:NAME or a glob like orders__*)."""
-    with service(data_dir, db_url) as svc:
-        g = svc.add_grant(role, pattern, max_risk=max_risk.value, approval=approval, deny=deny, kind="role")
-    typer.echo(f"added grant #{g['id']} {g['rule']}")
+    _add_grant(role, pattern, max_risk, approval, deny, "role", data_dir, db_url)
 
 
 @roles_app.command("revoke")
@@ -161,9 +137,8 @@ def roles_revoke(
     role: str, pattern: str, deny: DenyOpt = False, data_dir: DataDir = None, db_url: DbUrl = None
 ) -> None:
     """Remove ROLE's grant(s) with PATTERN (allow grants; --deny for deny grants)."""
-    with service(data_dir, db_url) as svc:
-        svc.remove_grant(role, pattern, deny=deny, kind="role")
-    typer.echo(f"removed grant {pattern} from role {role}")
+    run_command(data_dir, db_url, lambda svc: svc.remove_grant(role, pattern, deny=deny, kind="role"),
+                f"removed grant {pattern} from role {role}")
 
 
 # -- grants -------------------------------------------------------------------------------------
@@ -178,9 +153,7 @@ def grants_add(
     db_url: DbUrl = None,
 ) -> None:
     """Grant USER the tools matching PATTERN (server:NAME, or a glob such as orders__* or git__git_status)."""
-    with service(data_dir, db_url) as svc:
-        g = svc.add_grant(user, pattern, max_risk=max_risk.value, approval=approval, deny=deny)
-    typer.echo(f"added grant #{g['id']} {g['rule']}")
+    _add_grant(user, pattern, max_risk, approval, deny, "user", data_dir, db_url)
 
 
 @grants_app.command("list")
@@ -191,13 +164,10 @@ def grants_list(
     as_json: AsJson = False,
 ) -> None:
     """List grants (all, or USER's own; role grants are listed under role:NAME)."""
-    with service(data_dir, db_url) as svc:
-        grants = svc.grants(user, "user" if user else None)
-    if as_json:
-        print_json(grants)
-        return
-    print_table(_grants_table(grants, f"grants of {user}" if user else "grants"),
-                "no grants" + (f" for {user}" if user else "") + ": add one with `toolhost grants add USER 'PATTERN'`")
+    list_command(data_dir, db_url, as_json, lambda svc: svc.grants(user, "user" if user else None),
+                 title=f"grants of {user}" if user else "grants", columns=GRANT_COLUMNS, cells=_grant_cells,
+                 empty_hint="no grants" + (f" for {user}" if user else "")
+                 + ": add one with `toolhost grants add USER 'PATTERN'`")
 
 
 @grants_app.command("remove")
@@ -205,9 +175,8 @@ def grants_remove(
     user: str, pattern: str, deny: DenyOpt = False, data_dir: DataDir = None, db_url: DbUrl = None
 ) -> None:
     """Remove USER's grant with PATTERN (allow grants; --deny for deny grants)."""
-    with service(data_dir, db_url) as svc:
-        svc.remove_grant(user, pattern, deny=deny)
-    typer.echo(f"removed grant {pattern} from user {user}")
+    run_command(data_dir, db_url, lambda svc: svc.remove_grant(user, pattern, deny=deny),
+                f"removed grant {pattern} from user {user}")
 
 
 # -- keys ---------------------------------------------------------------------------------------
@@ -235,18 +204,14 @@ def keys_list(
     as_json: AsJson = False,
 ) -> None:
     """List API keys (never the secrets)."""
-    with service(data_dir, db_url) as svc:
-        keys = svc.keys(user)
-    if as_json:
-        print_json(keys)
-        return
-    table = Table(title=f"API keys of {user}" if user else "API keys")
-    for col in ("key id", "user", "label", "created", "last used", "status"):
-        table.add_column(col)
-    for k in keys:
-        status = "active" if k["active"] else f"revoked {when(k['revoked_at'])}"
-        table.add_row(k["key_id"], k["user"], k["label"] or "-", when(k["created_at"]), when(k["last_used_at"]), status)
-    print_table(table, "no API keys" + (f" for {user}" if user else "") + ": create one with `toolhost keys create USER`")
+    list_command(data_dir, db_url, as_json, lambda svc: svc.keys(user),
+                 title=f"API keys of {user}" if user else "API keys",
+                 columns=("key id", "user", "label", "created", "last used", "status"),
+                 cells=lambda k: (k["key_id"], k["user"], k["label"] or "-", when(k["created_at"]),
+                                  when(k["last_used_at"]),
+                                  "active" if k["active"] else f"revoked {when(k['revoked_at'])}"),
+                 empty_hint="no API keys" + (f" for {user}" if user else "")
+                 + ": create one with `toolhost keys create USER`")
 
 
 @keys_app.command("revoke")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -15,7 +15,10 @@ from rich.table import Table
 if TYPE_CHECKING:
     from host.access import AccessControl
 
-__all__ = ["Admin", "AsJson", "DataDir", "DbUrl", "access", "console", "fail", "print_json", "print_table", "service", "when"]
+__all__ = [
+    "Admin", "AsJson", "DataDir", "DbUrl", "access", "console", "fail", "list_command", "print_json", "print_table",
+    "run_command", "service", "when",
+]
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Data folder (default: $TOOLHOST_HOME or the per-user default).")
@@ -151,6 +154,45 @@ def print_table(table: Table, empty_hint: str) -> None:
     console().print(table)
     if not table.row_count:
         typer.echo(empty_hint)
+
+
+def list_command(
+    data_dir: Path | None,
+    db_url: str | None,
+    as_json: bool,
+    fetch: Callable[[Any], list[dict[str, Any]]],
+    *,
+    title: str,
+    columns: Sequence[str],
+    cells: Callable[[dict[str, Any]], Sequence[Any]],
+    empty_hint: str | None = None,
+    overflow: str = "ellipsis",
+) -> None:
+    """The body of a ``list`` command: the rows ``fetch(admin)`` returns (:func:`service`), printed
+    as JSON (``as_json``) or as a table ``title`` with ``columns`` (cut by ``overflow``: rich's
+    ``ellipsis`` or ``fold``) and ``cells(row)`` per row; an empty table is followed by
+    ``empty_hint`` when given (:func:`print_table`)."""
+    with service(data_dir, db_url) as svc:
+        rows = fetch(svc)
+    if as_json:
+        print_json(rows)
+        return
+    table = Table(title=title)
+    for col in columns:
+        table.add_column(col, overflow=overflow)  # type: ignore[arg-type]  # one of rich's OverflowMethod names
+    for row in rows:
+        table.add_row(*cells(row))
+    if empty_hint is None:
+        console().print(table)
+    else:
+        print_table(table, empty_hint)
+
+
+def run_command(data_dir: Path | None, db_url: str | None, act: Callable[[Any], object], done: str) -> None:
+    """The body of a command that changes one thing: ``act(admin)`` (:func:`service`), then ``done``."""
+    with service(data_dir, db_url) as svc:
+        act(svc)
+    typer.echo(done)
 
 
 def when(ts: float | None) -> str:

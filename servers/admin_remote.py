@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from servers.admin.protocol import AdminActions
 from servers.serve_client import RunningServe
 
 __all__ = ["RemoteAdmin"]
@@ -22,8 +23,9 @@ def _p(value: str) -> str:
     return quote(value, safe="")
 
 
-class RemoteAdmin:
-    """:class:`servers.admin.AdminService`'s CLI methods, answered by the serve at ``serve``."""
+class RemoteAdmin(AdminActions):
+    """The admin actions (:class:`servers.admin.protocol.AdminActions`, as
+    :class:`servers.admin.AdminService` does them), answered by the serve at ``serve``."""
 
     remote = True
 
@@ -37,20 +39,14 @@ class RemoteAdmin:
     def servers(self) -> list[dict[str, Any]]:
         return self._get("/servers")["servers"]
 
+    def tools(self) -> list[dict[str, Any]]:
+        return self._get("/tools")["tools"]
+
     def visible_tools(self, user: str | None = None) -> dict[str, Any]:
         return self._get("/tools/visible", user=user)
 
     def search(self, query: str, user: str | None = None, limit: int = 10) -> dict[str, Any]:
         return self._get("/search", q=query, user=user, limit=limit)
-
-    def restart_server(self, name: str) -> dict[str, Any]:
-        return self._post(f"/servers/{_p(name)}/restart")
-
-    def call(self, name: str, arguments: dict[str, Any], user: str | None) -> dict[str, Any]:
-        from servers.serve_client import CALL_TIMEOUT_SECONDS  # noqa: PLC0415
-
-        return self.serve.request("POST", "/call", body={"name": name, "arguments": arguments, "user": user},
-                                  timeout=CALL_TIMEOUT_SECONDS)
 
     # -- audit chain
     def audit_verify(self) -> dict[str, Any]:

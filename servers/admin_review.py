@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -16,9 +17,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from servers.admin_common import AsJson, DataDir, DbUrl, console, fail, print_json, service, when
+from servers.admin_common import AsJson, DataDir, DbUrl, fail, list_command, print_json, service, when
 
-__all__ = ["approvals_app", "audit_command", "pins_app"]
+__all__ = ["FOLLOW_POLL_SECONDS", "approvals_app", "audit_table", "follow_line", "parse_since", "pins_app", "printable"]
 
 approvals_app = typer.Typer(help="Calls waiting for a human's approval.", no_args_is_help=True)
 pins_app = typer.Typer(help="Pinned tool definitions (changed tools are held until accepted).", no_args_is_help=True)
@@ -38,18 +39,11 @@ def approvals_list(
     as_json: AsJson = False,
 ) -> None:
     """List approval requests (newest first)."""
-    with service(data_dir, db_url) as svc:
-        rows = svc.approvals(status, user)
-    if as_json:
-        print_json(rows)
-        return
-    table = Table(title="approvals")
-    for col in ("id", "user", "tool", "status", "arguments", "requested", "expires"):
-        table.add_column(col, overflow="fold")  # fold, never ellipsize: the "see approvals show" hint must stay
-    for r in rows:
-        table.add_row(r["id"], r["user"], r["tool"], r["status"], _preview(r), when(r["created_at"]),
-                      when(r["expires_at"]))
-    console().print(table)
+    list_command(data_dir, db_url, as_json, lambda svc: svc.approvals(status, user), title="approvals",
+                 columns=("id", "user", "tool", "status", "arguments", "requested", "expires"),
+                 cells=lambda r: (r["id"], r["user"], r["tool"], r["status"], _preview(r), when(r["created_at"]),
+                                  when(r["expires_at"])),
+                 overflow="fold")  # fold, never ellipsize: the "see approvals show" hint must stay
 
 
 PREVIEW_CHARS = 60
@@ -57,13 +51,13 @@ PREVIEW_CHARS = 60
 
 
 def _preview(r: dict) -> Text:
-    text = _printable(r["arguments_redacted"])
+    text = printable(r["arguments_redacted"])
     if len(text) <= PREVIEW_CHARS:
         return Text(text)
     return Text(text[:PREVIEW_CHARS] + f"…(see approvals show {r['id']})")
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """``text`` with control, format (bidi overrides, zero-width) and separator characters written as
     ``\\uXXXX``: inside JSON strings that is the same value, and nothing can hide or reorder the rest
     of the arguments on a terminal."""
@@ -109,7 +103,7 @@ def approvals_show(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = N
     except ValueError:
         pretty = raw
     out.print(Text(f"arguments ({len(raw)} characters, complete; secrets masked):"))
-    out.print(Text(_printable(pretty)))
+    out.print(Text(printable(pretty)))
 
 
 APPROVER_ROLE = "approver"
@@ -120,13 +114,19 @@ AsUser = Annotated[
 ]
 
 
-def _decide(approval_id: str, approve: bool, as_user: str | None, data_dir, db_url) -> dict:
-    """One CLI decision through the shared admin service (the local admin unless ``--as``)."""
+def _decide(approval_id: str, approve: bool, as_user: str | None, data_dir, db_url, as_json: bool,
+            done: Callable[[dict], str]) -> None:
+    """One CLI decision through the shared admin service (the local admin unless ``--as``), printed
+    as JSON or as ``done(decided approval)``."""
     from servers.identity import local_principal_name  # noqa: PLC0415 - imports the store
 
     with service(data_dir, db_url) as svc:
-        return svc.decide(approval_id, approve, as_user or local_principal_name(), how="cli",
+        info = svc.decide(approval_id, approve, as_user or local_principal_name(), how="cli",
                           approver_user=as_user)
+    if as_json:
+        print_json(info)
+        return
+    typer.echo(done(info))
 
 
 @approvals_app.command("approve")
@@ -134,11 +134,9 @@ def approvals_approve(
     approval_id: str, as_user: AsUser = None, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False
 ) -> None:
     """Approve a pending call: the same call may then run once before the approval expires."""
-    info = _decide(approval_id, True, as_user, data_dir, db_url)
-    if as_json:
-        print_json(info)
-        return
-    typer.echo(f"approved {approval_id}: {info['user']} may run {info['tool']} once until {when(info['expires_at'])}")
+    _decide(approval_id, True, as_user, data_dir, db_url, as_json,
+            lambda info: f"approved {approval_id}: {info['user']} may run {info['tool']} once until "
+            f"{when(info['expires_at'])}")
 
 
 @approvals_app.command("deny")
@@ -146,11 +144,8 @@ def approvals_deny(
     approval_id: str, as_user: AsUser = None, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False
 ) -> None:
     """Deny a pending call."""
-    info = _decide(approval_id, False, as_user, data_dir, db_url)
-    if as_json:
-        print_json(info)
-        return
-    typer.echo(f"denied {approval_id} ({info['user']} → {info['tool']})")
+    _decide(approval_id, False, as_user, data_dir, db_url, as_json,
+            lambda info: f"denied {approval_id} ({info['user']} → {info['tool']})")
 
 
 # -- pins ---------------------------------------------------------------------------------------
@@ -163,24 +158,10 @@ def pins_list(
     as_json: AsJson = False,
 ) -> None:
     """List pinned tool definitions."""
-    with service(data_dir, db_url) as svc:
-        rows = svc.pins(status, server)
-    if as_json:
-        print_json(rows)
-        return
-    table = Table(title="pins")
-    for col in ("tool", "server", "status", "pinned hash", "served hash", "updated"):
-        table.add_column(col)
-    for p in rows:
-        table.add_row(
-            p["tool"],
-            p["server"],
-            p["status"],
-            (p["definition_hash"] or "-")[:12],
-            (p["pending_hash"] or "-")[:12],
-            when(p["updated_at"]),
-        )
-    console().print(table)
+    list_command(data_dir, db_url, as_json, lambda svc: svc.pins(status, server), title="pins",
+                 columns=("tool", "server", "status", "pinned hash", "served hash", "updated"),
+                 cells=lambda p: (p["tool"], p["server"], p["status"], (p["definition_hash"] or "-")[:12],
+                                  (p["pending_hash"] or "-")[:12], when(p["updated_at"])))
 
 
 @pins_app.command("diff")
@@ -265,7 +246,7 @@ def parse_since(text: str, option: str = "--since") -> float:
     return at.timestamp()
 
 
-def _audit_table(rows: list[dict]) -> Table:
+def audit_table(rows: list[dict]) -> Table:
     table = Table(title="audit (newest first)")
     for col in ("id", "time", "user", "key", "action", "tool", "decision", "rule", "status", "ms", "arguments"):
         table.add_column(col, overflow="fold")  # fold, never cut: arguments and rules are read in full
@@ -275,63 +256,16 @@ def _audit_table(rows: list[dict]) -> Table:
             r["decision"] or "-", r["rule"] or "-",
             (r["status"] or "-") + (f" (by {r['approver']})" if r.get("approver") and r["action"] == "call" else ""),
             "-" if r["duration_ms"] is None else f"{r['duration_ms']:.1f}",
-            Text(_printable(r["arguments"] or r["detail"] or "-")),
+            Text(printable(r["arguments"] or r["detail"] or "-")),
         )
     return table
 
 
-def audit_command(
-    user: Annotated[str | None, typer.Option("--user")] = None,
-    tool: Annotated[str | None, typer.Option("--tool")] = None,
-    status: Annotated[str | None, typer.Option("--status", help="e.g. ok, unknown_tool, approval_required")] = None,
-    action: Annotated[str | None, typer.Option("--action", help="call, list, search, auth, approval, pin")] = None,
-    since: Annotated[
-        str | None, typer.Option("--since", help="Only entries since 30s / 15m / 2h / 7d ago or an ISO time.")
-    ] = None,
-    follow: Annotated[
-        bool, typer.Option("--follow", "-f", help="Keep printing new entries as they come (Ctrl+C to stop).")
-    ] = False,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=10_000)] = 30,
-    data_dir: DataDir = None,
-    db_url: DbUrl = None,
-    as_json: AsJson = False,
-) -> None:
-    """Show the latest audit entries (arguments are stored redacted; nothing is cut here).
-
-    With --json, one JSON array (or, with --follow, one JSON object per line)."""
-    import json  # noqa: PLC0415
-    import time  # noqa: PLC0415
-
-    after = parse_since(since) if since else None
-    filters = {"user": user, "tool": tool, "status": status, "action": action}
-    with service(data_dir, db_url) as svc:
-        rows = svc.audit(**filters, since=after, limit=limit)
-        if not follow:
-            if as_json:
-                print_json(rows)
-            else:
-                console().print(_audit_table(rows))
-            return
-        last = max((r["id"] for r in rows), default=0)
-        out = Console(soft_wrap=True, highlight=False)
-        try:
-            for r in reversed(rows):
-                _follow_line(out, r, as_json, json)
-            while True:
-                time.sleep(FOLLOW_POLL_SECONDS)  # the database has no change feed to wait on
-                new = svc.audit(**filters, after_id=last, limit=10_000)
-                for r in reversed(new):
-                    _follow_line(out, r, as_json, json)
-                    last = max(last, r["id"])
-        except KeyboardInterrupt:
-            return
-
-
-def _follow_line(out: Console, r: dict, as_json: bool, json_mod) -> None:
+def follow_line(out: Console, r: dict, as_json: bool, json_mod) -> None:
     if as_json:
         typer.echo(json_mod.dumps(r, ensure_ascii=False, default=str))
         return
     ms = "" if r["duration_ms"] is None else f" {r['duration_ms']:.1f}ms"
     out.print(Text(f"{when(r['at'])} #{r['id']} {r['user'] or '-'} {r['action']} {r['tool'] or '-'} "
                    f"{r['decision'] or '-'} {r['status'] or '-'}{ms} rule={r['rule'] or '-'} "
-                   f"{_printable(r['arguments'] or r['detail'] or '')}"))
+                   f"{printable(r['arguments'] or r['detail'] or '')}"))

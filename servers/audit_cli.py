@@ -13,14 +13,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 
-from servers.admin_common import AsJson, DataDir, DbUrl, service
-from servers.admin_review import audit_command
+from servers.admin_common import AsJson, DataDir, DbUrl, console, print_json, service
+from servers.admin_review import FOLLOW_POLL_SECONDS, audit_table, follow_line, parse_since
 
 __all__ = ["audit_app", "grants_self_approval"]
 
@@ -45,10 +46,35 @@ def audit_main(
     db_url: DbUrl = None,
     as_json: AsJson = False,
 ) -> None:
-    """Show the latest audit entries (arguments are stored redacted), or run a subcommand."""
-    if ctx.invoked_subcommand is None:
-        audit_command(user=user, tool=tool, status=status, action=action, since=since, follow=follow, limit=limit,
-                      data_dir=data_dir, db_url=db_url, as_json=as_json)
+    """Show the latest audit entries (arguments are stored redacted; nothing is cut here), or run a
+    subcommand. With --json, one JSON array (or, with --follow, one JSON object per line)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    import time  # noqa: PLC0415
+
+    after = parse_since(since) if since else None
+    filters = {"user": user, "tool": tool, "status": status, "action": action}
+    with service(data_dir, db_url) as svc:
+        rows = svc.audit(**filters, since=after, limit=limit)
+        if not follow:
+            if as_json:
+                print_json(rows)
+            else:
+                console().print(audit_table(rows))
+            return
+        last = max((r["id"] for r in rows), default=0)
+        out = Console(soft_wrap=True, highlight=False)
+        try:
+            for r in reversed(rows):
+                follow_line(out, r, as_json, json)
+            while True:
+                time.sleep(FOLLOW_POLL_SECONDS)  # the database has no change feed to wait on
+                new = svc.audit(**filters, after_id=last, limit=10_000)
+                for r in reversed(new):
+                    follow_line(out, r, as_json, json)
+                    last = max(last, r["id"])
+        except KeyboardInterrupt:
+            return
 
 
 @audit_app.command("verify")

@@ -19,6 +19,7 @@ from typing import Any
 from host.access import AccessControl
 from host.access import decide as decide_approval
 from registry import Principal
+from servers.admin.protocol import AdminActions
 
 __all__ = ["ADMIN_ROLE", "AdminService", "StoreOff"]
 
@@ -60,8 +61,9 @@ def grant_row(g: Any) -> dict[str, Any]:
     }
 
 
-class AdminService:
-    """Admin actions over one permission store and (when serving) one running host.
+class AdminService(AdminActions):
+    """Admin actions (:class:`servers.admin.protocol.AdminActions`) over one permission store and
+    (when serving) one running host.
 
     Args:
         access: the permission store (``None`` for a serve with ``--auth off``: server, tool, search
