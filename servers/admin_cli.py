@@ -16,7 +16,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from servers.admin_common import AsJson, DataDir, DbUrl, fail, print_json, print_table, service, when
+from servers.admin_common import AsJson, DataDir, DbUrl, fail, print_json, print_table, service
+from servers.shared.times import when
 from servers.admin_review import approvals_app, pins_app
 from servers.cli_options import RiskChoice
 

@@ -1,8 +1,7 @@
-"""Shared pieces of the admin commands: options, opening the permission store, errors, times."""
+"""Shared pieces of the admin commands: options, opening the permission store, errors, tables."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,7 +14,7 @@ from rich.table import Table
 if TYPE_CHECKING:
     from host.access import AccessControl
 
-__all__ = ["Admin", "AsJson", "DataDir", "DbUrl", "access", "console", "fail", "print_json", "print_table", "service", "when"]
+__all__ = ["Admin", "AsJson", "DataDir", "DbUrl", "access", "console", "fail", "print_json", "print_table", "service"]
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Data folder (default: $TOOLHOST_HOME or the per-user default).")
@@ -152,9 +151,3 @@ def print_table(table: Table, empty_hint: str) -> None:
     if not table.row_count:
         typer.echo(empty_hint)
 
-
-def when(ts: float | None) -> str:
-    """A UNIX time as ``YYYY-mm-dd HH:MM:SSZ`` (``-`` for none)."""
-    if ts is None:
-        return "-"
-    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%SZ")

@@ -16,7 +16,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from servers.admin_common import AsJson, DataDir, DbUrl, console, fail, print_json, service, when
+from servers.admin_common import AsJson, DataDir, DbUrl, console, fail, print_json, service
+from servers.shared.times import when
 
 __all__ = ["approvals_app", "audit_command", "pins_app"]
 
@@ -122,7 +123,7 @@ AsUser = Annotated[
 
 def _decide(approval_id: str, approve: bool, as_user: str | None, data_dir, db_url) -> dict:
     """One CLI decision through the shared admin service (the local admin unless ``--as``)."""
-    from servers.identity import local_principal_name  # noqa: PLC0415 - imports the store
+    from servers.shared.local_principal import local_principal_name  # noqa: PLC0415 - imports the store
 
     with service(data_dir, db_url) as svc:
         return svc.decide(approval_id, approve, as_user or local_principal_name(), how="cli",

@@ -155,6 +155,6 @@ def _all_rows(svc: Any, page: int = 1000) -> Iterator[dict[str, Any]]:
 
 
 def _local_admin() -> str:
-    from servers.identity import local_principal_name
+    from servers.shared.local_principal import local_principal_name
 
     return local_principal_name()

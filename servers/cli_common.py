@@ -77,7 +77,8 @@ async def _with_runtime(
     from registry import Principal  # noqa: PLC0415
     from servers.access_mode import OpenAccessPolicy  # noqa: PLC0415
     from servers.display import live_status  # noqa: PLC0415
-    from servers.identity import UnknownUser, local_principal_name, require_user  # noqa: PLC0415
+    from servers.identity import UnknownUser, require_user  # noqa: PLC0415
+    from servers.shared.local_principal import local_principal_name  # noqa: PLC0415
 
     access = principal = None
     policy: Any = None

@@ -1,7 +1,7 @@
 """Who acts from the local command line, and failing closed on ``--user`` (issue 11).
 
-* :func:`local_principal_name`: ``local:<os user>``, the principal of CLI calls and CLI approval
-  decisions made without ``--user`` (the person with access to the data folder).
+* :func:`servers.shared.local_principal.local_principal_name` (``local:<os user>``) acts when
+  ``--user`` is not given;
 * :func:`require_user`: ``--user NAME`` must name an existing user; when the store has no users
   at all the message says so and how to fix it (usually the client opened another data folder:
   a desktop client config must set ``TOOLHOST_HOME`` or pass ``--data-dir``).
@@ -9,13 +9,11 @@
 
 from __future__ import annotations
 
-import getpass
-import os
 from pathlib import Path
 
 from host.access import AccessControl
 
-__all__ = ["UnknownUser", "local_principal_name", "require_user"]
+__all__ = ["UnknownUser", "require_user"]
 
 
 class UnknownUser(Exception):
@@ -35,15 +33,6 @@ class UnknownUser(Exception):
         else:
             msg = f"--user {user}: no such user in {data_dir} (see `toolhost users list`, or `toolhost users add {user}`)"
         super().__init__(msg)
-
-
-def local_principal_name() -> str:
-    """``local:<os user name>`` (``local:uid<N>`` when the name cannot be found)."""
-    try:
-        name = getpass.getuser()
-    except (OSError, KeyError):
-        name = f"uid{os.getuid()}"
-    return f"local:{name}"
 
 
 def require_user(access: AccessControl, user: str, data_dir: Path) -> None:

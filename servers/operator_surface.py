@@ -19,13 +19,13 @@ from sqlalchemy import text
 
 from servers.admin import AdminAuth, AdminService, ConfigReloader, admin_routes, write_local_token
 from servers.observability import EventReporter, Metrics, health_routes, instrument
+from servers.shared.endpoint import ENDPOINT_FILE, endpoint_record
 
 __all__ = ["OperatorSurface"]
 
 _logger = logging.getLogger("toolhost.serve")
 
 WATCH_APPROVALS_SECONDS = 1.0
-ENDPOINT_FILE = "serve.json"
 
 
 class OperatorSurface:
@@ -153,11 +153,9 @@ class OperatorSurface:
                 tg.start_soon(self._watch_approvals)
 
     def announce(self, mcp_url: str) -> None:
-        """Write ``<data_dir>/serve.json`` (:func:`servers.serve_client.endpoint_record`): where the CLI of
+        """Write ``<data_dir>/serve.json`` (:func:`servers.shared.endpoint.endpoint_record`): where the CLI of
         this data folder finds the running serve (with the local admin token)."""
         import json  # noqa: PLC0415
-
-        from servers.serve_client import endpoint_record  # noqa: PLC0415
 
         base = mcp_url.rsplit("/", 1)[0]
         self.endpoint_path = self.data_dir / ENDPOINT_FILE

@@ -15,7 +15,6 @@ command's one ``error:`` line, exactly as the local path would word it).
 
 from __future__ import annotations
 
-import hashlib
 import ipaddress
 import json
 import os
@@ -23,13 +22,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["ENDPOINT_FILE", "RunningServe", "ServeError", "ServeUnavailable", "endpoint_record",
-           "running_serve", "store_fingerprint"]
+from servers.shared.endpoint import ENDPOINT_FILE, store_fingerprint
+
+__all__ = ["RunningServe", "ServeError", "ServeUnavailable", "running_serve"]
 
 REQUEST_TIMEOUT_SECONDS = 10.0
 CALL_TIMEOUT_SECONDS = 3600.0
 """A tool call through the serve may run as long as the tool does (its own timeout applies there)."""
-ENDPOINT_FILE = "serve.json"
 FALLBACK_STATUSES = (501, 503)
 
 
@@ -43,18 +42,6 @@ class ServeError(Exception):
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
-
-
-def store_fingerprint(data_dir: Path, db_url: str | None) -> str:
-    """Which permission store a process uses, as 16 hex digits (the URL may hold a password)."""
-    ident = db_url or f"sqlite:{(Path(data_dir) / 'toolhost.db').resolve()}"
-    return hashlib.sha256(ident.encode()).hexdigest()[:16]
-
-
-def endpoint_record(url: str, data_dir: Path, db_url: str | None, config: Path | None) -> dict[str, Any]:
-    """What ``serve`` writes to ``serve.json``."""
-    return {"url": url, "pid": os.getpid(), "store": store_fingerprint(data_dir, db_url),
-            "config": str(Path(config).resolve()) if config is not None else None}
 
 
 def is_loopback_url(url: str) -> bool:

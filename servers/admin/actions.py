@@ -123,7 +123,7 @@ class AdminService:
             host.store.NotFound: no such user.
         """
         from servers.admin.local_admin import local_admin_principal  # noqa: PLC0415
-        from servers.identity import local_principal_name  # noqa: PLC0415
+        from servers.shared.local_principal import local_principal_name  # noqa: PLC0415
 
         if user:
             return self.access.principal_for_user(user)

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from servers.identity import local_principal_name
-from servers.serve_client import RunningServe, endpoint_record, running_serve, store_fingerprint
+from servers.serve_client import RunningServe, running_serve
+from servers.shared.endpoint import endpoint_record, store_fingerprint
+from servers.shared.local_principal import local_principal_name
 from tests.admin.support import TOOLHOST, Serve, config, people
 
 
