@@ -96,10 +96,10 @@ class AdminService:
 
     # -- servers and tools -----------------------------------------------------------------
     def servers(self) -> list[dict[str, Any]]:
-        """Every configured server as :func:`servers.server_rows.server_row` (``toolhost servers --json``'s rows)."""
+        """Every configured server as :func:`servers.admin.server_rows.server_row` (``toolhost servers --json``'s rows)."""
         if self.runtime is None:
             return []
-        from servers.server_rows import server_row  # noqa: PLC0415
+        from servers.admin.server_rows import server_row  # noqa: PLC0415
 
         return [server_row(s) for s in self.runtime.statuses()]
 

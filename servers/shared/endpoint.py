@@ -1,5 +1,5 @@
 """``<data_dir>/serve.json``: what a running ``toolhost serve`` writes so the CLI of the same data
-folder finds it (``{"url", "pid", "store", "config"}``; see :mod:`servers.serve_client`)."""
+folder finds it (``{"url", "pid", "store", "config"}``; see :mod:`servers.cli.serve_client`)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ handshake-era clients get as plain notifications:
 
 * ``notifications/tools/list_changed`` after every burst of registry changes (an upstream
   connected, reconnected or announced new tools; published by
-  :class:`servers.notify.ToolsChangedNotifier`, which shares :attr:`ListenRelay.bus`);
+  :class:`servers.gateway.notify.ToolsChangedNotifier`, which shares :attr:`ListenRelay.bus`);
 * ``notifications/prompts/list_changed`` and ``.../resources/list_changed`` when an upstream's
   prompts, resources or templates change;
 * ``notifications/resources/updated`` for every exposed URI named in the stream's
@@ -46,7 +46,7 @@ from mcp.shared.subscriptions import (
 )
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, SubscriptionsListenRequestParams, SubscriptionsListenResult
 
-from servers.catalog_handlers import CatalogHandlers
+from servers.gateway.catalog import CatalogHandlers
 
 __all__ = ["MAX_BACKLOG", "MAX_STREAMS", "MAX_URIS", "ListenRelay"]
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from servers.cli_common import (
+from servers.cli.common import (
     ConfigOpt,
     DataDirOpt,
     DbUrlOpt,
@@ -20,8 +20,8 @@ from servers.cli_common import (
     _run,
     err,
 )
-from servers.cli_options import AuthChoice, Expose, LogFormat, LogLevel
-from servers.serve_defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH
+from servers.cli.options import AuthChoice, Expose, LogFormat, LogLevel
+from servers.http.defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH
 
 DEFER_EVENTS_ENV = "TOOLHOST_DEFER_EVENTS"
 """``0``: ``serve`` writes event-log entries on the request path (A/B runs of ``bench/gateway.py
@@ -96,7 +96,7 @@ def serve(
     console at /admin, the admin API at /admin/api, /healthz, /readyz and /metrics."""
     from servers.admin.local_admin import LocalAdminPolicy  # noqa: PLC0415
     from servers.observability import configure_logging  # noqa: PLC0415
-    from servers.operator_surface import OperatorSurface  # noqa: PLC0415
+    from servers.admin.operator_surface import OperatorSurface  # noqa: PLC0415
     import anyio  # noqa: PLC0415
 
     from host.paths import data_dir as resolve_data_dir  # noqa: PLC0415
@@ -104,19 +104,19 @@ def serve(
     from host.store import StoreError  # noqa: PLC0415
     from registry import Principal  # noqa: PLC0415
     from servers.access_mode import OpenAccessPolicy, is_loopback  # noqa: PLC0415
-    from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver  # noqa: PLC0415
-    from servers.display import live_status, servers_table  # noqa: PLC0415
-    from servers.notify import ToolsChangedNotifier  # noqa: PLC0415
-    from servers.registry_server import create_registry_server  # noqa: PLC0415
-    from servers.serve import (  # noqa: PLC0415
+    from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver  # noqa: PLC0415
+    from servers.cli.display import live_status, servers_table  # noqa: PLC0415
+    from servers.gateway.notify import ToolsChangedNotifier  # noqa: PLC0415
+    from servers.gateway.server import create_registry_server  # noqa: PLC0415
+    from servers.http.runner import (  # noqa: PLC0415
         event_loop_options,
         host_for_url,
         serve_http,
-        serve_stdio,
         shutdown_on_signals,
     )
-    from servers.status_events import status_event_printer  # noqa: PLC0415
-    from servers.identity import UnknownUser, require_user  # noqa: PLC0415
+    from servers.stdio.wire import serve_stdio  # noqa: PLC0415
+    from servers.observability.status_events import status_event_printer  # noqa: PLC0415
+    from servers.cli.local_user import UnknownUser, require_user  # noqa: PLC0415
 
     configure_logging(log_level.value, log_format.value)
     from host.tracing import configure_from_env  # noqa: PLC0415
@@ -264,7 +264,7 @@ async def _stop_when(stop: anyio.Event, rt: HostRuntime) -> None:
 
 def _bind(host: str, port: int) -> socket.socket:
     """Bind the HTTP socket before connecting any server, so a taken port fails at once."""
-    from servers.serve import bind_socket  # noqa: PLC0415
+    from servers.http.runner import bind_socket  # noqa: PLC0415
 
     try:
         return bind_socket(host, port)

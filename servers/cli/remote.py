@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from servers.serve_client import RunningServe, ServeError, ServeUnavailable
+from servers.cli.serve_client import RunningServe, ServeError, ServeUnavailable
 
 __all__ = ["call_via_serve", "print_call_failure", "servers_via_serve", "tools_via_serve"]
 
@@ -35,7 +35,7 @@ def _ask(serve: RunningServe, err: Console, method: str, path: str, **kwargs: An
 
 
 def tools_table(rows: list[dict[str, Any]], *, title: str) -> Table:
-    """:func:`servers.display.tools_table` over JSON tool definitions."""
+    """:func:`servers.cli.display.tools_table` over JSON tool definitions."""
     table = Table(title=title, expand=False)
     for col in ("name", "server", "risk", "timeout s", "description"):
         table.add_column(col, overflow="fold")
@@ -68,7 +68,7 @@ def tools_via_serve(serve: RunningServe, out: Console, err: Console, *, user: st
 def call_via_serve(serve: RunningServe, out: Console, err: Console, *, name: str, arguments: dict[str, Any],
                    user: str | None, as_json: bool) -> bool | None:
     """``True`` when the call's result is an error (exit 1), ``False`` when ok, ``None``: not answered."""
-    from servers.serve_client import CALL_TIMEOUT_SECONDS  # noqa: PLC0415
+    from servers.cli.serve_client import CALL_TIMEOUT_SECONDS  # noqa: PLC0415
 
     result = _ask(serve, err, "POST", "/call", body={"name": name, "arguments": arguments, "user": user},
                   timeout=CALL_TIMEOUT_SECONDS)
@@ -104,7 +104,7 @@ def print_call_failure(err: Console, status: str, where: str | None) -> None:
 
 
 def servers_table(rows: list[dict[str, Any]]) -> Table:
-    """:func:`servers.display.servers_table` over the admin API's server rows."""
+    """:func:`servers.cli.display.servers_table` over the admin API's server rows."""
     table = Table(title="MCP servers", expand=False)
     for col in ("server", "transport", "state", "tools", "connect s", "detail"):
         table.add_column(col, overflow="fold")
@@ -134,7 +134,7 @@ def servers_via_serve(serve: RunningServe, out: Console, err: Console, *, as_jso
         return None
     rows = found["servers"]
     if as_json:
-        out.print_json(json.dumps(rows))  # the API's rows as they are (servers.server_rows)
+        out.print_json(json.dumps(rows))  # the API's rows as they are (servers.admin.server_rows)
     else:
         out.print(servers_table(rows))
     return any(s["error"] for s in rows)

@@ -19,8 +19,8 @@ from typing import Annotated, Any
 
 import typer
 
-from servers.admin_common import AsJson, DataDir, DbUrl, service
-from servers.admin_review import audit_command
+from servers.cli.admin_common import AsJson, DataDir, DbUrl, service
+from servers.cli.review_commands import audit_command
 
 __all__ = ["audit_app", "grants_self_approval"]
 

@@ -1,10 +1,10 @@
 """The admin actions over a running serve's admin API: the same methods and return values as
 :class:`servers.admin.AdminService`, so every admin command has one code path whichever runs it.
 
-:func:`servers.admin_common.service` hands a command this client when a ``toolhost serve`` runs on
-the same data folder and permission store (:func:`servers.serve_client.running_serve`), else the
-service over the database. Errors come back as :class:`servers.serve_client.ServeError` (the
-API's message, which is the store's) or :class:`servers.serve_client.ServeUnavailable` (the
+:func:`servers.cli.admin_common.service` hands a command this client when a ``toolhost serve`` runs on
+the same data folder and permission store (:func:`servers.cli.serve_client.running_serve`), else the
+service over the database. Errors come back as :class:`servers.cli.serve_client.ServeError` (the
+API's message, which is the store's) or :class:`servers.cli.serve_client.ServeUnavailable` (the
 command then runs on the database itself).
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from servers.serve_client import RunningServe
+from servers.cli.serve_client import RunningServe
 
 __all__ = ["RemoteAdmin"]
 
@@ -47,7 +47,7 @@ class RemoteAdmin:
         return self._post(f"/servers/{_p(name)}/restart")
 
     def call(self, name: str, arguments: dict[str, Any], user: str | None) -> dict[str, Any]:
-        from servers.serve_client import CALL_TIMEOUT_SECONDS  # noqa: PLC0415
+        from servers.cli.serve_client import CALL_TIMEOUT_SECONDS  # noqa: PLC0415
 
         return self.serve.request("POST", "/call", body={"name": name, "arguments": arguments, "user": user},
                                   timeout=CALL_TIMEOUT_SECONDS)

@@ -1,8 +1,8 @@
 """The ``toolhost`` command line (typer + rich).
 
-Commands: ``serve`` (:mod:`servers.cli_serve`), ``tools``, ``search``, ``call``, ``servers``
-(:mod:`servers.cli_tools`), ``reconnect``, the admin commands (:mod:`servers.admin_cli`) and
-``usage``; shared pieces in :mod:`servers.cli_common`. Every command takes ``--config PATH``
+Commands: ``serve`` (:mod:`servers.cli.serve`), ``tools``, ``search``, ``call``, ``servers``
+(:mod:`servers.cli.tools`), ``reconnect``, the admin commands (:mod:`servers.cli.admin_commands`) and
+``usage``; shared pieces in :mod:`servers.cli.common`. Every command takes ``--config PATH``
 (default: the bundled config) and ``--data-dir PATH`` (default: ``$TOOLHOST_HOME``, else a
 per-user folder). This module is the only place that reads argv.
 """
@@ -14,13 +14,13 @@ from typing import Annotated
 
 import typer
 
-from servers.admin_cli import register as register_admin_commands
-from servers.cli_common import err
-from servers.cli_options import flags_without_placeholder
-from servers.cli_serve import serve
-from servers.cli_tools import call, search, servers, tools
-from servers.reconnect_cli import reconnect_command
-from servers.usage_cli import register as register_usage_commands
+from servers.cli.admin_commands import register as register_admin_commands
+from servers.cli.common import err
+from servers.cli.options import flags_without_placeholder
+from servers.cli.serve import serve
+from servers.cli.tools import call, search, servers, tools
+from servers.cli.reconnect import reconnect_command
+from servers.cli.usage_commands import register as register_usage_commands
 
 __all__ = ["app", "main"]
 

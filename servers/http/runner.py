@@ -21,9 +21,8 @@ from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from host.limits import SessionLimits
-from servers.fair_sessions import fair_http_app
-from servers.header_whitespace import strip_header_whitespace
-from servers.stdio_wire import serve_stdio  # re-exported: the stdio transport lives there
+from servers.http.sessions import fair_http_app
+from servers.http.headers import strip_header_whitespace
 
 __all__ = [
     "LOOP_ENV",
@@ -32,12 +31,11 @@ __all__ = [
     "http_protocol",
     "host_for_url",
     "serve_http",
-    "serve_stdio",
     "shutdown_on_signals",
     "transport_security_for",
 ]
 
-from servers.serve_defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH  # noqa: E402 - re-exported
+from servers.http.defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH  # noqa: E402 - re-exported
 GRACEFUL_SHUTDOWN_SECONDS = 5.0
 """How long open client streams may delay shutdown after SIGINT/SIGTERM (seconds)."""
 
@@ -251,7 +249,7 @@ async def serve_http(
         token_verifier: an SDK ``TokenVerifier`` for bearer API keys (``None``: no auth).
         auth: the SDK ``AuthSettings`` that go with ``token_verifier``.
         on_ready: called with the endpoint URL once the socket listens.
-        session_limits: per-user session limit and idle expiry (:mod:`servers.fair_sessions`).
+        session_limits: per-user session limit and idle expiry (:mod:`servers.http.sessions`).
         routes: more Starlette routes served beside ``/mcp`` (health, metrics, admin).
         after_response: run after each 2026-07-28 answer went to the socket (the event log's
             deferred writes, :meth:`host.events.EventLog.defer`).

@@ -2,7 +2,7 @@
 
 ``approvals show ID`` prints a request's complete arguments (secrets masked) before anyone
 approves it; ``pins accept TOOL --hash HASH`` pins only the definition ``pins diff TOOL`` showed.
-Options and errors as in :mod:`servers.admin_cli`.
+Options and errors as in :mod:`servers.cli.admin_commands`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from servers.admin_common import AsJson, DataDir, DbUrl, console, fail, print_json, service
+from servers.cli.admin_common import AsJson, DataDir, DbUrl, console, fail, print_json, service
 from servers.shared.times import when
 
 __all__ = ["approvals_app", "audit_command", "pins_app"]

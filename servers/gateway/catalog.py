@@ -60,8 +60,8 @@ from host.upstream.parked_input import InputParking
 from host.upstream.relay import current_downstream, downstream_scope
 from registry import Principal
 from registry.catalog import CatalogItem, qualify_uri
-from servers.downstream import LogLevels, downstream_for, session_key
-from servers.input_flow import exchange_for
+from servers.gateway.downstream import LogLevels, downstream_for, session_key
+from servers.gateway.input_flow import exchange_for
 
 __all__ = ["RESOURCE_NOT_FOUND", "CatalogHandlers"]
 

@@ -21,7 +21,7 @@ pass through as errors; upstream progress notifications are forwarded to the cal
 Built on the SDK's low-level :class:`mcp.server.Server` (raw JSON Schemas, results built by
 hand so the model always sees why a call failed). No import-time side effects.
 
-Split by job: this module builds the server and routes requests; :mod:`servers.meta_tools`
+Split by job: this module builds the server and routes requests; :mod:`servers.gateway.meta_tools`
 defines ``tool_search`` / ``call_tool`` and builds the ``tool_search`` result.
 """
 
@@ -45,18 +45,18 @@ from mcp.types import (
 
 from host.access import AccessControl, approval_elicitation, approval_record
 from host.runtime import HostRuntime
-from host.upstream.identity import toolhost_version
+from host.upstream.implementation import toolhost_version
 from host.upstream.input_required import input_exchange
 from host.upstream.relay import downstream_scope
 from registry import ANONYMOUS, Principal
 from registry.catalog import qualify_uri
 from registry.search import DeferredLoadingState, SearchTrail
-from servers.approval_elicit import elicitor_for
-from servers.catalog_handlers import CatalogHandlers
-from servers.downstream import downstream_for
-from servers.input_flow import exchange_for, pending_result, request_state_boundary
-from servers.listen_relay import ListenRelay
-from servers.meta_tools import (
+from servers.gateway.approval_elicit import elicitor_for
+from servers.gateway.catalog import CatalogHandlers
+from servers.gateway.downstream import downstream_for
+from servers.gateway.input_flow import exchange_for, pending_result, request_state_boundary
+from servers.gateway.listen_relay import ListenRelay
+from servers.gateway.meta_tools import (
     CALL_TOOL,
     CALL_TOOL_TOOL,
     SEARCH_TOOL,
@@ -65,10 +65,10 @@ from servers.meta_tools import (
     run_search,
     text_error,
 )
-from servers.notify import ToolsChangedNotifier
-from servers.otel_gate import spans_when_tracing
-from servers.results import to_mcp_result
-from servers.search_usage import UsageLearner
+from servers.gateway.notify import ToolsChangedNotifier
+from servers.gateway.otel_gate import spans_when_tracing
+from servers.gateway.mcp_results import to_mcp_result
+from servers.gateway.search_usage import UsageLearner
 
 __all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "create_registry_server"]
 
@@ -115,9 +115,9 @@ def create_registry_server(
         access: per-user access control: every list, search and call is audited, and calls that
             need approval ask the user through MCP elicitation when the client supports it.
         notifier: remembers client connections so they can be told when the registry changes
-            (subscribe it to ``runtime.registry`` and run it; see :mod:`servers.notify`); its bus
+            (subscribe it to ``runtime.registry`` and run it; see :mod:`servers.gateway.notify`); its bus
             feeds the ``subscriptions/listen`` streams of 2026-07-28 clients
-            (:mod:`servers.listen_relay`, reachable as ``server.listen_relay``).
+            (:mod:`servers.gateway.listen_relay`, reachable as ``server.listen_relay``).
         name: the server name reported to clients.
 
     Returns:

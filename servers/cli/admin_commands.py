@@ -4,7 +4,7 @@ Every command takes ``--data-dir`` (else ``$TOOLHOST_HOME``, else the per-user d
 :mod:`host.paths`) and ``--db-url`` (else ``$TOOLHOST_DATABASE_URL``, else the older ``$TOOLHOST_DB_URL``, else ``<data_dir>/toolhost.db``).
 Errors (unknown user, bad pattern, duplicate, ...) print one ``error:`` line naming the fix and
 exit with status 1. API keys are printed once, at creation; only their hash is stored.
-The ``approvals``, ``pins`` and ``audit`` commands live in :mod:`servers.admin_review`.
+The ``approvals``, ``pins`` and ``audit`` commands live in :mod:`servers.cli.review_commands`.
 
 Wire into the main app with :func:`register`.
 """
@@ -16,10 +16,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from servers.admin_common import AsJson, DataDir, DbUrl, fail, print_json, print_table, service
+from servers.cli.admin_common import AsJson, DataDir, DbUrl, fail, print_json, print_table, service
 from servers.shared.times import when
-from servers.admin_review import approvals_app, pins_app
-from servers.cli_options import RiskChoice
+from servers.cli.review_commands import approvals_app, pins_app
+from servers.cli.options import RiskChoice
 
 __all__ = ["register"]
 
@@ -274,7 +274,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(grants_app, name="grants")
     app.add_typer(approvals_app, name="approvals")
     app.add_typer(pins_app, name="pins")
-    from servers.audit_cli import audit_app, grants_self_approval
+    from servers.cli.audit_commands import audit_app, grants_self_approval
 
     grants_app.command("self-approval")(grants_self_approval)
     app.add_typer(audit_app, name="audit")

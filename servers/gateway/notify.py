@@ -5,7 +5,7 @@ registry changes; clients that list tools directly (``--expose all``, ``always_l
 deferred loading) should re-list. Handshake-era connections (stdio, stateful streamable HTTP)
 get a ``notifications/tools/list_changed`` on their standalone channel; 2026-07-28 clients get it
 on their ``subscriptions/listen`` streams (the event is published on :attr:`ToolsChangedNotifier.bus`,
-which :class:`servers.listen_relay.ListenRelay` serves). Changes that arrive together are sent as
+which :class:`servers.gateway.listen_relay.ListenRelay` serves). Changes that arrive together are sent as
 one notification.
 """
 

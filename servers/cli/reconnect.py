@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from servers.admin_common import AsJson, DataDir, print_json
+from servers.cli.admin_common import AsJson, DataDir, print_json
 
 __all__ = ["reconnect_command"]
 
@@ -25,7 +25,7 @@ def reconnect_command(
     """Reconnect one server of the running `toolhost serve` (e.g. after fixing what made it fail)."""
     from urllib.parse import quote  # noqa: PLC0415
 
-    from servers.serve_client import ServeError, ServeUnavailable, running_serve  # noqa: PLC0415
+    from servers.cli.serve_client import ServeError, ServeUnavailable, running_serve  # noqa: PLC0415
 
     serve = running_serve(data_dir)
     if serve is None:

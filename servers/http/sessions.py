@@ -18,7 +18,7 @@ transports: session management). Idle sessions are closed after ``SessionLimits.
 :func:`fair_http_app` builds the SDK's app with ``Server.streamable_http_app`` and turns its
 session manager into a :class:`FairSessionManager` (the SDK builds the manager itself and offers no
 factory hook; the subclass only adds attributes and overrides two methods). Each session also gets
-its own bounded event store, so its SSE streams can be resumed (:mod:`servers.event_store`).
+its own bounded event store, so its SSE streams can be resumed (:mod:`servers.http.event_store`).
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from host.limits import SessionLimits
-from servers.event_store import RETRY_INTERVAL_MS, SessionEventStore
-from servers.modern_http import handle_modern_post
-from servers.report_throttle import ReportThrottle
-from servers.session_transport import GatewayTransport
+from servers.http.event_store import RETRY_INTERVAL_MS, SessionEventStore
+from servers.http.lean_entry import handle_modern_post
+from servers.observability.report_throttle import ReportThrottle
+from servers.http.transport import GatewayTransport
 
 __all__ = ["BUSY_RETRY_SECONDS", "MODERN_HTTP_ENV", "FairSessionManager", "fair_http_app", "open_sessions"]
 
@@ -54,7 +54,7 @@ BUSY_RETRY_SECONDS = 5
 """``Retry-After`` (seconds) when every session of a user is busy: any that goes idle can be reclaimed."""
 _ANONYMOUS = "<unauthenticated>"
 MODERN_HTTP_ENV = "TOOLHOST_MODERN_HTTP"
-"""``sdk``: serve 2026-07-28 requests with the SDK's own entry instead of :mod:`servers.modern_http`."""
+"""``sdk``: serve 2026-07-28 requests with the SDK's own entry instead of :mod:`servers.http.lean_entry`."""
 _PV_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
 
 
@@ -104,7 +104,7 @@ class FairSessionManager(StreamableHTTPSessionManager):
         return sid
 
     event_store_factory: Callable[[], EventStore] | None = None
-    """Makes each new session's own event store (resumable SSE, :mod:`servers.event_store`), or ``None``."""
+    """Makes each new session's own event store (resumable SSE, :mod:`servers.http.event_store`), or ``None``."""
 
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
         owner = _owner(requestor)
@@ -116,19 +116,19 @@ class FairSessionManager(StreamableHTTPSessionManager):
             # (request ids, repeated across sessions) apart and frees memory with the session.
             transport._event_store = self.event_store_factory()  # noqa: SLF001 - read lazily by the transport
         if transport is not None and type(transport) is StreamableHTTPServerTransport:
-            # request-id checks (servers.session_transport); resumed streams hand over without a gap
+            # request-id checks (servers.http.transport); resumed streams hand over without a gap
             transport = GatewayTransport.adopt(transport)
         return transport
 
     after_response: Callable[[], None] | None = None
     lean_modern: bool = True
-    """2026-07-28 requests through :mod:`servers.modern_http` (``TOOLHOST_MODERN_HTTP=sdk``: the SDK's
+    """2026-07-28 requests through :mod:`servers.http.lean_entry` (``TOOLHOST_MODERN_HTTP=sdk``: the SDK's
     entry, for A/B runs of ``bench/gateway.py --alt``)."""
-    """Called after each 2026-07-28 request's answer was written (:mod:`servers.modern_http`)."""
+    """Called after each 2026-07-28 request's answer was written (:mod:`servers.http.lean_entry`)."""
 
     async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         # The SDK's own routing by the MCP-Protocol-Version header; 2026-07-28 requests take the
-        # leaner single-exchange entry of servers.modern_http (same answers, less per request).
+        # leaner single-exchange entry of servers.http.lean_entry (same answers, less per request).
         pv = next((v for k, v in scope["headers"] if k == _PV_HEADER), None)
         if (self.lean_modern and pv is not None and pv.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS
                 and self._task_group is not None):

@@ -1,4 +1,4 @@
-"""Choices and help rendering of the ``toolhost`` command line (kept apart so :mod:`servers.cli` stays small)."""
+"""Choices and help rendering of the ``toolhost`` command line (kept apart so :mod:`servers.cli.app` stays small)."""
 
 from __future__ import annotations
 

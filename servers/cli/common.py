@@ -1,6 +1,6 @@
 """Shared pieces of the ``toolhost`` commands: consoles, option types, loading the config, running
 the host for one command (connect every server, run, disconnect), opening the permission store, and
-finding a running serve of the data folder (:mod:`servers.serve_client`).
+finding a running serve of the data folder (:mod:`servers.cli.serve_client`).
 
 Heavy imports (SDK, SQLAlchemy) happen inside the functions, so `toolhost --help` stays instant.
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from servers.admin_common import AsJson, DataDir, DbUrl
+from servers.cli.admin_common import AsJson, DataDir, DbUrl
 
 if TYPE_CHECKING:
     from host.access import AccessControl
@@ -76,8 +76,8 @@ async def _with_runtime(
     from host.store import StoreError  # noqa: PLC0415
     from registry import Principal  # noqa: PLC0415
     from servers.access_mode import OpenAccessPolicy  # noqa: PLC0415
-    from servers.display import live_status  # noqa: PLC0415
-    from servers.identity import UnknownUser, require_user  # noqa: PLC0415
+    from servers.cli.display import live_status  # noqa: PLC0415
+    from servers.cli.local_user import UnknownUser, require_user  # noqa: PLC0415
     from servers.shared.local_principal import local_principal_name  # noqa: PLC0415
 
     access = principal = None
@@ -125,7 +125,7 @@ def _limiter(access: AccessControl | None, cfg: HostConfig) -> RateLimiter | Non
 
 
 def _report_failures(rt: HostRuntime) -> None:
-    from servers.display import servers_table  # noqa: PLC0415
+    from servers.cli.display import servers_table  # noqa: PLC0415
 
     failed = [s for s in rt.statuses() if s.error]
     if failed:
@@ -147,7 +147,7 @@ def _open_access(root: Path, mode: str, db_url: str | None) -> tuple[AccessContr
 
 def _serve(config: Path | None, data_dir: Path | None, db_url: str | None) -> Any:
     """The running serve of this data folder and store (same config when --config is given), or ``None``."""
-    from servers.serve_client import running_serve  # noqa: PLC0415
+    from servers.cli.serve_client import running_serve  # noqa: PLC0415
 
     return running_serve(data_dir, db_url=db_url, config=config)
 

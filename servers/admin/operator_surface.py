@@ -3,7 +3,7 @@
 :class:`OperatorSurface` builds, for one running host: Prometheus metrics (and instruments the
 runtime), the event reporter (console + log lines), the admin service/API/console with the local
 admin token, ``/healthz`` ``/readyz`` ``/metrics``, and the config reloader; :meth:`routes` goes
-to :func:`servers.serve.serve_http`, :meth:`run_background` runs SIGHUP/file-watch reloads and
+to :func:`servers.http.runner.serve_http`, :meth:`run_background` runs SIGHUP/file-watch reloads and
 the approval/held-tool watchers until cancelled, :meth:`close` removes the token file.
 """
 
@@ -83,7 +83,7 @@ class OperatorSurface:
         return sum(1 for status, _h in self.access.pins.states().values() if status in ("held", "changed"))
 
     def _open_sessions(self) -> int:
-        from servers.fair_sessions import open_sessions  # noqa: PLC0415
+        from servers.http.sessions import open_sessions  # noqa: PLC0415
 
         return open_sessions(self.server)
 
@@ -93,7 +93,7 @@ class OperatorSurface:
         self.events.server_status(status)
 
     def status_listener(self, printer: Any = None) -> Any:
-        """An ``on_status`` listener: ``printer`` (e.g. :func:`servers.status_events.status_event_printer`)
+        """An ``on_status`` listener: ``printer`` (e.g. :func:`servers.observability.status_events.status_event_printer`)
         prints the console line, this surface logs the event and counts reconnects; with no printer the
         event reporter prints server states itself."""
         self.events.print_server_states = printer is None
@@ -137,7 +137,7 @@ class OperatorSurface:
         await self.runtime.manager.restart_server(name)
 
     def routes(self) -> list[Any]:
-        """Health, metrics, admin API and console routes for :func:`servers.serve.serve_http`."""
+        """Health, metrics, admin API and console routes for :func:`servers.http.runner.serve_http`."""
         return [
             *health_routes(self.runtime.statuses, self.metrics, self._store_check if self.access else None),
             *admin_routes(self.service, self.auth, restart=self.restart, reload=self.reloader.reload),

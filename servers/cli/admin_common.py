@@ -42,19 +42,19 @@ def print_json(value: object) -> None:
 
 class Admin:
     """The admin actions for one command: through the running serve of the data folder when there is
-    one (:class:`servers.admin_remote.RemoteAdmin`), else (or once it stops answering) through
+    one (:class:`servers.cli.admin_remote.RemoteAdmin`), else (or once it stops answering) through
     :class:`servers.admin.AdminService` over the database, opened on first use. Every method of
     either is available here with the same arguments and JSON-ready results; an error answer of
     the serve becomes one ``error:`` line (exit 1), like a store error on the local path."""
 
     def __init__(self, data_dir: Path | None, db_url: str | None, *, use_serve: bool = True) -> None:
-        from servers.serve_client import running_serve  # noqa: PLC0415
+        from servers.cli.serve_client import running_serve  # noqa: PLC0415
 
         self._data_dir, self._db_url = data_dir, db_url
         self._remote: object | None = None
         serve = running_serve(data_dir, db_url=db_url) if use_serve else None
         if serve is not None:
-            from servers.admin_remote import RemoteAdmin  # noqa: PLC0415
+            from servers.cli.admin_remote import RemoteAdmin  # noqa: PLC0415
 
             self._remote = RemoteAdmin(serve)
         self._access: AccessControl | None = None
@@ -80,7 +80,7 @@ class Admin:
             raise AttributeError(name)
 
         def method(*args: object, **kwargs: object) -> object:
-            from servers.serve_client import ServeError, ServeUnavailable  # noqa: PLC0415
+            from servers.cli.serve_client import ServeError, ServeUnavailable  # noqa: PLC0415
 
             if self._remote is not None:
                 try:

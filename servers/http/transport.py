@@ -35,7 +35,7 @@ from mcp.shared.dispatcher import coerce_request_id
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from servers.event_store import ResumableTransport, SessionEventStore
+from servers.http.event_store import ResumableTransport, SessionEventStore
 
 __all__ = ["GatewayTransport", "id_keys", "id_problem"]
 

@@ -1,7 +1,7 @@
 """The gateway's own tools: ``tool_search`` and ``call_tool`` (definitions, argument checks and
 the ``tool_search`` result), and the MCP shape of an upstream tool for ``tools/list``.
 
-Used by :mod:`servers.registry_server`, which routes requests to them; no I/O of its own (the
+Used by :mod:`servers.gateway.server`, which routes requests to them; no I/O of its own (the
 search runs in :meth:`host.runtime.HostRuntime.search`). No import-time side effects.
 """
 
@@ -16,9 +16,9 @@ from host.runtime import HostRuntime
 from registry import Principal, ToolRecord
 from registry.search import HitContext, SearchTrail, tool_definition
 from registry.search import format_result as format_search
-from registry.search.guard import search_pattern_problem
-from servers.results import ERROR_META_KEY
-from servers.search_usage import hit_contexts
+from registry.search.query_check import search_pattern_problem
+from servers.gateway.mcp_results import ERROR_META_KEY
+from servers.gateway.search_usage import hit_contexts
 
 __all__ = [
     "CALL_TOOL",

@@ -3,11 +3,11 @@ event loop without pipe tasks or worker threads.
 
 The SDK's ``stdio_server`` reads stdin and writes stdout through ``anyio.wrap_file`` (a worker-
 thread hop per line) and two pipe tasks joined to the server by memory streams; toolhost's
-malformed-line guard (:mod:`servers.stdio_guard`) added one more task. A request thus crossed
+malformed-line guard (:mod:`servers.stdio.malformed`) added one more task. A request thus crossed
 three tasks (plus a thread per line) before the SDK's dispatcher saw it, and every reply one task
 and a thread. Here :class:`WireReceive` is the server's read stream: its ``receive`` (the
 dispatcher's own loop) reads stdin with non-blocking ``os.read`` (waiting for readability on the
-event loop), parses the line, and answers a malformed one itself (:func:`servers.stdio_guard.line_error`,
+event loop), parses the line, and answers a malformed one itself (:func:`servers.stdio.malformed.line_error`,
 same answers and stderr reports as the guard). :class:`WireSend` writes each reply from the task
 that sends it with non-blocking ``os.write`` on a private duplicate of fd 1; only when the pipe is
 full does the sender wait for writability (one task flushes, the others wait for it), so replies
@@ -42,7 +42,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
 
 from host.lines import LineFramer, LineTooLong
-from servers.stdio_guard import (
+from servers.stdio.malformed import (
     OVERSIZED_LINE,
     SKIP,
     LineReporter,
@@ -120,7 +120,7 @@ class StdinLines:
 
 
 class OversizedLine(str):
-    """A stdin line over the size limit, dropped: :data:`servers.stdio_guard.OVERSIZED_LINE` (which
+    """A stdin line over the size limit, dropped: :data:`servers.stdio.malformed.OVERSIZED_LINE` (which
     the guard answers on the SDK's fallback path) carrying the :class:`host.lines.LineTooLong` report."""
 
     too_long: LineTooLong
@@ -267,7 +267,7 @@ class WireSend(ObjectSendStream):
 
 class WireReceive(ObjectReceiveStream):
     """The server's read stream: the next message parsed from stdin; a malformed line is answered
-    on the wire and reported on stderr (:mod:`servers.stdio_guard`), a blank line skipped, and the
+    on the wire and reported on stderr (:mod:`servers.stdio.malformed`), a blank line skipped, and the
     next line read. Raises ``anyio.EndOfStream`` at the end of stdin."""
 
     last_context = None  # the dispatcher then runs handlers in a copy of the serving task's context

@@ -33,7 +33,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError
 from pydantic import ValidationError
 
-from servers.report_throttle import ReportThrottle
+from servers.observability.report_throttle import ReportThrottle
 
 __all__ = [
     "OVERSIZED_LINE", "SKIP", "LineReporter", "guarded_read_stream", "line_error", "odd_id_error",
@@ -45,7 +45,7 @@ INVALID_REQUEST = -32600
 
 
 OVERSIZED_LINE = "\x00toolhost: line over the stdio message limit\x00"
-"""What the SDK's reader gets for a stdin line over the limit (``servers.stdio_wire.OversizedLine``):
+"""What the SDK's reader gets for a stdin line over the limit (``servers.stdio.wire.OversizedLine``):
 not JSON, and answered by :func:`line_error` with :func:`oversized_line_error`."""
 
 
@@ -75,8 +75,8 @@ def odd_id_error(line: str, message: Any) -> JSONRPCError | None:
     not a string or integer (``null``, ``1.5``, ``true``, an object): a request the client awaits,
     so it gets ``-32600`` with ``id: null`` (JSON-RPC 2.0 section 5: the id could not be used)
     instead of silence; ``None`` for every other message. The id rule and its wording are HTTP's
-    (:func:`servers.session_transport.id_problem`). Costs one substring test per notification."""
-    from servers.session_transport import id_problem  # noqa: PLC0415 - only for such lines
+    (:func:`servers.http.transport.id_problem`). Costs one substring test per notification."""
+    from servers.http.transport import id_problem  # noqa: PLC0415 - only for such lines
 
     if getattr(message, "id", None) is not None or not hasattr(message, "method") or '"id"' not in line:
         return None
@@ -135,7 +135,7 @@ class LineReporter:
 async def guarded_read_stream(read: Any, write: Any) -> AsyncIterator[Any]:
     """A read stream for ``Server.run`` that answers malformed lines itself (module docstring).
 
-    For the SDK's ``stdio_server`` streams; :mod:`servers.stdio_wire` applies :func:`line_error`
+    For the SDK's ``stdio_server`` streams; :mod:`servers.stdio.wire` applies :func:`line_error`
     and :class:`LineReporter` inline instead (no pump task).
     """
     send, receive = anyio.create_memory_object_stream[Any](16)

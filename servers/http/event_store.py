@@ -7,7 +7,7 @@ then tailing it live. A client whose connection dropped mid-call (proxy timeout,
 reconnects and still receives the progress, logs and the result of its call.
 
 Decision: **in memory, one bounded store per HTTP session** (:class:`SessionEventStore`, installed
-on each session's transport by :class:`servers.fair_sessions.FairSessionManager`), not in the
+on each session's transport by :class:`servers.http.sessions.FairSessionManager`), not in the
 database. A handshake-era HTTP session lives in one process (its transport, its in-flight
 requests and its server→client streams are memory of that replica; the SDK answers 404 for a
 session id it does not hold), so replicas need sticky sessions anyway and the events of a session

@@ -193,7 +193,7 @@ async def handle_modern_post(
                 task.cancel()
             sink.closed = True
     if after_response is not None:
-        # call_soon: after the socket write the coalescing transport scheduled (servers.serve), FIFO
+        # call_soon: after the socket write the coalescing transport scheduled (servers.http.runner), FIFO
         loop.call_soon(after_response)
 
 

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from servers.admin_common import AsJson, DataDir, DbUrl, print_json, service
+from servers.cli.admin_common import AsJson, DataDir, DbUrl, print_json, service
 from servers.shared.times import when
 
 __all__ = ["register", "usage_app"]

@@ -1,5 +1,5 @@
 """``toolhost tools|search|call|servers``: the registry from the command line, through a running serve
-of the data folder when there is one (:mod:`servers.remote_cli`), else by connecting every server."""
+of the data folder when there is one (:mod:`servers.cli.remote`), else by connecting every server."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from servers.cli_common import (
+from servers.cli.common import (
     ConfigOpt,
     DataDirOpt,
     DbUrlOpt,
@@ -21,7 +21,7 @@ from servers.cli_common import (
     err,
     out,
 )
-from servers.cli_options import json_object, print_remote_search
+from servers.cli.options import json_object, print_remote_search
 
 if TYPE_CHECKING:
     from host.runtime import HostRuntime
@@ -43,12 +43,12 @@ def tools(
     Asks the running `toolhost serve` of the same data folder when there is one."""
     serve_ = _serve(config, data_dir, db_url)
     if serve_ is not None:
-        from servers.remote_cli import tools_via_serve  # noqa: PLC0415
+        from servers.cli.remote import tools_via_serve  # noqa: PLC0415
 
         if tools_via_serve(serve_, out, err, user=user, as_json=as_json, show_all=show_all) is not None:
             return
     from registry.search import tool_definition  # noqa: PLC0415
-    from servers.display import tools_table  # noqa: PLC0415
+    from servers.cli.display import tools_table  # noqa: PLC0415
 
     cfg, root = _load(config, data_dir)
 
@@ -87,7 +87,7 @@ def search(
             print_remote_search(out, query, found, as_json)
             return
     from registry.search import tool_definition  # noqa: PLC0415
-    from servers.display import tools_table  # noqa: PLC0415
+    from servers.cli.display import tools_table  # noqa: PLC0415
 
     cfg, root = _load(config, data_dir)
 
@@ -120,7 +120,7 @@ def call(
     parsed: dict = arguments  # type: ignore[assignment]  # the json_object callback parsed it
     serve_ = _serve(config, data_dir, db_url)
     if serve_ is not None:
-        from servers.remote_cli import call_via_serve  # noqa: PLC0415
+        from servers.cli.remote import call_via_serve  # noqa: PLC0415
 
         if _answered(call_via_serve(serve_, out, err, name=name, arguments=parsed, user=user, as_json=as_json)):
             return
@@ -135,7 +135,7 @@ def call(
                 text = getattr(block, "text", None)
                 out.print(text if text is not None else f"[{block.type} content]", markup=False, soft_wrap=True)
             if result.is_error and result.error is not None:
-                from servers.remote_cli import print_call_failure  # noqa: PLC0415
+                from servers.cli.remote import print_call_failure  # noqa: PLC0415
 
                 print_call_failure(err, result.status.value, result.error.where)
         return result.is_error
@@ -162,17 +162,17 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
     Exits 1 when any server failed to connect."""
     serve_ = _serve(config, data_dir, db_url)
     if serve_ is not None:
-        from servers.remote_cli import servers_via_serve  # noqa: PLC0415
+        from servers.cli.remote import servers_via_serve  # noqa: PLC0415
 
         if _answered(servers_via_serve(serve_, out, err, as_json=as_json)):
             return
-    from servers.display import servers_table  # noqa: PLC0415
+    from servers.cli.display import servers_table  # noqa: PLC0415
 
     cfg, root = _load(config, data_dir)
 
     async def body(rt: HostRuntime, _principal: Principal) -> bool:
         if as_json:
-            from servers.server_rows import server_row  # noqa: PLC0415
+            from servers.admin.server_rows import server_row  # noqa: PLC0415
 
             rows = [server_row(s) for s in rt.statuses()]  # the admin API's rows, one implementation
             out.print_json(json.dumps(rows))
