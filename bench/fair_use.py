@@ -34,8 +34,8 @@ from host.access import AccessControl
 from host.config import parse_config
 from host.limits import RateLimitConfig, RateLimiter, RateRule, SessionLimits
 from host.runtime import HostRuntime
-from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver
 from servers.gateway.server import create_registry_server
+from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver
 from servers.http.runner import serve_http
 
 INIT = {

@@ -37,8 +37,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from host.paths import safe_file_name
 from host.agent.transcript import Message
+from host.paths import safe_file_name
 from registry.redaction import REDACTED, SECRET_KEY, redact
 
 __all__ = ["FORMAT_VERSION", "REDACTED", "SECRET_KEY", "EventLog", "ReplayResult", "redact"]

@@ -16,9 +16,9 @@ from typing import Any
 
 import anyio
 
-from host.calls import ToolCall
 from host.agent.accumulate import ArgumentAccumulator
 from host.agent.transcript import Message
+from host.calls import ToolCall
 
 __all__ = ["ScriptExhausted", "ScriptedModel", "StreamedTurn", "call", "say"]
 

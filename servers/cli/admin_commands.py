@@ -17,9 +17,9 @@ import typer
 from rich.table import Table
 
 from servers.cli.admin_common import AsJson, DataDir, DbUrl, fail, print_json, print_table, service
-from servers.shared.times import when
-from servers.cli.review_commands import approvals_app, pins_app
 from servers.cli.options import RiskChoice
+from servers.cli.review_commands import approvals_app, pins_app
+from servers.shared.times import when
 
 __all__ = ["register"]
 

@@ -17,9 +17,9 @@ import typer
 from servers.cli.admin_commands import register as register_admin_commands
 from servers.cli.common import err
 from servers.cli.options import flags_without_placeholder
+from servers.cli.reconnect import reconnect_command
 from servers.cli.serve import serve
 from servers.cli.tools import call, search, servers, tools
-from servers.cli.reconnect import reconnect_command
 from servers.cli.usage_commands import register as register_usage_commands
 
 __all__ = ["app", "main"]

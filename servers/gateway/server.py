@@ -56,6 +56,7 @@ from servers.gateway.catalog import CatalogHandlers
 from servers.gateway.downstream import downstream_for
 from servers.gateway.input_flow import exchange_for, pending_result, request_state_boundary
 from servers.gateway.listen_relay import ListenRelay
+from servers.gateway.mcp_results import to_mcp_result
 from servers.gateway.meta_tools import (
     CALL_TOOL,
     CALL_TOOL_TOOL,
@@ -67,7 +68,6 @@ from servers.gateway.meta_tools import (
 )
 from servers.gateway.notify import ToolsChangedNotifier
 from servers.gateway.otel_gate import spans_when_tracing
-from servers.gateway.mcp_results import to_mcp_result
 from servers.gateway.search_usage import UsageLearner
 
 __all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "create_registry_server"]

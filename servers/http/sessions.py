@@ -43,8 +43,8 @@ from starlette.types import Receive, Scope, Send
 from host.limits import SessionLimits
 from servers.http.event_store import RETRY_INTERVAL_MS, SessionEventStore
 from servers.http.lean_entry import handle_modern_post
-from servers.observability.report_throttle import ReportThrottle
 from servers.http.transport import GatewayTransport
+from servers.observability.report_throttle import ReportThrottle
 
 __all__ = ["BUSY_RETRY_SECONDS", "MODERN_HTTP_ENV", "FairSessionManager", "fair_http_app", "open_sessions"]
 

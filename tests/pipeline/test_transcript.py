@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from host.calls import ResultStatus, TextBlock, ToolCall, ToolResult
 from host.agent.transcript import Message, check_transcript, rename_duplicate_ids, repair_transcript, trim_history
+from host.calls import ResultStatus, TextBlock, ToolCall, ToolResult
 
 
 def call(cid, name="t", args="{}"):

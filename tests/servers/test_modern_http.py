@@ -20,9 +20,9 @@ from mcp.server import _streamable_http_modern as sdk_modern
 
 from host.config import parse_config
 from host.runtime import HostRuntime
-from servers.http.sessions import MODERN_HTTP_ENV
 from servers.gateway.server import create_registry_server
 from servers.http.runner import serve_http
+from servers.http.sessions import MODERN_HTTP_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests/peers/conformance_server.py"

@@ -20,8 +20,8 @@ from mcp.types import JSONRPCResponse
 
 from host.config import parse_config
 from host.runtime import HostRuntime
-from servers.http.event_store import RETRY_INTERVAL_MS, ResumableTransport, SessionEventStore
 from servers.gateway.server import create_registry_server
+from servers.http.event_store import RETRY_INTERVAL_MS, ResumableTransport, SessionEventStore
 from servers.http.runner import serve_http
 
 ROOT = Path(__file__).resolve().parents[2]
