@@ -96,7 +96,8 @@ class AdminService:
 
     # -- servers and tools -----------------------------------------------------------------
     def servers(self) -> list[dict[str, Any]]:
-        """Every configured server as :func:`servers.admin.server_rows.server_row` (``toolhost servers --json``'s rows)."""
+        """Every configured server as :func:`servers.admin.server_rows.server_row`
+        (``toolhost servers --json``'s rows)."""
         if self.runtime is None:
             return []
         from servers.admin.server_rows import server_row  # noqa: PLC0415

@@ -93,9 +93,10 @@ class OperatorSurface:
         self.events.server_status(status)
 
     def status_listener(self, printer: Any = None) -> Any:
-        """An ``on_status`` listener: ``printer`` (e.g. :func:`servers.observability.status_events.status_event_printer`)
-        prints the console line, this surface logs the event and counts reconnects; with no printer the
-        event reporter prints server states itself."""
+        """An ``on_status`` listener: ``printer``
+        (e.g. :func:`servers.observability.status_events.status_event_printer`) prints the console line,
+        this surface logs the event and counts reconnects; with no printer the event reporter prints
+        server states itself."""
         self.events.print_server_states = printer is None
 
         def listener(status: Any) -> None:

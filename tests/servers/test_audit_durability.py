@@ -86,7 +86,7 @@ def audited_texts(data: Path) -> list[str]:
 
 def serve(data: Path, cfg: Path) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "servers.cli.app", "serve", "--port", "0", "--config", str(cfg), "--data-dir", str(data)],
+        [sys.executable, "-m", "servers.cli", "serve", "--port", "0", "--config", str(cfg), "--data-dir", str(data)],
         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
         env={**os.environ, "COLUMNS": "300"},
     )
