@@ -30,7 +30,7 @@ import anyio.to_thread
 
 from host.pipeline.prepare import ApprovalOutcome
 from host.store import ApprovalInfo, ApprovalNotPending, AuditRecord, NotFound, StoreError
-from host.store.identity import self_approval_enabled
+from host.store.users import self_approval_enabled
 from registry.policy import Principal
 from registry.tool import ToolRecord
 

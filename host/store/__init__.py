@@ -21,10 +21,10 @@ from host.store.errors import (
     SchemaTooNew,
     StoreError,
 )
-from host.store.identity import Grants, RoleInfo, Roles, UserInfo, Users, load_policy, parse_risk
 from host.store.keys import ApiKeys, KeyInfo, parse_token
 from host.store.migrations import SCHEMA_VERSION, migrate
 from host.store.pins import PinInfo, PinReport, PinReview, Pins, definition_json
+from host.store.users import Grants, RoleInfo, Roles, UserInfo, Users, load_policy, parse_risk
 
 __all__ = [
     "APPROVED_TTL_SECONDS",

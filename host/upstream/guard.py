@@ -61,7 +61,7 @@ class CallSlot:
 
 
 CALL_SLOT: contextvars.ContextVar[CallSlot | None] = contextvars.ContextVar("toolhost_call_slot", default=None)
-"""Set by :func:`host.upstream.calls.call_client_tool` around one ``tools/call``."""
+"""Set by :func:`host.upstream.forward_call.call_client_tool` around one ``tools/call``."""
 
 
 def _key(request_id: Any) -> str:

@@ -1,7 +1,7 @@
 """Administering a running ``toolhost serve``: the admin API, the web console, config reload.
 
 * :class:`AdminActions` - the admin actions as a protocol (:class:`AdminService` and
-  :class:`servers.admin_remote.RemoteAdmin` implement it);
+  :class:`servers.cli.admin_remote.RemoteAdmin` implement it);
 * :class:`AdminService` - every admin action, implemented once (API, console and CLI use it);
 * :func:`admin_routes` - the ``/admin/api`` JSON API and the ``/admin`` console as Starlette routes;
 * :class:`AdminAuth`, :func:`write_local_token`, :func:`read_local_token` - who may administer;

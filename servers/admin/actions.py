@@ -103,10 +103,11 @@ class AdminService(AdminActions):
 
     # -- servers and tools -----------------------------------------------------------------
     def servers(self) -> list[dict[str, Any]]:
-        """Every configured server as :func:`servers.server_rows.server_row` (``toolhost servers --json``'s rows)."""
+        """Every configured server as :func:`servers.admin.server_rows.server_row`
+        (``toolhost servers --json``'s rows)."""
         if self.runtime is None:
             return []
-        from servers.server_rows import server_row  # noqa: PLC0415
+        from servers.admin.server_rows import server_row  # noqa: PLC0415
 
         return [server_row(s) for s in self.runtime.statuses()]
 
@@ -130,7 +131,7 @@ class AdminService(AdminActions):
             host.store.NotFound: no such user.
         """
         from host.access import local_admin_principal  # noqa: PLC0415
-        from servers.identity import local_principal_name  # noqa: PLC0415
+        from servers.shared.local_principal import local_principal_name  # noqa: PLC0415
 
         if user:
             return self.access.principal_for_user(user)

@@ -1,14 +1,14 @@
 """The admin actions as one declared seam: what every admin surface may ask of a store or a serve.
 
 Two implementations: :class:`servers.admin.actions.AdminService` (over the permission store and,
-when serving, the running host) and :class:`servers.admin_remote.RemoteAdmin` (the same actions
+when serving, the running host) and :class:`servers.cli.admin_remote.RemoteAdmin` (the same actions
 through a running serve's admin API). Both take the same arguments and return the same JSON-ready
-values, so a CLI command has one code path whichever answers (:class:`servers.admin_common.Admin`);
+values, so a CLI command has one code path whichever answers (:class:`servers.cli.admin_common.Admin`);
 a test keeps their method sets and signatures equal to this protocol's.
 
 Errors: :class:`host.store.StoreError` subclasses from the store (their message names the fix);
-through a serve, :class:`servers.serve_client.ServeError` carrying that message, or
-:class:`servers.serve_client.ServeUnavailable`.
+through a serve, :class:`servers.cli.serve_client.ServeError` carrying that message, or
+:class:`servers.cli.serve_client.ServeUnavailable`.
 """
 
 from __future__ import annotations

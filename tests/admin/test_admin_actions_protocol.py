@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 
 from servers.admin import AdminActions, AdminService
-from servers.admin_remote import RemoteAdmin
+from servers.cli.admin_remote import RemoteAdmin
 
 SERVICE_ONLY = {"principal"}
 """AdminService's own public method: the server-side lookup of a caller's Principal (not JSON, not an action)."""

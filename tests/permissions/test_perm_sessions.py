@@ -21,10 +21,10 @@ from host.access import AccessControl
 from host.config import parse_config
 from host.limits import SessionLimits
 from host.runtime import HostRuntime
-from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver
-from servers.fair_sessions import BUSY_RETRY_SECONDS, FairSessionManager, session_manager_of
-from servers.registry_server import create_registry_server
-from servers.serve import serve_http
+from servers.gateway.server import create_registry_server
+from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver
+from servers.http.runner import serve_http
+from servers.http.sessions import BUSY_RETRY_SECONDS, FairSessionManager, session_manager_of
 
 pytestmark = pytest.mark.anyio
 

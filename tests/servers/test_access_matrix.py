@@ -60,7 +60,7 @@ from mcp.types import (
 )
 
 from host.access import AccessControl
-from host.upstream.identity import toolhost_version
+from host.upstream.implementation import toolhost_version
 from tests.peers.catalog_server import LOGO_PNG, README_TEXT
 
 pytestmark = pytest.mark.anyio

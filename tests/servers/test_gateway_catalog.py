@@ -30,9 +30,9 @@ from mcp.types import (
 from host.access import AccessControl
 from host.config import parse_config
 from host.runtime import HostRuntime
-from host.upstream.identity import toolhost_version
+from host.upstream.implementation import toolhost_version
 from registry import Principal
-from servers.registry_server import create_registry_server
+from servers.gateway.server import create_registry_server
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests/peers/conformance_server.py"

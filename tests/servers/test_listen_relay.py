@@ -21,9 +21,9 @@ from host.access import AccessControl
 from host.config import parse_config
 from host.runtime import HostRuntime
 from registry import Principal
-from servers.listen_relay import MAX_URIS
-from servers.notify import ToolsChangedNotifier
-from servers.registry_server import create_registry_server
+from servers.gateway.listen_relay import MAX_URIS
+from servers.gateway.notify import ToolsChangedNotifier
+from servers.gateway.server import create_registry_server
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests/peers/conformance_server.py"
@@ -133,7 +133,7 @@ async def test_a_listen_stream_watching_too_many_uris_is_refused_with_the_limit(
 
 
 async def test_over_http_a_listen_stream_gets_updates_and_ends_cleanly_when_toolhost_stops(tmp_path) -> None:
-    from servers.serve import serve_http  # noqa: PLC0415
+    from servers.http.runner import serve_http  # noqa: PLC0415
 
     got: list[Any] = []
     with anyio.fail_after(120):

@@ -7,8 +7,8 @@ import pytest
 from mcp import Client
 
 from registry import PatternPolicy, Principal
-from servers.registry_server import create_registry_server
-from servers.serve import serve_http
+from servers.gateway.server import create_registry_server
+from servers.http.runner import serve_http
 from tests.servers.conftest import everything, example, runtime
 
 pytestmark = pytest.mark.anyio
@@ -197,7 +197,7 @@ async def test_a_query_that_cannot_run_is_an_invalid_arguments_error_with_its_co
 
 async def test_clients_are_told_when_the_registry_changes(tmp_path):
     from registry import ToolDefinition, build_record
-    from servers.notify import ToolsChangedNotifier
+    from servers.gateway.notify import ToolsChangedNotifier
 
     async with runtime({"orders": example("servers.examples.orders")}, tmp_path) as rt:
         notifier = ToolsChangedNotifier()

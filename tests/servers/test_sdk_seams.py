@@ -1,8 +1,8 @@
 """The gateway's HTTP front end on the MCP SDK: built with the SDK's constructors, and the SDK
-internals it still relies on (``servers.sdk_seams``) are there with the parameters recorded.
+internals it still relies on (``servers.http.sdk_seams``) are there with the parameters recorded.
 
 When the first test fails after an SDK upgrade, re-read the member it names in the new SDK, adapt
-the code that uses it, then update ``servers/sdk_seams.py`` (its list and the version checked).
+the code that uses it, then update ``servers/http/sdk_seams.py`` (its list and the version checked).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.types import JSONRPCResponse
 
 from host.limits import SessionLimits
-from servers.auth import auth_settings
-from servers.event_store import SessionEventStore
-from servers.fair_sessions import FairSessionManager, fair_http_app, session_manager_of
-from servers.sdk_seams import SDK_VERSION_CHECKED, SEAMS, SdkSeamError, seam_problems
-from servers.session_transport import GatewayTransport
+from servers.http.api_keys import auth_settings
+from servers.http.event_store import SessionEventStore
+from servers.http.sessions import FairSessionManager, fair_http_app, session_manager_of
+from servers.http.sdk_seams import SDK_VERSION_CHECKED, SEAMS, SdkSeamError, seam_problems
+from servers.http.transport import GatewayTransport
 
 pytestmark = pytest.mark.anyio
 
@@ -51,7 +51,7 @@ def test_an_sdk_without_a_member_relied_on_refuses_to_build_the_manager(monkeypa
         FairSessionManager(Server("t"))
     assert err.value.problems == [("manager._admit_session is gone (overridden by FairSessionManager: per-user "
                                   "limit, GatewayTransport with its own event store)")]
-    assert "checked against (servers/sdk_seams.py)" in str(err.value)
+    assert "checked against (servers/http/sdk_seams.py)" in str(err.value)
     assert f"Install mcp=={SDK_VERSION_CHECKED}" in str(err.value)
 
 

@@ -10,7 +10,7 @@ from mcp import Client
 from host.access import AccessControl
 from host.store.usage import UsageMemory
 from host.access import OpenAccessPolicy
-from servers.registry_server import create_registry_server
+from servers.gateway.server import create_registry_server
 from tests.servers.conftest import example, runtime
 
 

@@ -1,4 +1,4 @@
-"""Resumable SSE on ``toolhost serve`` (issue 9; :mod:`servers.event_store`) and header whitespace.
+"""Resumable SSE on ``toolhost serve`` (issue 9; :mod:`servers.http.event_store`) and header whitespace.
 
 A real upstream (our conformance fixture over stdio) behind ``serve_http``; the client is raw
 HTTP (httpx2), so the test controls exactly when the connection drops.
@@ -20,9 +20,9 @@ from mcp.types import JSONRPCResponse
 
 from host.config import parse_config
 from host.runtime import HostRuntime
-from servers.event_store import RETRY_INTERVAL_MS, ResumableTransport, SessionEventStore
-from servers.registry_server import create_registry_server
-from servers.serve import serve_http
+from servers.gateway.server import create_registry_server
+from servers.http.event_store import RETRY_INTERVAL_MS, ResumableTransport, SessionEventStore
+from servers.http.runner import serve_http
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests/peers/conformance_server.py"
@@ -231,8 +231,8 @@ async def test_a_resumed_stream_gets_no_priming_event_so_nothing_waits_before_th
 def test_serve_sessions_use_the_resumable_transport() -> None:
     from mcp.server.lowlevel import Server
 
-    from servers.fair_sessions import FairSessionManager, fair_http_app, session_manager_of
-    from servers.session_transport import GatewayTransport
+    from servers.http.sessions import FairSessionManager, fair_http_app, session_manager_of
+    from servers.http.transport import GatewayTransport
 
     server: Server[Any] = Server("t")
     fair_http_app(server)
