@@ -293,6 +293,10 @@ class HostDefaults(BaseModel):
     healthy_after_seconds: float = Field(default=60.0, ge=0)
     backoff_max_seconds: float = Field(default=60.0, gt=0)
     relist_min_interval_seconds: float = Field(default=1.0, ge=0)
+    startup_wait_seconds: float = Field(default=10.0, ge=0, le=600)
+    """While ``serve`` starts (it answers at once), how long a listing, search or call waits for the
+    servers' first connect attempts before answering with what is connected (seconds, from start-up;
+    later servers' tools are announced with ``list_changed``)."""
     audit_durability: Literal["commit", "interval"] = "commit"
     """``commit``: a call is answered only after its audit row is committed (no answered call's row
     is lost even if the process crashes); ``interval``: rows are committed in the background within

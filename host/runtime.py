@@ -63,6 +63,8 @@ class HostRuntime:
             :class:`host.access.CallScopedPolicy` (one decision per tool per call): ``self.policy``.
         approvals: decides calls the policy marks ``approval`` (see :class:`host.pipeline.ApprovalHook`).
         reconnect: keep reconnecting failed servers (``serve``) or try once (CLI one-shots).
+        connect_in_background: entering returns at once while the servers connect (a gateway that
+            answers during start-up; see :meth:`settled`); otherwise after every first attempt.
         on_status: called on every server status change (live display).
         conversation_id: event-log file and spill folder for calls that name none (e.g. one
             per ``serve`` run, ``"cli"`` for CLI calls).
@@ -83,6 +85,7 @@ class HostRuntime:
         policy: RequestPolicy | None = None,
         approvals: ApprovalHook | None = None,
         reconnect: bool = False,
+        connect_in_background: bool = False,
         on_status: Callable[[ServerStatus], None] | None = None,
         conversation_id: str = "default",
         auditor: CallAuditor | None = None,
@@ -105,7 +108,8 @@ class HostRuntime:
             self.vector_worker = VectorWorker(self.search_index, embedder, cache)
             self.registry.subscribe(lambda _server, _old, _new: self.vector_worker.notify())  # type: ignore[union-attr]
         self.manager = ServerManager(
-            config, data_dir=data_dir, registry=self.registry, reconnect=reconnect, on_status=on_status
+            config, data_dir=data_dir, registry=self.registry, reconnect=reconnect, on_status=on_status,
+            connect_in_background=connect_in_background,
         )
         self.event_log = EventLog(data_dir / "events")
         self.pipeline = Pipeline(
@@ -135,6 +139,16 @@ class HostRuntime:
                         await anyio.to_thread.run_sync(self.vector_worker.stop)
             finally:
                 self.event_log.close()
+
+    async def settled(self, timeout_seconds: float) -> bool:
+        """Wait at most ``timeout_seconds`` for every server's first connect attempt to end (at once
+        when they did, or when entering waited for them); ``True`` when they did."""
+        first_round = self.manager.first_round
+        if first_round.is_set():
+            return True
+        with anyio.move_on_after(timeout_seconds):
+            await first_round.wait()
+        return first_round.is_set()
 
     # -- views filtered by policy ------------------------------------------------------
     def is_visible(self, principal: Principal, tool: ToolRecord) -> bool:

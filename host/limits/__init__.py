@@ -6,6 +6,6 @@
 """
 
 from host.limits.config import RateLimitConfig, RateRule, SessionLimits
-from host.limits.rate import RateDecision, RateLimiter
+from host.limits.rate import RateDecision, RateLimiter, rate_limiter_for
 
-__all__ = ["RateDecision", "RateLimitConfig", "RateLimiter", "RateRule", "SessionLimits"]
+__all__ = ["RateDecision", "RateLimitConfig", "RateLimiter", "RateRule", "SessionLimits", "rate_limiter_for"]

@@ -39,6 +39,14 @@ class RateDecision:
     limit: str = ""
 
 
+def rate_limiter_for(store: Store | None, config: RateLimitConfig | None) -> RateLimiter | None:
+    """The config's rate limits over the permission database (shared by every process using it), or
+    ``None`` without a store (``--auth off``) or without ``toolhost.rate_limits``."""
+    if store is None or config is None:
+        return None
+    return RateLimiter(store, config)
+
+
 class RateLimiter:
     """Per-user and per-tool token buckets over one :class:`host.store.Store` (see module docstring)."""
 

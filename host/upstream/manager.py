@@ -25,12 +25,11 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp.types import CallToolResult, Tool
 
 from host.config import HostConfig, ServerConfig
+from host.errors import UpstreamUnavailable
 from host.upstream.catalog import UpstreamCatalog
 from host.upstream.connection import ConnectionState, ServerConnection, ServerStatus
-from host.upstream.status import AVAILABLE_STATES
-from host.errors import UpstreamUnavailable
 from host.upstream.executor import ProgressCallback
-from registry.catalog import Catalog, qualify_uri
+from host.upstream.status import AVAILABLE_STATES
 from registry import (
     NameConflict,
     ToolAnnotations,
@@ -40,6 +39,7 @@ from registry import (
     assign_qualified_names,
     build_record,
 )
+from registry.catalog import Catalog, qualify_uri
 
 __all__ = ["ServerManager", "records_from_tools", "tool_definition", "unmatched_tool_names"]
 
@@ -128,6 +128,9 @@ class ServerManager:
         reconnect: keep reconnecting failed/dropped servers with backoff (``serve``), or try
             each server once (one-shot CLI commands).
         on_status: called whenever a server's status changes (for live displays).
+        connect_in_background: entering returns at once and the servers' first connect attempts run
+            in the background (a gateway that answers while a slow server starts); otherwise entering
+            returns after every first attempt ended. Either way :attr:`first_round` is set once they did.
     """
 
     def __init__(
@@ -138,8 +141,12 @@ class ServerManager:
         registry: ToolRegistry | None = None,
         reconnect: bool = False,
         on_status: StatusListener | None = None,
+        connect_in_background: bool = False,
     ) -> None:
         self.config = config
+        self.connect_in_background = connect_in_background
+        self.first_round = anyio.Event()
+        """Set once every configured server's first connect attempt ended (connected or failed)."""
         self.data_dir = data_dir
         self.registry = registry if registry is not None else ToolRegistry()
         self.on_status = on_status
@@ -174,13 +181,22 @@ class ServerManager:
     async def __aenter__(self) -> ServerManager:
         self._tg = await anyio.create_task_group().__aenter__()
         try:
-            async with anyio.create_task_group() as starters:
-                for conn in self.connections.values():
-                    starters.start_soon(self._start_one, conn)
+            if self.connect_in_background:
+                self._tg.start_soon(self._first_attempts)
+            else:
+                await self._first_attempts()
         except BaseException:
             await self.aclose()
             raise
         return self
+
+    async def _first_attempts(self) -> None:
+        try:
+            async with anyio.create_task_group() as starters:
+                for conn in list(self.connections.values()):
+                    starters.start_soon(self._start_one, conn)
+        finally:
+            self.first_round.set()
 
     async def _start_one(self, conn: ServerConnection) -> None:
         assert self._tg is not None

@@ -112,11 +112,10 @@ async def _with_runtime(
 
 
 def _limiter(access: AccessControl | None, cfg: HostConfig) -> RateLimiter | None:
-    """The config's rate limits over the permission database (shared by every process using it)."""
-    from host.limits import RateLimiter  # noqa: PLC0415
-    if access is None or cfg.defaults.rate_limits is None:
-        return None
-    return RateLimiter(access.store, cfg.defaults.rate_limits)
+    """The config's rate limits over the permission database (:func:`host.limits.rate_limiter_for`)."""
+    from host.limits import rate_limiter_for  # noqa: PLC0415
+
+    return rate_limiter_for(access.store if access is not None else None, cfg.defaults.rate_limits)
 
 
 def _report_failures(rt: HostRuntime) -> None:

@@ -67,6 +67,7 @@ from servers.gateway.meta_tools import (
 from servers.gateway.notify import ToolsChangedNotifier
 from servers.gateway.otel_gate import spans_when_tracing
 from servers.gateway.search_usage import UsageLearner
+from servers.gateway.settle import SettleMiddleware
 
 __all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "RegistryHandlers", "create_registry_server"]
 
@@ -281,6 +282,7 @@ def create_registry_server(
     access: AccessControl | None = None,
     notifier: ToolsChangedNotifier | None = None,
     name: str = "toolhost",
+    settle_seconds: float = 0.0,
 ) -> Server[Any]:
     """Build the registry MCP server over a running :class:`HostRuntime`.
 
@@ -296,6 +298,9 @@ def create_registry_server(
             feeds the ``subscriptions/listen`` streams of 2026-07-28 clients
             (:mod:`servers.gateway.listen_relay`, reachable as ``server.listen_relay``).
         name: the server name reported to clients.
+        settle_seconds: while the runtime's servers still make their first connect attempts (a
+            runtime entered with ``connect_in_background``), requests that read the registry wait
+            up to this long for them (:mod:`servers.gateway.settle`); ``0``: never wait.
 
     Returns:
         A low-level ``Server``; run it with ``stdio_server()`` or ``streamable_http_app()``.
@@ -326,6 +331,8 @@ def create_registry_server(
         **catalog.handlers(),
     )
     server.listen_relay = listen
+    if settle_seconds > 0:
+        server.middleware.append(SettleMiddleware(runtime, settle_seconds))
     server.middleware.append(request_state_boundary(name, resolve))
     spans_when_tracing(server)  # the SDK's per-request span only while a tracer provider is installed
     return server

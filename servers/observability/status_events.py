@@ -7,7 +7,7 @@ crash-looping server shows one line per attempt, not a traceback.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from rich.console import Console
 from rich.markup import escape
@@ -24,9 +24,12 @@ _STYLE = {
 }
 
 
-def status_event_printer(console: Console) -> Callable[[ServerStatus], None]:
-    """An ``on_status`` listener printing ``server NAME: STATE — detail`` on each state change."""
-    last: dict[str, tuple[ConnectionState, float | None]] = {}
+def status_event_printer(console: Console, seen: Iterable[ServerStatus] = ()) -> Callable[[ServerStatus], None]:
+    """An ``on_status`` listener printing ``server NAME: STATE — detail`` on each state change.
+
+    ``seen``: the statuses already shown (e.g. in the server table), so their state is not printed
+    again until it changes."""
+    last: dict[str, tuple[ConnectionState, float | None]] = {s.name: (s.state, s.next_attempt_at) for s in seen}
 
     def on_status(status: ServerStatus) -> None:
         key = (status.state, status.next_attempt_at)
