@@ -241,6 +241,15 @@ class HostDefaults(BaseModel):
     is lost even if the process crashes); ``interval``: rows are committed in the background within
     ``audit_flush_seconds`` (see :mod:`host.access.audit_writer`)."""
     audit_flush_seconds: float = Field(default=0.05, gt=0, le=60)
+    audit_read_calls: Literal["best_effort", "required"] = "best_effort"
+    """Read-only tools when the audit log cannot be written: ``best_effort`` runs and answers them
+    (their rows stay queued); ``required`` refuses them as not sent, like write and destructive
+    tools always are (see :mod:`host.access.audit_gate`)."""
+    audit_wait_seconds: float = Field(default=10.0, gt=0, le=600)
+    """How long a call that ran waits for its audit row before it is answered "outcome unknown"."""
+    new_tools: Literal["held", "trusted"] = "held"
+    """Tools that appear on a server that already has pins: ``held`` until ``toolhost pins accept``
+    (default), or ``trusted`` at once (see :mod:`host.store.pins`)."""
     rate_limits: RateLimitConfig | None = None  # issue 11: per-user / per-tool token buckets
     sessions: SessionLimits = Field(default_factory=SessionLimits)  # issue 11: fair HTTP sessions
 

@@ -98,7 +98,8 @@ class AccessControl:
 
     Args:
         store: an open, migrated store.
-        new_tools: pin default for new tools of an already trusted server (``trusted`` / ``held``).
+        new_tools: pin default for new tools of an already pinned server (``held``, the default:
+            refused until ``toolhost pins accept``; or ``trusted``).
         approved_ttl_seconds: how long an approved call may be run (once).
         pending_ttl_seconds: how long an approval request waits for a decision.
 
@@ -109,7 +110,7 @@ class AccessControl:
         self,
         store: Store,
         *,
-        new_tools: TrustDefault = "trusted",
+        new_tools: TrustDefault = "held",
         approved_ttl_seconds: float = 600.0,
         pending_ttl_seconds: float = 3600.0,
     ) -> None:
@@ -383,10 +384,24 @@ class AccessControl:
             approval_id=approval_id, approver=approver, decision=decision,
         ))
 
-    async def audit_call_async(self, principal: Principal, name: str, arguments: Any, **kwargs: Any) -> int | None:
+    async def audit_call_async(
+        self, principal: Principal, name: str, arguments: Any, *, timeout: float | None = None, **kwargs: Any
+    ) -> int | None:
         """:meth:`audit_call` through the write-behind (:attr:`audit_writer`, batched, off the event
-        loop): returns the row id once committed (``commit`` durability) or ``None`` (``interval``)."""
-        return await self.audit_writer.write(self._call_entry(principal, name, arguments, **kwargs))
+        loop): returns the row id once committed (``commit`` durability) or ``None`` (``interval``).
+
+        Raises:
+            host.store.AuditUnavailable: not committed (within ``timeout`` seconds); the row stays queued.
+        """
+        return await self.audit_writer.write(self._call_entry(principal, name, arguments, **kwargs), timeout=timeout)
+
+    async def ensure_auditable(self) -> None:
+        """Prove the audit log writable before a call is sent (:meth:`AuditWriter.ensure_writable`).
+
+        Raises:
+            host.store.AuditUnavailable: it cannot be written now.
+        """
+        await self.audit_writer.ensure_writable()
 
     async def audit_async(self, **kwargs: Any) -> int | None:
         """:meth:`audit` through the write-behind (see :meth:`audit_call_async`)."""

@@ -18,6 +18,7 @@ from host.pipeline.format import EMPTY_PLACEHOLDER, FormattedOutput, SpillStore,
 from host.pipeline.pipeline import Pipeline
 from host.pipeline.prepare import ApprovalHook, ApprovalOutcome, Prepared
 from host.pipeline.results import classify_exception, error_result, rate_limit_info
+from host.pipeline.send_gate import SendGate
 from host.pipeline.transcript import (
     Message,
     RepairReport,
@@ -50,6 +51,7 @@ __all__ = [
     "Prepared",
     "RepairReport",
     "ResultCallback",
+    "SendGate",
     "SpillStore",
     "TranscriptIssue",
     "UnknownCall",
