@@ -136,6 +136,7 @@ def serve(
     if access is not None:
         access.audit_writer.configure(durability=cfg.defaults.audit_durability,
                                       flush_interval_seconds=cfg.defaults.audit_flush_seconds)
+        access.pins.new_tools = cfg.defaults.new_tools  # held (default) or trusted
     if user is not None:  # fail closed: a named user must exist, even where no users means open access
         if access is None:
             err.print(f"[red]error:[/red] --user {user} needs permissions, but --auth off disables them")
