@@ -256,10 +256,8 @@ async def _pump_stderr(stream: Any, sink: Callable[[bytes], None]) -> None:
     with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
         while True:
             chunk = await stream.receive(65536)
-            try:
+            with suppress(Exception):  # a log is a record, not a reason to stop reading
                 sink(chunk)
-            except Exception:  # noqa: BLE001 - a log is a record, not a reason to stop reading
-                pass
 
 
 async def _stop(process: Process) -> None:

@@ -9,9 +9,9 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any
 
 import anyio

@@ -16,7 +16,6 @@ from host.calls import ResultStatus, ToolResult
 from host.config import parse_config
 from host.runtime import HostRuntime
 from registry import Principal
-
 from tests.faults.audit_faults import (
     NOT_SENT,
     RAN_AUDITED,
