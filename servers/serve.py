@@ -23,6 +23,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from host.limits import SessionLimits
 from servers.fair_sessions import fair_http_app
 from servers.header_whitespace import strip_header_whitespace
+from servers.store_outage import store_outage_guard
 from servers.stdio_wire import serve_stdio  # re-exported: the stdio transport lives there
 
 __all__ = [
@@ -270,7 +271,7 @@ async def serve_http(
     if after_response is not None and manager is not None:
         manager.after_response = after_response
     config = uvicorn.Config(
-        strip_header_whitespace(app),
+        store_outage_guard(strip_header_whitespace(app)),  # 503 + Retry-After while the store is down
         host=host,
         port=port,
         log_level="warning",
