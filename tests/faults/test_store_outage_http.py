@@ -32,6 +32,14 @@ def _admin(data: Path, url: str, *args: str) -> str:
     return result.stdout
 
 
+def _serve(data: Path, cfg: Path, url: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [TOOLHOST, "serve", "--port", "0", "--config", str(cfg), "--data-dir", str(data), "--db-url", url],
+        stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
+        env={**os.environ, "COLUMNS": "300"},
+    )
+
+
 @pytest.mark.anyio
 async def test_postgresql_down_answers_503_with_retry_after(tmp_path: Path) -> None:
     data = tmp_path / "home"
@@ -41,11 +49,7 @@ async def test_postgresql_down_answers_503_with_retry_after(tmp_path: Path) -> N
         url = pg.create_database("toolhost")
         _admin(data, url, "users", "add", "alice")
         key = re.search(r"(th_\w+_\S+)", _admin(data, url, "keys", "create", "alice")).group(1)
-        proc = subprocess.Popen(
-            [TOOLHOST, "serve", "--port", "0", "--config", str(cfg), "--data-dir", str(data), "--db-url", url],
-            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
-            env={**os.environ, "COLUMNS": "300"},
-        )
+        proc = _serve(data, cfg, url)
         try:
             assert proc.stderr is not None
             endpoint = next(m.group(1) for line in proc.stderr if (m := re.search(r"at (http://\S+/mcp)", line)))
