@@ -13,7 +13,7 @@ from tests.upstream.support import config, hostile
 
 @pytest.mark.anyio
 async def test_bare_strings_in_content_are_read_as_text(tmp_path) -> None:
-    cfg = config({"h": hostile()})
+    cfg = config({"h": hostile(bare_strings_tool=True)})
     with anyio.fail_after(60):
         async with HostRuntime(cfg, data_dir=tmp_path) as rt:
             res = await rt.call("h__bare_strings", {})
