@@ -66,6 +66,9 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
+AUDIT_WAIT_SECONDS = 10.0
+"""How long a request waits for its (non-call) audit row before it fails with ``AuditUnavailable``."""
+
 @dataclass(frozen=True)
 class RequestAccess:
     """What one request may do: the caller, the policy at this request's revision, and helpers.
@@ -403,9 +406,14 @@ class AccessControl:
         """
         await self.audit_writer.ensure_writable()
 
-    async def audit_async(self, **kwargs: Any) -> int | None:
-        """:meth:`audit` through the write-behind (see :meth:`audit_call_async`)."""
-        return await self.audit_writer.write(_entry(**kwargs))
+    async def audit_async(self, *, timeout: float | None = AUDIT_WAIT_SECONDS, **kwargs: Any) -> int | None:
+        """:meth:`audit` through the write-behind (see :meth:`audit_call_async`).
+
+        Raises:
+            host.store.AuditUnavailable: not committed within ``timeout`` seconds (the row stays
+                queued), so a listing or search is not held for minutes by a locked database.
+        """
+        return await self.audit_writer.write(_entry(**kwargs), timeout=timeout)
 
 
 def _entry(

@@ -15,6 +15,7 @@ from host.access import AccessControl
 from host.calls import ResultStatus, ToolResult
 from host.config import parse_config
 from host.runtime import HostRuntime
+from host.store import AuditUnavailable
 from registry import Principal
 from tests.faults.audit_faults import (
     NOT_SENT,
@@ -83,6 +84,9 @@ async def test_sqlite_write_lock_held_by_another_process(tmp_path: Path) -> None
                         calls[f"w{i}"] = await rt.call("rec__write", {"key": f"w{i}"}, ALICE)
                     calls["d0"] = await rt.call("rec__delete", {"key": "d0"}, ALICE)
                     calls["r0"] = await rt.call("rec__read", {"key": "r0"}, ALICE)  # best effort: runs
+                    with anyio.fail_after(5), pytest.raises(AuditUnavailable) as listing:  # a listing's row
+                        await access.audit_async(action="list", principal=ALICE, status="ok", timeout=1.0)
+                    assert listing.value.store == "SQLite file toolhost.db"
                 holder: list = []
                 calls["mid"] = await _held_call(
                     rt, calls_dir, "rec__delete", "mid",
