@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -15,6 +15,9 @@ from registry import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_SECONDS, Risk, To
 from registry.naming import sanitize_prefix
 from registry.safety.flow import FlowConfig
 from registry.safety.taint import TaintRule
+
+if TYPE_CHECKING:
+    from host.upstream.serverlog import LogLimits
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
@@ -302,6 +305,22 @@ class HostDefaults(BaseModel):
     is lost even if the process crashes); ``interval``: rows are committed in the background within
     ``audit_flush_seconds`` (see :mod:`host.access.audit_writer`)."""
     audit_flush_seconds: float = Field(default=0.05, gt=0, le=60)
+    audit_read_calls: Literal["best_effort", "required"] = "best_effort"
+    """Read-only tools when the audit log cannot be written: ``best_effort`` runs and answers them
+    (their rows stay queued); ``required`` refuses them as not sent, like write and destructive
+    tools always are (see :mod:`host.access.audit_gate`)."""
+    audit_wait_seconds: float = Field(default=10.0, gt=0, le=600)
+    """How long a call that ran waits for its audit row before it is answered "outcome unknown"."""
+    log_max_mib: float = Field(default=10.0, gt=0, le=4096)
+    """Largest size of one server log file under ``logs/`` before it is rotated (MiB)."""
+    log_backups: int = Field(default=2, ge=0, le=100)
+    """Rotated files kept per server log (``x.log.1`` … ``x.log.N``)."""
+    log_notifications_per_second: float = Field(default=50.0, gt=0)
+    """Logged ``notifications/message`` per second and server (bursts up to 10 s worth; the rest
+    are dropped and counted in the log)."""
+    new_tools: Literal["held", "trusted"] = "held"
+    """Tools that appear on a server that already has pins: ``held`` until ``toolhost pins accept``
+    (default), or ``trusted`` at once (see :mod:`host.store.pins`)."""
     rate_limits: RateLimitConfig | None = None  # issue 11: per-user / per-tool token buckets
     sessions: SessionLimits = Field(default_factory=SessionLimits)  # issue 11: fair HTTP sessions
     taint: TaintRule = Field(default_factory=TaintRule)
@@ -328,6 +347,14 @@ class HostConfig(BaseModel):
     skipped: list[str] = Field(default_factory=list)
     failed: dict[str, FailedServer] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
+
+    def log_limits(self) -> LogLimits:
+        """Size caps and rates of every server's log files (from the ``toolhost`` block)."""
+        from host.upstream.serverlog import LogLimits  # noqa: PLC0415 - host.upstream imports this module
+
+        d = self.defaults
+        return LogLimits(max_bytes=int(d.log_max_mib * 1024 * 1024), backups=d.log_backups,
+                         notifications_per_second=d.log_notifications_per_second)
 
     def connect_timeout_for(self, server: ServerConfig) -> float:
         """Connect budget of one server in seconds (its own, else the default)."""

@@ -26,9 +26,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from host.tracing import mark_result, span
+from host.access.audit_gate import AuditSendGate, outcome_unknown, send_record
 from host.access.call_scope import CallScopedPolicy, call_scope
 from host.access.gate import approval_record
 from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolResult
+from host.store import AuditUnavailable
 from host.config import HostConfig
 from host.upstream.connection import ServerStatus
 from host.events import EventLog
@@ -46,9 +48,14 @@ __all__ = ["CallAuditor", "HostRuntime"]
 
 
 class CallAuditor(Protocol):
-    """Writes one audit row per finished call (e.g. :class:`host.access.AccessControl`)."""
+    """Writes one audit row per finished call and proves the audit log writable before a call is
+    sent (e.g. :class:`host.access.AccessControl`; see :mod:`host.access.audit_gate`)."""
 
-    async def audit_call_async(self, principal: Principal, name: str, arguments: Any, **kwargs: Any) -> int: ...
+    async def audit_call_async(
+        self, principal: Principal, name: str, arguments: Any, *, timeout: float | None = None, **kwargs: Any
+    ) -> int | None: ...
+
+    async def ensure_auditable(self) -> None: ...
 
 
 class HostRuntime:
@@ -69,7 +76,9 @@ class HostRuntime:
         conversation_id: event-log file and spill folder for calls that name none (e.g. one
             per ``serve`` run, ``"cli"`` for CLI calls).
         auditor: when given, every :meth:`call` is audited once it ends (also when cancelled),
-            with its principal, status, duration, definition hash and approval/approver.
+            with its principal, status, duration, definition hash and approval/approver; and no
+            audit row, no action (:mod:`host.access.audit_gate`: write and destructive calls are
+            sent only while the audit log is writable; ``toolhost.audit_read_calls`` rules reads).
         limiter: per-user / per-tool rate limits (:class:`host.limits.RateLimiter`); a refused call
             is a ``rate_limited`` result with ``retry_after_seconds``.
         dense: hybrid search with the bundled multilingual model (``None``: on unless
@@ -119,6 +128,7 @@ class HostRuntime:
             spill_dir=data_dir / "spill",
             event_log=self.event_log,
             approvals=approvals,
+            send_gate=None if auditor is None else AuditSendGate(auditor, config.defaults.audit_read_calls),
         )
 
     async def __aenter__(self) -> HostRuntime:
@@ -244,25 +254,35 @@ class HostRuntime:
             return await self._limited_call(name, arguments, ctx, principal, call_id)
         started = time.perf_counter()
         status = "cancelled"  # stays so when the caller goes away mid-call
-        with approval_record() as used:
+        result: ToolResult | None = None
+        unwritten: AuditUnavailable | None = None
+        with approval_record() as used, send_record() as sent:
             try:
                 result = await self._limited_call(name, arguments, ctx, principal, call_id)
                 status = result.status.value
             finally:
                 with anyio.CancelScope(shield=True):
                     tool = self.registry.snapshot().get(name)
-                    await self.auditor.audit_call_async(
-                        principal,
-                        name,
-                        arguments,
-                        status=status,
-                        duration_seconds=time.perf_counter() - started,
-                        tool=tool,
-                        decision=None if tool is None else self.policy.evaluate(principal, tool),
-                        approval_id=used.approval_id,
-                        approver=used.approver,
-                        detail=result.error.message if status == "rate_limited" and result.error else None,
-                    )
+                    try:
+                        await self.auditor.audit_call_async(
+                            principal,
+                            name,
+                            arguments,
+                            timeout=self.config.defaults.audit_wait_seconds,
+                            status=status,
+                            duration_seconds=time.perf_counter() - started,
+                            tool=tool,
+                            decision=None if tool is None else self.policy.evaluate(principal, tool),
+                            approval_id=used.approval_id,
+                            approver=used.approver,
+                            detail=result.error.message if status == "rate_limited" and result and result.error
+                            else None,
+                        )
+                    except AuditUnavailable as e:  # the row stays queued; the answer says what happened
+                        unwritten = e
+        assert result is not None
+        if unwritten is not None and sent.sent and sent.row_required:
+            return outcome_unknown(result, None if tool is None else tool.server, unwritten)
         return result
 
     async def _limited_call(

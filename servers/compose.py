@@ -271,6 +271,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
         if access is not None:
             access.audit_writer.configure(durability=cfg.defaults.audit_durability,
                                           flush_interval_seconds=cfg.defaults.audit_flush_seconds)
+            access.pins.new_tools = cfg.defaults.new_tools  # held (default) or trusted
         if o.user is not None:  # fail closed: a named user must exist, even where no users means open access
             if access is None:
                 raise GatewayError(f"error: --user {o.user} needs permissions, but --auth off disables them")

@@ -30,8 +30,17 @@ crash but the last commits may be lost on power loss or an OS crash):
 * Either way, an orderly shutdown (SIGINT/SIGTERM → :meth:`AuditWriter.close`) writes every
   queued row before the process exits; rows are written in the order they were queued; at most
   ``max_pending`` rows wait in memory (a full queue makes the next writer wait for room; no row
-  is ever dropped); a failing write is retried (``RETRY_DELAYS_SECONDS``), then logged with the
-  number of rows lost and raised to the requests waiting on it.
+  is ever dropped); a failing write is retried (``RETRY_DELAYS_SECONDS``), then raised to the
+  requests waiting on it as :class:`host.store.AuditUnavailable` (no driver text) **and kept**:
+  the writer goes on retrying the batch (every :data:`OUTAGE_RETRY_SECONDS`) until the store takes
+  it, so a call that ran keeps its row. Only a shutdown during an outage loses rows (logged with
+  their number).
+
+No audit row, no action: :meth:`AuditWriter.ensure_writable` proves the store writable before a
+state-changing call is sent (a write that changes nothing, committed; see
+:meth:`host.store.AuditLog.probe`); during an outage (a batch is failing) it probes on a worker
+thread and, once the store answers again, has the queued rows written at once.
+The serve log gets one line when an outage starts (with the database's error) and one when it ends.
 """
 
 from __future__ import annotations
@@ -49,9 +58,17 @@ from typing import Any, Literal
 
 import anyio.to_thread
 
-from host.store import AuditLog, AuditRecord
+from host.store import AuditLog, AuditRecord, AuditUnavailable
 
-__all__ = ["DEFAULT_DURABILITY", "DEFAULT_FLUSH_INTERVAL_SECONDS", "AuditWriter", "Durability"]
+__all__ = [
+    "DEFAULT_DURABILITY",
+    "DEFAULT_FLUSH_INTERVAL_SECONDS",
+    "OUTAGE_RETRY_SECONDS",
+    "PROBE_TIMEOUT_SECONDS",
+    "AuditWriter",
+    "Durability",
+    "outage_reason",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -62,6 +79,28 @@ DEFAULT_FLUSH_INTERVAL_SECONDS = 0.05
 RETRY_DELAYS_SECONDS = (0.05, 0.5, 2.0)
 """Waits between attempts of a failing batch write (e.g. the database locked by another writer
 beyond SQLite's busy timeout)."""
+OUTAGE_RETRY_SECONDS = 2.0
+"""Wait between attempts once a batch failed every retry: the rows stay queued until written."""
+PROBE_TIMEOUT_SECONDS = 2.0
+"""How long :meth:`AuditWriter.ensure_writable` waits for another writer's SQLite lock."""
+PROBE_LOG_INTERVAL_SECONDS = 30.0
+"""At most one serve-log line per this many seconds about failing probes."""
+
+
+def outage_reason(error: BaseException) -> str:
+    """A short, driver-free cause of a failed audit write (see :class:`host.store.AuditUnavailable`)."""
+    if isinstance(error, AuditUnavailable):
+        return error.reason
+    text = str(error).lower()
+    if "locked" in text or "busy" in text:
+        return "locked by another writer"
+    if "disk is full" in text or "disk full" in text or "no space" in text:
+        return "disk full"
+    if "readonly" in text or "read-only" in text:
+        return "read-only"
+    if "connect" in text or "server closed" in text or "terminat" in text or "shutdown" in text:
+        return "unreachable"
+    return "write failed"
 
 
 def _stamped(entry: AuditRecord | Mapping[str, Any]) -> AuditRecord:
@@ -117,6 +156,12 @@ class AuditWriter:
         self._closed = False
         self._queued_rows = 0  # rows submitted to the thread path and not written (or failed) yet
         self._checkpoint_queued = False
+        self._outage: AuditUnavailable | None = None  # set while a batch fails every retry
+        self._wake = threading.Event()  # cuts an outage retry's wait short (store back, or closing)
+        self._healthy = threading.Event()  # clear while an outage lasts
+        self._healthy.set()
+        self._probe_logged = -PROBE_LOG_INTERVAL_SECONDS
+        self._outage_logged = False
 
     def configure(self, *, durability: Durability, flush_interval_seconds: float) -> None:
         """Change the durability mode (see module doc); call before serving.
@@ -182,10 +227,54 @@ class AuditWriter:
                     self._q.put(_CHECKPOINT)
         return ids[0]
 
-    async def write(self, entry: AuditRecord | Mapping[str, Any]) -> int | None:
+    @property
+    def outage(self) -> AuditUnavailable | None:
+        """The current outage (a batch failed every retry and is being retried), else ``None``."""
+        return self._outage
+
+    def unavailable(self, error: BaseException) -> AuditUnavailable:
+        """``error`` of the store as a caller-safe :class:`~host.store.AuditUnavailable`."""
+        if isinstance(error, AuditUnavailable):
+            return error
+        return AuditUnavailable(self.audit_log.label, outage_reason(error), OUTAGE_RETRY_SECONDS * 2)
+
+    async def ensure_writable(self, timeout_seconds: float = PROBE_TIMEOUT_SECONDS) -> None:
+        """Prove the audit log writable before a call that needs its row is sent (see module doc):
+        on the event loop when that needs no waiting, else on a worker thread waiting up to
+        ``timeout_seconds`` for another writer's lock.
+
+        Raises:
+            host.store.AuditUnavailable: an outage is going on, or the probe failed.
+        """
+        try:
+            if self._outage is None and self.audit_log.try_probe():
+                return
+            await anyio.to_thread.run_sync(self.audit_log.probe, timeout_seconds)
+        except Exception as e:  # noqa: BLE001 - every store failure refuses the call, with a clean message
+            now = time.monotonic()
+            if now - self._probe_logged >= PROBE_LOG_INTERVAL_SECONDS:  # one line per interval, not per call
+                self._probe_logged = now
+                _log.warning("toolhost: the audit log cannot be written (%s: %s); state-changing calls are "
+                             "refused until it can", type(e).__name__, " ".join(str(e).split())[:300])
+            raise self.unavailable(e) from None
+        if self._outage is not None:
+            # a probe can succeed where a real row does not fit (a full disk with a few free bytes):
+            # the store is back only once the queued rows are written (at once now, not at the next retry)
+            self._wake.set()
+            if not await anyio.to_thread.run_sync(self._healthy.wait, timeout_seconds):
+                outage = self._outage
+                if outage is not None:
+                    raise _fresh(outage)
+
+    async def write(self, entry: AuditRecord | Mapping[str, Any], *, timeout: float | None = None) -> int | None:
         """Queue one row from the event loop: with ``commit`` durability, wait until it is committed
         and return its id; with ``interval``, return ``None`` at once. Never blocks the event loop
-        (a full queue is waited for on a worker thread; an inline commit never waits for a lock)."""
+        (a full queue is waited for on a worker thread; an inline commit never waits for a lock).
+
+        Raises:
+            host.store.AuditUnavailable: the row was not committed (every retry failed, or not
+                within ``timeout`` seconds); it stays queued and is written once the store is back.
+        """
         row_id = self._write_inline(entry)
         if row_id is not None:
             return row_id
@@ -195,9 +284,21 @@ class AuditWriter:
             done = await anyio.to_thread.run_sync(self.submit, entry)
         if self.durability == "interval":
             return None
+        outage = self._outage
+        if outage is not None:  # queued behind the failing batch: say so now, write it later
+            raise _fresh(outage)
         # shielded: a cancelled caller must not cancel the row's future under the writer thread
         # (set_result on a cancelled future raises there and stopped the thread for good)
-        return await asyncio.shield(asyncio.wrap_future(done))
+        waiter = asyncio.wrap_future(done)
+        waiter.add_done_callback(_retrieve)  # a late failure after a timeout is not "never retrieved"
+        try:
+            return await asyncio.wait_for(asyncio.shield(waiter), timeout)
+        except TimeoutError:
+            raise AuditUnavailable(self.audit_log.label, "not written in time", OUTAGE_RETRY_SECONDS * 2) from None
+        except AuditUnavailable:
+            raise
+        except Exception as e:  # noqa: BLE001 - the store's error, without its driver text
+            raise self.unavailable(e) from None
 
     def flush(self, timeout: float | None = None) -> bool:
         """Block until every row queued before this call is written; ``False`` on timeout."""
@@ -216,6 +317,7 @@ class AuditWriter:
                 return
             self._closed = True
             thread = self._thread
+        self._wake.set()
         if thread is not None:
             self._q.put(_STOP)
             thread.join(timeout)
@@ -288,24 +390,66 @@ class AuditWriter:
                 ids = self.audit_log.record_many([r.entry for r in batch])
             except Exception as e:  # noqa: BLE001 - retried, then reported to every waiting request
                 error = e
+                if self._outage is None:  # from the first failed attempt on, calls that need a row wait or are refused
+                    self._outage = self.unavailable(e)
+                    self._healthy.clear()
                 if delay is not None:
                     time.sleep(delay)
                 continue
             self._written(batch)
+            self._outage = None
+            self._healthy.set()
             for row, row_id in zip(batch, ids, strict=True):
                 _settle(row.done, row_id)
             return
         assert error is not None
-        _log.error("toolhost: could not write %d audit rows after %d attempts (%s: %s)", len(batch),
-                   len(RETRY_DELAYS_SECONDS) + 1, type(error).__name__, error)
-        self._written(batch)
-        for row in batch:
-            _settle(row.done, None, error)
+        outage = self.unavailable(error)
+        if not self._outage_logged:
+            self._outage_logged = True
+            _log.error("toolhost: could not write %d audit rows after %d attempts (%s: %s); they stay queued "
+                       "and state-changing calls are refused until the audit log can be written",
+                       len(batch), len(RETRY_DELAYS_SECONDS) + 1, type(error).__name__,
+                       " ".join(str(error).split())[:300])
+        self._outage = outage
+        self._healthy.clear()
+        for row in batch:  # the waiters learn now; the rows stay queued (below)
+            _settle(row.done, None, _fresh(outage))
+        while True:
+            self._wake.wait(OUTAGE_RETRY_SECONDS)
+            self._wake.clear()
+            try:
+                ids = self.audit_log.record_many([r.entry for r in batch])
+            except Exception as e:  # noqa: BLE001 - still down
+                if self._closed:
+                    _log.error("toolhost: shutting down with the audit log unwritable (%s: %s): %d audit rows "
+                               "lost", type(e).__name__, " ".join(str(e).split())[:300],
+                               len(batch) + self._q.qsize())
+                    self._written(batch)
+                    return
+                continue
+            _log.warning("toolhost: the audit log can be written again; %d queued rows written", len(batch))
+            self._outage = None
+            self._outage_logged = False
+            self._healthy.set()
+            self._written(batch)
+            for row, row_id in zip(batch, ids, strict=True):
+                _settle(row.done, row_id)
+            return
 
     def _written(self, batch: list[_Row]) -> None:
         """Rows left the thread path (committed or failed for good): inline commits may resume."""
         with self._lock:
             self._queued_rows = max(0, self._queued_rows - len(batch))
+
+
+def _fresh(outage: AuditUnavailable) -> AuditUnavailable:
+    """A new exception like ``outage`` (raising one instance again and again grows its traceback)."""
+    return AuditUnavailable(outage.store, outage.reason, outage.retry_after_seconds)
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _settle(done: concurrent.futures.Future[int], row_id: int | None, error: BaseException | None = None) -> None:

@@ -66,6 +66,9 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
+AUDIT_WAIT_SECONDS = 10.0
+"""How long a request waits for its (non-call) audit row before it fails with ``AuditUnavailable``."""
+
 @dataclass(frozen=True)
 class RequestAccess:
     """What one request may do: the caller, the policy at this request's revision, and helpers.
@@ -102,7 +105,8 @@ class AccessControl:
 
     Args:
         store: an open, migrated store.
-        new_tools: pin default for new tools of an already trusted server (``trusted`` / ``held``).
+        new_tools: pin default for new tools of an already pinned server (``held``, the default:
+            refused until ``toolhost pins accept``; or ``trusted``).
         approved_ttl_seconds: how long an approved call may be run (once).
         pending_ttl_seconds: how long an approval request waits for a decision.
 
@@ -113,7 +117,7 @@ class AccessControl:
         self,
         store: Store,
         *,
-        new_tools: TrustDefault = "trusted",
+        new_tools: TrustDefault = "held",
         approved_ttl_seconds: float = 600.0,
         pending_ttl_seconds: float = 3600.0,
     ) -> None:
@@ -361,11 +365,30 @@ class AccessControl:
         ``detail``, ``approval_id`` and ``approver`` are optional; arguments are redacted."""
         return self.audit_log.record(self.call_record(principal, name, arguments, **outcome))
 
-    async def audit_call_async(self, principal: Principal, name: str, arguments: Any, **outcome: Any) -> int | None:
+    async def audit_call_async(
+        self, principal: Principal, name: str, arguments: Any, *, timeout: float | None = None, **outcome: Any
+    ) -> int | None:
         """:meth:`audit_call` through the write-behind (:attr:`audit_writer`, batched, off the event
-        loop): returns the row id once committed (``commit`` durability) or ``None`` (``interval``)."""
-        return await self.audit_writer.write(self.call_record(principal, name, arguments, **outcome))
+        loop): returns the row id once committed (``commit`` durability) or ``None`` (``interval``).
 
-    async def audit_async(self, **fields: Any) -> int | None:
-        """:meth:`audit` through the write-behind (see :meth:`audit_call_async`)."""
-        return await self.audit_writer.write(AuditRecord.of(**fields))
+        Raises:
+            host.store.AuditUnavailable: not committed (within ``timeout`` seconds); the row stays queued.
+        """
+        return await self.audit_writer.write(self.call_record(principal, name, arguments, **outcome), timeout=timeout)
+
+    async def ensure_auditable(self) -> None:
+        """Prove the audit log writable before a call is sent (:meth:`AuditWriter.ensure_writable`).
+
+        Raises:
+            host.store.AuditUnavailable: it cannot be written now.
+        """
+        await self.audit_writer.ensure_writable()
+
+    async def audit_async(self, *, timeout: float | None = AUDIT_WAIT_SECONDS, **fields: Any) -> int | None:
+        """:meth:`audit` through the write-behind (see :meth:`audit_call_async`).
+
+        Raises:
+            host.store.AuditUnavailable: not committed within ``timeout`` seconds (the row stays
+                queued), so a listing or search is not held for minutes by a locked database.
+        """
+        return await self.audit_writer.write(AuditRecord.of(**fields), timeout=timeout)

@@ -15,16 +15,21 @@ Guarantees (bug cases BR-04, BR-07):
 * Fragments are keyed by call index and/or call id, so parallel calls that interleave never mix.
   A call id wins over an index when both are given, so providers that send several calls at the
   same index with different ids (BR-04) still give separate calls, provided each is started.
-* Nothing is parsed here: :meth:`calls` returns ``arguments=None`` and the exact ``raw_arguments``.
+* Nothing is parsed here (but to recognise a repeat, below): :meth:`calls` returns ``arguments=None``
+  and the exact ``raw_arguments``.
 * ``bytes`` fragments go through an incremental UTF-8 decoder, so a character split across
   chunks survives byte-identical; invalid UTF-8 is transport corruption and raises
   :class:`~host.pipeline.errors.InvalidEncoding` at ``finish``.
 * Batch order is the provider's index when every call has one, else start order.
+* A fragment that repeats the call's whole arguments so far, when those already are one complete
+  JSON value, is not appended (some OpenAI-compatible servers end a stream with such a chunk;
+  appending it would make the arguments invalid JSON).
 """
 
 from __future__ import annotations
 
 import codecs
+import json
 from dataclasses import dataclass, field
 
 from host.calls import ToolCall
@@ -51,6 +56,7 @@ class _Slot:
     decoder: codecs.IncrementalDecoder | None = None
     finished: bool = False
     text: str | None = None
+    length: int = 0  # characters in parts
 
 
 class ArgumentAccumulator:
@@ -114,14 +120,18 @@ class ArgumentAccumulator:
             if slot.decoder is None:
                 slot.decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
             try:
-                slot.parts.append(slot.decoder.decode(bytes(fragment), final=False))
+                piece = slot.decoder.decode(bytes(fragment), final=False)
             except UnicodeDecodeError as exc:
                 raise InvalidEncoding(index=index, call_id=call_id, detail=str(exc)) from exc
         else:
             if slot.decoder is not None and slot.decoder.getstate()[0]:
                 raise InvalidEncoding(index=index, call_id=call_id,
                                       detail="a text fragment arrived in the middle of a multi-byte character")
-            slot.parts.append(fragment)
+            piece = fragment
+        if piece and len(piece) == slot.length and _repeats_complete(slot.parts, piece):
+            return  # a trailing chunk repeating the whole arguments (some servers send one): not appended
+        slot.parts.append(piece)
+        slot.length += len(piece)
 
     def set_name(self, name: str, *, index: int | None = None, call_id: str | None = None) -> None:
         """Set (replace) the tool name of a started call."""
@@ -157,6 +167,7 @@ class ArgumentAccumulator:
                 raise InvalidEncoding(index=slot.index, call_id=slot.call_id, detail=str(exc)) from exc
         slot.text = "".join(slot.parts)
         slot.parts = []
+        slot.length = 0
         slot.finished = True
 
     def finish_all(self) -> None:
@@ -192,3 +203,16 @@ class ArgumentAccumulator:
                 taken.add(call_id)
             out.append(ToolCall(call_id=call_id, name=slot.name, raw_arguments=slot.text or "", index=pos))
         return out
+
+
+def _repeats_complete(parts: list[str], piece: str) -> bool:
+    """Whether ``piece`` equals the text of ``parts`` and that text is already one complete JSON
+    value (so appending it again could only make the arguments invalid)."""
+    text = "".join(parts)
+    if text != piece:
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True

@@ -16,6 +16,7 @@ from host.pipeline.format import EMPTY_PLACEHOLDER, FormattedOutput, SpillStore,
 from host.pipeline.pipeline import Pipeline
 from host.pipeline.prepare import ApprovalHook, ApprovalOutcome, Prepared
 from host.pipeline.results import classify_exception, error_result, rate_limit_info
+from host.pipeline.send_gate import SendGate
 
 __all__ = [
     "EMPTY_PLACEHOLDER",
@@ -32,6 +33,7 @@ __all__ = [
     "PipelineFatal",
     "Prepared",
     "ResultCallback",
+    "SendGate",
     "SpillStore",
     "UnknownCall",
     "classify_exception",

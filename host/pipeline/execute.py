@@ -32,6 +32,7 @@ from host.pipeline.errors import PipelineFatal
 from host.pipeline.format import SpillStore, format_result
 from host.pipeline.prepare import Prepared
 from host.pipeline.results import classify_exception, error_result
+from host.pipeline.send_gate import SendGate
 
 __all__ = ["TIMEOUT_GRACE_SECONDS", "execute_batch", "execute_one"]
 
@@ -51,14 +52,22 @@ async def execute_one(
     *,
     spill: SpillStore | None,
     on_running: Callable[[], None] | None = None,
+    gate: SendGate | None = None,
 ) -> ToolResult:
-    """Execute one prepared call with its own error boundary; never raises but :class:`PipelineFatal`."""
+    """Execute one prepared call with its own error boundary; never raises but :class:`PipelineFatal`.
+
+    ``gate`` is asked right before the call is sent; a result it answers is the call's result
+    (nothing is sent)."""
     call, rec = prep.call, prep.record
     remaining = ctx.remaining_seconds()
     timeout = rec.timeout_seconds if remaining is None else min(rec.timeout_seconds, remaining)
     if timeout <= 0:
         return error_result(call, ResultStatus.NOT_EXECUTED, "the conversation's time budget ran out before "
                             "this call could start", where="execute", details={"reason": "deadline"})
+    if gate is not None:
+        refused = await gate.before_send(prep)
+        if refused is not None:
+            return refused
     if on_running is not None:
         on_running()
     raw = None
@@ -132,6 +141,7 @@ async def execute_batch(
     *,
     spill: SpillStore | None,
     completed: Callable[[ToolResult], Awaitable[None]],
+    gate: SendGate | None = None,
 ) -> list[ToolResult]:
     """Execute ``preps`` under the module's scheduling rules; one result per prepared call, in order.
 
@@ -141,7 +151,7 @@ async def execute_batch(
     if n == 0:
         return []
     if n == 1 and ctx.cancel is None:  # fast path: no scheduling, no task group
-        res = await execute_one(preps[0], executor, ctx, spill=spill)
+        res = await execute_one(preps[0], executor, ctx, spill=spill, gate=gate)
         await completed(res)
         return [res]
     results: list[ToolResult | None] = [None] * n
@@ -159,7 +169,7 @@ async def execute_batch(
             def running() -> None:
                 state[i] = _State.RUNNING
 
-            res = await execute_one(preps[i], executor, ctx, spill=spill, on_running=running)
+            res = await execute_one(preps[i], executor, ctx, spill=spill, on_running=running, gate=gate)
             results[i] = res
             state[i] = _State.DONE
             with anyio.CancelScope(shield=True):

@@ -31,6 +31,7 @@ from host.pipeline.execute import execute_batch
 from host.pipeline.format import SpillStore
 from host.pipeline.prepare import ApprovalHook, Prepared, ValidatorCache, prepare_call
 from host.pipeline.results import error_result
+from host.pipeline.send_gate import SendGate
 from host.tracing import span
 from registry.policy import AllowAll, RequestPolicy
 from registry.store import ToolRegistry
@@ -60,6 +61,7 @@ class Pipeline:
         event_log: optional :class:`host.events.EventLog`; gets ``call``, ``decision`` and
             ``result`` events.
         approvals: optional hook deciding calls the policy marks ``approval``.
+        send_gate: optional last check right before a call is sent upstream (:class:`SendGate`).
         coerce: apply the lossless string→number coercion (``registry.validation``).
     """
 
@@ -72,6 +74,7 @@ class Pipeline:
         spill_dir: Path,
         event_log: Any | None = None,
         approvals: ApprovalHook | None = None,
+        send_gate: SendGate | None = None,
         coerce: bool = True,
     ) -> None:
         self.registry = registry
@@ -80,6 +83,7 @@ class Pipeline:
         self.spill = SpillStore(spill_dir)
         self.event_log = event_log
         self.approvals = approvals
+        self.send_gate = send_gate
         self.coerce = coerce
         self._validators = ValidatorCache()
 
@@ -147,7 +151,8 @@ class Pipeline:
         if preps:
             try:
                 with span("toolhost.execute", **{"toolhost.calls": len(preps)}):
-                    executed = await execute_batch(preps, self.executor, ctx, spill=self.spill, completed=completed)
+                    executed = await execute_batch(preps, self.executor, ctx, spill=self.spill, completed=completed,
+                                                   gate=self.send_gate)
             except anyio.get_cancelled_exc_class():
                 # the caller went away (client disconnect, serve shutting down): the event log
                 # still pairs every logged call with a result, as the audit already does

@@ -13,6 +13,7 @@ from host.store.engine import DB_FILE_NAME, default_url, normalize_url, open_eng
 from host.store.errors import (
     AlreadyExists,
     ApprovalNotPending,
+    AuditUnavailable,
     DatabaseUnavailable,
     InvalidValue,
     NotFound,
@@ -36,6 +37,7 @@ __all__ = [
     "ApprovalInfo",
     "ApprovalNotPending",
     "Approvals",
+    "AuditUnavailable",
     "DatabaseUnavailable",
     "AuditEntry",
     "AuditLog",

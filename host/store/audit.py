@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pathlib import Path
 from sqlalchemy import and_, insert, select, update
 
 from host.store import schema as s
@@ -252,6 +253,41 @@ class AuditLog:
         if not rows:
             return []
         return appender.try_append(rows)
+
+    def probe(self, timeout_seconds: float) -> None:
+        """Prove the audit log writable now: commit a write that changes nothing (the chain head
+        row rewritten with its own values), waiting up to ``timeout_seconds`` for a SQLite lock.
+        Blocking: call it off the event loop.
+
+        Raises:
+            Exception: the database's own error (locked, disk full, read-only, unreachable, ...).
+        """
+        appender = self.store.audit_appender
+        if appender is not None:
+            appender.probe(int(timeout_seconds * 1000))
+            return
+        with self.store.write() as conn:
+            conn.execute(update(s.audit_head).where(s.audit_head.c.id == 1).values(last_id=s.audit_head.c.last_id))
+
+    def try_probe(self) -> bool | None:
+        """:meth:`probe` without waiting (SQLite file databases only): ``True`` when proven,
+        ``None`` when that would need waiting or another database (use :meth:`probe` then).
+
+        Raises:
+            sqlite3.Error: any failure but a busy database.
+        """
+        appender = self.store.audit_appender
+        return None if appender is None else appender.try_probe()
+
+    @property
+    def label(self) -> str:
+        """The store as it may be shown to a caller: kind and database name, never host or password
+        (``SQLite file toolhost.db``, ``PostgreSQL database 'toolhost'``)."""
+        url = self.store.engine.url
+        if url.get_backend_name() == "sqlite":
+            return f"SQLite file {Path(url.database or ':memory:').name}"
+        return f"PostgreSQL database {url.database!r}" if url.get_backend_name() == "postgresql" else (
+            f"{url.get_backend_name()} database {url.database!r}")
 
     @property
     def checkpoint_due(self) -> bool:

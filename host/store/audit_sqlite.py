@@ -73,6 +73,9 @@ if _INSERT.names != _COLUMNS:  # _append passes the values in this order (checke
     raise RuntimeError(f"audit insert columns {_INSERT.names} are not in the order {_COLUMNS}")
 _HEAD = _compile(select(s.audit_head.c.last_id, s.audit_head.c.last_hash).where(s.audit_head.c.id == 1))
 _NEW_HEAD = _compile(insert(s.audit_head).values(id=1, last_id=None, last_hash=bindparam("last_hash")))
+_TOUCH_HEAD = _compile(
+    update(s.audit_head).where(s.audit_head.c.id == 1).values(last_id=s.audit_head.c.last_id)
+)
 _SET_HEAD = _compile(
     update(s.audit_head).where(s.audit_head.c.id == 1)
     .values(last_id=bindparam("last_id"), last_hash=bindparam("last_hash"))
@@ -93,6 +96,8 @@ class SqliteAuditAppender:
         self.path = path
         self.busy_timeout_ms = int(busy_timeout_seconds * 1000)
         self._lock = threading.Lock()
+        self._probe_lock = threading.Lock()
+        self._probe_conn: sqlite3.Connection | None = None
         self._conn: sqlite3.Connection | None = None
         self._timeout_ms: int | None = None
         self._since_checkpoint = 0
@@ -136,6 +141,56 @@ class SqliteAuditAppender:
         finally:
             self._lock.release()
 
+    def probe(self, timeout_ms: int | None = None) -> None:
+        """Prove the database writable now: take the write lock (waiting up to ``timeout_ms``,
+        default the busy timeout) and commit a write that changes nothing (the chain head row is
+        rewritten with its own values, so a commit really reaches the WAL file).
+
+        Raises:
+            sqlite3.Error: locked past the timeout, disk full, read-only file, ...
+        """
+        with self._probe_lock:
+            self._probe(self.busy_timeout_ms if timeout_ms is None else timeout_ms)
+
+    def try_probe(self) -> bool | None:
+        """:meth:`probe` without waiting: ``True`` when proven, ``None`` when it would have to wait
+        (the appender busy in another thread, or another connection holds the write lock).
+
+        Raises:
+            sqlite3.Error: any other failure (disk full, read-only file, ...).
+        """
+        if not self._probe_lock.acquire(blocking=False):
+            return None
+        try:
+            self._probe(0)
+            return True
+        except sqlite3.OperationalError as e:
+            if _locked(e):
+                return None
+            raise
+        finally:
+            self._probe_lock.release()
+
+    def _probe(self, timeout_ms: int) -> None:
+        # its own connection: a probe must not wait behind the appender's own (possibly long) write
+        conn = self._probe_conn
+        if conn is None:
+            if self._closed:
+                raise sqlite3.ProgrammingError("the audit appender is closed")
+            conn = self._probe_conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                                      timeout=0)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA wal_autocheckpoint=0")
+        conn.execute(f"PRAGMA busy_timeout={timeout_ms}")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(_TOUCH_HEAD.text, _TOUCH_HEAD.args({}))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
     def checkpoint(self) -> None:
         """A passive WAL checkpoint (copies committed pages into the database file without waiting
         for readers or writers). Blocking (it syncs the file): not on an event loop."""
@@ -155,6 +210,10 @@ class SqliteAuditAppender:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+        with self._probe_lock:
+            if self._probe_conn is not None:
+                self._probe_conn.close()
+                self._probe_conn = None
 
     # -- internals -----------------------------------------------------------------------------
     def _connection(self, timeout_ms: int) -> sqlite3.Connection:

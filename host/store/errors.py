@@ -9,7 +9,8 @@
         ├── PinHashMismatch      `pins accept --hash` names a definition that is no longer pending
         ├── SchemaTooNew         the database was migrated by a newer toolhost
         ├── SchemaMigrationFailed  the database is on an older schema and migrating it failed
-        └── DatabaseUnavailable  the database cannot be reached (down, wrong address, bad password)
+        ├── DatabaseUnavailable  the database cannot be reached (down, wrong address, bad password)
+        └── AuditUnavailable     the audit log cannot be written right now (locked, disk full, down)
 
 Each carries the values involved and says how to fix the problem.
 """
@@ -21,6 +22,7 @@ from host.errors import HostError
 __all__ = [
     "AlreadyExists",
     "ApprovalNotPending",
+    "AuditUnavailable",
     "DatabaseUnavailable",
     "InvalidValue",
     "NotFound",
@@ -120,4 +122,33 @@ class DatabaseUnavailable(StoreError):
         super().__init__(
             f"cannot reach the database at {url}: {reason}; check that it runs and that --db-url "
             "(or $TOOLHOST_DATABASE_URL) names the right host, port, database, user and password"
+        )
+
+
+class AuditUnavailable(StoreError):
+    """The audit log cannot be written right now, so a call that needs its row is not sent.
+
+    The message is safe to show to a caller: it names the store by kind and database name only
+    (never the host, the password or the driver's text) and says what to do.
+
+    Attributes:
+        store: the store, as shown (e.g. ``SQLite file toolhost.db``, ``PostgreSQL database 'toolhost'``).
+        reason: a short cause: ``locked by another writer``, ``disk full``, ``read-only``,
+            ``unreachable`` or ``write failed``.
+        retry_after_seconds: when a retry may succeed (seconds).
+    """
+
+    def __init__(self, store: str, reason: str, retry_after_seconds: float = 5.0) -> None:
+        self.store = store
+        self.reason = reason
+        self.retry_after_seconds = retry_after_seconds
+        fix = {
+            "locked by another writer": "end the other process or transaction holding the database write lock",
+            "disk full": "free disk space on the volume of the data folder",
+            "read-only": "make the database writable for the serve process",
+            "unreachable": "start the database or restore the connection",
+        }.get(reason, "check the serve log for the database error")
+        super().__init__(
+            f"permission store unavailable: the audit log ({store}) cannot be written ({reason}); "
+            f"{fix}, then retry in {retry_after_seconds:g} s"
         )

@@ -9,8 +9,10 @@ Later, :meth:`Pins.observe` compares what a server serves now:
   is invisible to search and refused at call until an admin runs ``toolhost pins accept``;
 * back to the pinned hash → ``trusted`` again;
 * a tool never seen before → ``trusted`` for a server seen for the first time (``first_seen``),
-  and ``new_tools`` (``"trusted"`` or ``"held"``) for a server that already has a pin of any
-  status (a server whose only tool is ``changed`` or ``held`` is still a known server).
+  and ``new_tools`` (``"held"`` by default, or ``"trusted"``; the config's ``toolhost.new_tools``)
+  for a server that already has a pin of any status (a server whose only tool is ``changed`` or
+  ``held`` is still a known server). A "rename" is a removal plus an addition, so the new name is
+  held too.
 
 Accepting is bound to what the admin reviewed: :meth:`Pins.review` gives the diff together with
 the pending definition hash, and :meth:`Pins.accept` pins only when the pending hash still equals
@@ -108,7 +110,7 @@ class Pins:
     """Pin store. ``first_seen`` / ``new_tools``: see module docstring."""
 
     def __init__(
-        self, store: Store, *, new_tools: TrustDefault = "trusted", first_seen: TrustDefault = "trusted"
+        self, store: Store, *, new_tools: TrustDefault = "held", first_seen: TrustDefault = "trusted"
     ) -> None:
         for name, value in (("new_tools", new_tools), ("first_seen", first_seen)):
             if value not in ("trusted", "held"):

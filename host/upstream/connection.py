@@ -61,7 +61,7 @@ from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
 from host.upstream.listen import UpstreamListener
 from host.upstream.listing import MAX_LIST_PAGES, list_all_tools
 from host.upstream.relist import RelistGate
-from host.upstream.serverlog import ServerLog
+from host.upstream.serverlog import LogLimits, ServerLog
 from host.upstream.session_events import SessionEvents
 from host.upstream.status import AVAILABLE_STATES, ConnectionState, ServerStatus
 from host.upstream.transport import SAFE_ENV_VARS, Preflight, child_env, open_transport
@@ -110,6 +110,7 @@ class ServerConnection(SessionEvents):
         lifecycle: LifecyclePolicy | None = None,
         on_catalog: Callable[[str, UpstreamCatalog], Awaitable[None]] | None = None,
         on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None,
+        log_limits: LogLimits | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -134,12 +135,12 @@ class ServerConnection(SessionEvents):
         self._retry_now = False
         self._attempt = 0
         self._relist = RelistGate(self.lifecycle.relist_min_interval_seconds)
-        self.log = ServerLog(logs_dir(data_dir) / f"{safe_file_name(config.name)}.stderr.log")
+        self.log = ServerLog(logs_dir(data_dir) / f"{safe_file_name(config.name)}.stderr.log", log_limits)
         self.on_catalog = on_catalog
         """``await on_catalog(server, catalog)`` after each listing of prompts/resources/templates."""
         self.on_resource_updated = on_resource_updated
         """``await on_resource_updated(server, original_uri)`` on ``notifications/resources/updated``."""
-        self.relay = Relay(config.name, logs_dir(data_dir) / f"{safe_file_name(config.name)}.log")
+        self.relay = Relay(config.name, logs_dir(data_dir) / f"{safe_file_name(config.name)}.log", log_limits)
         self._catalog_due = anyio.Event()
         self.listener = UpstreamListener(config.name, self._on_listen_event, on_open=self._relist.request)
         """The 2026-07-28 listen stream (list changes; resource subscriptions of toolhost's clients)."""

@@ -12,6 +12,9 @@ streams with these guarantees (the "skip, log, and fail the named request" kind)
   with JSON-RPC error ``-32700`` ("the server's reply could not be parsed"), so the call ends
   ``upstream_error`` instead of waiting for its timeout; otherwise it is skipped. A reply to an
   id that is not in flight is skipped and logged.
+* **Bare strings in a ``tools/call`` result's ``content``** (some servers send ``["text"]``
+  instead of ``[{"type": "text", "text": "text"}]``) are read as text blocks, with one log line,
+  instead of failing the call with the validation error's dump.
 * **End of stream is reported** through ``on_closed(reason)`` as soon as the read side ends
   (a stdio child that exits closes its stdout), so the connection is marked down at once.
 * **Sent or not**: a ``tools/call`` request written to the transport marks the caller's
@@ -119,10 +122,25 @@ class TransportGuard:
             if msg.id is None:
                 self._skip(f"error reply without an id: {_excerpt(str(getattr(msg, 'error', '')))}")
                 return None
-            if self.in_flight.pop(_key(msg.id), None) is None:
+            method = self.in_flight.pop(_key(msg.id), None)
+            if method is None:
                 self._skip(f"reply to request id {msg.id!r}, which is not in flight (late, duplicate or unknown)")
                 return None
+            if method == "tools/call" and isinstance(msg, JSONRPCResponse):
+                return self._bare_strings_as_text(item, msg)
         return item
+
+    def _bare_strings_as_text(self, item: Any, msg: JSONRPCResponse) -> Any:
+        """A ``tools/call`` result whose ``content`` holds bare strings (not content blocks) gets
+        each read as a text block (logged once per reply) instead of failing validation."""
+        result = msg.result
+        content = result.get("content") if isinstance(result, dict) else None
+        if not isinstance(content, list) or not any(isinstance(c, str) for c in content):
+            return item
+        self._log(f"toolhost: the reply to tools/call id {msg.id!r} had bare strings in content; read them as "
+                  "text blocks")
+        fixed = [{"type": "text", "text": c} if isinstance(c, str) else c for c in content]
+        return SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=msg.id, result={**result, "content": fixed}))
 
     def _garbage(self, exc: Exception) -> Any | None:
         if type(exc).__name__ == "ReadTimeout":  # an idle SSE stream (httpx2.ReadTimeout)

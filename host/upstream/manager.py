@@ -175,6 +175,7 @@ class ServerManager:
             lifecycle=self.config.lifecycle_for(server),
             on_catalog=self._on_catalog,
             on_resource_updated=self._on_resource_updated,
+            log_limits=self.config.log_limits(),
         )
 
     # -- lifecycle ---------------------------------------------------------------------

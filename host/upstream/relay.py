@@ -46,7 +46,7 @@ from mcp.types import (
     LoggingMessageNotificationParams,
 )
 
-from host.paths import private_opener
+from host.upstream.serverlog import LogLimits, NotificationBudget, RotatingFile
 from registry.redaction import redact
 
 __all__ = ["FORWARD_TIMEOUT_SECONDS", "LOG_LEVELS", "Downstream", "Relay", "current_downstream", "downstream_scope"]
@@ -103,9 +103,13 @@ class Relay:
         log_path: the server's log file (created on first message).
     """
 
-    def __init__(self, server: str, log_path: Path) -> None:
+    def __init__(self, server: str, log_path: Path, limits: LogLimits | None = None) -> None:
         self.server = server
         self.log_path = log_path
+        limits = limits or LogLimits()
+        self._file = RotatingFile(log_path, limits)
+        self._budget = NotificationBudget(limits.notifications_per_second)
+        self._noted = 0.0
         self._active: dict[int, Downstream] = {}
         self._next = 0
 
@@ -182,16 +186,23 @@ class Relay:
         return f"toolhost: the client that made this request did not declare the {what} capability"
 
     def _write(self, params: LoggingMessageNotificationParams) -> None:
+        if not self._budget.take():
+            return
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         data = redact(params.data)  # upstream log text may carry credentials: masked like the audit
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
         line = f"{stamp} {params.level.upper()} {params.logger or '-'}: {text}\n"
-        try:
-            self.log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            with open(self.log_path, "a", encoding="utf-8", errors="replace", opener=private_opener) as fh:
-                fh.write(line)
-        except OSError:
-            return
+        now = time.monotonic()
+        if self._budget.dropped and now - self._noted >= 1.0:  # at most once a second: how much is missing
+            line = (f"{stamp} WARNING toolhost: {self._budget.dropped} log notifications dropped (more than "
+                    f"{self._budget.rate:g}/s)\n{line}")
+            self._budget.dropped = 0
+            self._noted = now
+        self._file.write(line.encode("utf-8", "replace"))
+
+    def close(self) -> None:
+        """Close the log file (it reopens on the next message)."""
+        self._file.close()
 
 
 def _describe(err: BaseException) -> str:

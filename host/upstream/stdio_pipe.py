@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import logging
 import re
+import subprocess
 import sys
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Any, TextIO
 
@@ -210,10 +211,16 @@ class PipeSend(ObjectSendStream):
 
 @asynccontextmanager
 async def stdio_pipe_client(
-    server: StdioServerParameters, errlog: TextIO = sys.stderr, *, max_line_bytes: int = MAX_LINE_BYTES
+    server: StdioServerParameters,
+    errlog: TextIO = sys.stderr,
+    *,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    stderr_sink: Callable[[bytes], None] | None = None,
 ) -> AsyncIterator[tuple[PipeReceive, PipeSend]]:
     """Start ``server`` and yield ``(read, write)`` streams for an SDK ``Client`` (module docstring);
-    a stdout line over ``max_line_bytes`` is dropped (:class:`LineTooLongError`).
+    a stdout line over ``max_line_bytes`` is dropped (:class:`LineTooLongError`). The child's
+    stderr goes to ``errlog``, or, with ``stderr_sink``, through a pipe to ``stderr_sink(chunk)``
+    (e.g. a size-capped log, :class:`host.upstream.serverlog.ServerLog`).
 
     Raises:
         OSError: the command could not be started (e.g. ``FileNotFoundError``).
@@ -225,19 +232,32 @@ async def stdio_pipe_client(
     from mcp.client.stdio import get_default_environment  # the SDK's safe base variables
 
     process = await anyio.open_process(
-        [server.command, *server.args], env=get_default_environment() | (server.env or {}), stderr=errlog,
-        cwd=server.cwd, start_new_session=True,
+        [server.command, *server.args], env=get_default_environment() | (server.env or {}),
+        stderr=errlog if stderr_sink is None else subprocess.PIPE, cwd=server.cwd, start_new_session=True,
     )
     errors = server.encoding_error_handler
     read = PipeReceive(process.stdout, server.encoding, errors, limit=max_line_bytes)
     write = PipeSend(process.stdin, server.encoding, errors, read)
-    try:
-        yield read, write
-    finally:
-        with anyio.CancelScope(shield=True):
-            read.close()
-            write.close()
-            await _stop(process)
+    async with anyio.create_task_group() as pumps:
+        if stderr_sink is not None and process.stderr is not None:
+            pumps.start_soon(_pump_stderr, process.stderr, stderr_sink)
+        try:
+            yield read, write
+        finally:
+            with anyio.CancelScope(shield=True):
+                read.close()
+                write.close()
+                await _stop(process)
+            pumps.cancel_scope.cancel()
+
+
+async def _pump_stderr(stream: Any, sink: Callable[[bytes], None]) -> None:
+    """Copy the child's stderr to ``sink`` until it closes (a failing sink drops the chunk)."""
+    with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        while True:
+            chunk = await stream.receive(65536)
+            with suppress(Exception):  # a log is a record, not a reason to stop reading
+                sink(chunk)
 
 
 async def _stop(process: Process) -> None:

@@ -67,7 +67,7 @@ async def open_transport(
             cannot run here (bwrap missing, namespaces refused).
     """
     if isinstance(config, StdioServerConfig):
-        errlog = log.open(f"starting {config.command}")
+        log.open(f"starting {config.command}")
         env = child_env(config)
         problem = preflight(config, env)
         if problem is not None:
@@ -84,7 +84,7 @@ async def open_transport(
         )
         limit = config.toolhost.max_message_mib
         return stdio_pipe_client(  # the SDK's stdio_client without its pipe tasks
-            params, errlog=errlog, max_line_bytes=int(limit * (1 << 20)) if limit else MAX_LINE_BYTES)
+            params, stderr_sink=log.write_bytes, max_line_bytes=int(limit * (1 << 20)) if limit else MAX_LINE_BYTES)
     assert isinstance(config, RemoteServerConfig)
     log.open(f"connecting ({config.transport})")
     if config.transport == "sse":

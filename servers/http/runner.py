@@ -21,8 +21,9 @@ from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from host.limits import SessionLimits
-from servers.http.sessions import fair_http_app
 from servers.http.headers import strip_header_whitespace
+from servers.http.sessions import fair_http_app
+from servers.http.store_outage import store_outage_guard
 
 __all__ = [
     "LOOP_ENV",
@@ -266,7 +267,7 @@ async def serve_http(
         after_response=after_response,
     )
     config = uvicorn.Config(
-        strip_header_whitespace(app),
+        store_outage_guard(strip_header_whitespace(app)),  # 503 + Retry-After while the store is down
         host=host,
         port=port,
         log_level="warning",

@@ -17,7 +17,7 @@ import pytest
 from host.access import AccessControl
 from host.access import audit_writer as aw
 from host.access.audit_writer import AuditWriter
-from host.store import AuditLog, Store
+from host.store import AuditLog, AuditUnavailable, Store
 from host.store.audit_sqlite import CHECKPOINT_EVERY
 from host.store.engine import write_tx
 from registry import Principal
@@ -193,8 +193,9 @@ def test_flush_waits_for_rows_queued_before_it(tmp_path):
     store.close()
 
 
-def test_failing_writes_are_retried_then_reported(tmp_path, monkeypatch, caplog):
+def test_failing_writes_are_retried_then_reported_and_kept_until_written(tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(aw, "RETRY_DELAYS_SECONDS", (0, 0, 0))
+    monkeypatch.setattr(aw, "OUTAGE_RETRY_SECONDS", 0.05)
     store = Store.open(data_dir=tmp_path / "d")
     log = AuditLog(store)
     real, calls = log.record_many, []
@@ -211,10 +212,16 @@ def test_failing_writes_are_retried_then_reported(tmp_path, monkeypatch, caplog)
     assert calls == [1, 1, 1] and count(store) == 1
 
     log.record_many = lambda entries: (_ for _ in ()).throw(OSError("disk full"))  # type: ignore[method-assign]
-    fut = writer.submit({"action": "list", "detail": "lost"})
-    with pytest.raises(OSError, match="disk full"):
+    fut = writer.submit({"action": "list", "detail": "kept through the outage"})
+    with pytest.raises(AuditUnavailable) as refused:
         fut.result(timeout=20)
-    assert "could not write 1 audit rows after 4 attempts (OSError: disk full)" in caplog.text
+    assert (refused.value.reason, refused.value.store) == ("disk full", "SQLite file toolhost.db")
+    assert "could not write 1 audit rows after 4 attempts (OSError: disk full); they stay queued" in caplog.text
+    assert writer.outage is not None
+    log.record_many = real  # type: ignore[method-assign]  # the disk has room again: the kept row is written
+    assert writer.flush(timeout=20)
+    assert count(store) == 2 and writer.outage is None
+    assert "the audit log can be written again; 1 queued rows written" in caplog.text
     writer.close()
     store.close()
 
@@ -230,7 +237,7 @@ def test_bad_settings_are_refused(tmp_path):
 
 _CRASH_CHILD = """
 import sys, time
-from host.store import AuditLog, Store
+from host.store import AuditLog, AuditUnavailable, Store
 from host.store.audit_sqlite import CHECKPOINT_EVERY
 from host.store.engine import write_tx
 from host.access.audit_writer import AuditWriter

@@ -226,10 +226,12 @@ def test_pins(access: AccessControl, record) -> None:
         access.pins.accept("nope__x", v2.definition_hash)
     with pytest.raises(NotFound, match="unknown pin"):
         access.pins.diff("nope__x")
-    # new tools of an already trusted server: trusted by default, held when configured so
+    # new tools of an already trusted server: held by default, trusted when configured so
+    access.pins.new_tools = "trusted"
     assert access.observe("rug", [v2, other, record("rug__new1", "read")]).pinned == ["rug__new1"]
     access.pins.new_tools = "held"
     new2 = record("rug__new2", "read")
+    assert AccessControl(access.store).pins.new_tools == "held"  # the default
     assert access.observe("rug", [v2, other, new2]).held == ["rug__new2"]
     assert access.evaluate(alice, new2).rule == "pin:held"
     assert access.pins.accept_server("rug") == [("rug__new2", new2.definition_hash)]

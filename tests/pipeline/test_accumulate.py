@@ -122,3 +122,25 @@ def test_unfinished_calls_are_not_returned_until_finished():
     assert acc.calls() == [] and acc.pending == 1
     acc.finish_all()
     assert [c.raw_arguments for c in acc.calls()] == ["{}"] and acc.pending == 0
+
+
+def test_a_trailing_chunk_repeating_the_whole_arguments_is_not_appended():
+    acc = ArgumentAccumulator()
+    acc.start(index=0, call_id="c1", name="orders__get_order")
+    for piece in ['{"order_id"', ': "A1', '002"}']:
+        acc.feed(piece, index=0)
+    acc.feed('{"order_id": "A1002"}', index=0)  # the server's closing chunk: the whole arguments again
+    acc.start(index=1, call_id="c2", name="orders__get_order")
+    acc.feed(b'{"order_id": "\xc3\xa9"}', index=1)
+    acc.feed('{"order_id": "é"}'.encode(), index=1)  # the same repeat in bytes
+    acc.finish_all()
+    assert [c.raw_arguments for c in acc.calls()] == ['{"order_id": "A1002"}', '{"order_id": "é"}']
+
+
+def test_a_fragment_equal_to_an_incomplete_prefix_is_appended():
+    acc = ArgumentAccumulator()
+    acc.start(index=0, call_id="c1", name="t")
+    for piece in ['{"a":', '{"a":', '1}}']:  # '{"a":' twice is real content: {"a":{"a":1}}
+        acc.feed(piece, index=0)
+    acc.finish_all()
+    assert [json.loads(c.raw_arguments) for c in acc.calls()] == [{"a": {"a": 1}}]

@@ -16,7 +16,8 @@ Run: ``python hostile_stdio.py [FLAGS as JSON]``. It answers ``server/discover``
   appended when it arrives (proves which calls reached the server).
 
 Tools: ``echo {text}`` → text; ``die`` → exits without replying; ``hang`` → never replies;
-``broken`` → a truncated reply that names the request id; ``slow {seconds}`` → sleeps, then
+``broken`` → a truncated reply that names the request id; ``bare_strings`` (listed with the
+``bare_strings_tool`` flag) → a reply whose ``content`` mixes bare strings and a text block; ``slow {seconds}`` → sleeps, then
 answers; ``garble_then_echo {text}`` → garbage lines, then the echo reply; ``progress {steps}``
 (listed with the ``progress_tool`` flag) → that many ``notifications/progress`` for the request's
 token and the reply, in one write; ``flood {mib, id_last}`` (listed with the ``flood_tool`` flag) →
@@ -73,6 +74,8 @@ def tools() -> list[dict]:
         tool("broken", "Answer with a truncated reply."),
         tool("slow", "Sleep, then answer.", {"seconds": {"type": "number"}}),
         tool("garble_then_echo", "Write garbage, then echo.", {"text": {"type": "string"}}),
+        *([tool("bare_strings", "Answer with bare strings in content (not content blocks).")]
+          if FLAGS.get("bare_strings_tool") else []),
         *([tool("progress", "Report progress, then answer.", {"steps": {"type": "integer"}})]
           if FLAGS.get("progress_tool") else []),
         *([tool("flood", "Answer with one line of `mib` MiB.", {"mib": {"type": "integer"},
@@ -112,6 +115,9 @@ def handle_call(rid, params: dict) -> None:
             fh.write(f"{args.get('nonce', args.get('text', ''))}\n")
     if name == "echo":
         text_result(rid, str(args.get("text", "")))
+    elif name == "bare_strings":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"content": ["first line", {"type": "text", "text": "a block"},
+                                                                  "last line"], "isError": False}})
     elif name == "die":
         os._exit(1)
     elif name == "hang":
