@@ -98,6 +98,7 @@ async def _with_runtime(
                      limiter=_limiter(access, cfg))
     try:
         if access is not None:
+            access.pins.new_tools = cfg.defaults.new_tools  # held (default) or trusted, as in serve
             access.watch(rt.registry)
         with live_status(err, rt.statuses()) as refresh:
             rt.manager.on_status = refresh
