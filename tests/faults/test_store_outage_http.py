@@ -18,7 +18,7 @@ import httpx2
 import pytest
 from typer.testing import CliRunner
 
-from servers.cli import app
+from servers.cli.app import app
 from tests.postgres import PostgresCluster
 
 TOOLHOST = str(Path(sys.executable).parent / "toolhost")
