@@ -78,28 +78,47 @@ class Admin:
             self._local = AdminService(self._access)
         return self._local
 
-    def __getattr__(self, name: str) -> object:
-        if name.startswith("_"):
-            raise AttributeError(name)
+    def _act(self, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
+        """Run admin action ``name`` through the serve, else (or once it stops answering) locally."""
+        from servers.cli.serve_client import ServeError, ServeUnavailable  # noqa: PLC0415
 
-        def method(*args: object, **kwargs: object) -> object:
-            from servers.cli.serve_client import ServeError, ServeUnavailable  # noqa: PLC0415
-
-            if self._remote is not None:
-                try:
-                    return getattr(self._remote, name)(*args, **kwargs)
-                except ServeUnavailable:
-                    self._remote = None  # the serve stopped or cannot do it: do it here
-                except ServeError as e:
-                    fail(e.message)
-            return getattr(self.local(), name)(*args, **kwargs)
-
-        return method
+        if self._remote is not None:
+            try:
+                return getattr(self._remote, name)(*args, **kwargs)
+            except ServeUnavailable:
+                self._remote = None  # the serve stopped or cannot do it: do it here
+            except ServeError as e:
+                fail(e.message)
+        return getattr(self.local(), name)(*args, **kwargs)
 
     def close(self) -> None:
         if self._access is not None:
             self._access.close()
             self._access = None
+
+
+ACTION_NAMES: tuple[str, ...] = (
+    "servers", "tools", "visible_tools", "search", "users", "add_user", "remove_user", "roles", "add_role",
+    "remove_role", "assign_role", "unassign_role", "keys", "create_key", "revoke_keys", "grants", "add_grant",
+    "remove_grant", "set_self_approval", "usage_stats", "usage_clear", "approvals", "approval", "decide", "pins",
+    "pin_diff", "accept_pin", "accept_server_pins", "audit", "audit_verify", "audit_rows",
+)
+"""The methods of :class:`servers.admin.protocol.AdminActions` (named here so the CLI does not import the
+admin package at start; a test keeps the two equal). :class:`Admin` has one method per name, and no other
+attribute is forwarded."""
+
+
+def _action(name: str) -> Callable[..., object]:
+    def method(self: Admin, *args: object, **kwargs: object) -> object:
+        return self._act(name, args, kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``AdminActions.{name}`` through the serve or the store (see :class:`Admin`)."
+    return method
+
+
+for _name in ACTION_NAMES:
+    setattr(Admin, _name, _action(_name))
 
 
 @contextmanager

@@ -65,17 +65,19 @@ def event_loop_options() -> dict[str, Any]:
     return {}
 
 
-class _CoalescingTransport:
+class _CoalescingTransport(asyncio.Transport):
     """A transport whose writes made in one event-loop turn leave in one ``send()``.
 
     uvicorn writes a response's status line + headers and its body with two ``transport.write``
     calls; with Nagle off (as it must be) that is two TCP segments and two wake-ups of the client
     per call. Here the writes are joined and sent on the next loop turn (``call_soon``), so a
     small response is one segment; a streamed (SSE) response still goes out event by event.
-    ``close``/``write_eof`` send what is buffered first.
+    ``close``/``write_eof`` send what is buffered first. Every other method of
+    :class:`asyncio.Transport` is the wrapped transport's, delegated by name.
     """
 
     def __init__(self, transport: Any) -> None:
+        super().__init__()
         self._transport = transport
         self._buffer: list[bytes] = []
         self._loop = asyncio.get_running_loop()
@@ -111,8 +113,36 @@ class _CoalescingTransport:
         self._buffer.clear()
         self._transport.abort()
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._transport, name)
+    # -- the rest of asyncio.Transport, the wrapped transport's --------------------------------
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._transport.get_extra_info(name, default)
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self._transport.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        return self._transport.get_protocol()
+
+    def is_reading(self) -> bool:
+        return self._transport.is_reading()
+
+    def pause_reading(self) -> None:
+        self._transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        self._transport.resume_reading()
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        self._transport.set_write_buffer_limits(high, low)
+
+    def get_write_buffer_limits(self) -> tuple[int, int]:
+        return self._transport.get_write_buffer_limits()
+
+    def can_write_eof(self) -> bool:
+        return self._transport.can_write_eof()
 
 
 def http_protocol() -> type[asyncio.Protocol]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 
 from servers.admin import AdminActions, AdminService
+from servers.cli.admin_common import ACTION_NAMES, Admin
 from servers.cli.admin_remote import RemoteAdmin
 
 SERVICE_ONLY = {"principal"}
@@ -48,3 +49,13 @@ def test_both_are_declared_implementations() -> None:
     assert issubclass(AdminService, AdminActions)
     assert issubclass(RemoteAdmin, AdminActions)
     assert AdminActions in AdminService.__mro__ and AdminActions in RemoteAdmin.__mro__
+
+
+def test_the_cli_admin_offers_exactly_the_protocol_actions_and_forwards_nothing_else(tmp_path) -> None:
+    assert sorted(ACTION_NAMES) == sorted(public_methods(AdminActions))
+    admin = Admin(tmp_path, None, use_serve=False)
+    try:
+        assert admin.users() == []  # an action runs on the store of the data folder
+        assert not hasattr(admin, "principal")  # AdminService's helper is not an admin action
+    finally:
+        admin.close()
