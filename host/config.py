@@ -108,7 +108,7 @@ def _raise_validation(err: ValidationError, prefix: str, source: str | None) -> 
     elif first["type"] == "extra_forbidden":
         problem = "unknown key (check the spelling; see the toolhost block reference in README)"
     else:
-        problem = f"{first['msg']} (got {_shown_input(first.get('input'))})"
+        problem = f"{first['msg'].removeprefix('Value error, ')} (got {_shown_input(first.get('input'))})"
     raise ConfigError(path, problem, source)
 
 
@@ -255,6 +255,8 @@ def parse_config(
             cfg.warnings.append(f"server {name!r} is not started: {err.path}: {err.problem}")
             continue
         prefixes[prefix] = name
+        if isinstance(server, StdioServerConfig) and server.toolhost.inherit_env is None:
+            server.toolhost.inherit_env = defaults.inherit_env  # the effective value, for child_env
         cfg.servers[name] = server
     return cfg
 

@@ -3,11 +3,12 @@ defaults and the lifecycle policy derived from both. Parsing and loading: :mod:`
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from host.limits.config import RateLimitConfig, SessionLimits
 from registry import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_SECONDS, Risk, ToolOverrides
@@ -28,6 +29,26 @@ __all__ = [
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "servers" / "default_config.json"
 """The bundled default config (example servers + mcp-server-time)."""
+
+
+_INHERIT_CHOICES = ("network", "minimal", "all")
+
+
+def _check_inherit_env(value: Any) -> Any:
+    """A clear error for a bad ``inherit_env`` (with a did-you-mean for a misspelt choice)."""
+    if isinstance(value, str) and value not in _INHERIT_CHOICES:
+        close = difflib.get_close_matches(value, _INHERIT_CHOICES, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f'expected "network", "minimal", "all" or a list of variable names / patterns{hint}')
+    if not isinstance(value, (str, list)) or (isinstance(value, list) and not all(isinstance(v, str) for v in value)):
+        raise ValueError('expected "network", "minimal", "all" or a list of variable names / patterns')
+    return value
+
+
+InheritEnvSetting = Annotated[Literal["network", "minimal", "all"] | list[str], BeforeValidator(_check_inherit_env)]
+"""``inherit_env``: ``"network"`` (default: safe base + CA, proxy and package-manager settings),
+``"minimal"`` (safe base only), ``"all"`` (the whole environment) or a list of names / patterns
+added to the safe base (see :mod:`host.upstream.child_env`)."""
 
 
 class OAuthOptions(BaseModel):
@@ -87,6 +108,9 @@ class ServerOptions(BaseModel):
             sampling/elicitation/subscriptions only work on handshake-era sessions).
         oauth: MCP authorization for an HTTP server that answers ``401`` with
             ``WWW-Authenticate`` resource metadata (``true`` or :class:`OAuthOptions` fields).
+        inherit_env: which of toolhost's environment variables a stdio server inherits:
+            ``"network"``, ``"minimal"``, ``"all"`` or a list of names / patterns
+            (:mod:`host.upstream.child_env`; ``None``: the top-level ``toolhost.inherit_env``).
         max_message_mib: the largest message read from a stdio server's stdout (MiB; ``None``:
             16, :data:`host.upstream.stdio_pipe.MAX_LINE_BYTES`); a longer line is dropped as it
             arrives and the call it answers fails.
@@ -111,6 +135,7 @@ class ServerOptions(BaseModel):
     protocol: Literal["auto", "legacy"] = "auto"
     oauth: OAuthOptions | None = None
     max_message_mib: float | None = Field(default=None, gt=0, le=1024)
+    inherit_env: InheritEnvSetting | None = None
 
     @field_validator("oauth", mode="before")
     @classmethod
@@ -236,6 +261,9 @@ class HostDefaults(BaseModel):
     healthy_after_seconds: float = Field(default=60.0, ge=0)
     backoff_max_seconds: float = Field(default=60.0, gt=0)
     relist_min_interval_seconds: float = Field(default=1.0, ge=0)
+    inherit_env: InheritEnvSetting = "network"
+    """What stdio servers inherit of toolhost's environment (:mod:`host.upstream.child_env`); a
+    server's ``toolhost.inherit_env`` overrides it."""
     audit_durability: Literal["commit", "interval"] = "commit"
     """``commit``: a call is answered only after its audit row is committed (no answered call's row
     is lost even if the process crashes); ``interval``: rows are committed in the background within

@@ -30,7 +30,8 @@ re-list); an identical listing changes nothing downstream.
 
 A stdio child's stderr goes to ``<data_dir>/logs/<server>.stderr.log`` (toolhost's own notes
 about that server — skipped garbage, session expiry — go there too, prefixed ``toolhost:``);
-its last lines are quoted in connect errors.
+its last lines are quoted in connect errors, and a certificate or proxy error among them adds the
+variable to set to the reason (:func:`host.upstream.child_env.stderr_hint`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from host.upstream.relist import RelistGate
 from host.upstream.serverlog import ServerLog
 from host.upstream.session_events import SessionEvents
 from host.upstream.status import AVAILABLE_STATES, ConnectionState, ServerStatus
+from host.upstream.child_env import stderr_hint
 from host.upstream.transport import SAFE_ENV_VARS, Preflight, child_env, open_transport
 
 _child_env = child_env  # the older private name (tests)
@@ -310,6 +312,11 @@ class ServerConnection(SessionEvents):
     def _fail(self, stage: str, reason: str, *, fatal: bool = False) -> None:
         self.status.error = f"{stage}: {reason}"
         self.status.stderr_tail = self.stderr_tail()
+        if isinstance(self.config, StdioServerConfig) and self.status.stderr_tail and not self._stop.is_set():
+            hint = stderr_hint(self.status.stderr_tail, server=self.name, command=self.config.command,
+                               child_env=child_env(self.config))
+            if hint:  # a certificate / proxy problem: name the variable to set
+                self.status.error += f"; {hint}"
         self.status.connected_at = None
         if fatal and self.reconnect:
             self.status.error += " (not retried: fix the configuration and restart)"
