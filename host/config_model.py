@@ -103,7 +103,9 @@ class ServerOptions(BaseModel):
         first_connect_timeout_seconds, ping_interval_seconds, healthy_after_seconds,
         backoff_max_seconds, relist_min_interval_seconds: lifecycle settings, see
         :class:`LifecyclePolicy` (``None``: the top-level default).
-        protocol: ``"auto"`` (probe 2026-07-28 ``server/discover``, fall back to ``initialize``) or
+        protocol: ``"auto"`` (probe 2026-07-28 ``server/discover``, fall back to ``initialize``; a
+            server that refuses its own mid-call request there, e.g. ``ctx.elicit()``, is reconnected
+            with the handshake and the call sent again, see :mod:`host.upstream.connection`) or
             ``"legacy"`` (always the 2025-11-25 ``initialize`` handshake, e.g. for servers whose
             sampling/elicitation/subscriptions only work on handshake-era sessions).
         oauth: MCP authorization for an HTTP server that answers ``401`` with

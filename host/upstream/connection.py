@@ -24,6 +24,19 @@ the server forgot the session: the connection re-initializes at once (no backoff
 the call that got the 404 is retried once (it provably was not processed). No other failure is
 retried.
 
+Protocol era fallback: the SDK's ``auto`` mode negotiates 2026-07-28 with SDK 2.x servers, where a
+server cannot send its own requests mid-call; one written in the common handshake-era style
+(``ctx.elicit()``, sampling, roots) then answers ``-32600 Cannot send 'elicitation/create': this
+transport context has no back-channel``. Under ``protocol: auto`` that refusal switches the
+connection to the 2025-11-25 handshake for the rest of the run (reconnected at once, one line in the
+server's log, a warning in its status) and the call is sent again once on the new session, within
+its time budget. The server's handler stopped at its first ask, so what ran twice is the part of
+the tool before the question (for the common ask-then-act tool, nothing); set ``protocol:
+"legacy"`` to start with the handshake. A 2026-07-28 downstream client (whose questions travel as
+input-required rounds set up before the call) gets that first call back as an error asking it to
+call again; its later calls are asked normally. Source: MCP 2026-07-28 basic/utilities/mrtr (server
+requests are input-required results, no back-channel) and the SDK's ``NoBackChannelError``.
+
 Storm control (BR-54): ``notifications/tools/list_changed`` goes through a
 :class:`~host.upstream.relist.RelistGate` (one re-list in flight, a minimum interval, a trailing
 re-list); an identical listing changes nothing downstream.
@@ -37,6 +50,7 @@ variable to set to the reason (:func:`host.upstream.child_env.stderr_hint`).
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -46,10 +60,10 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 from mcp import Client
-from mcp.types import CallToolResult, Tool
+from mcp.types import INVALID_REQUEST, CallToolResult, Tool
 
 from host.config import LifecyclePolicy, ServerConfig, StdioServerConfig
-from host.errors import CallTimeout, UpstreamUnavailable
+from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
 from host.paths import logs_dir, safe_file_name
 from host.upstream.backoff import Backoff
 from host.upstream.calls import SessionExpired, call_client_tool, describe_exception
@@ -57,6 +71,7 @@ from host.upstream.diagnose import diagnose
 from host.upstream.catalog import UpstreamCatalog
 from host.upstream.executor import ProgressCallback
 from host.upstream.identity import client_info
+from host.upstream.input_required import current_exchange
 from host.upstream.relay import Relay
 from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
 from host.upstream.listen import UpstreamListener
@@ -143,6 +158,9 @@ class ServerConnection(SessionEvents):
         """``await on_resource_updated(server, original_uri)`` on ``notifications/resources/updated``."""
         self.relay = Relay(config.name, logs_dir(data_dir) / f"{safe_file_name(config.name)}.log")
         self._catalog_due = anyio.Event()
+        self.handshake_fallback: str | None = None
+        """Why this ``protocol: auto`` server is now reached with the handshake (legacy) era, once it
+        refused a server-to-client request on a 2026-07-28 session (``None``: not switched)."""
         self.listener = UpstreamListener(config.name, self._on_listen_event, on_open=self._relist.request)
         """The 2026-07-28 listen stream (list changes; resource subscriptions of toolhost's clients)."""
         quiet_sdk_logs()
@@ -279,7 +297,7 @@ class ServerConnection(SessionEvents):
             guarded(transport, guard),
             message_handler=self._on_message,
             cache=None,
-            mode=cfg.toolhost.protocol,
+            mode="legacy" if self.handshake_fallback else cfg.toolhost.protocol,
             client_info=client_info(),
             logging_callback=self.relay.on_log,
             log_level="debug",
@@ -301,6 +319,8 @@ class ServerConnection(SessionEvents):
         self.status.held = held
         self.status.state = ConnectionState.CONNECTED
         self.status.record_event("connected")
+        if self.handshake_fallback:
+            warnings = [*warnings, self.handshake_fallback]
         self._record_tools(tools, warnings)
 
     def _record_tools(self, tools: list[Tool], warnings: list[str]) -> None:
@@ -372,6 +392,19 @@ class ServerConnection(SessionEvents):
                     )
             except CallTimeout:
                 raise CallTimeout(self.name, tool, timeout_seconds) from None
+            except UpstreamError as err:
+                if attempt == 2 or not self._refused_back_channel(err, client):
+                    raise
+                self._switch_to_handshake(tool, err)
+                await self._wait_up(deadline)
+                if current_exchange() is not None:
+                    # A 2026-07-28 client: its questions travel as input-required rounds, which the
+                    # front end sets up (parks the call) only for a handshake-era upstream, decided
+                    # before this call started. Sent again here, the ask would be cancelled; the
+                    # client's next call is parked and asked properly.
+                    raise UpstreamError(self.name, tool, err.code, f"{err.error_message} (toolhost reconnected "
+                                        "the server with the 2025-11-25 handshake, which lets it ask you "
+                                        "mid-call: call the tool again)", err.data) from None
             except SessionExpired:
                 if attempt == 2:
                     raise UpstreamUnavailable(self.name, "the server forgot the new MCP session too "
@@ -381,6 +414,23 @@ class ServerConnection(SessionEvents):
                 self._connection_lost("the server forgot the MCP session (HTTP 404); re-initializing")
                 await self._wait_up(deadline)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _refused_back_channel(self, err: UpstreamError, client: Client) -> bool:
+        """Whether ``err`` is a 2026-07-28 server refusing its own mid-call request (``ctx.elicit()``,
+        sampling, roots) for lack of a back-channel, on a session toolhost chose (``protocol: auto``)."""
+        return (err.code == INVALID_REQUEST and "no back-channel" in err.error_message
+                and client.protocol_version >= "2026" and self.config.toolhost.protocol == "auto")
+
+    def _switch_to_handshake(self, tool: str, err: UpstreamError) -> None:
+        """Reconnect with the handshake era (at once, no backoff) for this and every later call."""
+        asked = re.match(r"Cannot send '([^']+)'", err.error_message)
+        self.handshake_fallback = (
+            f"the server asks the client mid-call in the handshake-era style (its {asked.group(1) if asked else 'request'} "
+            f"was refused on 2026-07-28 during {tool}), so toolhost reconnected it with the 2025-11-25 handshake; set "
+            f'mcpServers.{self.name}.toolhost.protocol to "legacy" to start that way')
+        self.log.write(f"toolhost: {self.handshake_fallback}; retrying {tool} once")
+        self._retry_now = True
+        self._connection_lost("reconnecting with the 2025-11-25 handshake (the server asks the client mid-call)")
 
     def connected_client(self) -> Client:
         """The live SDK client (for the forwarding helpers in :mod:`host.upstream.forward`).
