@@ -70,6 +70,7 @@ from host.upstream.calls import SessionExpired, call_client_tool, describe_excep
 from host.upstream.diagnose import diagnose
 from host.upstream.catalog import UpstreamCatalog
 from host.upstream.executor import ProgressCallback
+from registry.redaction import redact
 from host.upstream.identity import client_info
 from host.upstream.input_required import current_exchange
 from host.upstream.relay import Relay
@@ -251,7 +252,8 @@ class ServerConnection(SessionEvents):
                     self._fail(stage, "stopped while connecting")
                 else:
                     self._fail(stage, f"no answer within the connect timeout of {budget:g} s (raise "
-                               f"mcpServers.{self.name}.toolhost.connect_timeout_seconds for a slow server)")
+                               f"mcpServers.{self.name}.toolhost.connect_timeout_seconds for a slow server)"
+                               + self._stdout_text(guard))
         except Preflight as problem:
             fatal = True
             self._fail("start", problem.reason, fatal=True)
@@ -259,7 +261,7 @@ class ServerConnection(SessionEvents):
             if connected_at is None:
                 found = diagnose(self.config, err, http_auth=guard.http_auth_failure)
                 fatal = found.fatal
-                self._fail(stage, found.reason, fatal=fatal)
+                self._fail(stage, found.reason + self._stdout_text(guard), fatal=fatal)
             else:
                 self._fail("connection", describe_exception(err))
         finally:
@@ -277,6 +279,13 @@ class ServerConnection(SessionEvents):
             report_started()
             return None, fatal
         return time.perf_counter() - connected_at, fatal
+
+    def _stdout_text(self, guard: TransportGuard) -> str:
+        """For a stdio server that failed to connect: the first non-MCP line it wrote to stdout, quoted."""
+        if not isinstance(self.config, StdioServerConfig) or guard.first_garbage is None:
+            return ""
+        return (f"; it wrote text that is not MCP to stdout: {redact(guard.first_garbage)!r} (a stdio server may write only "
+                "JSON-RPC messages to stdout; its logs belong on stderr: check its flags for a stdio or quiet mode)")
 
     async def _serve(self, client: Client) -> None:
         """Stay connected until stop or a drop: re-list on list_changed, ping remote servers."""
