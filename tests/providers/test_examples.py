@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +90,25 @@ def test_with_users_the_example_acts_for_its_user_and_a_destructive_call_waits_f
     tool_message = [m for m in sent[2]["messages"] if m["role"] == "tool"][-1]
     assert tool_message["content"].startswith("approval_required")
     assert _calls(tmp_path / "data") == [("alice", "orders__cancel_order", "approval_required")]
+
+
+def _readme_agent_snippet() -> str:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## In your own agent loop"):text.index("## Users, keys and grants")]
+    [code] = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    return code
+
+
+def test_the_readme_agent_loop_snippet_runs_as_written(tmp_path):
+    steps = [Step(calls=[("call_s", TOOL_SEARCH_NAME, {"query": "look up an order by its id"})]),
+             Step(calls=[("call_g", "orders__get_order", {"order_id": "A1001"})]),
+             Step(text=ANSWER)]
+    script = tmp_path / "agent.py"
+    script.write_text(_readme_agent_snippet())
+    with provider_standin("openai_chat", steps) as (base_url, sent):
+        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180, cwd=tmp_path,
+                             env={**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": base_url,
+                                  "TOOLHOST_HOME": str(tmp_path / "home"), "TOOLHOST_DENSE_SEARCH": "0"})
+    assert (out.returncode, out.stdout) == (0, ANSWER + "\n"), out.stderr
+    assert len(sent) == 3
+    assert _calls(tmp_path / "home") == [("agent", "orders__get_order", "ok")]
