@@ -29,7 +29,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from search_data import EVAL_DIR as DEFAULT_EVAL, require_eval_data  # noqa: E402
+from search_data import EVAL_DIR as DEFAULT_EVAL
+from search_data import require_eval_data
 
 
 def cross_template_split(e: Path, out: Path) -> dict[str, Path]:

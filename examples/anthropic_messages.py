@@ -10,9 +10,9 @@ and pins, and writes an audit row per call. Thinking blocks are replayed with th
 
 import asyncio
 
+from _setup import options
 from anthropic import AsyncAnthropic
 
-from _setup import options
 from host.agent.governed import governed_runtime
 from host.agent.providers import AnthropicMessagesAdapter
 

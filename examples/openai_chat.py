@@ -9,9 +9,9 @@ with the data folder's grants, approvals and pins, and writes an audit row per c
 
 import asyncio
 
+from _setup import options
 from openai import AsyncOpenAI
 
-from _setup import options
 from host.agent.governed import governed_runtime
 from host.agent.providers import OpenAIChatAdapter
 

@@ -10,9 +10,9 @@ audit row per call. Reasoning items are replayed as the API requires.
 
 import asyncio
 
+from _setup import options
 from openai import AsyncOpenAI
 
-from _setup import options
 from host.agent.governed import governed_runtime
 from host.agent.providers import OpenAIResponsesAdapter
 

@@ -67,22 +67,22 @@ from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
 from host.paths import logs_dir, safe_file_name
 from host.upstream.backoff import Backoff
 from host.upstream.calls import SessionExpired, call_client_tool, describe_exception
-from host.upstream.diagnose import diagnose
 from host.upstream.catalog import UpstreamCatalog
+from host.upstream.child_env import stderr_hint
+from host.upstream.diagnose import diagnose
 from host.upstream.executor import ProgressCallback
-from registry.redaction import redact
+from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
 from host.upstream.identity import client_info
 from host.upstream.input_required import current_exchange
-from host.upstream.relay import Relay
-from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
 from host.upstream.listen import UpstreamListener
 from host.upstream.listing import MAX_LIST_PAGES, list_all_tools
+from host.upstream.relay import Relay
 from host.upstream.relist import RelistGate
 from host.upstream.serverlog import ServerLog
 from host.upstream.session_events import SessionEvents
 from host.upstream.status import AVAILABLE_STATES, ConnectionState, ServerStatus
-from host.upstream.child_env import stderr_hint
 from host.upstream.transport import SAFE_ENV_VARS, Preflight, child_env, open_transport
+from registry.redaction import redact
 
 _child_env = child_env  # the older private name (tests)
 

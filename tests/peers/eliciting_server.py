@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import sys
 
-from pydantic import BaseModel
-
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
 
 app = MCPServer("eliciting", version="1.0.0", log_level="WARNING")
 CALLS_FILE = sys.argv[1] if len(sys.argv) > 1 else None
@@ -27,8 +27,8 @@ class Party(BaseModel):
 async def book_table(day: str, ctx: Context) -> str:
     """Book a table; asks how many people."""
     if CALLS_FILE:
-        with open(CALLS_FILE, "a") as fh:
-            fh.write(f"{day}\n")
+        async with await anyio.open_file(CALLS_FILE, "a") as fh:
+            await fh.write(f"{day}\n")
     answer = await ctx.elicit(f"How many people on {day}?", Party)
     if answer.action != "accept":
         return f"not booked ({answer.action})"

@@ -40,7 +40,7 @@ def _run(api: str, base_url: str, tmp_path: Path, *args: str) -> subprocess.Comp
            "OPENAI_BASE_URL": base_url, "ANTHROPIC_BASE_URL": base_url, "TOOLHOST_DENSE_SEARCH": "0"}
     return subprocess.run([sys.executable, str(ROOT / "examples" / EXAMPLES[api]), "Where is order A1001?",
                            "--config", str(_config(tmp_path)), "--data-dir", str(tmp_path / "data"), *args],
-                          capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+                          capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path, check=False)
 
 
 def _calls(data: Path) -> list[tuple[str, str, str]]:
@@ -95,7 +95,7 @@ def test_with_users_the_example_acts_for_its_user_and_a_destructive_call_waits_f
 def _readme_agent_snippet() -> str:
     text = (ROOT / "README.md").read_text()
     section = text[text.index("## In your own agent loop"):text.index("## Users, keys and grants")]
-    [code] = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    [code] = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
     return code
 
 
@@ -106,7 +106,7 @@ def test_the_readme_agent_loop_snippet_runs_as_written(tmp_path):
     script = tmp_path / "agent.py"
     script.write_text(_readme_agent_snippet())
     with provider_standin("openai_chat", steps) as (base_url, sent):
-        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180, cwd=tmp_path,
+        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180, cwd=tmp_path, check=False,
                              env={**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": base_url,
                                   "TOOLHOST_HOME": str(tmp_path / "home"), "TOOLHOST_DENSE_SEARCH": "0"})
     assert (out.returncode, out.stdout) == (0, ANSWER + "\n"), out.stderr
