@@ -402,10 +402,9 @@ class ServerConnection(SessionEvents):
             except CallTimeout:
                 raise CallTimeout(self.name, tool, timeout_seconds) from None
             except UpstreamError as err:
-                if attempt == 2 or not self._refused_back_channel(err, client):
+                if attempt == 2 or not self.refused_back_channel(err.code, err.error_message, client):
                     raise
-                self._switch_to_handshake(tool, err)
-                await self._wait_up(deadline)
+                await self.switch_to_handshake(tool, err.error_message, deadline)
                 if current_exchange() is not None:
                     # A 2026-07-28 client: its questions travel as input-required rounds, which the
                     # front end sets up (parks the call) only for a handshake-era upstream, decided
@@ -424,22 +423,25 @@ class ServerConnection(SessionEvents):
                 await self._wait_up(deadline)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _refused_back_channel(self, err: UpstreamError, client: Client) -> bool:
-        """Whether ``err`` is a 2026-07-28 server refusing its own mid-call request (``ctx.elicit()``,
-        sampling, roots) for lack of a back-channel, on a session toolhost chose (``protocol: auto``)."""
-        return (err.code == INVALID_REQUEST and "no back-channel" in err.error_message
+    def refused_back_channel(self, code: int, message: str, client: Client) -> bool:
+        """Whether an error ``(code, message)`` is a 2026-07-28 server refusing its own mid-call request
+        (``ctx.elicit()``, sampling, roots) for lack of a back-channel, on a session toolhost chose
+        (``protocol: auto``): the cue to reconnect with the handshake (:meth:`switch_to_handshake`)."""
+        return (code == INVALID_REQUEST and "no back-channel" in message
                 and client.protocol_version >= "2026" and self.config.toolhost.protocol == "auto")
 
-    def _switch_to_handshake(self, tool: str, err: UpstreamError) -> None:
-        """Reconnect with the handshake era (at once, no backoff) for this and every later call."""
-        asked = re.match(r"Cannot send '([^']+)'", err.error_message)
+    async def switch_to_handshake(self, what: str, message: str, deadline: float) -> None:
+        """Reconnect with the handshake era at once (no backoff), for this and every later request, and
+        wait (until ``deadline``, ``anyio.current_time()`` clock) for the new session."""
+        asked = re.match(r"Cannot send '([^']+)'", message)
         self.handshake_fallback = (
             f"the server asks the client mid-call in the handshake-era style (its {asked.group(1) if asked else 'request'} "
-            f"was refused on 2026-07-28 during {tool}), so toolhost reconnected it with the 2025-11-25 handshake; set "
+            f"was refused on 2026-07-28 during {what}), so toolhost reconnected it with the 2025-11-25 handshake; set "
             f'mcpServers.{self.name}.toolhost.protocol to "legacy" to start that way')
-        self.log.write(f"toolhost: {self.handshake_fallback}; retrying {tool} once")
+        self.log.write(f"toolhost: {self.handshake_fallback}; retrying {what} once")
         self._retry_now = True
         self._connection_lost("reconnecting with the 2025-11-25 handshake (the server asks the client mid-call)")
+        await self._wait_up(deadline)
 
     def connected_client(self) -> Client:
         """The live SDK client (for the forwarding helpers in :mod:`host.upstream.forward`).

@@ -3,7 +3,8 @@
 refuses the ask (``-32600 ... no back-channel``), so a client must use the handshake era.
 
 Tools: ``book_table {day}`` → elicits ``{"party": int}``, then ``"booked {day} for {party}"``
-(``"not booked ({action})"`` when declined or cancelled); ``calls_file`` (argv[1], optional): one
+(``"not booked ({action})"`` when declined or cancelled); prompt ``booking {day}`` elicits the
+same and says ``"Book a table on {day} for {party}."``; ``calls_file`` (argv[1], optional): one
 line per ``book_table`` start, so a test sees how often the tool ran.
 """
 
@@ -33,6 +34,14 @@ async def book_table(day: str, ctx: Context) -> str:
     if answer.action != "accept":
         return f"not booked ({answer.action})"
     return f"booked {day} for {answer.data.party}"
+
+
+@app.prompt()
+async def booking(day: str, ctx: Context) -> str:
+    """A booking request; asks how many people."""
+    answer = await ctx.elicit(f"How many people on {day}?", Party)
+    party = answer.data.party if answer.action == "accept" else 0
+    return f"Book a table on {day} for {party}."
 
 
 if __name__ == "__main__":

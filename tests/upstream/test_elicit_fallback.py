@@ -21,6 +21,7 @@ from mcp.types import ElicitResult
 from host.calls import ResultStatus
 from host.config import parse_config
 from host.runtime import HostRuntime
+from host.upstream.forward import get_prompt
 from host.upstream.relay import Downstream, downstream_scope
 from tests.admin.support import Serve, people
 
@@ -65,6 +66,22 @@ async def test_an_eliciting_upstream_works_under_auto_through_the_runtime(tmp_pa
     assert f"toolhost: {FALLBACK_WARNING}; retrying book_table once" in log
 
 
+async def test_an_eliciting_prompt_works_under_auto(tmp_path) -> None:
+    cfg = parse_config({"toolhost": {"connect_timeout_seconds": 30}, "mcpServers": {"ask": _entry(tmp_path / "c")}})
+
+    async def elicit(_params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"party": 3})
+
+    with anyio.fail_after(60):
+        async with HostRuntime(cfg, data_dir=tmp_path / "data") as rt:
+            conn = rt.manager.connection("ask")
+            with downstream_scope(Downstream(session=object(), elicit=elicit)):
+                prompt = await get_prompt(conn, "booking", {"day": "sunday"}, timeout_seconds=30)
+            warnings = conn.status.warnings
+    assert prompt.messages[0].content.text == "Book a table on sunday for 3."
+    assert warnings == [FALLBACK_WARNING.replace("during book_table", "during prompts/get booking")]
+
+
 async def test_a_pinned_legacy_upstream_starts_with_the_handshake_and_runs_once(tmp_path) -> None:
     calls = tmp_path / "calls.txt"
     cfg = parse_config({"mcpServers": {"ask": _entry(calls, protocol="legacy")}})
@@ -103,7 +120,7 @@ async def test_an_eliciting_upstream_works_under_auto_through_serve(tmp_path) ->
                 return ElicitResult(action="accept", content={"party": party})
 
             with anyio.fail_after(60):
-                async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {keys['alice']}"}) as http, \
+                async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {keys['alice']}"}, timeout=50) as http, \
                         Client(streamable_http_client(serve.url + "/mcp", http_client=http), mode=mode,
                                elicitation_callback=elicit) as client:
                     result = await client.call_tool("ask__book_table", {"day": mode})
