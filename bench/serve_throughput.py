@@ -23,8 +23,8 @@ from rich.table import Table
 from host.config import load_config
 from host.runtime import HostRuntime
 from registry import AllowAll  # the runtime's default holds destructive tools for approval; this measures the bare call path
-from servers.registry_server import create_registry_server
-from servers.serve import serve_http
+from servers.gateway.server import create_registry_server
+from servers.http.runner import serve_http
 
 ARGS = {"order_id": "A1001"}
 

@@ -29,15 +29,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio.to_thread
+from sqlalchemy.exc import SQLAlchemyError
 
 from host.access.audit_writer import AuditWriter
 from host.access.gate import ApprovalGate, ElicitApproval, approval_elicitation, approval_record
-from sqlalchemy.exc import SQLAlchemyError
-
 from host.store import (
     ApiKeys,
     Approvals,
     AuditLog,
+    AuditRecord,
     Grants,
     NotFound,
     PinReport,
@@ -313,47 +313,32 @@ class AccessControl:
         return registry.subscribe(listener)
 
     # -- audit ------------------------------------------------------------------------------
-    def audit(
-        self,
-        *,
-        action: str,
-        principal: Principal | None = None,
-        tool: str | None = None,
-        decision: Decision | str | None = None,
-        rule: str | None = None,
-        status: str | None = None,
-        duration_seconds: float | None = None,
-        arguments: Any = None,
-        detail: str | None = None,
-        definition_hash: str | None = None,
-        approval_id: str | None = None,
-        approver: str | None = None,
-    ) -> int:
-        """Append an audit entry (arguments are redacted, their digest kept); returns its id.
+    def audit(self, **fields: Any) -> int:
+        """Append the entry :meth:`AuditRecord.of(**fields) <host.store.AuditRecord.of>` (arguments
+        are redacted, their digest kept); returns its id.
 
-        ``decision`` may be a :class:`Decision` (its effect and rule are stored) or an effect string.
-        ``action``: ``call``, ``list``, ``search``, ``auth``, ``approval`` or ``pin``.
+        ``decision`` may be a :class:`Decision` (its effect and rule are stored) or an effect string;
+        ``principal`` gives the user and key id; ``duration_seconds`` the duration.
+        ``action``: ``call``, ``list``, ``search``, ``auth``, ``approval``, ``pin`` or ``admin``.
+
+        Raises:
+            TypeError: an unknown field.
         """
-        return self.audit_log.record(**_entry(
-            action=action, principal=principal, tool=tool, decision=decision, rule=rule, status=status,
-            duration_seconds=duration_seconds, arguments=arguments, detail=detail,
-            definition_hash=definition_hash, approval_id=approval_id, approver=approver,
-        ))
+        return self.audit_log.record(AuditRecord.of(**fields))
 
-    def _call_entry(
+    def call_record(
         self,
         principal: Principal,
         name: str,
         arguments: Any,
         *,
         status: str,
-        duration_seconds: float | None = None,
         tool: ToolRecord | None = None,
-        detail: str | None = None,
-        approval_id: str | None = None,
-        approver: str | None = None,
         decision: Decision | None = None,
-    ) -> dict[str, Any]:
+        **other: Any,
+    ) -> AuditRecord:
+        """The audit entry of one finished ``tools/call`` (see :meth:`audit_call`); ``other``:
+        ``duration_seconds``, ``detail``, ``approval_id``, ``approver``."""
         verdict: Decision | str
         if tool is None:
             verdict = "deny"
@@ -361,78 +346,26 @@ class AccessControl:
         else:
             verdict = decision if decision is not None else self.evaluate(principal, tool)
             rule = verdict.rule
-        return _entry(action="call", principal=principal, tool=name, decision=verdict, rule=rule, status=status,
-                      duration_seconds=duration_seconds, arguments=arguments, detail=detail,
-                      definition_hash=None if tool is None else tool.definition_hash,
-                      approval_id=approval_id, approver=approver)
+        return AuditRecord.of("call", principal=principal, tool=name, decision=verdict, rule=rule, status=status,
+                              arguments=arguments, definition_hash=None if tool is None else tool.definition_hash,
+                              **other)
 
-    def audit_call(
-        self,
-        principal: Principal,
-        name: str,
-        arguments: Any,
-        *,
-        status: str,
-        duration_seconds: float | None = None,
-        tool: ToolRecord | None = None,
-        detail: str | None = None,
-        approval_id: str | None = None,
-        approver: str | None = None,
-        decision: Decision | None = None,
-    ) -> int:
-        """Audit one ``tools/call`` after it finished (with the served definition hash, the approval
-        that let it run and its approver, and ``decision``: the verdict of the policy that really
-        decided, default this store's): the decision and rule are re-derived from the
-        current policy (``tool`` is the registry record, ``None`` when the name is unknown, which
-        is recorded as ``deny`` with rule ``unknown-tool``), so denied names the caller was told are
-        "unknown" still show their real deciding rule here. ``status`` is the result status
-        (``ok``, ``unknown_tool``, ``approval_required``, ...); arguments are redacted."""
-        return self.audit_log.record(**self._call_entry(
-            principal, name, arguments, status=status, duration_seconds=duration_seconds, tool=tool, detail=detail,
-            approval_id=approval_id, approver=approver, decision=decision,
-        ))
+    def audit_call(self, principal: Principal, name: str, arguments: Any, **outcome: Any) -> int:
+        """Audit one ``tools/call`` after it finished (:meth:`call_record`: with the served
+        definition hash, the approval that let it run and its approver, and ``decision``: the
+        verdict of the policy that really decided, default this store's): the decision and rule are
+        re-derived from the current policy (``tool`` is the registry record, ``None`` when the name
+        is unknown, which is recorded as ``deny`` with rule ``unknown-tool``), so denied names the
+        caller was told are "unknown" still show their real deciding rule here. ``status`` is the
+        result status (``ok``, ``unknown_tool``, ``approval_required``, ...); ``duration_seconds``,
+        ``detail``, ``approval_id`` and ``approver`` are optional; arguments are redacted."""
+        return self.audit_log.record(self.call_record(principal, name, arguments, **outcome))
 
-    async def audit_call_async(self, principal: Principal, name: str, arguments: Any, **kwargs: Any) -> int | None:
+    async def audit_call_async(self, principal: Principal, name: str, arguments: Any, **outcome: Any) -> int | None:
         """:meth:`audit_call` through the write-behind (:attr:`audit_writer`, batched, off the event
         loop): returns the row id once committed (``commit`` durability) or ``None`` (``interval``)."""
-        return await self.audit_writer.write(self._call_entry(principal, name, arguments, **kwargs))
+        return await self.audit_writer.write(self.call_record(principal, name, arguments, **outcome))
 
-    async def audit_async(self, **kwargs: Any) -> int | None:
+    async def audit_async(self, **fields: Any) -> int | None:
         """:meth:`audit` through the write-behind (see :meth:`audit_call_async`)."""
-        return await self.audit_writer.write(_entry(**kwargs))
-
-
-def _entry(
-    *,
-    action: str,
-    principal: Principal | None = None,
-    tool: str | None = None,
-    decision: Decision | str | None = None,
-    rule: str | None = None,
-    status: str | None = None,
-    duration_seconds: float | None = None,
-    arguments: Any = None,
-    detail: str | None = None,
-    definition_hash: str | None = None,
-    approval_id: str | None = None,
-    approver: str | None = None,
-) -> dict[str, Any]:
-    """:meth:`host.store.AuditLog.record` keyword arguments of one audit entry."""
-    if isinstance(decision, Decision):
-        rule = rule or decision.rule
-        decision = decision.effect.value
-    return {
-        "action": action,
-        "user": principal.user if principal else None,
-        "key_id": principal.key_id if principal else None,
-        "tool": tool,
-        "decision": decision,
-        "rule": rule,
-        "status": status,
-        "duration_ms": None if duration_seconds is None else duration_seconds * 1000.0,
-        "arguments": arguments,
-        "detail": detail,
-        "definition_hash": definition_hash,
-        "approval_id": approval_id,
-        "approver": approver,
-    }
+        return await self.audit_writer.write(AuditRecord.of(**fields))

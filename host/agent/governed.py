@@ -30,7 +30,7 @@ from host.agent.providers import ProviderAdapter, ProviderModel, WithToolSearch
 from host.agent.providers.driver import Send
 from host.config import HostConfig
 from host.pipeline import CallContext
-from host.pipeline.transcript import Message
+from host.agent.transcript import Message
 from host.runtime import HostRuntime
 from registry import Principal, ToolRecord
 from registry.search import DeferredLoadingState

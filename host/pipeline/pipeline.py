@@ -1,6 +1,6 @@
 """The :class:`Pipeline` facade: N tool calls in, N tool results out, in call order.
 
-Stages: (accumulate, done by the adapter with :class:`~host.pipeline.accumulate.ArgumentAccumulator`)
+Stages: (accumulate, done by the adapter with :class:`~host.agent.accumulate.ArgumentAccumulator`)
 → look up + visibility → parse → validate (+ lossless coercion) → authorize/approval → execute
 (timeouts, cancellation, scheduling) → format/limit (+ spill) → pair. Each stage's failure is a
 result for that call; only :class:`~host.pipeline.errors.PipelineFatal` escapes.

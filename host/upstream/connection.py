@@ -66,13 +66,13 @@ from host.config import LifecyclePolicy, ServerConfig, StdioServerConfig
 from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
 from host.paths import logs_dir, safe_file_name
 from host.upstream.backoff import Backoff
-from host.upstream.calls import SessionExpired, call_client_tool, describe_exception
+from host.upstream.forward_call import SessionExpired, call_client_tool, describe_exception
 from host.upstream.catalog import UpstreamCatalog
 from host.upstream.child_env import stderr_hint
 from host.upstream.diagnose import diagnose
 from host.upstream.executor import ProgressCallback
 from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
-from host.upstream.identity import client_info
+from host.upstream.implementation import client_info
 from host.upstream.input_required import current_exchange
 from host.upstream.listen import UpstreamListener
 from host.upstream.listing import MAX_LIST_PAGES, list_all_tools

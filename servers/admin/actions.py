@@ -19,6 +19,7 @@ from typing import Any
 from host.access import AccessControl
 from host.access import decide as decide_approval
 from registry import Principal
+from servers.admin.protocol import AdminActions
 
 __all__ = ["ADMIN_ROLE", "AdminService", "StoreOff"]
 
@@ -60,8 +61,9 @@ def grant_row(g: Any) -> dict[str, Any]:
     }
 
 
-class AdminService:
-    """Admin actions over one permission store and (when serving) one running host.
+class AdminService(AdminActions):
+    """Admin actions (:class:`servers.admin.protocol.AdminActions`) over one permission store and
+    (when serving) one running host.
 
     Args:
         access: the permission store (``None`` for a serve with ``--auth off``: server, tool, search
@@ -101,10 +103,11 @@ class AdminService:
 
     # -- servers and tools -----------------------------------------------------------------
     def servers(self) -> list[dict[str, Any]]:
-        """Every configured server as :func:`servers.server_rows.server_row` (``toolhost servers --json``'s rows)."""
+        """Every configured server as :func:`servers.admin.server_rows.server_row`
+        (``toolhost servers --json``'s rows)."""
         if self.runtime is None:
             return []
-        from servers.server_rows import server_row  # noqa: PLC0415
+        from servers.admin.server_rows import server_row  # noqa: PLC0415
 
         return [server_row(s) for s in self.runtime.statuses()]
 
@@ -128,7 +131,7 @@ class AdminService:
             host.store.NotFound: no such user.
         """
         from host.access import local_admin_principal  # noqa: PLC0415
-        from servers.identity import local_principal_name  # noqa: PLC0415
+        from servers.shared.local_principal import local_principal_name  # noqa: PLC0415
 
         if user:
             return self.access.principal_for_user(user)
