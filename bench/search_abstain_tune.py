@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from search_data import EVAL_DIR, load_tools, recall_at, to_records
+from search_data import EVAL_DIR, load_tools, require_eval_data, recall_at, to_records
 from search_hybrid import build_index
 from search_tune import dev_sets
 
@@ -209,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--loss", type=float, default=1.5, help="most R@5 points a dev set may lose")
     args = ap.parse_args(argv)
     print(f"features: {', '.join(FEATURES)}")
+    args.eval_dir = require_eval_data(args.eval_dir)
     dense = gather(args.eval_dir, args.every, dense=True)
     hl, hd = report("hybrid (lexical model AND dense model)", dense, [LEX, DEN], args.loss)
     lex = gather(args.eval_dir, args.every, dense=False)

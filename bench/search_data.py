@@ -10,8 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -22,7 +24,33 @@ from registry.naming import assign_qualified_names, sanitize_prefix
 from registry.tool import ToolDefinition, ToolRecord, build_record
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-EVAL_DIR = REPO_ROOT.parent / "shared" / "eval-data"
+EVAL_DIR = Path(os.environ.get("TOOLHOST_EVAL_DATA") or REPO_ROOT.parent / "shared" / "eval-data")
+"""Where the search benchmarks read the eval data: ``$TOOLHOST_EVAL_DATA``, else ``../shared/eval-data``
+next to the checkout. The data are not in the repo (public sets with their own licences)."""
+EVAL_SETS = ("toollens", "livemcpbench", "metatool", "docker-mcp-registry")
+"""The sets every search benchmark reads (each a folder with ``normalized/``)."""
+
+
+def require_eval_data(root: Path | str | None = None) -> Path:
+    """``root`` (default :data:`EVAL_DIR`) when it holds every set of :data:`EVAL_SETS`.
+
+    Raises:
+        SystemExit: with a message naming what is missing, where it goes and how to point
+            elsewhere (exit status 2), instead of a ``FileNotFoundError`` deep in a loader.
+    """
+    path = Path(root) if root is not None else EVAL_DIR
+    missing = [s for s in EVAL_SETS if not (path / s / "normalized").is_dir()]
+    if not missing:
+        return path
+    script = Path(sys.argv[0]).name or "this benchmark"
+    sys.stderr.write(
+        f"{script}: needs the tool-search eval data, which is not part of the repo; missing under {path}: "
+        + ", ".join(f"{s}/normalized" for s in missing) + ".\n"
+        "Put the eval-data folder (sub-folders toollens, livemcpbench, metatool and docker-mcp-registry, each "
+        "with normalized/tools.jsonl, queries*.jsonl and qrels*.tsv; format in bench/search_data.py) at "
+        "../shared/eval-data next to this checkout, or pass --eval-dir DIR (where the script has it) or set "
+        "TOOLHOST_EVAL_DATA=DIR.\n")
+    raise SystemExit(2)
 
 
 @dataclass

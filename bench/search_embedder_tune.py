@@ -43,7 +43,7 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
-from search_data import EVAL_DIR, summarize
+from search_data import require_eval_data, summarize
 from search_hybrid import DEFAULT_CACHE
 from search_tune import dev_sets
 
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", nargs="+", default=["use", "e5"])
     ap.add_argument("--sets", nargs="+", default=["tl", "mt", "tl_pool", "mt_pool"], help="dev sets to use")
     args = ap.parse_args(argv)
-    sets = dev_sets(EVAL_DIR)
+    sets = dev_sets(require_eval_data())
     embs = {m: model(m) for m in args.models}
     data = {}
     for name, ((records, q2id), queries, qrels) in sets.items():

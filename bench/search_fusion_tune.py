@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from search_data import EVAL_DIR, summarize
+from search_data import EVAL_DIR, require_eval_data, summarize
 from search_hybrid import build_index
 from search_tune import dev_sets
 
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-dir", type=Path, default=EVAL_DIR)
     ap.add_argument("--every", type=int, default=4, help="use every N-th dev query")
     args = ap.parse_args(argv)
-    sets = dev_sets(args.eval_dir)
+    sets = dev_sets(require_eval_data(args.eval_dir))
     built = {}
     for name, ((records, q2id), queries, qrels) in sets.items():
         qs = queries[:: args.every]

@@ -25,7 +25,7 @@ import sys
 import time
 import zlib
 
-from search_data import EVAL_DIR, dedupe_tools, load_queries, load_tools, pad_tools, percentile, to_records
+from search_data import dedupe_tools, require_eval_data, load_queries, load_tools, pad_tools, percentile, to_records
 from search_hybrid import build_index
 
 
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
             return zlib.crc32(rec.qualified_name.encode()) < cut
 
     kw = {"visible": visible, "visible_key": "bench" if visible is not None else None}
-    e = EVAL_DIR
+    e = require_eval_data()
     pool = dedupe_tools(
         load_tools(e / "toollens/normalized/tools.jsonl")
         + load_tools(e / "toollens/normalized/toolbench_g3_corpus_tools.jsonl")

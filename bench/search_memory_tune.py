@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from search_data import EVAL_DIR, load_qrels, load_queries, load_tools, summarize, template_half, to_records
+from search_data import load_qrels, require_eval_data, load_queries, load_tools, summarize, template_half, to_records
 from search_hybrid import build_index, usage_memory
 
 
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--every", type=int, default=10)
     args = ap.parse_args(argv)
-    tl = EVAL_DIR / "toollens/normalized"
+    tl = require_eval_data() / "toollens/normalized"
     recs, q2id = to_records(load_tools(tl / "tools.jsonl"))
     id2q = {v: k for k, v in q2id.items()}
     tr = load_qrels(tl / "qrels_train.tsv")

@@ -27,7 +27,7 @@ import math
 import sys
 
 import numpy as np
-from search_data import EVAL_DIR, load_qrels, load_queries, load_tools, summarize, template_half, to_records
+from search_data import load_qrels, require_eval_data, load_queries, load_tools, summarize, template_half, to_records
 from search_hybrid import build_index, embedder, usage_memory
 
 
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--every", type=int, default=10)
     ap.add_argument("--caps", type=int, nargs="+", default=[32, 256, 0], help="queries kept per tool (0: all)")
     args = ap.parse_args(argv)
-    tl = EVAL_DIR / "toollens/normalized"
+    tl = require_eval_data() / "toollens/normalized"
     recs, q2id = to_records(load_tools(tl / "tools.jsonl"))
     id2q = {v: k for k, v in q2id.items()}
     tr = load_qrels(tl / "qrels_train.tsv")

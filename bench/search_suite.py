@@ -28,7 +28,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_EVAL = HERE.parent.parent / "shared" / "eval-data"
+sys.path.insert(0, str(HERE))
+from search_data import EVAL_DIR as DEFAULT_EVAL
+from search_data import require_eval_data
 
 
 def cross_template_split(e: Path, out: Path) -> dict[str, Path]:
@@ -157,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="run only sets whose name contains one of these words")
     ap.add_argument("--lexical", action="store_true", help="ours without the dense part")
     args = ap.parse_args(argv)
+    args.eval_dir = require_eval_data(args.eval_dir)
 
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="toolhost-suite-") as tmp:

@@ -41,6 +41,7 @@ import numpy as np
 
 from search_data import (
     EVAL_DIR,
+    require_eval_data,
     dedupe_tools,
     load_qrels,
     load_queries,
@@ -203,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-dir", type=Path, default=EVAL_DIR)
     ap.add_argument("--grid", default="all", choices=["all", "tokenizer", "model", "k1b", "weights", "cjk", "feedback", "expand"])
     args = ap.parse_args(argv)
+    args.eval_dir = require_eval_data(args.eval_dir)
     if args.grid == "feedback":
         feedback_whatif(args.eval_dir)
         return 0

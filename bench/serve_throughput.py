@@ -22,6 +22,7 @@ from rich.table import Table
 
 from host.config import load_config
 from host.runtime import HostRuntime
+from registry import AllowAll  # the runtime's default holds destructive tools for approval; this measures the bare call path
 from servers.gateway.server import create_registry_server
 from servers.http.runner import serve_http
 
@@ -50,7 +51,7 @@ async def main(calls: int, connect_runs: int) -> None:
     connect = []
     for _ in range(connect_runs):
         t0 = time.perf_counter()
-        async with HostRuntime(cfg, data_dir=root) as rt:
+        async with HostRuntime(cfg, policy=AllowAll(), data_dir=root) as rt:
             connect.append(time.perf_counter() - t0)
             n_tools = len(rt.registry)
     rows.append((f"connect default config ({len(cfg.servers)} servers, {n_tools} tools)",
@@ -61,7 +62,7 @@ async def main(calls: int, connect_runs: int) -> None:
         direct_rate, direct_p50 = await timed_calls(lambda: direct.call_tool("get_order", ARGS), calls)
     rows.append(("direct: SDK client → orders (stdio)", f"{direct_rate:.0f}/s", f"{direct_p50:.2f} ms", "1.00"))
 
-    async with HostRuntime(cfg, data_dir=root) as rt:
+    async with HostRuntime(cfg, policy=AllowAll(), data_dir=root) as rt:
         srv = create_registry_server(rt)
         async with Client(srv) as c:
             rate, p50 = await timed_calls(

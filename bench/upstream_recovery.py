@@ -107,19 +107,29 @@ async def main() -> None:
             for conn in m.connections.values():
                 assert conn.status.state is ConnectionState.CONNECTED, (conn.name, conn.status.error)
 
-            def sdk_pid() -> int:
-                """The pid of *our* child running the orders server (never another process's)."""
+            def children(ppid: int, marker: bytes) -> list[int]:
+                out = []
                 for entry in Path("/proc").iterdir():
                     if not entry.name.isdigit():
                         continue
                     try:
-                        ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                        parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
                         cmd = (entry / "cmdline").read_bytes()
                     except (OSError, IndexError, ValueError):
                         continue
-                    if ppid == os.getpid() and b"servers.examples.orders" in cmd:
-                        return int(entry.name)
-                raise RuntimeError("the orders child of this process is not running")
+                    if parent == ppid and marker in cmd:
+                        out.append(int(entry.name))
+                return out
+
+            def sdk_pid() -> int:
+                """The pid of *our* orders server: the child of the parent-death launcher this process
+                started (host/upstream/pdeath.py). Killing the launcher instead would leave the server
+                holding the pipe open, so its death would never show."""
+                for launcher in children(os.getpid(), b"servers.examples.orders"):
+                    servers = children(launcher, b"servers.examples.orders")
+                    if servers:
+                        return servers[0]
+                raise RuntimeError("the orders server started by this process is not running")
 
             for _ in range(opts.rounds):
                 for name in ("fake", "sdk", "http"):

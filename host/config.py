@@ -48,9 +48,10 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin
+from urllib.parse import urlsplit
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from host.config_model import (
     DEFAULT_CONFIG_PATH,
@@ -99,16 +100,61 @@ def _loc(prefix: str, loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _raise_validation(err: ValidationError, prefix: str, source: str | None) -> None:
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside a field's annotation (``X | None``, ``Annotated[X, ...]``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _known_keys(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> list[str]:
+    """The keys the object at ``loc`` (inside ``model``) accepts, or ``[]`` when unknown."""
+    current: Any = model
+    for part in loc:
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            field = current.model_fields.get(str(part))
+            if field is None:
+                return []
+            current = field.annotation
+        elif get_origin(current) is dict or get_origin(current) is list:
+            current = get_args(current)[-1]  # a key or index: the value type
+        else:
+            inner = _model_in(current)
+            if inner is None:
+                return []
+            current = inner
+            field = current.model_fields.get(str(part))
+            if field is None:
+                return []
+            current = field.annotation
+        while get_origin(current) is not None and get_origin(current) not in (dict, list):
+            inner = _model_in(current)  # X | None, Annotated[...]
+            if inner is None:
+                break
+            current = inner
+    inner = _model_in(current) if not (isinstance(current, type) and issubclass(current, BaseModel)) else current
+    return list(inner.model_fields) if inner is not None else []
+
+
+def _raise_validation(
+    err: ValidationError, prefix: str, source: str | None, model: type[BaseModel] | None = None
+) -> None:
     first = err.errors()[0]
     path = _loc(prefix, tuple(first["loc"]))
     field = str(first["loc"][-1]) if first["loc"] else ""
     if first["type"] == "missing":
         problem = _MISSING_HINTS.get(field, "required")
     elif first["type"] == "extra_forbidden":
-        problem = "unknown key (check the spelling; see the toolhost block reference in README)"
+        known = [k for k in _known_keys(model, tuple(first["loc"][:-1])) if k != "name"]
+        close = difflib.get_close_matches(field, known, n=1, cutoff=0.6)
+        problem = (f"unknown key (did you mean {close[0]!r}?)" if close
+                   else "unknown key (check the spelling; see the toolhost block reference in README)")
     else:
-        problem = f"{first['msg']} (got {_shown_input(first.get('input'))})"
+        problem = f"{first['msg'].removeprefix('Value error, ')} (got {_shown_input(first.get('input'))})"
     raise ConfigError(path, problem, source)
 
 
@@ -192,12 +238,32 @@ def _parse_server(
         data["cwd"] = os.path.expanduser(cwd)
     try:
         if kind == "stdio":
+            model: type[BaseModel] = StdioServerConfig
             return StdioServerConfig.model_validate(data)
+        model = RemoteServerConfig
+        _check_url(data.get("url"), f"{path}.url", source)
         data["transport"] = kind
         return RemoteServerConfig.model_validate(data)
     except ValidationError as err:
-        _raise_validation(err, path, source)
+        _raise_validation(err, path, source, model)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _check_url(url: Any, path: str, source: str | None) -> None:
+    """A remote server's URL must be ``http://`` or ``https://`` (shown without its query: it may
+    carry a token)."""
+    if not isinstance(url, str):
+        return
+    shown = url.split("?", 1)[0]
+    scheme = urlsplit(url).scheme.lower() if "://" in url else ""
+    if scheme in ("http", "https"):
+        return
+    if not scheme:
+        raise ConfigError(path, f"{shown!r} has no scheme; write it as http://{shown} (or https://)", source)
+    fix = {"ws": "http", "wss": "https"}.get(scheme)
+    hint = (f"; MCP over HTTP uses {fix}://, not {scheme}://" if fix
+            else "; a remote MCP server is reached over http:// or https:// (a local program is a \"command\" entry)")
+    raise ConfigError(path, f"scheme {scheme!r} of {shown!r} is not supported{hint}", source)
 
 
 def parse_config(
@@ -228,13 +294,15 @@ def parse_config(
         raise ConfigError("$", "expected a JSON object with an 'mcpServers' key", source)
     servers_raw = data.get("mcpServers", data.get("servers"))
     if servers_raw is None:
-        raise ConfigError("mcpServers", "required (an object mapping server names to server entries)", source)
+        close = difflib.get_close_matches("mcpServers", [k for k in data if isinstance(k, str)], n=1, cutoff=0.7)
+        found = f"; found {close[0]!r}: did you mean 'mcpServers'?" if close else ""
+        raise ConfigError("mcpServers", f"required (an object mapping server names to server entries){found}", source)
     if not isinstance(servers_raw, dict):
         raise ConfigError("mcpServers", f"expected an object, got {type(servers_raw).__name__}", source)
     try:
         defaults = HostDefaults.model_validate(data.get("toolhost") or {})
     except ValidationError as err:
-        _raise_validation(err, "toolhost", source)
+        _raise_validation(err, "toolhost", source, HostDefaults)
     cfg = HostConfig(defaults=defaults, source=source)
     cfg.warnings.extend(_unknown_keys(data, _TOP_KEYS, "$", frozenset()))
     prefixes: dict[str, str] = {}
@@ -263,6 +331,8 @@ def parse_config(
             cfg.warnings.append(f"server {name!r} is not started: {err.path}: {err.problem}")
             continue
         prefixes[prefix] = name
+        if isinstance(server, StdioServerConfig) and server.toolhost.inherit_env is None:
+            server.toolhost.inherit_env = defaults.inherit_env  # the effective value, for child_env
         cfg.servers[name] = server
     return cfg
 

@@ -3,12 +3,13 @@ defaults and the lifecycle policy derived from both. Parsing and loading: :mod:`
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from host.limits.config import RateLimitConfig, SessionLimits
 from registry import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_SECONDS, Risk, ToolOverrides
@@ -35,6 +36,26 @@ __all__ = [
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "servers" / "default_config.json"
 """The bundled default config (example servers + mcp-server-time)."""
+
+
+_INHERIT_CHOICES = ("network", "minimal", "all")
+
+
+def _check_inherit_env(value: Any) -> Any:
+    """A clear error for a bad ``inherit_env`` (with a did-you-mean for a misspelt choice)."""
+    if isinstance(value, str) and value not in _INHERIT_CHOICES:
+        close = difflib.get_close_matches(value, _INHERIT_CHOICES, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f'expected "network", "minimal", "all" or a list of variable names / patterns{hint}')
+    if not isinstance(value, (str, list)) or (isinstance(value, list) and not all(isinstance(v, str) for v in value)):
+        raise ValueError('expected "network", "minimal", "all" or a list of variable names / patterns')
+    return value
+
+
+InheritEnvSetting = Annotated[Literal["network", "minimal", "all"] | list[str], BeforeValidator(_check_inherit_env)]
+"""``inherit_env``: ``"network"`` (default: safe base + CA, proxy and package-manager settings),
+``"minimal"`` (safe base only), ``"all"`` (the whole environment) or a list of names / patterns
+added to the safe base (see :mod:`host.upstream.child_env`)."""
 
 
 class OAuthOptions(BaseModel):
@@ -122,11 +143,16 @@ class ServerOptions(BaseModel):
         first_connect_timeout_seconds, ping_interval_seconds, healthy_after_seconds,
         backoff_max_seconds, relist_min_interval_seconds: lifecycle settings, see
         :class:`LifecyclePolicy` (``None``: the top-level default).
-        protocol: ``"auto"`` (probe 2026-07-28 ``server/discover``, fall back to ``initialize``) or
+        protocol: ``"auto"`` (probe 2026-07-28 ``server/discover``, fall back to ``initialize``; a
+            server that refuses its own mid-call request there, e.g. ``ctx.elicit()``, is reconnected
+            with the handshake and the call sent again, see :mod:`host.upstream.connection`) or
             ``"legacy"`` (always the 2025-11-25 ``initialize`` handshake, e.g. for servers whose
             sampling/elicitation/subscriptions only work on handshake-era sessions).
         oauth: MCP authorization for an HTTP server that answers ``401`` with
             ``WWW-Authenticate`` resource metadata (``true`` or :class:`OAuthOptions` fields).
+        inherit_env: which of toolhost's environment variables a stdio server inherits:
+            ``"network"``, ``"minimal"``, ``"all"`` or a list of names / patterns
+            (:mod:`host.upstream.child_env`; ``None``: the top-level ``toolhost.inherit_env``).
         max_message_mib: the largest message read from a stdio server's stdout (MiB; ``None``:
             16, :data:`host.upstream.stdio_pipe.MAX_LINE_BYTES`); a longer line is dropped as it
             arrives and the call it answers fails.
@@ -158,6 +184,7 @@ class ServerOptions(BaseModel):
     protocol: Literal["auto", "legacy"] = "auto"
     oauth: OAuthOptions | None = None
     max_message_mib: float | None = Field(default=None, gt=0, le=1024)
+    inherit_env: InheritEnvSetting | None = None
     flow: FlowConfig = Field(default_factory=FlowConfig)
     sandbox: SandboxOptions | None = None
     auto_accept: Literal["none", "cosmetic"] = "none"
@@ -300,6 +327,9 @@ class HostDefaults(BaseModel):
     """While ``serve`` starts (it answers at once), how long a listing, search or call waits for the
     servers' first connect attempts before answering with what is connected (seconds, from start-up;
     later servers' tools are announced with ``list_changed``)."""
+    inherit_env: InheritEnvSetting = "network"
+    """What stdio servers inherit of toolhost's environment (:mod:`host.upstream.child_env`); a
+    server's ``toolhost.inherit_env`` overrides it."""
     audit_durability: Literal["commit", "interval"] = "commit"
     """``commit``: a call is answered only after its audit row is committed (no answered call's row
     is lost even if the process crashes); ``interval``: rows are committed in the background within

@@ -15,36 +15,40 @@ validate → look up → authorize → execute → limit → pair, with events i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable
-from pathlib import Path
-from types import TracebackType
 import secrets
 import time
+from collections.abc import Callable, Collection, Hashable, Sequence
 from functools import partial
+from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from host.tracing import mark_result, span
 from host.access.audit_gate import AuditSendGate, outcome_unknown, send_record
 from host.access.call_scope import CallScopedPolicy, call_scope
 from host.access.gate import approval_record
-from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolResult
+from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolCall, ToolResult
 from host.store import AuditUnavailable
 from host.config import HostConfig
-from host.upstream.connection import ServerStatus
 from host.events import EventLog
+from host.pipeline import ApprovalHook, CallContext, Pipeline
+from host.search import VectorCache, VectorWorker, load_embedder
+from host.tracing import mark_result, span
+from host.upstream.connection import ServerStatus
 from host.upstream.executor import ProgressCallback
 from host.upstream.manager import ServerManager
-from host.pipeline import ApprovalHook, CallContext, Pipeline
-from registry import ANONYMOUS, AllowAll, Principal, RequestPolicy, Risk, ToolRecord, ToolRegistry
-from host.search import VectorCache, VectorWorker, load_embedder
+from registry import ANONYMOUS, PatternPolicy, Principal, RequestPolicy, Risk, ToolRecord, ToolRegistry
 from registry.search import SearchIndex, SearchResult
 
 if TYPE_CHECKING:
     from host.limits import RateLimiter
 
-__all__ = ["CallAuditor", "HostRuntime"]
+__all__ = ["DEFAULT_POLICY", "CallAuditor", "HostRuntime"]
+
+DEFAULT_POLICY = PatternPolicy(approval_risk=Risk.DESTRUCTIVE)
+"""The policy of a :class:`HostRuntime` given none: every tool allowed, destructive ones only after
+approval (the MCP default for a tool without annotations is destructive)."""
 
 
 class CallAuditor(Protocol):
@@ -64,9 +68,14 @@ class HostRuntime:
     Args:
         config: parsed configuration.
         data_dir: the data folder.
-        policy: decides what each principal may see and call (default: allow all); a
+        policy: decides what each principal may see and call; a
             :class:`registry.policy.RequestPolicy` (:func:`host.access.build_policy` builds the
-            gateway's), asked once per request for a consistent view. The runtime wraps it in a
+            gateway's; :func:`host.agent.governed.governed_runtime` wires it, the approvals and the
+            auditor as ``toolhost serve`` does), asked once per request for a consistent view.
+            Default (:data:`DEFAULT_POLICY`): every tool, but a ``destructive`` one answers
+            ``approval_required`` (and without ``approvals`` nobody can approve it), so a runtime
+            built without a policy never runs a destructive tool unasked; pass
+            :class:`registry.AllowAll` to trust every call. The runtime wraps it in a
             :class:`host.access.CallScopedPolicy` (one decision per tool per call): ``self.policy``.
         approvals: decides calls the policy marks ``approval`` (see :class:`host.pipeline.ApprovalHook`).
         reconnect: keep reconnecting failed servers (``serve``) or try once (CLI one-shots).
@@ -106,7 +115,7 @@ class HostRuntime:
         self.limiter = limiter
         self.conversation_id = conversation_id
         self.data_dir = data_dir
-        self.policy = CallScopedPolicy(policy or AllowAll())  # one decision per tool per call (call_scope)
+        self.policy = CallScopedPolicy(policy or DEFAULT_POLICY)  # one decision per tool per call (call_scope)
         self.registry = ToolRegistry()
         embedder = load_embedder(dense)
         self.search_index = SearchIndex(embedder=embedder)
@@ -246,6 +255,22 @@ class HostRuntime:
                 result = await self._audited_call(name, arguments, ctx, principal, call_id)
             mark_result(sp, result.status.value)
             return result
+
+    async def run_batch(self, calls: Sequence[ToolCall], ctx: CallContext) -> list[ToolResult]:
+        """A model's batch of calls through :meth:`call`'s path, so each is rate-limited, run by the
+        pipeline and audited (one row per call) as ``ctx.principal``; exactly ``len(calls)`` results,
+        in call order (``results[i].call_id == calls[i].call_id``).
+
+        The calls run one after another (a batch of the same model turn still gets one result per
+        call; a failed call never stops the next). This is the ``pipeline`` an agent loop gets
+        (:func:`host.agent.loop.run_conversation`, :class:`host.agent.providers.WithToolSearch`);
+        :meth:`host.pipeline.Pipeline.run_batch` itself audits nothing.
+        """
+        out: list[ToolResult] = []
+        for call in calls:
+            with call_scope():
+                out.append(await self._audited_call(call.name, call.raw_arguments, ctx, ctx.principal, call.call_id))
+        return out
 
     async def _audited_call(
         self, name: str, arguments: Any, ctx: CallContext, principal: Principal, call_id: str | None

@@ -23,4 +23,14 @@ for step in scripts/setup.d/*.sh; do
   source "$step"
 done
 
-exec .venv/bin/python -m pytest "$@"
+# The conformance tests append the pass counts they checked here; printed after the run.
+TOOLHOST_CONFORMANCE_REPORT="$(mktemp -t toolhost-conformance.XXXXXX)"
+export TOOLHOST_CONFORMANCE_REPORT
+trap 'rm -f "$TOOLHOST_CONFORMANCE_REPORT"' EXIT
+status=0
+.venv/bin/python -m pytest "$@" || status=$?
+if [ -s "$TOOLHOST_CONFORMANCE_REPORT" ]; then
+  echo "MCP conformance checked by this run (tests/servers/test_conformance*.py):"
+  sed 's/^/  /' "$TOOLHOST_CONFORMANCE_REPORT"
+fi
+exit "$status"

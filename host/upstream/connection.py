@@ -24,18 +24,33 @@ the server forgot the session: the connection re-initializes at once (no backoff
 the call that got the 404 is retried once (it provably was not processed). No other failure is
 retried.
 
+Protocol era fallback: the SDK's ``auto`` mode negotiates 2026-07-28 with SDK 2.x servers, where a
+server cannot send its own requests mid-call; one written in the common handshake-era style
+(``ctx.elicit()``, sampling, roots) then answers ``-32600 Cannot send 'elicitation/create': this
+transport context has no back-channel``. Under ``protocol: auto`` that refusal switches the
+connection to the 2025-11-25 handshake for the rest of the run (reconnected at once, one line in the
+server's log, a warning in its status) and the call is sent again once on the new session, within
+its time budget. The server's handler stopped at its first ask, so what ran twice is the part of
+the tool before the question (for the common ask-then-act tool, nothing); set ``protocol:
+"legacy"`` to start with the handshake. A 2026-07-28 downstream client (whose questions travel as
+input-required rounds set up before the call) gets that first call back as an error asking it to
+call again; its later calls are asked normally. Source: MCP 2026-07-28 basic/utilities/mrtr (server
+requests are input-required results, no back-channel) and the SDK's ``NoBackChannelError``.
+
 Storm control (BR-54): ``notifications/tools/list_changed`` goes through a
 :class:`~host.upstream.relist.RelistGate` (one re-list in flight, a minimum interval, a trailing
 re-list); an identical listing changes nothing downstream.
 
 A stdio child's stderr goes to ``<data_dir>/logs/<server>.stderr.log`` (toolhost's own notes
 about that server — skipped garbage, session expiry — go there too, prefixed ``toolhost:``);
-its last lines are quoted in connect errors.
+its last lines are quoted in connect errors, and a certificate or proxy error among them adds the
+variable to set to the reason (:func:`host.upstream.child_env.stderr_hint`).
 """
 
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -45,26 +60,29 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 from mcp import Client
-from mcp.types import CallToolResult, Tool
+from mcp.types import INVALID_REQUEST, CallToolResult, Tool
 
 from host.config import LifecyclePolicy, ServerConfig, StdioServerConfig
-from host.errors import CallTimeout, UpstreamUnavailable
+from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
 from host.paths import logs_dir, safe_file_name
 from host.upstream.backoff import Backoff
 from host.upstream.forward_call import SessionExpired, call_client_tool, describe_exception
-from host.upstream.diagnose import diagnose
 from host.upstream.catalog import UpstreamCatalog
+from host.upstream.child_env import stderr_hint
+from host.upstream.diagnose import diagnose
 from host.upstream.executor import ProgressCallback
-from host.upstream.implementation import client_info
-from host.upstream.relay import Relay
 from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
+from host.upstream.implementation import client_info
+from host.upstream.input_required import current_exchange
 from host.upstream.listen import UpstreamListener
 from host.upstream.listing import MAX_LIST_PAGES, list_all_tools
+from host.upstream.relay import Relay
 from host.upstream.relist import RelistGate
 from host.upstream.serverlog import LogLimits, ServerLog
 from host.upstream.session_events import SessionEvents
 from host.upstream.status import AVAILABLE_STATES, ConnectionState, ServerStatus
 from host.upstream.transport import SAFE_ENV_VARS, Preflight, child_env, open_transport
+from registry.redaction import redact
 
 _child_env = child_env  # the older private name (tests)
 
@@ -142,6 +160,9 @@ class ServerConnection(SessionEvents):
         """``await on_resource_updated(server, original_uri)`` on ``notifications/resources/updated``."""
         self.relay = Relay(config.name, logs_dir(data_dir) / f"{safe_file_name(config.name)}.log", log_limits)
         self._catalog_due = anyio.Event()
+        self.handshake_fallback: str | None = None
+        """Why this ``protocol: auto`` server is now reached with the handshake (legacy) era, once it
+        refused a server-to-client request on a 2026-07-28 session (``None``: not switched)."""
         self.listener = UpstreamListener(config.name, self._on_listen_event, on_open=self._relist.request)
         """The 2026-07-28 listen stream (list changes; resource subscriptions of toolhost's clients)."""
         quiet_sdk_logs()
@@ -232,7 +253,8 @@ class ServerConnection(SessionEvents):
                     self._fail(stage, "stopped while connecting")
                 else:
                     self._fail(stage, f"no answer within the connect timeout of {budget:g} s (raise "
-                               f"mcpServers.{self.name}.toolhost.connect_timeout_seconds for a slow server)")
+                               f"mcpServers.{self.name}.toolhost.connect_timeout_seconds for a slow server)"
+                               + self._stdout_text(guard))
         except Preflight as problem:
             fatal = True
             self._fail("start", problem.reason, fatal=True)
@@ -240,7 +262,7 @@ class ServerConnection(SessionEvents):
             if connected_at is None:
                 found = diagnose(self.config, err, http_auth=guard.http_auth_failure)
                 fatal = found.fatal
-                self._fail(stage, found.reason, fatal=fatal)
+                self._fail(stage, found.reason + self._stdout_text(guard), fatal=fatal)
             else:
                 self._fail("connection", describe_exception(err))
         finally:
@@ -258,6 +280,13 @@ class ServerConnection(SessionEvents):
             report_started()
             return None, fatal
         return time.perf_counter() - connected_at, fatal
+
+    def _stdout_text(self, guard: TransportGuard) -> str:
+        """For a stdio server that failed to connect: the first non-MCP line it wrote to stdout, quoted."""
+        if not isinstance(self.config, StdioServerConfig) or guard.first_garbage is None:
+            return ""
+        return (f"; it wrote text that is not MCP to stdout: {redact(guard.first_garbage)!r} (a stdio server may write only "
+                "JSON-RPC messages to stdout; its logs belong on stderr: check its flags for a stdio or quiet mode)")
 
     async def _serve(self, client: Client) -> None:
         """Stay connected until stop or a drop: re-list on list_changed, ping remote servers."""
@@ -278,7 +307,7 @@ class ServerConnection(SessionEvents):
             guarded(transport, guard),
             message_handler=self._on_message,
             cache=None,
-            mode=cfg.toolhost.protocol,
+            mode="legacy" if self.handshake_fallback else cfg.toolhost.protocol,
             client_info=client_info(),
             logging_callback=self.relay.on_log,
             log_level="debug",
@@ -300,6 +329,8 @@ class ServerConnection(SessionEvents):
         self.status.held = held
         self.status.state = ConnectionState.CONNECTED
         self.status.record_event("connected")
+        if self.handshake_fallback:
+            warnings = [*warnings, self.handshake_fallback]
         self._record_tools(tools, warnings)
 
     def _record_tools(self, tools: list[Tool], warnings: list[str]) -> None:
@@ -311,6 +342,11 @@ class ServerConnection(SessionEvents):
     def _fail(self, stage: str, reason: str, *, fatal: bool = False) -> None:
         self.status.error = f"{stage}: {reason}"
         self.status.stderr_tail = self.stderr_tail()
+        if isinstance(self.config, StdioServerConfig) and self.status.stderr_tail and not self._stop.is_set():
+            hint = stderr_hint(self.status.stderr_tail, server=self.name, command=self.config.command,
+                               child_env=child_env(self.config))
+            if hint:  # a certificate / proxy problem: name the variable to set
+                self.status.error += f"; {hint}"
         self.status.connected_at = None
         if fatal and self.reconnect:
             self.status.error += " (not retried: fix the configuration and restart)"
@@ -366,6 +402,18 @@ class ServerConnection(SessionEvents):
                     )
             except CallTimeout:
                 raise CallTimeout(self.name, tool, timeout_seconds) from None
+            except UpstreamError as err:
+                if attempt == 2 or not self.refused_back_channel(err.code, err.error_message, client):
+                    raise
+                await self.switch_to_handshake(tool, err.error_message, deadline)
+                if current_exchange() is not None:
+                    # A 2026-07-28 client: its questions travel as input-required rounds, which the
+                    # front end sets up (parks the call) only for a handshake-era upstream, decided
+                    # before this call started. Sent again here, the ask would be cancelled; the
+                    # client's next call is parked and asked properly.
+                    raise UpstreamError(self.name, tool, err.code, f"{err.error_message} (toolhost reconnected "
+                                        "the server with the 2025-11-25 handshake, which lets it ask you "
+                                        "mid-call: call the tool again)", err.data) from None
             except SessionExpired:
                 if attempt == 2:
                     raise UpstreamUnavailable(self.name, "the server forgot the new MCP session too "
@@ -375,6 +423,26 @@ class ServerConnection(SessionEvents):
                 self._connection_lost("the server forgot the MCP session (HTTP 404); re-initializing")
                 await self._wait_up(deadline)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def refused_back_channel(self, code: int, message: str, client: Client) -> bool:
+        """Whether an error ``(code, message)`` is a 2026-07-28 server refusing its own mid-call request
+        (``ctx.elicit()``, sampling, roots) for lack of a back-channel, on a session toolhost chose
+        (``protocol: auto``): the cue to reconnect with the handshake (:meth:`switch_to_handshake`)."""
+        return (code == INVALID_REQUEST and "no back-channel" in message
+                and client.protocol_version >= "2026" and self.config.toolhost.protocol == "auto")
+
+    async def switch_to_handshake(self, what: str, message: str, deadline: float) -> None:
+        """Reconnect with the handshake era at once (no backoff), for this and every later request, and
+        wait (until ``deadline``, ``anyio.current_time()`` clock) for the new session."""
+        asked = re.match(r"Cannot send '([^']+)'", message)
+        self.handshake_fallback = (
+            f"the server asks the client mid-call in the handshake-era style (its {asked.group(1) if asked else 'request'} "
+            f"was refused on 2026-07-28 during {what}), so toolhost reconnected it with the 2025-11-25 handshake; set "
+            f'mcpServers.{self.name}.toolhost.protocol to "legacy" to start that way')
+        self.log.write(f"toolhost: {self.handshake_fallback}; retrying {what} once")
+        self._retry_now = True
+        self._connection_lost("reconnecting with the 2025-11-25 handshake (the server asks the client mid-call)")
+        await self._wait_up(deadline)
 
     def connected_client(self) -> Client:
         """The live SDK client (for the forwarding helpers in :mod:`host.upstream.forward`).

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import anyio
 import httpx2
+from mcp import MCPError
 from mcp.types import (
     CompleteResult,
     EmptyResult,
@@ -32,11 +33,27 @@ __all__ = ["complete", "get_prompt", "read_resource", "subscribe", "unsubscribe"
 T = TypeVar("T")
 
 
-async def _run(conn: ServerConnection, timeout_seconds: float, op: Callable[[Any], Awaitable[T]]) -> T:
+async def _run(
+    conn: ServerConnection, timeout_seconds: float, op: Callable[[Any], Awaitable[T]], what: str = "a request"
+) -> T:
+    """``op(client)`` on the live client; a ``protocol: auto`` server that refuses its own mid-call
+    request on 2026-07-28 is reconnected with the handshake and ``op`` runs once more (as for
+    ``tools/call``, :meth:`ServerConnection.switch_to_handshake`; a 2026-07-28 client gets the
+    refusal, with a note to ask again, since its rounds were set up for the old session)."""
+    deadline = anyio.current_time() + timeout_seconds
     client = conn.connected_client()
     try:
         with conn.relay.active(), anyio.fail_after(timeout_seconds):
-            return await op(client)
+            try:
+                return await op(client)
+            except MCPError as err:
+                if not conn.refused_back_channel(err.code, err.message, client):
+                    raise
+                await conn.switch_to_handshake(what, err.message, deadline)
+                if current_exchange() is not None:
+                    raise MCPError(err.code, f"{err.message} (toolhost reconnected the server with the 2025-11-25 "
+                                   "handshake, which lets it ask you mid-call: ask again)", err.data) from None
+                return await op(conn.connected_client())
     except TimeoutError:
         raise UpstreamUnavailable(conn.name, f"no answer within {timeout_seconds:g} s") from None
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, httpx2.TransportError) as err:
@@ -59,7 +76,7 @@ async def get_prompt(
             name, arguments, input_responses=responses, request_state=state, allow_input_required=True),
             server=conn.name)
 
-    return await _run(conn, timeout_seconds, op)
+    return await _run(conn, timeout_seconds, op, f"prompts/get {name}")
 
 
 async def read_resource(conn: ServerConnection, uri: str, *, timeout_seconds: float) -> ReadResourceResult | None:
@@ -72,7 +89,7 @@ async def read_resource(conn: ServerConnection, uri: str, *, timeout_seconds: fl
             uri, input_responses=responses, request_state=state, allow_input_required=True),
             server=conn.name)
 
-    return await _run(conn, timeout_seconds, op)
+    return await _run(conn, timeout_seconds, op, "resources/read")
 
 
 async def subscribe(conn: ServerConnection, uri: str, *, timeout_seconds: float) -> EmptyResult:

@@ -92,6 +92,8 @@ class TransportGuard:
         self.in_flight: dict[str, str] = {}
         self.expired: set[str] = set()
         self.skipped = 0
+        self.first_garbage: str | None = None
+        """The first skipped line that was not a JSON-RPC message (an excerpt), quoted in connect errors."""
         self.closed = False
         self.idle_timeout = False
         self.http_auth_failure: tuple[int, str | None] | None = None
@@ -161,6 +163,8 @@ class TransportGuard:
                 error = ErrorData(code=PARSE_ERROR_CODE, message=f"the server's reply to {method} could not be "
                                   f"parsed ({_first_line(exc)})")
                 return SessionMessage(JSONRPCError(jsonrpc="2.0", id=rid, error=error))
+        if self.first_garbage is None:
+            self.first_garbage = _excerpt(text.strip())
         self._skip(f"malformed input skipped ({type(exc).__name__}: {_first_line(exc)}): {_excerpt(text)}")
         return None
 

@@ -1,8 +1,9 @@
 """Opening one configured server's transport: a stdio child, streamable HTTP or SSE.
 
-A stdio child gets a small safe environment (:data:`SAFE_ENV_VARS`) plus its configured ``env``,
-never the whole parent environment, and is checked before it is spawned
-(:func:`host.upstream.diagnose.preflight`: a missing command or folder fails at once, as
+A stdio child gets a small safe environment (:data:`SAFE_ENV_VARS`), by default with the
+user's CA, proxy and package-manager settings (:mod:`host.upstream.child_env`), plus its
+configured ``env``; never the whole parent environment unless ``inherit_env: "all"`` says so.
+It is checked before it is spawned (:func:`host.upstream.diagnose.preflight`: a missing command or folder fails at once, as
 :class:`Preflight`, and is not retried). Its stderr goes to the server's log file. HTTP requests
 pass through the :class:`~host.upstream.guard.TransportGuard` response hook (expired sessions,
 authentication failures). A stdio child runs under :mod:`host.upstream.pdeath`, so its whole process
@@ -12,7 +13,6 @@ group stops when this process dies, even by ``kill -9``. The stdio transport is
 
 from __future__ import annotations
 
-import os
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from host.config import RemoteServerConfig, ServerConfig, StdioServerConfig
+from host.upstream.child_env import SAFE_ENV_VARS, inherited_env
 from host.upstream.diagnose import preflight
 from host.upstream.guard import TransportGuard
 from host.upstream.oauth import oauth_provider
@@ -33,8 +34,6 @@ from host.upstream.stdio_pipe import MAX_LINE_BYTES, stdio_pipe_client
 
 __all__ = ["SAFE_ENV_VARS", "Preflight", "child_env", "open_transport"]
 
-SAFE_ENV_VARS = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
-"""Parent variables a stdio child inherits; everything else must be set in its ``env``."""
 
 
 class Preflight(Exception):
@@ -46,8 +45,10 @@ class Preflight(Exception):
 
 
 def child_env(config: StdioServerConfig) -> dict[str, str]:
-    """The environment of a stdio child: the safe parent variables, then its configured ``env``."""
-    env = {k: os.environ[k] for k in SAFE_ENV_VARS if k in os.environ and not os.environ[k].startswith("()")}
+    """The environment of a stdio child: what its ``toolhost.inherit_env`` passes of toolhost's own
+    (default ``"network"``: the safe base plus CA, proxy and package-manager settings; see
+    :mod:`host.upstream.child_env`), then its configured ``env``."""
+    env = inherited_env(config.toolhost.inherit_env or "network")
     env.update(config.env)
     return env
 

@@ -138,7 +138,7 @@ def test_bundled_default_config_parses():
 def test_child_gets_safe_environment_plus_its_own_env(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-parent-secret")
     monkeypatch.setenv("LANG", "C.UTF-8")
-    cfg = parse({"mcpServers": {"s": {"command": "x", "env": {"MY_VAR": "1"}}}})
+    cfg = parse({"mcpServers": {"s": {"command": "x", "env": {"MY_VAR": "1"}, "toolhost": {"inherit_env": "minimal"}}}})
     env = _child_env(cfg.servers["s"])
     assert "OPENAI_API_KEY" not in env
     assert env["MY_VAR"] == "1" and env["LANG"] == "C.UTF-8"

@@ -32,5 +32,5 @@ def test_a_rejected_object_is_named_by_its_keys_so_no_secret_reaches_the_message
         "grant": "client_credentials", "client_secret": "sk-live-abcdef1234567890abcdef"}}}}}, source="cfg.json")
     assert "docs" not in cfg.servers
     assert cfg.failed["docs"].reason == (
-        'mcpServers.docs.toolhost.oauth: Value error, oauth grant "client_credentials" needs client_id and '
+        'mcpServers.docs.toolhost.oauth: oauth grant "client_credentials" needs client_id and '
         "client_secret (got an object with keys grant, client_secret)")

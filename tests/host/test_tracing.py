@@ -15,6 +15,7 @@ from opentelemetry.trace import StatusCode
 import host.tracing
 from host.config import parse_config
 from host.runtime import HostRuntime
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from registry import Principal
 
 
@@ -34,7 +35,7 @@ async def test_one_span_per_call_stage_and_upstream_call_without_secrets(tmp_pat
                        data_dir=tmp_path)
     secret = "sk-live-abcdef0123456789abcdef"
     with anyio.fail_after(60):
-        async with HostRuntime(cfg, data_dir=tmp_path) as rt:
+        async with HostRuntime(cfg, policy=AllowAll(), data_dir=tmp_path) as rt:
             spans.clear()
             ok = await rt.call("orders__get_order", {"order_id": "A1001", "note": secret}, Principal("alice"),
                                call_id="c1")

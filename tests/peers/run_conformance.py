@@ -149,6 +149,17 @@ def baseline_key(suite: str, spec_version: str | None, target: str, scenarios: s
     return f"{suite}/{spec_version or 'default'}/{scenarios}/{target}"
 
 
+def record_counts(label: str, results: dict[str, ScenarioResult]) -> str:
+    """``"LABEL: N/M scenarios passed"``, also appended to ``$TOOLHOST_CONFORMANCE_REPORT`` when set
+    (``scripts/test.sh`` prints that file after the tests, so CI logs show the counts it checked)."""
+    line = f"{label}: {sum(1 for r in results.values() if r.ok)}/{len(results)} scenarios passed"
+    report = os.environ.get("TOOLHOST_CONFORMANCE_REPORT")
+    if report:
+        with open(report, "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+    return line
+
+
 def regressions(results: dict[str, ScenarioResult], allowed: dict[str, str]) -> list[str]:
     """Scenarios that failed without a baseline entry."""
     return sorted(name for name, r in results.items() if not r.ok and name not in allowed)

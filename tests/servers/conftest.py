@@ -13,6 +13,7 @@ import pytest
 
 from host.config import parse_config
 from host.runtime import HostRuntime
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 
 REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -57,5 +58,5 @@ async def runtime(servers: dict[str, Any], data_dir: Path, **kw: Any):
     cancel scope that ends before it.)
     """
     cfg = parse_config({"toolhost": {"connect_timeout_seconds": 30}, "mcpServers": servers}, data_dir=data_dir)
-    async with HostRuntime(cfg, data_dir=data_dir, **kw) as rt:
+    async with HostRuntime(cfg, data_dir=data_dir, **({"policy": AllowAll()} | kw)) as rt:
         yield rt

@@ -25,6 +25,9 @@ def test_conformance_server_scenarios_match_the_anchor(suite, spec_version, scen
     baseline = run_conformance.json.loads(run_conformance.BASELINE.read_text())
     anchor = run_conformance.run_target("anchor", suite, spec_version, scenarios)
     gateway = run_conformance.run_target("toolhost", suite, spec_version, scenarios)
+    where = f"server scenarios, suite {suite}, spec {spec_version or 'default'}, {scenarios}"
+    run_conformance.record_counts(f"{where}, fixture directly", anchor)
+    run_conformance.record_counts(f"{where}, through toolhost", gateway)
     assert len(anchor) == expected_scenarios and set(gateway) == set(anchor)
     assert run_conformance.regressions(anchor, baseline[key("anchor")]) == []
     assert run_conformance.regressions(gateway, baseline[key("toolhost")]) == []

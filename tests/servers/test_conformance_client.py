@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
 import run_client_conformance  # noqa: E402
-from run_conformance import BASELINE, regressions  # noqa: E402
+from run_conformance import BASELINE, record_counts, regressions  # noqa: E402
 
 AUTH = ["basic-cimd", "metadata-default", "metadata-var1", "metadata-var2", "metadata-var3", "pre-registration",
         "scope-from-scopes-supported", "scope-from-www-authenticate", "scope-omitted-when-undefined",
@@ -42,6 +42,7 @@ AUTH_2026 = ["authorization-server-migration", "iss-normalized", "iss-not-advert
 )
 def test_client_scenarios_pass_as_the_baseline_says(spec_version, expected):
     results = run_client_conformance.run_client("0.2", spec_version)
+    record_counts(f"client scenarios, suite 0.2, spec {spec_version}, toolhost's upstream layer", results)
     assert sorted(results) == expected
     allowed = json.loads(BASELINE.read_text())[run_client_conformance.baseline_key("0.2", spec_version)]
     assert regressions(results, allowed) == []

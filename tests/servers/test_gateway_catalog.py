@@ -30,6 +30,7 @@ from mcp.types import (
 from host.access import AccessControl
 from host.config import parse_config
 from host.runtime import HostRuntime
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from host.upstream.implementation import toolhost_version
 from registry import Principal
 from servers.gateway.server import create_registry_server
@@ -53,7 +54,7 @@ def _config(**extra: Any) -> Any:
 
 @asynccontextmanager
 async def gateway(tmp_path: Path, config: Any = None, **kwargs: Any) -> AsyncIterator[tuple[HostRuntime, Any]]:
-    async with HostRuntime(config or _config(), data_dir=tmp_path / "data") as rt:
+    async with HostRuntime(config or _config(), policy=AllowAll(), data_dir=tmp_path / "data") as rt:
         yield rt, create_registry_server(rt, expose="all", **kwargs)
 
 
@@ -235,7 +236,7 @@ async def test_a_client_that_trusts_list_changed_sees_tools_loaded_by_tool_searc
             changed.set()
 
     with anyio.fail_after(90):
-        async with HostRuntime(_config(), data_dir=tmp_path / "data") as rt:
+        async with HostRuntime(_config(), policy=AllowAll(), data_dir=tmp_path / "data") as rt:
             server = create_registry_server(rt, expose="search")
             async with Client(server, mode="legacy", message_handler=on_message) as c:
                 assert c.server_capabilities.tools.list_changed is True  # so this client re-lists
@@ -252,7 +253,7 @@ async def test_empty_prefix_serves_original_names_and_a_collision_names_both_ser
     config = parse_config({"toolhost": {"connect_timeout_seconds": 30},
                            "mcpServers": {"one": fixture, "two": dict(fixture)}})
     with anyio.fail_after(90):
-        async with HostRuntime(config, data_dir=tmp_path / "data") as rt:
+        async with HostRuntime(config, policy=AllowAll(), data_dir=tmp_path / "data") as rt:
             owners = {t.server for t in rt.registry.tools()}
             assert len(owners) == 1 and rt.registry.get("test_simple_text") is not None
             loser = ({"one", "two"} - owners).pop()

@@ -29,6 +29,7 @@ from mcp.types import (
 
 from host.config import parse_config
 from host.runtime import HostRuntime
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from registry import Principal
 from servers.gateway.server import create_registry_server
 
@@ -42,7 +43,7 @@ pytestmark = pytest.mark.anyio
 async def gateway(tmp_path: Path, **kwargs: Any) -> AsyncIterator[tuple[HostRuntime, Any]]:
     config = parse_config({"toolhost": {"connect_timeout_seconds": 30}, "mcpServers": {
         "fx": {"command": sys.executable, "args": [str(FIXTURE), "--stdio"]}}})
-    async with HostRuntime(config, data_dir=tmp_path / "data") as rt:
+    async with HostRuntime(config, policy=AllowAll(), data_dir=tmp_path / "data") as rt:
         assert rt.manager.connection("fx").status.protocol_version == "2026-07-28"
         yield rt, create_registry_server(rt, expose="all", **kwargs)
 

@@ -20,6 +20,7 @@ from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, R
 from host.access import AccessControl
 from host.config import parse_config
 from host.runtime import HostRuntime
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from registry import Principal
 from servers.gateway.listen_relay import MAX_URIS
 from servers.gateway.notify import ToolsChangedNotifier
@@ -49,7 +50,7 @@ async def _no_open_streams(server: Any) -> None:
 async def test_registry_and_catalog_changes_reach_a_2026_client_on_its_listen_stream(tmp_path) -> None:
     events: list[Any] = []
     with anyio.fail_after(120):
-        async with HostRuntime(_config(), data_dir=tmp_path / "data") as rt, anyio.create_task_group() as tg:
+        async with HostRuntime(_config(), policy=AllowAll(), data_dir=tmp_path / "data") as rt, anyio.create_task_group() as tg:
             notifier = ToolsChangedNotifier()
             rt.registry.subscribe(notifier.changed)
             tg.start_soon(notifier.run)
@@ -119,7 +120,7 @@ async def test_resource_updates_reach_2026_listeners_who_may_see_the_uri_only(tm
 
 async def test_a_listen_stream_watching_too_many_uris_is_refused_with_the_limit(tmp_path) -> None:
     with anyio.fail_after(90):
-        async with HostRuntime(_config(), data_dir=tmp_path / "data") as rt:
+        async with HostRuntime(_config(), policy=AllowAll(), data_dir=tmp_path / "data") as rt:
             server = create_registry_server(rt, expose="all")
             async with Client(server, mode="auto") as c:
                 uris = [f"toolhost://fx/test://r{i}" for i in range(MAX_URIS + 1)]
@@ -137,7 +138,7 @@ async def test_over_http_a_listen_stream_gets_updates_and_ends_cleanly_when_tool
 
     got: list[Any] = []
     with anyio.fail_after(120):
-        async with HostRuntime(_config(), data_dir=tmp_path / "data") as rt:
+        async with HostRuntime(_config(), policy=AllowAll(), data_dir=tmp_path / "data") as rt:
             conn = rt.manager.connection("fx")
             server = create_registry_server(rt, expose="all")
             stop, ready = anyio.Event(), anyio.Event()

@@ -20,6 +20,7 @@ from mcp.server import _streamable_http_modern as sdk_modern
 
 from host.config import parse_config
 from host.runtime import HostRuntime
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from servers.gateway.server import create_registry_server
 from servers.http.runner import serve_http
 from servers.http.sessions import MODERN_HTTP_ENV
@@ -38,7 +39,7 @@ pytestmark = pytest.mark.anyio
 async def served(tmp_path: Path) -> AsyncIterator[tuple[str, HostRuntime]]:
     config = parse_config({"toolhost": {"connect_timeout_seconds": 30}, "mcpServers": {
         "fx": {"command": sys.executable, "args": [str(FIXTURE), "--stdio"], "toolhost": {"protocol": "auto"}}}})
-    async with HostRuntime(config, data_dir=tmp_path / "data", conversation_id="conv") as rt:
+    async with HostRuntime(config, policy=AllowAll(), data_dir=tmp_path / "data", conversation_id="conv") as rt:
         rt.event_log.defer(within=600)  # only the after-answer hook writes during the test
         server = create_registry_server(rt, expose="all")
         stop, ready = anyio.Event(), anyio.Event()

@@ -18,6 +18,7 @@ from mcp.types import CreateMessageResult, ElicitResult, InputRequiredResult, Li
 
 from host.config import parse_config
 from host.runtime import HostRuntime
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from host.upstream import relay
 from host.upstream.parked_input import CALL_GONE
 from servers.gateway.server import create_registry_server
@@ -56,7 +57,7 @@ async def test_upstream_questions_reach_a_2026_client_and_its_answers_reach_the_
         return ListRootsResult(roots=[Root(uri="file:///work/project", name="project")])
 
     with anyio.fail_after(90):
-        async with HostRuntime(_config(), data_dir=tmp_path / "data") as rt:
+        async with HostRuntime(_config(), policy=AllowAll(), data_dir=tmp_path / "data") as rt:
             assert rt.manager.connection("ask").status.protocol_version == "2025-11-25"
             server = create_registry_server(rt, expose="all")
             async with Client(server, mode="auto", elicitation_callback=elicit, sampling_callback=sample,
@@ -78,7 +79,7 @@ async def test_upstream_questions_reach_a_2026_client_and_its_answers_reach_the_
 
 async def test_kinds_a_2026_client_did_not_declare_are_answered_at_once(tmp_path) -> None:
     with anyio.fail_after(90):
-        async with HostRuntime(_config(), data_dir=tmp_path / "data") as rt:
+        async with HostRuntime(_config(), policy=AllowAll(), data_dir=tmp_path / "data") as rt:
             server = create_registry_server(rt, expose="all")
             async with Client(server, mode="auto") as c:
                 r = await c.call_tool("ask__ask_name", {})
@@ -97,7 +98,7 @@ async def test_an_unanswered_question_is_cancelled_upstream_and_a_late_retry_is_
         return ElicitResult(action="accept", content={"name": "Ada"})
 
     with anyio.fail_after(90):
-        async with HostRuntime(_config(), data_dir=tmp_path / "data") as rt:
+        async with HostRuntime(_config(), policy=AllowAll(), data_dir=tmp_path / "data") as rt:
             server = create_registry_server(rt, expose="all")
             async with Client(server, mode="auto", elicitation_callback=elicit) as c:
                 first = await c.session.call_tool("ask__ask_name", {}, allow_input_required=True)

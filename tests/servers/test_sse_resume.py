@@ -20,6 +20,7 @@ from mcp.types import JSONRPCResponse
 
 from host.config import parse_config
 from host.runtime import HostRuntime
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from servers.gateway.server import create_registry_server
 from servers.http.event_store import RETRY_INTERVAL_MS, ResumableTransport, SessionEventStore
 from servers.http.runner import serve_http
@@ -35,7 +36,7 @@ pytestmark = pytest.mark.anyio
 async def served(tmp_path: Path, protocol: str = "legacy") -> AsyncIterator[str]:
     config = parse_config({"toolhost": {"connect_timeout_seconds": 30}, "mcpServers": {
         "fx": {"command": sys.executable, "args": [str(FIXTURE), "--stdio"], "toolhost": {"protocol": protocol}}}})
-    async with HostRuntime(config, data_dir=tmp_path / "data") as rt:
+    async with HostRuntime(config, policy=AllowAll(), data_dir=tmp_path / "data") as rt:
         server = create_registry_server(rt, expose="all")
         stop, ready = anyio.Event(), anyio.Event()
         urls: list[str] = []

@@ -19,6 +19,7 @@ from mcp.types import ResourceUpdatedNotification
 
 from host.config import parse_config
 from host.runtime import HostRuntime
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from servers.gateway.server import create_registry_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +44,7 @@ async def test_a_subscription_on_a_2026_upstream_rides_its_listen_stream(tmp_pat
             got.set()
 
     with anyio.fail_after(90):
-        async with HostRuntime(_config(), data_dir=tmp_path / "data") as rt:
+        async with HostRuntime(_config(), policy=AllowAll(), data_dir=tmp_path / "data") as rt:
             conn = rt.manager.connection("fx")
             assert conn.status.protocol_version == "2026-07-28"
             server = create_registry_server(rt, expose="all")
@@ -64,7 +65,7 @@ async def test_logs_of_a_2026_upstream_reach_the_caller_at_its_level(tmp_path) -
         received.append((params.level, params.data))
 
     with anyio.fail_after(90):
-        async with HostRuntime(_config(), data_dir=tmp_path / "data") as rt:
+        async with HostRuntime(_config(), policy=AllowAll(), data_dir=tmp_path / "data") as rt:
             assert rt.manager.connection("fx").status.protocol_version == "2026-07-28"
             server = create_registry_server(rt, expose="all")
             async with Client(server, mode="legacy", logging_callback=on_log) as c:

@@ -30,6 +30,7 @@ import anyio
 
 from host.config import parse_config
 from host.runtime import HostRuntime
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from host.upstream.status import ConnectionState
 
 HOSTILE = str(Path(__file__).parent / "fakes" / "hostile_stdio.py")
@@ -107,7 +108,7 @@ async def run_faults(runs: int, tmp: Path, *, seed: int = 0, clients: int = 3, c
     stats = FaultStats()
     rng = random.Random(seed)
     cfg = _config(tmp)
-    async with HostRuntime(cfg, data_dir=tmp / "data", reconnect=True) as rt:
+    async with HostRuntime(cfg, policy=AllowAll(), data_dir=tmp / "data", reconnect=True) as rt:
         conns = rt.manager.connections
         for run in range(runs):
             with anyio.fail_after(30):  # every server back before the next round

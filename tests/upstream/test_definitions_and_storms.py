@@ -10,6 +10,7 @@ from jsonschema.validators import validator_for
 
 from host.agent.providers import adapter_for
 from host.runtime import HostRuntime
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from host.upstream.manager import ServerManager
 from host.upstream.status import ConnectionState
 from registry import check_tool
@@ -46,7 +47,7 @@ def test_check_tool_repairs_losslessly_and_holds_with_the_keyword():
 async def test_one_bad_tool_costs_only_itself(tmp_path):
     cfg = config({"mixed": hostile(tools=BAD_TOOLS), "good": hostile()})
     with anyio.fail_after(30):
-        async with HostRuntime(cfg, data_dir=tmp_path, reconnect=False) as rt:
+        async with HostRuntime(cfg, policy=AllowAll(), data_dir=tmp_path, reconnect=False) as rt:
             st = rt.manager.connections["mixed"].status
             assert st.state is ConnectionState.CONNECTED
             names = sorted(t.original_name for t in rt.registry.by_server("mixed"))

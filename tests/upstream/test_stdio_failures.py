@@ -14,6 +14,7 @@ import pytest
 from host.calls import ResultStatus
 from host.errors import CallOutcomeUnknown, CallTimeout, UpstreamError, UpstreamUnavailable
 from host.runtime import HostRuntime
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from host.upstream.guard import PARSE_ERROR_CODE
 from host.upstream.manager import ServerManager
 from host.upstream.status import ConnectionState
@@ -32,7 +33,7 @@ async def test_idle_exit_is_noticed_at_once_and_tools_leave_search(tmp_path):
     watch = StatusWatch()
     cfg = config({"idle": hostile(exit_idle=2.0), "good": hostile()})
     with anyio.fail_after(30):
-        async with HostRuntime(cfg, data_dir=tmp_path, reconnect=True, on_status=watch) as rt:
+        async with HostRuntime(cfg, policy=AllowAll(), data_dir=tmp_path, reconnect=True, on_status=watch) as rt:
             conn = rt.manager.connections["idle"]
             assert "idle__echo" in \
                 [h.tool.qualified_name for h in rt.search("echo", limit=10).hits if h.tool.server == "idle"]
@@ -111,7 +112,7 @@ async def test_death_mid_call_is_outcome_unknown_and_later_calls_not_sent(tmp_pa
     """BR-53: a call running when its upstream dies may have run; later ones were not sent."""
     cfg = config({"dying": hostile(), "good": hostile()})
     with anyio.fail_after(30):
-        async with HostRuntime(cfg, data_dir=tmp_path, reconnect=True) as rt:
+        async with HostRuntime(cfg, policy=AllowAll(), data_dir=tmp_path, reconnect=True) as rt:
             res = await rt.call("dying__die", {})
             assert res.status is ResultStatus.UPSTREAM_UNAVAILABLE
             assert res.error.details == {"server": "dying", "reason": "connection: the server process exited "
@@ -154,7 +155,7 @@ async def test_hung_call_times_out_and_neighbours_keep_serving(tmp_path):
     """BR-21 (a): a call the server never answers ends at its own timeout; the connection stays usable."""
     cfg = config({"hangs": hostile(), "good": hostile()})
     with anyio.fail_after(30):
-        async with HostRuntime(cfg, data_dir=tmp_path, reconnect=True) as rt:
+        async with HostRuntime(cfg, policy=AllowAll(), data_dir=tmp_path, reconnect=True) as rt:
             with pytest.raises(CallTimeout) as e:
                 await rt.manager.call_tool("hangs", "hang", {}, timeout_seconds=0.5)
             assert str(e.value) == "hangs/hang did not answer within 0.5 s (the request was cancelled)"

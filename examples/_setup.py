@@ -1,0 +1,24 @@
+"""What the three examples share: command-line options and the governed runtime (toolhost's own
+policy, approvals, pins and audit; :mod:`host.agent.governed`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from host.config import load_config
+from host.paths import data_dir
+
+
+def options(description: str, model: str) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("question", nargs="?", default="Where is order A1001?")
+    ap.add_argument("--model", default=model)
+    ap.add_argument("--stream", action="store_true", help="stream the model's answer")
+    ap.add_argument("--user", help="the toolhost user the agent acts for (required once users exist)")
+    ap.add_argument("--config", type=Path, help="mcpServers config (default: toolhost's bundled one)")
+    ap.add_argument("--data-dir", type=Path, help="toolhost's data folder (default: $TOOLHOST_HOME or the per-user one)")
+    ns = ap.parse_args()
+    ns.data_dir = data_dir(ns.data_dir)
+    ns.loaded = load_config(ns.config, data_dir=ns.data_dir)
+    return ns
