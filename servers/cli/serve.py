@@ -91,6 +91,11 @@ def serve(
     watch_config: Annotated[
         bool, typer.Option("--watch-config", help="Reload when the config file changes (SIGHUP always reloads).")
     ] = False,
+    code_mode: Annotated[
+        bool,
+        typer.Option("--code-mode", help="Offer the 'execute' meta tool: scripts that call tools in a sandbox "
+                     "(also toolhost.code_mode.enabled in the config)."),
+    ] = False,
 ) -> None:
     """Start the registry MCP server (streamable HTTP on 127.0.0.1:8765/mcp, or --stdio), with the admin
     console at /admin, the admin API at /admin/api, /healthz, /readyz and /metrics."""
@@ -103,6 +108,7 @@ def serve(
     from host.store import StoreError  # noqa: PLC0415
     from registry import Principal  # noqa: PLC0415
     from host.access import build_policy, is_loopback  # noqa: PLC0415
+    from host.access.script_approvals import ScriptApprovalGate  # noqa: PLC0415
     from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver  # noqa: PLC0415
     from servers.cli.display import live_status, servers_table  # noqa: PLC0415
     from servers.gateway.notify import ToolsChangedNotifier  # noqa: PLC0415
@@ -169,6 +175,8 @@ def serve(
             approvals=access.approval_hook() if enforce and access is not None else None,
             auditor=access,  # every call audited, whatever the transport (also in open access)
             limiter=_limiter(access, cfg),
+            code_mode=cfg.defaults.code_mode.to_config(enabled=True if code_mode else None),
+            script_approvals=ScriptApprovalGate(access) if enforce and access is not None else None,
         )
         if access is not None:
             access.watch(rt.registry)  # pin definitions from the first listing on (BR-24)
