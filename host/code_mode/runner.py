@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
@@ -53,7 +53,7 @@ class CodeMode:
         self.config = config
         self.pool = SandboxPool(config.pool, config.limits)
 
-    async def __aenter__(self) -> CodeMode:
+    async def __aenter__(self) -> Self:
         await self.pool.__aenter__()
         return self
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -116,10 +115,12 @@ async def client(serves: dict[str, Gateway], caller: str, era: str) -> AsyncIter
     gw = serves[_serve_of(caller)]
     token = gw.keys.get(caller)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=STEP_SECONDS) as http:
-        async with Client(streamable_http_client(gw.url, http_client=http), mode=CLIENT_MODE[era]) as c:
-            assert c.protocol_version == era
-            yield c
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=STEP_SECONDS) as http,
+        Client(streamable_http_client(gw.url, http_client=http), mode=CLIENT_MODE[era]) as c,
+    ):
+        assert c.protocol_version == era
+        yield c
 
 
 def _text(result: Any) -> str:
@@ -256,14 +257,14 @@ async def test_a_destructive_tool_in_the_manifest_needs_one_approval_for_the_who
             again = await c.call_tool("execute", {"code": script})  # asking again reuses the pending approval
             assert _error(again)["approval_id"] == approval_id
 
-            listed = subprocess.run([TOOLHOST, "approvals", "list", "--data-dir", str(gw.home / "data"), "--json"],
-                                    capture_output=True, text=True, env=_env(), timeout=60)
+            listed = await anyio.run_process([TOOLHOST, "approvals", "list", "--data-dir", str(gw.home / "data"),
+                                              "--json"], check=False, env=_env())
             assert listed.returncode == 0, listed.stderr
             pending = [a for a in json.loads(listed.stdout) if a["id"] == approval_id]
             assert [(a["tool"], a["user"], a["status"]) for a in pending] == [("execute", "alice", "pending")]
             assert json.loads(pending[0]["arguments_redacted"])["code"] == script
-            approved = subprocess.run([TOOLHOST, "approvals", "approve", approval_id, "--data-dir",
-                                       str(gw.home / "data")], capture_output=True, text=True, env=_env(), timeout=60)
+            approved = await anyio.run_process([TOOLHOST, "approvals", "approve", approval_id, "--data-dir",
+                                                str(gw.home / "data")], check=False, env=_env())
             assert approved.returncode == 0, approved.stderr
 
             ran = await c.call_tool("execute", {"code": script})
