@@ -346,3 +346,22 @@ async def test_hostile_scripts_end_at_their_limits_while_serve_keeps_answering_a
     assert [r.structured_content["status"] for r in normal[:5]] == ["delivered"] * 5
     assert normal[5].structured_content["result"] == JOIN_RESULT
     assert last.structured_content["result"] == JOIN_RESULT
+
+
+# -- the pool, as operators see it ---------------------------------------------------------------------
+async def test_the_admin_api_and_toolhost_servers_show_the_pool_and_limits(serves):
+    gw = serves["open"]
+    base = gw.url.removesuffix("/mcp")
+    with anyio.fail_after(STEP_SECONDS * 2):
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {gw.admin_token}"}, timeout=30) as http:
+            body = (await http.get(f"{base}/admin/api/servers")).json()
+        shown = await anyio.run_process([TOOLHOST, "servers", "--data-dir", str(gw.home / "data")], check=False,
+                                        env=_env())
+    cm = body["code_mode"]
+    assert (cm["tool"], cm["pool"]["min_workers"], cm["pool"]["max_workers"]) == ("execute", 1, 2)
+    assert {k: cm["limits"][k] for k in LIMITS} == LIMITS
+    assert cm["limits"]["max_inner_calls"] == 100
+    assert [s["name"] for s in body["servers"]] == ["orders"]
+    assert shown.returncode == 0, shown.stderr
+    assert ("code mode: execute on, 1-2 sandbox workers, 0 running; per script 15 s wall clock, 2 s CPU, 32 MiB, "
+            "100 tool calls") in shown.stdout.decode()
