@@ -11,7 +11,7 @@ one script call (:meth:`CodeMode.run`):
    approver denied it) before anything runs; only read/allowed tools: it runs at once;
 3. the script runs in a worker; each inner call goes through the whole pipeline
    (:class:`host.code_mode.inner.PipelineInnerCaller`), covered by the script's approval;
-4. the script itself is one audited call: tool ``execute``, arguments ``{"code", "manifest"}``,
+4. the script is one ``script`` event in the event log and one audited call: tool ``execute``, arguments ``{"code", "manifest"}``,
    decision ``approval`` (rule ``code_mode:<tools>``) or ``allow`` (rule ``code_mode``), the approval
    and approver, ``definition_hash`` = the manifest digest, and ``detail`` =
    :meth:`host.code_mode.script_run.ScriptRun.audit_detail` (id, sha256, parent, counts, outcome).
@@ -22,6 +22,7 @@ Result: :func:`host.code_mode.results.outcome_result` (structured ``{"result", "
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Self
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
     from host.runtime import HostRuntime
 
 __all__ = ["CodeMode"]
+
+_logger = logging.getLogger("toolhost.code_mode")
 
 
 class CodeMode:
@@ -128,6 +131,7 @@ class CodeMode:
             outcome_name = result.status.value
             return result
         finally:
+            _log_script(runtime, run, request, outcome_name, statuses, time.perf_counter() - started)
             if runtime.auditor is not None:
                 with anyio.CancelScope(shield=True):
                     await runtime.auditor.audit_call_async(
@@ -167,6 +171,18 @@ async def _approve(
     assert verdict.approval_id is not None
     cover = ScriptCover(principal, verdict.approval_id, verdict.approver, dict(request.definitions))
     return None, cover, (verdict.approval_id, verdict.approver)
+
+
+def _log_script(runtime: HostRuntime, run: ScriptRun, request: ScriptApprovalRequest, status: str,
+                statuses: list[str], seconds: float) -> None:
+    """One ``script`` event in the runtime's event log (next to the inner calls' own events)."""
+    data = {"script_id": run.script_id, "script_sha256": run.script_sha256, "call_id": run.parent_call_id,
+            "manifest": sorted(request.definitions), "needs_approval": list(request.needs_approval),
+            "status": status, "calls": len(statuses), "seconds": round(seconds, 4)}
+    try:
+        runtime.event_log.append(runtime.conversation_id, "script", data)
+    except Exception:  # noqa: BLE001 - the log is a record, not a reason to fail a call
+        _logger.exception("toolhost: could not write a script event")
 
 
 def _error(run: ScriptRun, status: ResultStatus, where: str, message: str, *,

@@ -191,6 +191,11 @@ async def test_a_scripted_model_finds_tools_runs_one_script_and_every_inner_call
     assert sorted(manifest) == ["orders__get_order", "orders__list_orders"]
     assert own.arguments_digest == arguments_digest({"code": JOIN_SCRIPT, "manifest": manifest})
     assert own.id > inner[-1].id  # the script's row is written once it ended
+    events = [json.loads(line) for f in (serves[_serve_of(caller)].home / "data" / "events").glob("*.jsonl")
+              for line in f.read_text().splitlines()]
+    [script_event] = [e["data"] for e in events if e["kind"] == "script" and e["data"]["script_id"] == out["script_id"]]
+    assert (script_event["script_sha256"], script_event["status"], script_event["calls"]) == (sha, "ok", 3)
+    assert script_event["manifest"] == ["orders__get_order", "orders__list_orders"]
 
 
 # -- hidden tools inside a script answer like unknown ones ---------------------------------------------
@@ -348,6 +353,21 @@ async def test_hostile_scripts_end_at_their_limits_while_serve_keeps_answering_a
     assert [r.structured_content["status"] for r in normal[:5]] == ["delivered"] * 5
     assert normal[5].structured_content["result"] == JOIN_RESULT
     assert last.structured_content["result"] == JOIN_RESULT
+
+
+async def test_a_script_past_its_inner_call_limit_stops_and_every_call_it_made_is_audited(serves):
+    script = "n = 0\nfor i in range(1000):\n    n += len(await orders__get_order(order_id='A1004'))\nn"
+    with anyio.fail_after(STEP_SECONDS * 2):
+        async with client(serves, "open", MODERN) as c:
+            ran = await c.call_tool("execute", {"code": script})
+    err = _error(ran)
+    assert (err["code"], err["where"], err["details"]["limit"], err["details"]["calls"]) == (
+        "tool_error", "code_mode.limit", "inner_calls", 100)
+    assert "more than 100 tool calls (max_inner_calls)" in _text(ran)
+    own, inner = _script_rows(serves["open"], err["details"]["script_id"])
+    assert [(r.tool, r.status) for r in inner] == [("orders__get_order", "ok")] * 100
+    assert [parse_inner_detail(r.detail)["step"] for r in inner] == list(range(100))
+    assert own.detail.endswith("calls:100 (ok=100) outcome:tool_error")
 
 
 # -- the pool, as operators see it ---------------------------------------------------------------------
