@@ -181,7 +181,7 @@ def _log_script(runtime: HostRuntime, run: ScriptRun, request: ScriptApprovalReq
             "status": status, "calls": len(statuses), "seconds": round(seconds, 4)}
     try:
         runtime.event_log.append(runtime.conversation_id, "script", data)
-    except Exception:  # noqa: BLE001 - the log is a record, not a reason to fail a call
+    except Exception:  # the log is a record, not a reason to fail a call
         _logger.exception("toolhost: could not write a script event")
 
 
