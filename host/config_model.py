@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
+    "CodeModeOptions",
     "FailedServer",
     "HostConfig",
     "HostDefaults",
@@ -309,6 +310,61 @@ class FailedServer(BaseModel):
     reason: str
 
 
+class CodeModePoolOptions(BaseModel):
+    """``toolhost.code_mode.pool``: the sandbox worker processes (:class:`host.code_mode.PoolConfig`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_workers: int = Field(default=1, ge=0, le=64)
+    max_workers: int | None = Field(default=None, ge=1, le=64)
+    """Most live workers (``None``: the CPU count, at most 4)."""
+    checkout_timeout_seconds: float = Field(default=10.0, gt=0)
+    turn_timeout_seconds: float = Field(default=15.0, gt=0)
+    max_scripts_per_worker: int = Field(default=200, ge=1)
+
+
+class CodeModeLimitOptions(BaseModel):
+    """``toolhost.code_mode.limits``: what one script may use (:class:`host.code_mode.ScriptLimits`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    wall_clock_seconds: float = Field(default=30.0, gt=0)
+    cpu_seconds: float = Field(default=10.0, gt=0)
+    max_memory_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
+    max_recursion_depth: int = Field(default=200, gt=0)
+    max_inner_calls: int = Field(default=100, gt=0)
+    max_output_bytes: int = Field(default=1024 * 1024, gt=0)
+    max_print_bytes: int = Field(default=64 * 1024, gt=0)
+
+
+class CodeModeOptions(BaseModel):
+    """The ``toolhost.code_mode`` block: the ``execute`` meta tool (scripts calling tools in a
+    sandbox), off by default; ``toolhost serve --code-mode`` turns it on for one run.
+
+    Example: ``{"toolhost": {"code_mode": {"enabled": true, "pool": {"max_workers": 2},
+    "limits": {"wall_clock_seconds": 20}}}}``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    pool: CodeModePoolOptions = Field(default_factory=CodeModePoolOptions)
+    limits: CodeModeLimitOptions = Field(default_factory=CodeModeLimitOptions)
+
+    def to_config(self, *, enabled: bool | None = None) -> Any:
+        """The :class:`host.code_mode.CodeModeConfig` of this block (``enabled`` overrides the file's)."""
+        from host.code_mode.config import CodeModeConfig, PoolConfig, ScriptLimits  # noqa: PLC0415
+
+        pool = self.pool.model_dump(exclude_none=True)
+        if "max_workers" not in pool:
+            pool["max_workers"] = max(PoolConfig().max_workers, self.pool.min_workers)
+        return CodeModeConfig(
+            enabled=self.enabled if enabled is None else enabled,
+            pool=PoolConfig(**pool),
+            limits=ScriptLimits(**self.limits.model_dump()),
+        )
+
+
 class HostDefaults(BaseModel):
     """The top-level ``toolhost`` block: defaults for every server (lifecycle fields: see
     :class:`LifecyclePolicy`)."""
@@ -356,6 +412,8 @@ class HostDefaults(BaseModel):
     taint: TaintRule = Field(default_factory=TaintRule)
     """The session-taint rule's default decision for an egress call after private and untrusted
     results (:mod:`registry.safety.taint`; ``{"decision": "approve"}``; grants may override it)."""
+    code_mode: CodeModeOptions = Field(default_factory=CodeModeOptions)
+    """Code mode: the ``execute`` meta tool, its sandbox pool and limits (:class:`CodeModeOptions`)."""
 
 
 class HostConfig(BaseModel):

@@ -29,6 +29,11 @@ from host.access.audit_gate import AuditSendGate, outcome_unknown, send_record
 from host.access.call_scope import CallScopedPolicy, call_scope
 from host.access.gate import approval_record
 from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolCall, ToolResult
+from host.code_mode.approval import ScriptApprovals
+from host.code_mode.config import CodeModeConfig
+from host.code_mode.cover import CoveringApprovals, current_cover
+from host.code_mode.runner import CodeMode
+from host.code_mode.script_run import InnerStep
 from host.store import AuditUnavailable
 from host.config import HostConfig
 from host.events import EventLog
@@ -38,7 +43,7 @@ from host.tracing import mark_result, span
 from host.upstream.connection import ServerStatus
 from host.upstream.executor import ProgressCallback
 from host.upstream.manager import ServerManager
-from registry import ANONYMOUS, PatternPolicy, Principal, RequestPolicy, Risk, ToolRecord, ToolRegistry
+from registry import ANONYMOUS, Effect, PatternPolicy, Principal, RequestPolicy, Risk, ToolRecord, ToolRegistry
 from registry.search import SearchIndex, SearchResult
 
 if TYPE_CHECKING:
@@ -93,6 +98,12 @@ class HostRuntime:
         dense: hybrid search with the bundled multilingual model (``None``: on unless
             ``$TOOLHOST_DENSE_SEARCH=0``; without the model, BM25 only and one log line). Tool
             vectors are cached in ``<data_dir>/search/`` and computed in a background thread.
+        code_mode: code mode's pool and limits; when ``enabled``, one sandbox pool
+            (:attr:`code_mode`, a :class:`host.code_mode.runner.CodeMode`) is opened and closed with
+            the runtime, :meth:`run_script` runs scripts, and ``approvals`` is wrapped so an approved
+            script's inner calls are covered (:class:`host.code_mode.cover.CoveringApprovals`).
+        script_approvals: decides scripts whose manifest needs approval (``None``: such scripts
+            answer ``approval_required``).
     """
 
     def __init__(
@@ -109,8 +120,14 @@ class HostRuntime:
         auditor: CallAuditor | None = None,
         limiter: RateLimiter | None = None,
         dense: bool | None = None,
+        code_mode: CodeModeConfig | None = None,
+        script_approvals: ScriptApprovals | None = None,
     ) -> None:
         self.config = config
+        self.code_mode: CodeMode | None = CodeMode(code_mode) if code_mode is not None and code_mode.enabled else None
+        self.script_approvals = script_approvals
+        if self.code_mode is not None and approvals is not None:
+            approvals = CoveringApprovals(approvals)
         self.auditor = auditor
         self.limiter = limiter
         self.conversation_id = conversation_id
@@ -141,9 +158,16 @@ class HostRuntime:
         )
 
     async def __aenter__(self) -> HostRuntime:
-        if self.vector_worker is not None:
-            self.vector_worker.start()
-        await self.manager.__aenter__()
+        if self.code_mode is not None:
+            await self.code_mode.__aenter__()
+        try:
+            if self.vector_worker is not None:
+                self.vector_worker.start()
+            await self.manager.__aenter__()
+        except BaseException:
+            if self.code_mode is not None:
+                await self.code_mode.__aexit__(None, None, None)
+            raise
         return self
 
     async def __aexit__(
@@ -157,7 +181,11 @@ class HostRuntime:
                     with anyio.CancelScope(shield=True):
                         await anyio.to_thread.run_sync(self.vector_worker.stop)
             finally:
-                self.event_log.close()
+                try:
+                    self.event_log.close()
+                finally:
+                    if self.code_mode is not None:
+                        await self.code_mode.__aexit__(exc_type, exc, tb)
 
     async def settled(self, timeout_seconds: float) -> bool:
         """Wait at most ``timeout_seconds`` for every server's first connect attempt to end (at once
@@ -231,6 +259,7 @@ class HostRuntime:
         conversation_id: str | None = None,
         call_id: str | None = None,
         progress_callback: ProgressCallback | None = None,
+        script_step: InnerStep | None = None,
     ) -> ToolResult:
         """Run one call by qualified name through the pipeline.
 
@@ -241,6 +270,8 @@ class HostRuntime:
             conversation_id: names the event-log file and spill folder (default: the runtime's).
             call_id: the caller's id for the call (generated when ``None``).
             progress_callback: receives upstream progress notifications.
+            script_step: set for a code-mode script's inner call (its audit row's ``detail`` names
+                the script id, sha256, parent call id and step; the approval that covered it).
 
         Returns:
             Exactly one :class:`~host.calls.ToolResult`; failures are results, never exceptions
@@ -252,7 +283,7 @@ class HostRuntime:
         with span("toolhost.call", **{"toolhost.tool": name, "toolhost.server": record.server if record else None,
                                       "toolhost.user": principal.user, "toolhost.call_id": call_id}) as sp:
             with call_scope():  # the authorize stage, the rate limit and the audit row share one decision
-                result = await self._audited_call(name, arguments, ctx, principal, call_id)
+                result = await self._audited_call(name, arguments, ctx, principal, call_id, script_step)
             mark_result(sp, result.status.value)
             return result
 
@@ -273,7 +304,8 @@ class HostRuntime:
         return out
 
     async def _audited_call(
-        self, name: str, arguments: Any, ctx: CallContext, principal: Principal, call_id: str | None
+        self, name: str, arguments: Any, ctx: CallContext, principal: Principal, call_id: str | None,
+        script_step: InnerStep | None = None,
     ) -> ToolResult:
         if self.auditor is None:
             return await self._limited_call(name, arguments, ctx, principal, call_id)
@@ -288,6 +320,16 @@ class HostRuntime:
             finally:
                 with anyio.CancelScope(shield=True):
                     tool = self.registry.snapshot().get(name)
+                    decision = None if tool is None else self.policy.evaluate(principal, tool)
+                    detail = result.error.message if status == "rate_limited" and result and result.error else None
+                    approval_id, approver = used.approval_id, used.approver
+                    if script_step is not None:
+                        detail = script_step.audit_detail() + (f"; {detail}" if detail else "")
+                        cover = current_cover()
+                        if approval_id is None and cover is not None and tool is not None and cover.covers(
+                            principal, tool
+                        ) and decision is not None and decision.effect is Effect.APPROVAL:
+                            approval_id, approver = cover.approval_id, cover.approver
                     try:
                         await self.auditor.audit_call_async(
                             principal,
@@ -297,11 +339,10 @@ class HostRuntime:
                             status=status,
                             duration_seconds=time.perf_counter() - started,
                             tool=tool,
-                            decision=None if tool is None else self.policy.evaluate(principal, tool),
-                            approval_id=used.approval_id,
-                            approver=used.approver,
-                            detail=result.error.message if status == "rate_limited" and result and result.error
-                            else None,
+                            decision=decision,
+                            approval_id=approval_id,
+                            approver=approver,
+                            detail=detail,
                         )
                     except AuditUnavailable as e:  # the row stays queued; the answer says what happened
                         unwritten = e
@@ -336,3 +377,16 @@ class HostRuntime:
                                         details={"limit": verdict.limit}),
                     )
         return await self.pipeline.call(name, arguments, ctx, call_id=call_id)
+
+    # -- code mode -------------------------------------------------------------------------
+    async def run_script(
+        self, code: Any, principal: Principal = ANONYMOUS, *, call_id: str | None = None
+    ) -> ToolResult:
+        """Run a code-mode script (the ``execute`` meta tool) for ``principal``: see
+        :mod:`host.code_mode.runner`. With code mode off, an ``unknown_tool`` result."""
+        if self.code_mode is None:
+            message = "code mode is off on this gateway (toolhost.code_mode.enabled, `toolhost serve --code-mode`)"
+            return ToolResult(call_id=call_id or "execute", name="execute", status=ResultStatus.UNKNOWN_TOOL,
+                              content=[TextBlock(text=f"unknown_tool: {message}")],
+                              error=ErrorInfo(code="unknown_tool", message=message, where="lookup"))
+        return await self.code_mode.run(self, principal, code, call_id=call_id, approvals=self.script_approvals)

@@ -88,6 +88,7 @@ class GatewayOptions:
         db_url: the permission database (``None``: SQLite in the data folder).
         log_format: ``text`` (console lines) or ``json``.
         watch_config: reload when the config file changes.
+        code_mode: offer the ``execute`` meta tool (also ``toolhost.code_mode.enabled``).
     """
 
     config: Path | None = None
@@ -101,6 +102,7 @@ class GatewayOptions:
     db_url: str | None = None
     log_format: Literal["text", "json"] = "text"
     watch_config: bool = False
+    code_mode: bool = False
 
 
 @dataclass
@@ -241,6 +243,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
             store is closed again before raising.
     """
     from host.access import build_policy, is_loopback, open_access  # noqa: PLC0415
+    from host.access.script_approvals import ScriptApprovalGate  # noqa: PLC0415
     from host.config import load_config  # noqa: PLC0415
     from host.errors import ConfigError  # noqa: PLC0415
     from host.limits import rate_limiter_for  # noqa: PLC0415
@@ -298,6 +301,8 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
             approvals=access.approval_hook() if enforce and access is not None else None,
             auditor=access,  # every call audited, whatever the transport (also in open access)
             limiter=rate_limiter_for(access.store if access is not None else None, cfg.defaults.rate_limits),
+            code_mode=cfg.defaults.code_mode.to_config(enabled=True if o.code_mode else None),
+            script_approvals=ScriptApprovalGate(access) if enforce and access is not None else None,
         )
         if access is not None:
             access.watch(rt.registry)  # pin definitions from the first listing on

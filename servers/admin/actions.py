@@ -111,6 +111,13 @@ class AdminService(AdminActions):
 
         return [server_row(s) for s in self.runtime.statuses()]
 
+    def code_mode(self) -> dict[str, Any] | None:
+        """Code mode's pool size, limits and running scripts
+        (:meth:`host.code_mode.CodeMode.describe`), ``None`` when it is off."""
+        if self.runtime is None or self.runtime.code_mode is None:
+            return None
+        return self.runtime.code_mode.describe()
+
     def visible_tools(self, user: str | None = None) -> dict[str, Any]:
         """What ``toolhost tools`` lists: ``{"tools": [full definition + timeout_seconds], "held":
         [{"name", "server", "reason"}]}`` for ``user`` (``None``: the local admin — every tool of a

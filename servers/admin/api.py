@@ -10,7 +10,8 @@ search and call endpoints answer then).
 Endpoints (all JSON; ``GET`` reads, ``POST`` changes):
 
 =========================================  ==========================================================
-``GET  /servers``                          status of every server
+``GET  /servers``                          status of every server; ``code_mode``: the sandbox pool
+                                           and limits (``null`` when code mode is off)
 ``POST /servers/{name}/restart``           reconnect one server
 ``GET  /tools``                            tools with risk, pin state, availability
 ``GET  /search?q=&user=&limit=``           search playground: hits with scores and why they ranked
@@ -181,7 +182,7 @@ class AdminApi:
         t = anyio.to_thread.run_sync
 
         async def servers(_r: Request, s: AdminService, _u: str) -> Any:
-            return {"servers": s.servers()}
+            return {"servers": s.servers(), "code_mode": s.code_mode()}
 
         async def restart(r: Request, s: AdminService, _u: str) -> Any:
             if self.restart is None:

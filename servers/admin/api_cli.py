@@ -28,6 +28,7 @@ import anyio
 from starlette.requests import Request
 from starlette.routing import Route
 
+from host.code_mode import SCRIPT_TOOL
 from servers.admin.actions import LOCAL_ADMIN, AdminService
 
 __all__ = ["cli_routes", "decided_by"]
@@ -73,6 +74,10 @@ def cli_routes(api: Any) -> list[Route]:
             raise ApiError(501, "unsupported", "this serve runs without permissions (open access): "
                            "calls as a user run in the CLI itself")
         principal = await t(s.principal, user)
+        if name == SCRIPT_TOOL and s.runtime.code_mode is not None:  # code mode: {"code": ...}
+            code = arguments.get("code") if isinstance(arguments, dict) else None
+            result = await s.runtime.run_script(code, principal)
+            return result.model_dump(mode="json", exclude_none=True)
         result = await s.runtime.call(name, arguments, principal)
         return result.model_dump(mode="json", exclude_none=True)
 

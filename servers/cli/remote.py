@@ -137,4 +137,11 @@ def servers_via_serve(serve: RunningServe, out: Console, err: Console, *, as_jso
         out.print_json(json.dumps(rows))  # the API's rows as they are (servers.admin.server_rows)
     else:
         out.print(servers_table(rows))
+        if found.get("code_mode"):
+            cm = found["code_mode"]
+            pool, lim = cm["pool"], cm["limits"]
+            out.print(f"code mode: {cm['tool']} on, {pool['min_workers']}-{pool['max_workers']} sandbox workers, "
+                      f"{cm['running']} running; per script {lim['wall_clock_seconds']:g} s wall clock, "
+                      f"{lim['cpu_seconds']:g} s CPU, {lim['max_memory_bytes'] // (1024 * 1024)} MiB, "
+                      f"{lim['max_inner_calls']} tool calls", highlight=False)
     return any(s["error"] for s in rows)

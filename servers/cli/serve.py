@@ -39,6 +39,11 @@ def serve(
     watch_config: Annotated[
         bool, typer.Option("--watch-config", help="Reload when the config file changes (SIGHUP always reloads).")
     ] = False,
+    code_mode: Annotated[
+        bool,
+        typer.Option("--code-mode", help="Offer the 'execute' meta tool: scripts that call tools in a sandbox "
+                     "(also toolhost.code_mode.enabled in the config)."),
+    ] = False,
 ) -> None:
     """Start the registry MCP server (streamable HTTP on 127.0.0.1:8765/mcp, or --stdio), with the admin
     console at /admin, the admin API at /admin/api, /healthz, /readyz and /metrics."""
@@ -56,7 +61,7 @@ def serve(
     options = GatewayOptions(
         config=config, data_dir=data_dir, host=host, port=port, stdio=stdio, expose=expose_choice.value,  # type: ignore[arg-type]
         auth=auth_choice.value, user=user, db_url=db_url, log_format=log_format.value,  # type: ignore[arg-type]
-        watch_config=watch_config,
+        watch_config=watch_config, code_mode=code_mode,
     )
     try:
         loop_options = event_loop_options()

@@ -12,8 +12,10 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent, Tool, ToolAnnotations
 
+from host.code_mode import SCRIPT_TOOL
 from host.runtime import HostRuntime
 from registry import Principal, ToolRecord
+from registry.code_mode import python_names, render_stubs
 from registry.search import HitContext, SearchTrail, tool_definition
 from registry.search import format_result as format_search
 from registry.search.query_check import search_pattern_problem
@@ -23,6 +25,8 @@ from servers.gateway.search_usage import hit_contexts
 __all__ = [
     "CALL_TOOL",
     "CALL_TOOL_TOOL",
+    "EXECUTE",
+    "EXECUTE_TOOL",
     "MAX_QUERY_CHARS",
     "MAX_SEARCH_LIMIT",
     "SEARCH_TOOL",
@@ -30,6 +34,7 @@ __all__ = [
     "as_mcp_tool",
     "run_search",
     "search_error",
+    "search_tool",
     "text_error",
 ]
 
@@ -65,6 +70,36 @@ SEARCH_TOOL = Tool(
     annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
 )
 
+EXECUTE = SCRIPT_TOOL
+"""The code-mode meta tool (``execute``, as FastMCP and Cloudflare name it), listed when code mode is on."""
+
+EXECUTE_TOOL = Tool(
+    name=EXECUTE,
+    title="Run a script that calls tools",
+    description=(
+        "Run a short Python script that calls several tools and returns one result, so intermediate results "
+        "never pass through you. Call a tool as `await server__tool(key=value)` (typed stubs: "
+        "tool_search(query, format='python')) or `await call_tool('name', {...})`; use asyncio.gather to run "
+        "calls in parallel. A call returns the tool's structured content (a dict) or its text; a failed call "
+        "raises (PermissionError, LookupError, ValueError, TimeoutError, RuntimeError) and tool_error(e) gives "
+        "its status, where, message and retry_after. The last expression is the result. Sandboxed: no files, "
+        "network, environment or imports beyond asyncio/json/re/math. Every call is authorized, limited and "
+        "audited like a direct call; a script naming tools that need approval asks once for the whole script."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "code": {
+                "type": "string",
+                "description": "The Python script; its last expression is the result, e.g. "
+                "\"o = await orders__get_order(order_id='A1001')\\no['status']\".",
+            },
+        },
+        "required": ["code"],
+    },
+    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True),
+)
+
 CALL_TOOL_TOOL = Tool(
     name=CALL_TOOL,
     title="Call a tool",
@@ -82,6 +117,20 @@ CALL_TOOL_TOOL = Tool(
     },
     annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True),
 )
+
+
+def search_tool(code_mode: bool) -> Tool:
+    """``tool_search``'s definition; with code mode on it takes ``format`` (``"python"``: typed stubs)."""
+    if not code_mode:
+        return SEARCH_TOOL
+    schema = json.loads(json.dumps(SEARCH_TOOL.input_schema))
+    schema["properties"]["format"] = {
+        "type": "string",
+        "enum": ["definitions", "python"],
+        "default": "definitions",
+        "description": "'python': the found tools as typed Python stubs to call from an execute script.",
+    }
+    return SEARCH_TOOL.model_copy(update={"input_schema": schema})
 
 
 def as_mcp_tool(tool: ToolRecord) -> Tool:
@@ -128,6 +177,8 @@ def run_search(
     limit = args.get("limit", 5)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
         return search_error(f"tool_search 'limit' must be an integer from 1 to {MAX_SEARCH_LIMIT}"), []
+    if args.get("format", "definitions") not in ("definitions", "python"):
+        return search_error("tool_search 'format' must be 'definitions' or 'python'"), []
     rejected = search_pattern_problem(query)
     if rejected is not None:
         return search_error(f"invalid_arguments: tool_search 'query': {rejected}"), []
@@ -146,6 +197,15 @@ def run_search(
         structured["weak"] = result.weak
     if result.message:
         structured["message"] = result.message
+    if args.get("format") == "python":
+        names = python_names(t.qualified_name for t in runtime.visible_tools(principal))
+        stubs = render_stubs([h.tool for h in result.hits], names)
+        structured["stubs"] = stubs
+        text = stubs if result.hits else format_search(result, contexts)
+        return (
+            CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured),
+            [h.tool.qualified_name for h in result.hits],
+        )
     text = format_search(result, contexts)
     if tools:
         text += "\n\nFull definitions (JSON):\n" + json.dumps({"tools": tools}, ensure_ascii=False)

@@ -58,10 +58,12 @@ from servers.gateway.mcp_results import to_mcp_result
 from servers.gateway.meta_tools import (
     CALL_TOOL,
     CALL_TOOL_TOOL,
-    SEARCH_TOOL,
+    EXECUTE,
+    EXECUTE_TOOL,
     TOOL_SEARCH,
     as_mcp_tool,
     run_search,
+    search_tool,
     text_error,
 )
 from servers.gateway.notify import ToolsChangedNotifier
@@ -169,7 +171,11 @@ class RegistryHandlers:
         else:
             visible, _key = runtime.visibility(principal)
             declared = self.state_of(ctx).declared(runtime.registry.snapshot(), visible)
-            tools = [SEARCH_TOOL, CALL_TOOL_TOOL] + [as_mcp_tool(t) for t in declared]
+            tools = [search_tool(self.code_mode), CALL_TOOL_TOOL] + [as_mcp_tool(t) for t in declared]
+        if self.code_mode and self.expose == "all":
+            tools.append(EXECUTE_TOOL)
+        elif self.code_mode:
+            tools.insert(2, EXECUTE_TOOL)
         if self.access is not None:
             await self.access.audit_async(action="list", principal=principal, status="ok",
                                           detail=f"{len(tools)} tools")
@@ -191,6 +197,8 @@ class RegistryHandlers:
             if self.expose == "search" and self.state_of(ctx).mark_loaded(hits):
                 await _announce_list_changed(ctx)
             return result
+        if params.name == EXECUTE and self.code_mode:
+            return to_mcp_result(await self.run_script(ctx, principal, args.get("code")))
         if params.name == CALL_TOOL:
             target = args.get("name")
             if not isinstance(target, str) or not target:
@@ -242,6 +250,18 @@ class RegistryHandlers:
         await self._learn(ctx, target, result)
         return to_mcp_result(result, uri_for=self._uri_mapper(target))
 
+    @property
+    def code_mode(self) -> bool:
+        """Whether the ``execute`` meta tool is offered (the runtime has a sandbox pool)."""
+        return self.runtime.code_mode is not None
+
+    async def run_script(self, ctx: ServerRequestContext[Any, Any], principal: Principal, code: Any) -> Any:
+        """One ``execute`` call: the script runs in the runtime's sandbox pool; every inner call
+        goes through the runtime (authorized, limited, audited with the script and step)."""
+        elicitor = elicitor_for(ctx) if self.access is not None else None
+        with approval_elicitation(elicitor):
+            return await self.runtime.run_script(code, principal)
+
     def input_schema_of(self, name: str) -> dict[str, Any] | None:
         """The SDK's ``get_tool_input_schema`` hook (2026-07-28 ``Mcp-Param-*`` header checks).
 
@@ -253,7 +273,9 @@ class RegistryHandlers:
         if name == CALL_TOOL:
             return CALL_TOOL_TOOL.input_schema
         if name == TOOL_SEARCH:
-            return SEARCH_TOOL.input_schema
+            return search_tool(self.code_mode).input_schema
+        if name == EXECUTE and self.code_mode:
+            return EXECUTE_TOOL.input_schema
         record = self.runtime.registry.snapshot().get(name)
         if record is None:
             return None

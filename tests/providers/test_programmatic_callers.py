@@ -1,0 +1,56 @@
+"""Programmatic callers declared from risk and grants, in the providers' documented shapes."""
+
+from __future__ import annotations
+
+import pytest
+
+from host.agent.providers import AnthropicMessagesAdapter, OpenAIResponsesAdapter
+from host.agent.providers.base import API_ANTHROPIC, API_CHAT, API_RESPONSES
+from host.agent.providers.callers import allowed_callers, declare_programmatic, program_caller
+from registry import Risk, ToolRecord
+
+
+def _tool(name: str, risk: Risk) -> ToolRecord:
+    return ToolRecord(qualified_name=name, server="orders", original_name=name.split("__")[1], description=name,
+                      input_schema={"type": "object", "properties": {"order_id": {"type": "string"}}}, risk=risk,
+                      open_world=False, timeout_seconds=5, max_output_chars=100, concurrency_safe=True,
+                      idempotent=True, definition_hash="0" * 64)
+
+
+GET, CANCEL = _tool("orders__get_order", Risk.READ), _tool("orders__cancel_order", Risk.DESTRUCTIVE)
+
+
+def test_read_tools_may_be_called_by_the_providers_program_and_writes_only_directly():
+    assert allowed_callers(GET, API_ANTHROPIC) == ["direct", "code_execution_20250825"]
+    assert allowed_callers(CANCEL, API_ANTHROPIC) == ["direct"]
+    assert allowed_callers(GET, API_RESPONSES) == ["direct", "programmatic"]
+    assert allowed_callers(CANCEL, API_RESPONSES, allow=lambda t: t.qualified_name == CANCEL.qualified_name) == [
+        "direct", "programmatic"]
+    with pytest.raises(ValueError, match="openai_chat has no programmatic tool calling"):
+        allowed_callers(GET, API_CHAT)
+
+
+def test_declarations_get_allowed_callers_and_tool_search_stays_direct():
+    anthropic = declare_programmatic(AnthropicMessagesAdapter().declare_tools([GET, CANCEL], tool_search=True),
+                                     [GET, CANCEL], API_ANTHROPIC)
+    assert [(t["name"], t.get("allowed_callers")) for t in anthropic.tools] == [
+        ("orders__get_order", ["direct", "code_execution_20250825"]),
+        ("orders__cancel_order", ["direct"]),
+        ("tool_search", None),
+    ]
+    responses = declare_programmatic(OpenAIResponsesAdapter().declare_tools([GET, CANCEL]), [GET, CANCEL],
+                                     API_RESPONSES)
+    assert [(t["name"], t["allowed_callers"]) for t in responses.tools] == [
+        ("orders__get_order", ["direct", "programmatic"]), ("orders__cancel_order", ["direct"])]
+
+
+def test_the_program_id_of_a_returned_call_is_read_from_its_caller():
+    anthropic_block = {"type": "tool_use", "id": "toolu_1", "name": "orders__get_order", "input": {},
+                       "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_abc"}}
+    assert program_caller(anthropic_block, API_ANTHROPIC) == "srvtoolu_abc"
+    assert program_caller({**anthropic_block, "caller": {"type": "direct"}}, API_ANTHROPIC) is None
+    item = {"type": "function_call", "call_id": "call_1", "name": "orders__get_order", "arguments": "{}",
+            "caller": {"type": "program", "caller_id": "prog_9"}}
+    assert program_caller(item, API_RESPONSES) == "prog_9"
+    assert program_caller({"type": "function_call"}, API_RESPONSES) is None
+    assert program_caller(item, API_ANTHROPIC) is None

@@ -1,0 +1,389 @@
+"""Code mode through a real ``toolhost serve --code-mode`` over HTTP, with SDK clients, per access mode.
+
+The upstream is the bundled orders example (``python -m servers.examples.orders``). A scripted model
+finds tools (``tool_search`` with ``format="python"``: typed stubs), runs one ``execute`` script that
+calls several tools and gets one result; every inner call has its audit row naming the script id,
+sha256, parent call and step, and the script has its own row. Access modes:
+
+* ``open``: no users (``--auth auto``): every caller sees every tool;
+* ``alice``: API key of a user whose grant ``server:orders`` covers the orders tools (destructive
+  ``cancel_order`` needs approval, the default for grants);
+* ``bob``: API key of a user granted only ``orders__get_order``; ``carol``: no grant at all: the
+  hidden tools inside a script answer exactly like names that do not exist;
+* ``off``: ``--auth off`` (no store: no audit, no approvals);
+* the local admin: the admin API's call endpoint with the data folder's loopback token.
+
+Both protocol eras (2025-11-25 handshake, 2026-07-28). A hostile script (memory bomb, endless loop)
+ends with ``limit_exceeded`` while the same serve keeps answering another client.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from host.access import AccessControl
+from host.code_mode import parse_inner_detail
+from host.store.audit_chain import arguments_digest
+from tests.servers.test_access_matrix import CLIENT_MODE, LEGACY, MODERN, TOOLHOST, Gateway, _env
+
+pytestmark = pytest.mark.anyio
+
+ERAS = (LEGACY, MODERN)
+STARTUP_SECONDS = 100
+STEP_SECONDS = 40
+LIMITS = {"cpu_seconds": 2, "wall_clock_seconds": 15, "max_memory_bytes": 32 * 1024 * 1024}
+
+JOIN_SCRIPT = (
+    "import asyncio\n"
+    "mine = await orders__list_orders(customer='ada@example.com')\n"
+    "details = await asyncio.gather(*[orders__get_order(order_id=o['order_id']) for o in mine['orders']])\n"
+    "{'orders': [d['order_id'] for d in details], 'total_cents': sum(d['total_cents'] for d in details)}\n"
+)
+JOIN_RESULT = {"orders": ["A1004", "A1001"], "total_cents": 11600}  # the same whatever was cancelled
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _gateway(root: Path, mode: str) -> Gateway:
+    home = root / mode
+    data = home / "data"
+    data.mkdir(parents=True)
+    config = {
+        "toolhost": {"connect_timeout_seconds": 30, "code_mode": {"pool": {"max_workers": 2}, "limits": LIMITS}},
+        "mcpServers": {"orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]}},
+    }
+    (home / "config.json").write_text(json.dumps(config))
+    keys: dict[str, str] = {}
+    if mode == "keys":
+        access = AccessControl.open(data)
+        try:
+            for user in ("alice", "bob", "carol"):
+                access.users.add(user)
+            access.grants.add("alice", "server:orders")
+            access.grants.add("bob", "orders__get_order")
+            keys = {user: access.keys.create(user)[1] for user in ("alice", "bob", "carol")}
+        finally:
+            access.close()
+    args = ["serve", "--config", str(home / "config.json"), "--data-dir", str(data), "--port", "0", "--code-mode"]
+    if mode == "off":
+        args += ["--auth", "off"]
+    return Gateway((mode,), home, args, keys=keys)
+
+
+@pytest.fixture(scope="module")
+async def serves(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, Gateway]]:
+    """One serve per access mode (open, keys, off), started at once; all stopped at the end."""
+    root = tmp_path_factory.mktemp("codemode")
+    gws = {mode: _gateway(root, mode) for mode in ("open", "keys", "off")}
+    async with anyio.create_task_group() as tg:
+        try:
+            for gw in gws.values():
+                tg.start_soon(gw.run_http)
+            with anyio.fail_after(STARTUP_SECONDS):
+                for gw in gws.values():
+                    await gw.ready.wait()
+            yield gws
+        finally:
+            with anyio.CancelScope(shield=True), anyio.fail_after(60):
+                for gw in gws.values():
+                    gw.terminate()
+                for gw in gws.values():
+                    await gw.wait_stopped()
+
+
+def _serve_of(caller: str) -> str:
+    return "keys" if caller in ("alice", "bob", "carol") else caller
+
+
+@asynccontextmanager
+async def client(serves: dict[str, Gateway], caller: str, era: str) -> AsyncIterator[Client]:
+    gw = serves[_serve_of(caller)]
+    token = gw.keys.get(caller)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=STEP_SECONDS) as http,
+        Client(streamable_http_client(gw.url, http_client=http), mode=CLIENT_MODE[era]) as c,
+    ):
+        assert c.protocol_version == era
+        yield c
+
+
+def _text(result: Any) -> str:
+    return "".join(b.text for b in result.content if getattr(b, "text", None))
+
+
+def _error(result: Any) -> dict[str, Any]:
+    assert result.is_error is True, _text(result)
+    return (result.meta or {})["toolhost/error"]
+
+
+def _audit(gw: Gateway) -> list[Any]:
+    access = AccessControl.open(gw.home / "data")
+    try:
+        rows = access.audit_log.query(limit=1000)
+        count, broken = access.audit_log.verify()
+        assert broken is None and count >= len(rows)
+        return list(reversed(rows))
+    finally:
+        access.close()
+
+
+def _script_rows(gw: Gateway, script_id: str) -> tuple[Any, list[Any]]:
+    """The script's own row and its inner calls' rows (step order)."""
+    rows = [(r, parse_inner_detail(r.detail)) for r in _audit(gw)]
+    mine = [(r, d) for r, d in rows if d is not None and d["script_id"] == script_id]
+    own = [r for r, d in mine if "step" not in d]
+    inner = sorted(((d["step"], r) for r, d in mine if "step" in d), key=lambda p: p[0])
+    assert len(own) == 1, [r.detail for r, _ in mine]
+    return own[0], [r for _, r in inner]
+
+
+# -- a model finds tools, writes one script, gets one result ------------------------------------------
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("caller", ["open", "alice", "off"])
+async def test_a_scripted_model_finds_tools_runs_one_script_and_every_inner_call_is_audited(serves, caller, era):
+    with anyio.fail_after(STEP_SECONDS * 2):
+        async with client(serves, caller, era) as c:
+            listed = [t.name for t in (await c.list_tools()).tools]
+            assert listed == ["tool_search", "call_tool", "execute"]
+            found = await c.call_tool("tool_search", {"query": "list orders status", "format": "python", "limit": 2})
+            stubs = _text(found)
+            assert stubs.startswith("from typing import Any, Literal\n")
+            assert "async def orders__list_orders(*, status: Literal[" in stubs
+            assert "Risk: read. Tool: orders__list_orders." in stubs
+            assert found.structured_content["stubs"] == stubs
+
+            ran = await c.call_tool("execute", {"code": JOIN_SCRIPT})
+    assert ran.is_error is not True, _text(ran)
+    out = ran.structured_content
+    assert (out["result"], out["calls"], out["printed"]) == (JOIN_RESULT, 3, "")
+    assert json.loads(_text(ran))["result"] == JOIN_RESULT
+    if caller == "off":  # --auth off keeps no store, so no audit
+        return
+    own, inner = _script_rows(serves[_serve_of(caller)], out["script_id"])
+    sha = hashlib.sha256(JOIN_SCRIPT.encode()).hexdigest()
+    assert [(r.tool, r.status, r.action) for r in inner] == [
+        ("orders__list_orders", "ok", "call"), ("orders__get_order", "ok", "call"), ("orders__get_order", "ok", "call")]
+    details = [parse_inner_detail(r.detail) for r in inner]
+    assert [d["step"] for d in details] == [0, 1, 2]
+    assert {d["sha256"] for d in details} == {sha}
+    assert {d["parent"] for d in details} == {parse_inner_detail(own.detail)["parent"]}
+    assert json.loads(inner[0].arguments) == {"customer": "ada@example.com"}
+    assert [r.user for r in inner] == [own.user] * 3
+    assert (own.tool, own.status, own.decision, own.rule) == ("execute", "ok", "allow", "code_mode")
+    assert own.detail.endswith("tools:2 calls:3 (ok=3) outcome:ok")
+    manifest = json.loads(own.arguments)["manifest"]
+    assert sorted(manifest) == ["orders__get_order", "orders__list_orders"]
+    assert own.arguments_digest == arguments_digest({"code": JOIN_SCRIPT, "manifest": manifest})
+    assert own.id > inner[-1].id  # the script's row is written once it ended
+    events = [json.loads(line) for f in (serves[_serve_of(caller)].home / "data" / "events").glob("*.jsonl")
+              for line in f.read_text().splitlines()]
+    [script_event] = [e["data"] for e in events if e["kind"] == "script" and e["data"]["script_id"] == out["script_id"]]
+    assert (script_event["script_sha256"], script_event["status"], script_event["calls"]) == (sha, "ok", 3)
+    assert script_event["manifest"] == ["orders__get_order", "orders__list_orders"]
+
+
+# -- hidden tools inside a script answer like unknown ones ---------------------------------------------
+HIDDEN_CASES = [
+    ("bob", "orders__list_orders", "r = await {name}()\nr"),
+    ("bob", "orders__cancel_order", "r = await call_tool('{name}', {{'order_id': 'A1001'}})\nr"),
+    ("carol", "orders__get_order", "r = await {name}(order_id='A1001')\nr"),
+    ("carol", "orders__list_orders", "try:\n    await {name}()\nexcept NameError as e:\n    r = str(e)\nr"),
+]
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(("caller", "hidden", "template"), HIDDEN_CASES, ids=[f"{c}-{h}" for c, h, _ in HIDDEN_CASES])
+async def test_a_hidden_tool_inside_a_script_answers_exactly_like_an_unknown_name(serves, caller, hidden, template, era):
+    unknown = hidden[:-4] + "zzzz"  # the same length: the traceback's carets line up alike
+    with anyio.fail_after(STEP_SECONDS * 2):
+        async with client(serves, caller, era) as c:
+            a = await c.call_tool("execute", {"code": template.format(name=hidden)})
+            b = await c.call_tool("execute", {"code": template.format(name=unknown)})
+            found = await c.call_tool("tool_search", {"query": f"select:{hidden}", "format": "python"})
+    assert _text(a).replace(hidden, "<name>") == _text(b).replace(unknown, "<name>")
+    assert a.is_error == b.is_error
+    assert "not defined" in _text(a) or "not in this script's capability manifest" in _text(a)
+    if a.is_error:
+        ea, eb = _error(a), _error(b)
+        assert (ea["code"], ea["where"]) == (eb["code"], eb["where"]) == ("tool_error", "code_mode.sandbox")
+    assert found.structured_content["tools"] == [] and "async def" not in _text(found)
+    own, inner = _script_rows(serves["keys"], (a.structured_content or {}).get("script_id")
+                              or _error(a)["details"]["script_id"])
+    assert inner == []  # nothing reached the pipeline: the name was no tool for this caller
+    assert json.loads(own.arguments)["manifest"] == {}
+
+
+async def test_bob_runs_the_one_tool_his_grant_allows(serves):
+    with anyio.fail_after(STEP_SECONDS):
+        async with client(serves, "bob", LEGACY) as c:
+            ran = await c.call_tool("execute", {"code": "o = await orders__get_order(order_id='a1004')\no['status']"})
+    assert ran.structured_content["result"] == "delivered", _text(ran)
+
+
+# -- approvals: one for the whole manifest -------------------------------------------------------------
+@pytest.mark.parametrize(("era", "order_ids"), [(LEGACY, ("A1001", "A1002")), (MODERN, ("A1005", "A1003"))])
+async def test_a_destructive_tool_in_the_manifest_needs_one_approval_for_the_whole_script(serves, era, order_ids):
+    gw = serves["keys"]
+    first, second = order_ids
+    script = (
+        "out = []\n"
+        f"for oid in {list(order_ids)!r}:\n"
+        "    try:\n"
+        "        out.append(await orders__cancel_order(order_id=oid, reason='duplicate'))\n"
+        "    except RuntimeError as e:\n"
+        "        out.append(tool_error(e)['status'])\n"
+        "listed = await orders__list_orders(status='cancelled')\n"
+        "[out, sorted(o['order_id'] for o in listed['orders'])]\n"
+    )
+    with anyio.fail_after(STEP_SECONDS * 3):
+        async with client(serves, "alice", era) as c:
+            asked = await c.call_tool("execute", {"code": script})
+            err = _error(asked)
+            assert (err["code"], err["where"]) == ("approval_required", "authorize")
+            assert err["details"]["needs_approval"] == ["orders__cancel_order"]
+            approval_id = err["approval_id"]
+            assert "pending for the whole script" in _text(asked)
+            again = await c.call_tool("execute", {"code": script})  # asking again reuses the pending approval
+            assert _error(again)["approval_id"] == approval_id
+
+            listed = await anyio.run_process([TOOLHOST, "approvals", "list", "--data-dir", str(gw.home / "data"),
+                                              "--json"], check=False, env=_env())
+            assert listed.returncode == 0, listed.stderr
+            pending = [a for a in json.loads(listed.stdout) if a["id"] == approval_id]
+            assert [(a["tool"], a["user"], a["status"]) for a in pending] == [("execute", "alice", "pending")]
+            assert json.loads(pending[0]["arguments_redacted"])["code"] == script
+            approved = await anyio.run_process([TOOLHOST, "approvals", "approve", approval_id, "--data-dir",
+                                                str(gw.home / "data")], check=False, env=_env())
+            assert approved.returncode == 0, approved.stderr
+
+            changed = await c.call_tool("execute", {"code": script + "# changed after approval\n"})
+            assert _error(changed)["approval_id"] not in (None, approval_id)  # another script, another approval
+            ran = await c.call_tool("execute", {"code": script})
+            assert ran.is_error is not True, _text(ran)
+            once_more = await c.call_tool("execute", {"code": script})  # an approval runs the script once
+    outcome, cancelled = ran.structured_content["result"]
+    assert [o if isinstance(o, str) else (o["order_id"], o["status"]) for o in outcome] == [
+        (first, "cancelled"), "tool_error" if second == "A1003" else (second, "cancelled")]
+    assert first in cancelled
+    assert _error(once_more)["approval_id"] not in (None, approval_id)
+    own, inner = _script_rows(gw, ran.structured_content["script_id"])
+    assert (own.decision, own.rule, own.approval_id, own.status) == (
+        "approval", "code_mode:orders__cancel_order", approval_id, "ok")
+    assert own.approver
+    cancels = [r for r in inner if r.tool == "orders__cancel_order"]
+    assert len(cancels) == 2
+    assert {(r.decision, r.approval_id, r.approver) for r in cancels} == {("approval", approval_id, own.approver)}
+    reads = [r for r in inner if r.tool == "orders__list_orders"]
+    assert [(r.decision, r.approval_id) for r in reads] == [("allow", None)]
+
+
+async def test_a_tool_name_built_at_run_time_is_refused_as_outside_the_manifest(serves):
+    script = "name = 'orders__' + 'cancel_order'\nawait call_tool(name, {'order_id': 'A1004'})"
+    with anyio.fail_after(STEP_SECONDS):
+        async with client(serves, "alice", LEGACY) as c:
+            ran = await c.call_tool("execute", {"code": script})
+    assert _error(ran)["code"] == "tool_error"
+    assert _text(ran).rstrip().endswith(
+        "PermissionError: not_in_manifest at code_mode.manifest: tool 'orders__cancel_order' is not in this "
+        "script's capability manifest (tools named literally: none); name every tool literally so the manifest "
+        "and its approval cover it")
+    own, inner = _script_rows(serves["keys"], _error(ran)["details"]["script_id"])
+    assert inner == [] and own.detail.endswith("calls:1 (not_in_manifest=1) outcome:tool_error")
+
+
+# -- the local admin -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["open", "keys"])
+async def test_the_local_admin_runs_a_script_through_the_admin_api(serves, mode):
+    gw = serves[mode]
+    base = gw.url.removesuffix("/mcp")
+    with anyio.fail_after(STEP_SECONDS):
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {gw.admin_token}"}, timeout=30) as http:
+            r = await http.post(f"{base}/admin/api/call", json={"name": "execute", "arguments": {"code": JOIN_SCRIPT}})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert (body["status"], body["structured"]["result"]) == ("ok", JOIN_RESULT)
+    own, inner = _script_rows(gw, body["structured"]["script_id"])
+    assert len(inner) == 3 and own.status == "ok"
+
+
+# -- hostile scripts -----------------------------------------------------------------------------------
+async def test_hostile_scripts_end_at_their_limits_while_serve_keeps_answering_another_client(serves):
+    bombs = {
+        "memory": "x = 'a' * 1024\nwhile True:\n    x = x + x",
+        "cpu_time": "n = 0\nwhile True:\n    n += 1",
+        "recursion": "def f(n):\n    return f(n + 1)\nf(0)",
+    }
+    results: dict[str, Any] = {}
+    normal: list[Any] = []
+
+    async def hostile(kind: str, code: str) -> None:
+        async with client(serves, "open", LEGACY) as c:
+            results[kind] = await c.call_tool("execute", {"code": code})
+
+    with anyio.fail_after(STEP_SECONDS * 3):
+        async with anyio.create_task_group() as tg:
+            for kind, code in bombs.items():
+                tg.start_soon(hostile, kind, code)
+            async with client(serves, "open", MODERN) as other:
+                for i in range(5):
+                    normal.append(await other.call_tool("call_tool", {"name": "orders__get_order",
+                                                                      "arguments": {"order_id": "A1004"}}))
+                normal.append(await other.call_tool("execute", {"code": JOIN_SCRIPT}))
+        async with client(serves, "open", LEGACY) as after:
+            last = await after.call_tool("execute", {"code": JOIN_SCRIPT})
+    for kind in bombs:
+        err = _error(results[kind])
+        assert (err["code"], err["where"], err["details"]["limit"]) == ("tool_error", "code_mode.limit", kind), err
+    assert [r.structured_content["status"] for r in normal[:5]] == ["delivered"] * 5
+    assert normal[5].structured_content["result"] == JOIN_RESULT
+    assert last.structured_content["result"] == JOIN_RESULT
+
+
+async def test_a_script_past_its_inner_call_limit_stops_and_every_call_it_made_is_audited(serves):
+    script = "n = 0\nfor i in range(1000):\n    n += len(await orders__get_order(order_id='A1004'))\nn"
+    with anyio.fail_after(STEP_SECONDS * 2):
+        async with client(serves, "open", MODERN) as c:
+            ran = await c.call_tool("execute", {"code": script})
+    err = _error(ran)
+    assert (err["code"], err["where"], err["details"]["limit"], err["details"]["calls"]) == (
+        "tool_error", "code_mode.limit", "inner_calls", 100)
+    assert "more than 100 tool calls (max_inner_calls)" in _text(ran)
+    own, inner = _script_rows(serves["open"], err["details"]["script_id"])
+    assert [(r.tool, r.status) for r in inner] == [("orders__get_order", "ok")] * 100
+    assert [parse_inner_detail(r.detail)["step"] for r in inner] == list(range(100))
+    assert own.detail.endswith("calls:100 (ok=100) outcome:tool_error")
+
+
+# -- the pool, as operators see it ---------------------------------------------------------------------
+async def test_the_admin_api_and_toolhost_servers_show_the_pool_and_limits(serves):
+    gw = serves["open"]
+    base = gw.url.removesuffix("/mcp")
+    with anyio.fail_after(STEP_SECONDS * 2):
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {gw.admin_token}"}, timeout=30) as http:
+            body = (await http.get(f"{base}/admin/api/servers")).json()
+        shown = await anyio.run_process([TOOLHOST, "servers", "--data-dir", str(gw.home / "data")], check=False,
+                                        env=_env())
+    cm = body["code_mode"]
+    assert (cm["tool"], cm["pool"]["min_workers"], cm["pool"]["max_workers"]) == ("execute", 1, 2)
+    assert {k: cm["limits"][k] for k in LIMITS} == LIMITS
+    assert cm["limits"]["max_inner_calls"] == 100
+    assert [s["name"] for s in body["servers"]] == ["orders"]
+    assert shown.returncode == 0, shown.stderr
+    assert ("code mode: execute on, 1-2 sandbox workers, 0 running; per script 15 s wall clock, 2 s CPU, 32 MiB, "
+            "100 tool calls") in shown.stdout.decode()
