@@ -61,12 +61,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from processes import child_pids, cpu_seconds, rss_mib, settle, spawned
+import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-
-import httpx2
+from processes import child_pids, cpu_seconds, rss_mib, settle, spawned
 from rich.console import Console
 from rich.table import Table
 

@@ -38,7 +38,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-
 from search_data import (
     EVAL_DIR,
     dedupe_tools,

@@ -195,7 +195,7 @@ class EventLog:
                 lines = []
             current = conversation_id
             clean = redact(data) if self.redact_secrets else data
-            stamp = _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).isoformat()
+            stamp = _dt.datetime.fromtimestamp(ts, _dt.UTC).isoformat()
             event = {"v": FORMAT_VERSION, "seq": 0, "ts": stamp, "conversation_id": conversation_id, "kind": kind,
                      "adapter": adapter, "data": clean}
             if kind in ("message", "transform") and clean != data:

@@ -15,28 +15,28 @@ validate → look up → authorize → execute → limit → pair, with events i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable
-from pathlib import Path
-from types import TracebackType
 import secrets
 import time
+from collections.abc import Callable, Collection, Hashable
 from functools import partial
+from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from host.tracing import mark_result, span
 from host.access.call_scope import CallScopedPolicy, call_scope
 from host.access.gate import approval_record
 from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolResult
 from host.config import HostConfig
-from host.upstream.connection import ServerStatus
 from host.events import EventLog
+from host.pipeline import ApprovalHook, CallContext, Pipeline
+from host.search import VectorCache, VectorWorker, load_embedder
+from host.tracing import mark_result, span
+from host.upstream.connection import ServerStatus
 from host.upstream.executor import ProgressCallback
 from host.upstream.manager import ServerManager
-from host.pipeline import ApprovalHook, CallContext, Pipeline
 from registry import ANONYMOUS, AllowAll, Principal, RequestPolicy, Risk, ToolRecord, ToolRegistry
-from host.search import VectorCache, VectorWorker, load_embedder
 from registry.search import SearchIndex, SearchResult
 
 if TYPE_CHECKING:

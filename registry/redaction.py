@@ -22,8 +22,7 @@ import re
 from typing import Any
 
 from registry.secret_shapes import _HINT as _SHAPE_HINT
-from registry.secret_shapes import FoldedHint
-from registry.secret_shapes import secret_spans
+from registry.secret_shapes import FoldedHint, secret_spans
 
 __all__ = ["REDACTED", "SCAN_BUDGET_CHARS", "SECRET_KEY", "is_secret_key", "redact", "redact_text"]
 
@@ -86,7 +85,7 @@ def _mask(match: re.Match[str]) -> str:
 def _mask_text_pairs(text: str) -> str:
     def pair(m: re.Match[str]) -> str:
         value = m.group(3)
-        if is_secret_key(m.group(1)) and value.strip("'\"") != REDACTED and not value.lower() in ("bearer", "basic"):
+        if is_secret_key(m.group(1)) and value.strip("'\"") != REDACTED and value.lower() not in ("bearer", "basic"):
             quote = value[0] if value[:1] in ("'", '"') else ""
             return f"{m.group(1)}{m.group(2)}{quote}{REDACTED}{quote}"
         return m.group(0)

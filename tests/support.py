@@ -7,8 +7,8 @@ from typing import Any
 from mcp import Client
 from mcp.types import CallToolResult
 
-from host.upstream.connection import call_client_tool
 from host.errors import UpstreamUnavailable
+from host.upstream.connection import call_client_tool
 from host.upstream.executor import ProgressCallback
 
 __all__ = ["InProcessExecutor"]

@@ -24,14 +24,14 @@ from typing import Any
 import anyio
 from mcp.types import CallToolResult
 
-from host.tracing import span
 from host.calls import ErrorInfo, ResultStatus, ToolResult
-from host.upstream.executor import ToolExecutor
 from host.pipeline.context import CallContext
 from host.pipeline.errors import PipelineFatal
 from host.pipeline.format import SpillStore, format_result
 from host.pipeline.prepare import Prepared
 from host.pipeline.results import classify_exception, error_result
+from host.tracing import span
+from host.upstream.executor import ToolExecutor
 
 __all__ = ["TIMEOUT_GRACE_SECONDS", "execute_batch", "execute_one"]
 

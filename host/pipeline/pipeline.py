@@ -24,7 +24,6 @@ from typing import Any
 import anyio
 
 from host.calls import ResultStatus, ToolCall, ToolResult
-from host.upstream.executor import ToolExecutor
 from host.pipeline.context import CallContext
 from host.pipeline.errors import PipelineFatal
 from host.pipeline.execute import execute_batch
@@ -32,6 +31,7 @@ from host.pipeline.format import SpillStore
 from host.pipeline.prepare import ApprovalHook, Prepared, ValidatorCache, prepare_call
 from host.pipeline.results import error_result
 from host.tracing import span
+from host.upstream.executor import ToolExecutor
 from registry.policy import AllowAll, RequestPolicy
 from registry.store import ToolRegistry
 

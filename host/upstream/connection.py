@@ -51,15 +51,15 @@ from host.config import LifecyclePolicy, ServerConfig, StdioServerConfig
 from host.errors import CallTimeout, UpstreamUnavailable
 from host.paths import logs_dir, safe_file_name
 from host.upstream.backoff import Backoff
-from host.upstream.forward_call import SessionExpired, call_client_tool, describe_exception
-from host.upstream.diagnose import diagnose
 from host.upstream.catalog import UpstreamCatalog
+from host.upstream.diagnose import diagnose
 from host.upstream.executor import ProgressCallback
-from host.upstream.implementation import client_info
-from host.upstream.relay import Relay
+from host.upstream.forward_call import SessionExpired, call_client_tool, describe_exception
 from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
+from host.upstream.implementation import client_info
 from host.upstream.listen import UpstreamListener
 from host.upstream.listing import MAX_LIST_PAGES, list_all_tools
+from host.upstream.relay import Relay
 from host.upstream.relist import RelistGate
 from host.upstream.serverlog import ServerLog
 from host.upstream.session_events import SessionEvents

@@ -72,10 +72,10 @@ async def _with_runtime(
 
     With ``user``, that user's grants, pins and approvals apply; otherwise full local access.
     """
+    from host.access import local_policy  # noqa: PLC0415
     from host.runtime import HostRuntime  # noqa: PLC0415
     from host.store import StoreError  # noqa: PLC0415
     from registry import Principal  # noqa: PLC0415
-    from host.access import local_policy  # noqa: PLC0415
     from servers.cli.display import live_status  # noqa: PLC0415
     from servers.cli.local_user import UnknownUser, require_user  # noqa: PLC0415
     from servers.shared.local_principal import local_principal_name  # noqa: PLC0415
@@ -129,8 +129,8 @@ def _report_failures(rt: HostRuntime) -> None:
 
 
 def _open_access(root: Path, mode: str, db_url: str | None) -> tuple[AccessControl | None, bool]:
-    from host.store import StoreError  # noqa: PLC0415
     from host.access import open_access  # noqa: PLC0415
+    from host.store import StoreError  # noqa: PLC0415
 
     try:
         return open_access(root, mode, db_url=db_url)  # type: ignore[arg-type]

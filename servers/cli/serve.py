@@ -94,28 +94,28 @@ def serve(
 ) -> None:
     """Start the registry MCP server (streamable HTTP on 127.0.0.1:8765/mcp, or --stdio), with the admin
     console at /admin, the admin API at /admin/api, /healthz, /readyz and /metrics."""
-    from servers.observability import configure_logging  # noqa: PLC0415
-    from servers.admin.operator_surface import OperatorSurface  # noqa: PLC0415
     import anyio  # noqa: PLC0415
 
+    from host.access import build_policy, is_loopback  # noqa: PLC0415
     from host.paths import data_dir as resolve_data_dir  # noqa: PLC0415
     from host.runtime import HostRuntime  # noqa: PLC0415
     from host.store import StoreError  # noqa: PLC0415
     from registry import Principal  # noqa: PLC0415
-    from host.access import build_policy, is_loopback  # noqa: PLC0415
-    from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver  # noqa: PLC0415
+    from servers.admin.operator_surface import OperatorSurface  # noqa: PLC0415
     from servers.cli.display import live_status, servers_table  # noqa: PLC0415
+    from servers.cli.local_user import UnknownUser, require_user  # noqa: PLC0415
     from servers.gateway.notify import ToolsChangedNotifier  # noqa: PLC0415
     from servers.gateway.server import create_registry_server  # noqa: PLC0415
+    from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver  # noqa: PLC0415
     from servers.http.runner import (  # noqa: PLC0415
         event_loop_options,
         host_for_url,
         serve_http,
         shutdown_on_signals,
     )
-    from servers.stdio.wire import serve_stdio  # noqa: PLC0415
+    from servers.observability import configure_logging  # noqa: PLC0415
     from servers.observability.status_events import status_event_printer  # noqa: PLC0415
-    from servers.cli.local_user import UnknownUser, require_user  # noqa: PLC0415
+    from servers.stdio.wire import serve_stdio  # noqa: PLC0415
 
     configure_logging(log_level.value, log_format.value)
     from host.tracing import configure_from_env  # noqa: PLC0415

@@ -21,8 +21,8 @@ from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from host.limits import SessionLimits
-from servers.http.sessions import fair_http_app
 from servers.http.headers import strip_header_whitespace
+from servers.http.sessions import fair_http_app
 
 __all__ = [
     "LOOP_ENV",
@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 from servers.http.defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH  # noqa: E402 - re-exported
+
 GRACEFUL_SHUTDOWN_SECONDS = 5.0
 """How long open client streams may delay shutdown after SIGINT/SIGTERM (seconds)."""
 

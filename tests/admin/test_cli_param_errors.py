@@ -5,6 +5,7 @@ and for the values parsed by our own code (call's ARGS, audit --since, --max-ris
 from __future__ import annotations
 
 import enum
+
 import typer
 from typer.core import TyperGroup, TyperOption
 from typer.testing import CliRunner

@@ -7,13 +7,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from contextlib import asynccontextmanager
 
 import anyio
 import httpx2
 import pytest
-
-from contextlib import asynccontextmanager
-
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from host.config import DEFAULT_CONFIG_PATH, RemoteServerConfig, StdioServerConfig, load_config, parse_config
-from host.upstream.connection import SAFE_ENV_VARS, _child_env
 from host.errors import ConfigError
+from host.upstream.connection import SAFE_ENV_VARS, _child_env
 from registry import Risk
 
 ENV = {"HOME": "/home/u", "TOKEN": "s3cret", "EMPTY": ""}

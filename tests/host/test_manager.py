@@ -8,8 +8,8 @@ import anyio
 import pytest
 
 from host.config import parse_config
-from host.upstream.connection import ConnectionState
 from host.errors import CallOutcomeUnknown, CallTimeout, UpstreamError, UpstreamUnavailable
+from host.upstream.connection import ConnectionState
 from host.upstream.manager import ServerManager
 from registry import Risk
 

@@ -13,7 +13,7 @@ import pytest
 from host.config import parse_config
 from host.upstream.connection import ConnectionState
 from host.upstream.manager import ServerManager
-from tests.servers.conftest import NODE, EVERYTHING
+from tests.servers.conftest import EVERYTHING, NODE
 
 
 def free_port() -> int:

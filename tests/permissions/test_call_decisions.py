@@ -16,7 +16,6 @@ from host.limits import RateLimitConfig, RateLimiter, RateRule
 from host.runtime import HostRuntime
 from registry.policy import Decision, Principal, PurePolicy
 from registry.tool import ToolRecord
-
 from tests.permissions.conftest import make_record
 
 

@@ -11,7 +11,6 @@ import pytest
 
 from host.access import AccessControl
 from servers.http.api_keys import ApiKeyVerifier
-
 from tests.permissions.test_perm_http import client, serving, text
 
 pytestmark = pytest.mark.anyio

@@ -16,8 +16,8 @@ from host.access import AccessControl
 from host.calls import ResultStatus
 from host.config import parse_config
 from host.limits import RateLimitConfig, RateLimiter, RateRule
-from host.store import Store
 from host.runtime import HostRuntime
+from host.store import Store
 from registry.policy import Principal
 
 LIMITS = RateLimitConfig(

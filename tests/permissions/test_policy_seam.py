@@ -20,7 +20,6 @@ from host.access.open_access import RESTART_REASON
 from registry.permissions import GrantPolicy, PinnedPolicy
 from registry.policy import AllowAll, Effect, PatternPolicy, PolicyView, Principal, RequestPolicy
 from registry.tool import Risk
-
 from tests.permissions.conftest import make_record
 
 VIEW_MEMBERS = {name for name in vars(PolicyView) if not name.startswith("_")}

@@ -13,8 +13,8 @@ import host.pipeline.pipeline as pipeline_module
 from host.events import EventLog
 from host.pipeline.pipeline import SINGLE_ID_PREFIX
 from registry import redaction
-from tests.pipeline.conftest import connect
 from servers.examples import orders
+from tests.pipeline.conftest import connect
 
 
 def test_ids_up_to_ten_billion_pass_no_redaction_hint() -> None:

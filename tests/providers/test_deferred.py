@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 
-from host.calls import ResultStatus, TextBlock, ToolCall, ToolResult
 from host.agent.providers import (
     TOOL_SEARCH_NAME,
     AnthropicMessagesAdapter,
@@ -24,6 +23,7 @@ from host.agent.providers import (
     deferred_state,
     run_tool_search,
 )
+from host.calls import ResultStatus, TextBlock, ToolCall, ToolResult
 from registry.search import DeferredLoadingState, SearchIndex
 
 from .records import catalog

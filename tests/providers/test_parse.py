@@ -10,7 +10,6 @@ import json
 
 import pytest
 
-from host.calls import TextBlock, ToolCall
 from host.agent.accumulate import ArgumentAccumulator
 from host.agent.providers import (
     TOOL_SEARCH_NAME,
@@ -21,6 +20,7 @@ from host.agent.providers import (
     Reasoning,
     StopReason,
 )
+from host.calls import TextBlock, ToolCall
 
 from .sdk_check import (
     load_events,

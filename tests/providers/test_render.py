@@ -10,7 +10,6 @@ import json
 
 import pytest
 
-from host.calls import ImageBlock, ResultStatus, TextBlock, ToolCall, ToolResult
 from host.agent.providers import (
     AnthropicMessagesAdapter,
     AssistantTurn,
@@ -22,6 +21,7 @@ from host.agent.providers import (
     StopReason,
     UserTurn,
 )
+from host.calls import ImageBlock, ResultStatus, TextBlock, ToolCall, ToolResult
 
 from .records import catalog
 from .scripted import PNG_B64, TIMEOUT_TEXT, image_result, parallel_with_failure
@@ -466,9 +466,9 @@ def test_deeply_nested_argument_text_renders_as_empty_object_not_recursion_error
 
 
 def test_pipeline_error_text_is_said_once():
+    from host.agent.providers.render import result_text
     from host.calls import ResultStatus, ToolCall
     from host.pipeline.results import error_result
-    from host.agent.providers.render import result_text
 
     res = error_result(ToolCall(call_id="c", name="t"), ResultStatus.TIMEOUT, "no answer within 1 s", where="execute")
     assert result_text(res) == "timeout: no answer within 1 s"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from registry import InvalidToolName, NAME_PATTERN, assign_qualified_names, qualify, sanitize_prefix, split_qualified
+from registry import NAME_PATTERN, InvalidToolName, assign_qualified_names, qualify, sanitize_prefix, split_qualified
 
 
 def test_plain_names_are_prefix_double_underscore_tool():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from registry.search import FusionParams, SearchIndex, embedding_text, fuse, format_result
+from registry.search import FusionParams, SearchIndex, embedding_text, format_result, fuse
 from registry.search.dense import VectorBuffer
 from registry.tool import Risk
 

@@ -7,9 +7,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from host.access import AccessControl
+from host.access import AccessControl, OpenAccessPolicy
 from host.store.usage import UsageMemory
-from host.access import OpenAccessPolicy
 from servers.gateway.server import create_registry_server
 from tests.servers.conftest import example, runtime
 

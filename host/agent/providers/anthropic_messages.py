@@ -21,7 +21,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from host.calls import ImageBlock, TextBlock, ToolCall, ToolResult
 from host.agent.providers.base import (
     API_ANTHROPIC,
     AccumulatorLike,
@@ -33,7 +32,12 @@ from host.agent.providers.base import (
     StopReason,
 )
 from host.agent.providers.choice import ToolChoice, anthropic_choice
-from host.agent.providers.deferred import TOOL_SEARCH_DESCRIPTION, TOOL_SEARCH_NAME, TOOL_SEARCH_PARAMETERS, loaded_names
+from host.agent.providers.deferred import (
+    TOOL_SEARCH_DESCRIPTION,
+    TOOL_SEARCH_NAME,
+    TOOL_SEARCH_PARAMETERS,
+    loaded_names,
+)
 from host.agent.providers.errors import MalformedResponse
 from host.agent.providers.render import (
     ANTHROPIC_IMAGE_TYPES,
@@ -45,6 +49,7 @@ from host.agent.providers.render import (
     wire_name,
 )
 from host.agent.providers.schema import normalize_schema
+from host.calls import ImageBlock, TextBlock, ToolCall, ToolResult
 from registry.tool import ToolRecord
 
 __all__ = ["AnthropicMessagesAdapter", "AnthropicStreamParser"]

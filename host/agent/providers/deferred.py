@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolCall, ToolResult
 from host.agent.providers.base import Conversation, ResultsTurn
+from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolCall, ToolResult
 from registry.search import DeferredLoadingState, SearchIndex, SearchResult, format_result
 from registry.tool import ToolRecord
 from registry.validation import ArgumentParseError, parse_arguments

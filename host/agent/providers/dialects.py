@@ -20,7 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from host.agent.providers.schema import NormalizedSchema, find_ref_cycles, inline_refs, normalize_schema, walk_subschemas
+from host.agent.providers.schema import (
+    NormalizedSchema,
+    find_ref_cycles,
+    inline_refs,
+    normalize_schema,
+    walk_subschemas,
+)
 
 __all__ = ["GEMINI_KEYWORDS", "gemini_schema"]
 

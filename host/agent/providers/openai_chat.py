@@ -19,7 +19,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from host.calls import AudioBlock, ImageBlock, TextBlock, ToolCall, ToolResult
 from host.agent.providers.base import (
     API_CHAT,
     AccumulatorLike,
@@ -50,6 +49,7 @@ from host.agent.providers.render import (
     wire_name,
 )
 from host.agent.providers.strict import openai_parameters
+from host.calls import AudioBlock, ImageBlock, TextBlock, ToolCall, ToolResult
 from registry.tool import ToolRecord
 
 __all__ = ["ChatStreamParser", "OpenAIChatAdapter"]

@@ -23,11 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from host.calls import AudioBlock, ErrorInfo, ImageBlock, ResourceBlock, ResultStatus, TextBlock, ToolCall, ToolResult
-from host.agent.transcript import rename_duplicate_ids
 from host.agent.providers.arguments import parse_arguments_object
 from host.agent.providers.base import AssistantTurn, Conversation, ResultsTurn, UserTurn
 from host.agent.providers.errors import HistoryError
+from host.agent.transcript import rename_duplicate_ids
+from host.calls import AudioBlock, ErrorInfo, ImageBlock, ResourceBlock, ResultStatus, TextBlock, ToolCall, ToolResult
 from registry.naming import MAX_NAME_CHARS, is_valid_name, sanitize_part
 
 __all__ = [
