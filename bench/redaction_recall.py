@@ -61,7 +61,7 @@ def main() -> None:
     redaction._plain.clear()
     rows.append(("rules + detect-secrets + shapes", *measure()))
     print(f"{'contender':34} {'recall':>14} {'false positives':>17} {'µs/argument':>12}")
-    for name, caught, total, ordinary, missed, changed, us in rows:
+    for name, caught, total, ordinary, _missed, changed, us in rows:
         print(f"{name:34} {caught:>3}/{total:<3} {caught / total:6.1%} {len(changed):>3}/{ordinary:<3} "
               f"{len(changed) / ordinary:6.1%} {us:12.1f}")
     for name, _c, _t, _o, missed, changed, _us in rows:

@@ -168,7 +168,7 @@ def run_fastmcp(python: str, tools: list[EvalTool], queries: list[tuple[str, str
     if proc.returncode != 0:
         return f"fastmcp runner failed (exit {proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}"
     out = json.loads(proc.stdout)
-    rankings = {qid: [qname_to_id[n] for n in names] for (qid, _), names in zip(queries, out["rankings"])}
+    rankings = {qid: [qname_to_id[n] for n in names] for (qid, _), names in zip(queries, out["rankings"], strict=True)}
     return rankings, {"lat": out["latency_ms"], "version": out["version"]}
 
 

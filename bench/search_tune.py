@@ -105,7 +105,7 @@ def evaluate(
         rel = related(docs) if related else None
         if rel and expand_docs:
             docs = [rel.expand_document(d) for d in docs]
-        corpus = Corpus.build(params, [(r.qualified_name, d) for r, d in zip(records, docs)])
+        corpus = Corpus.build(params, [(r.qualified_name, d) for r, d in zip(records, docs, strict=True)])
         stats = corpus.stats()
         server_of = {r.qualified_name: r.server for r in records}
         codes: dict[str, int] = {}
@@ -114,7 +114,7 @@ def evaluate(
         for qid, text in queries:
             qt = tokenizer(text)
             if rel and query_weight > 0:
-                qt, qw = rel.expand_query(qt, query_weight, lambda t: t in corpus.postings)
+                qt, qw = rel.expand_query(qt, query_weight, lambda t, postings=corpus.postings: t in postings)
                 slots, scores = corpus.score(qt, stats, qw)
             else:
                 slots, scores = corpus.score(qt, stats)

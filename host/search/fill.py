@@ -37,7 +37,7 @@ def fill_vectors(index: SearchIndex, embedder: Embedder, cache: VectorCache | No
     if not missing:
         return stats
     keys = [text_key(text, embedder.model_id) for _n, _h, text in missing]
-    todo = list(zip(missing, keys))
+    todo = list(zip(missing, keys, strict=True))
     if cache is not None:
         found = cache.get_many(keys)
         if found:
@@ -76,7 +76,7 @@ def fill_memory_vectors(index: SearchIndex, embedder: Embedder, cache: VectorCac
     if not texts:
         return stats
     keys = [query_text_key(t, embedder.model_id) for t in texts]
-    todo = list(zip(texts, keys))
+    todo = list(zip(texts, keys, strict=True))
     if cache is not None:
         found = cache.get_many(keys)
         if found:

@@ -69,7 +69,7 @@ def run_client(suite: str, spec_version: str | None, *, with_auth: bool = True) 
 
         names = client_scenarios(suite, spec_version, with_auth=with_auth)
         with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
-            return dict(zip(names, pool.map(one, names)))
+            return dict(zip(names, pool.map(one, names), strict=True))
 
 
 def baseline_key(suite: str, spec_version: str | None) -> str:

@@ -22,7 +22,7 @@ def _vectors(index: SearchIndex) -> None:
 
 def _memory_vectors(index: SearchIndex) -> int:
     texts = index.missing_memory_vectors()
-    return index.set_memory_vectors(zip(texts, index.embedder.embed(texts)))
+    return index.set_memory_vectors(zip(texts, index.embedder.embed(texts), strict=True))
 
 
 def _index(**kw) -> SearchIndex:
@@ -206,7 +206,7 @@ def test_memory_dense_scores_are_each_tools_best_cosine_to_its_remembered_querie
     assert _memory_vectors(index) == 5
     q = emb.embed(["order status"])[0]
     slots, best = index._mem.dense_scores(st.generation, st.by_name, st.corpus.slot_of, q)
-    got = {st.records[s].qualified_name: round(float(b), 6) for s, b in zip(slots, best)}
+    got = {st.records[s].qualified_name: round(float(b), 6) for s, b in zip(slots, best, strict=True)}
     cos = {t: float(emb.embed([t])[0] @ q) for t in ("show history", "订单 list", "weather log", "where is my pedido")}
     assert got == {
         "git__git_log": round(max(cos["show history"], cos["订单 list"], cos["weather log"]), 6),

@@ -116,7 +116,9 @@ async def run_faults(runs: int, tmp: Path, *, seed: int = 0, clients: int = 3, c
             issued: dict[str, int] = {}
             outcomes: list[tuple[str, str, Any]] = []
 
-            async def client(cid: int) -> None:
+            async def client(
+                cid: int, run: int = run, issued: dict[str, int] = issued, outcomes: list = outcomes
+            ) -> None:  # this round's state, bound now (the tasks end inside the round)
                 for k in range(calls_per_client):
                     server = rng.choice("ab")
                     tool = rng.choices(list(ALLOWED), weights=[6, 2, 2, 1, 1, 1])[0]
