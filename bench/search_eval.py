@@ -275,18 +275,42 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"no tool fits: {ours['weak_pct']:.1f}% of these (answerable) queries flagged, R@5 counting flagged as "
         f"misses {ours['r@5_abstaining']:.2f} ({ours['r@5_abstaining'] - ours['r@5']:+.2f})"
-        + (f"; unanswerable flagged {ours['unanswerable_flagged_pct']:.1f}%" if "unanswerable_flagged_pct" in ours else "")
+        + (
+            f"; unanswerable flagged {ours['unanswerable_flagged_pct']:.1f}%"
+            if "unanswerable_flagged_pct" in ours
+            else ""
+        )
         + (f"; honest {ours['unanswerable_honest_pct']:.1f}%" if "unanswerable_honest_pct" in ours else "")
     )
     if fm_note:
         print(fm_note)
     keys = ("r@1", "r@5", "r@10", "ndcg@10", "p50_ms", "p95_ms")
     summary: dict = {name: {k: round(m[k], 4) for k in keys} for name, m in results.items()}
-    summary["ours"].update({k: round(ours[k], 3) for k in ("index_mib", "build_s", "connect_ms", "list_changed_ms", "disconnect_ms")})
-    summary["ours"].update({k: round(ours[k], 3) for k in ("vectors_s", "embed_s", "embedded", "cached", "weak_pct",
-                                                           "r@5_abstaining", "unanswerable_flagged_pct", "unanswerable_honest_pct")
-                          if k in ours})
-    summary["meta"] = {"tools": len(tools), "queries": len(queries), "pad": args.pad, "p50_speedup_vs_baseline": round(ratio, 2)}
+    summary["ours"].update(
+        {k: round(ours[k], 3) for k in ("index_mib", "build_s", "connect_ms", "list_changed_ms", "disconnect_ms")}
+    )
+    summary["ours"].update(
+        {
+            k: round(ours[k], 3)
+            for k in (
+                "vectors_s",
+                "embed_s",
+                "embedded",
+                "cached",
+                "weak_pct",
+                "r@5_abstaining",
+                "unanswerable_flagged_pct",
+                "unanswerable_honest_pct",
+            )
+            if k in ours
+        }
+    )
+    summary["meta"] = {
+        "tools": len(tools),
+        "queries": len(queries),
+        "pad": args.pad,
+        "p50_speedup_vs_baseline": round(ratio, 2),
+    }
     print(json.dumps(summary))
     return 0
 

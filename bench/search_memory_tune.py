@@ -52,7 +52,10 @@ def main(argv: list[str] | None = None) -> int:
                     usage_memory(idx, mem, tr, id2q)
                 r = {q: [q2id[x.tool.qualified_name] for x in idx.search(t, limit=10).hits] for q, t in dev}
                 out.append(f"{name}={summarize(r, tr, [0])['r@5']:.2f}")
-            print(f"{'hybrid' if dense else 'lexical':<8} memory_weight={w} memory_dense={d}: " + " ".join(out), flush=True)
+            print(
+                f"{'hybrid' if dense else 'lexical':<8} memory_weight={w} memory_dense={d}: " + " ".join(out),
+                flush=True,
+            )
     return 0
 
 

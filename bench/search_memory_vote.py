@@ -54,7 +54,10 @@ def main(argv: list[str] | None = None) -> int:
 
         def r5(bonus: dict[str, dict[str, float]], w: float, hits: dict = hits) -> float:
             ranked = {
-                q: [q2id[h.tool.qualified_name] for h in sorted(hs, key=lambda h: -(h.score + w * bonus[q].get(h.tool.qualified_name, 0.0)))][:10]
+                q: [
+                    q2id[h.tool.qualified_name]
+                    for h in sorted(hs, key=lambda h: -(h.score + w * bonus[q].get(h.tool.qualified_name, 0.0)))
+                ][:10]
                 for q, hs in hits.items()
             }
             return summarize(ranked, tr, [0])["r@5"]
@@ -62,8 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         calls = collections.Counter(t for q, _ in mem for t in tr[q])
         top = math.log1p(max(calls.values()))
         prior = {id2q[t]: math.log1p(c) / top for t, c in calls.items()}
-        print(f"{name}: no re-rank {r5({q: {} for q in hits}, 0.0):.2f}; prior " +
-              ", ".join(f"w {w}: {r5({q: prior for q in hits}, w):.2f}" for w in (0.1, 0.2, 0.3)), flush=True)
+        print(
+            f"{name}: no re-rank {r5({q: {} for q in hits}, 0.0):.2f}; prior "
+            + ", ".join(f"w {w}: {r5({q: prior for q in hits}, w):.2f}" for w in (0.1, 0.2, 0.3)),
+            flush=True,
+        )
         mv = emb.embed([t for _q, t in mem])
         dv = emb.embed([t for _q, t in dev])
         for cap in args.caps:
@@ -83,8 +89,11 @@ def main(argv: list[str] | None = None) -> int:
                             vote[tn] += float(sims[i])
                     m = max(vote.values()) if vote else 1.0
                     votes[q] = {tn: s / m for tn, s in vote.items()}
-                print(f"{name}: vote cap {cap or 'all'} k {k}: " +
-                      ", ".join(f"w {w}: {r5(votes, w):.2f}" for w in (0.3, 0.6, 1.0)), flush=True)
+                print(
+                    f"{name}: vote cap {cap or 'all'} k {k}: "
+                    + ", ".join(f"w {w}: {r5(votes, w):.2f}" for w in (0.3, 0.6, 1.0)),
+                    flush=True,
+                )
     return 0
 
 

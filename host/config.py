@@ -259,7 +259,9 @@ def parse_config(
                     source,
                 )
         except ConfigError as err:  # one bad entry fails only itself
-            cfg.failed[name] = FailedServer(name=name, transport=_guess_transport(raw), reason=f"{err.path}: {err.problem}")
+            cfg.failed[name] = FailedServer(
+                name=name, transport=_guess_transport(raw), reason=f"{err.path}: {err.problem}"
+            )
             cfg.warnings.append(f"server {name!r} is not started: {err.path}: {err.problem}")
             continue
         prefixes[prefix] = name
@@ -313,6 +315,8 @@ def load_config(
         raise ConfigError("$", f"invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}", source) from None
     except _DuplicateKey as dup:
         raise ConfigError(
-            "$", f"key {dup.key!r} appears twice in one object (JSON would silently keep the last); "
-            "rename or remove one", source) from None
+            "$",
+            f"key {dup.key!r} appears twice in one object (JSON would silently keep the last); rename or remove one",
+            source,
+        ) from None
     return parse_config(data, source=source, environ=environ, data_dir=data_dir)

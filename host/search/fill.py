@@ -65,10 +65,16 @@ def embed_queries(embedder: Embedder, texts: list[str]) -> np.ndarray:
     one = getattr(embedder, "embed_query", None)
     if one is None:
         return embedder.embed(texts)
-    return np.stack([np.asarray(one(t), dtype=np.float32) for t in texts]) if texts else np.zeros((0, embedder.dim), np.float32)
+    return (
+        np.stack([np.asarray(one(t), dtype=np.float32) for t in texts])
+        if texts
+        else np.zeros((0, embedder.dim), np.float32)
+    )
 
 
-def fill_memory_vectors(index: SearchIndex, embedder: Embedder, cache: VectorCache | None, batch: int = BATCH) -> FillStats:
+def fill_memory_vectors(
+    index: SearchIndex, embedder: Embedder, cache: VectorCache | None, batch: int = BATCH
+) -> FillStats:
     """Vectors for the remembered queries of ``index``'s usage memory that lack one (from the
     cache, else embedded as queries)."""
     stats = FillStats()

@@ -114,7 +114,9 @@ class ChainBreak:
     message: str
 
 
-def verify_rows(rows: Iterable[Mapping[str, Any]], *, head: tuple[int | None, str] | None = None) -> tuple[int, ChainBreak | None]:
+def verify_rows(
+    rows: Iterable[Mapping[str, Any]], *, head: tuple[int | None, str] | None = None
+) -> tuple[int, ChainBreak | None]:
     """Walk ``rows`` (id order, each with ``id``, :data:`CHAIN_FIELDS`, ``prev_hash``, ``row_hash``).
 
     Args:

@@ -358,7 +358,9 @@ class ServerConnection(SessionEvents):
                         self.name,
                         tool,
                         arguments,
-                        timeout_seconds=timeout_seconds if attempt == 1 else max(0.001, deadline - anyio.current_time()),
+                        timeout_seconds=timeout_seconds
+                        if attempt == 1
+                        else max(0.001, deadline - anyio.current_time()),
                         progress_callback=progress_callback,
                         on_lost=self._connection_lost,
                         guard=guard,
@@ -367,8 +369,9 @@ class ServerConnection(SessionEvents):
                 raise CallTimeout(self.name, tool, timeout_seconds) from None
             except SessionExpired:
                 if attempt == 2:
-                    raise UpstreamUnavailable(self.name, "the server forgot the new MCP session too "
-                                              "(HTTP 404 with Mcp-Session-Id twice)") from None
+                    raise UpstreamUnavailable(
+                        self.name, "the server forgot the new MCP session too (HTTP 404 with Mcp-Session-Id twice)"
+                    ) from None
                 self.log.write(f"toolhost: session expired during {tool}; re-initializing and retrying once")
                 self._retry_now = True
                 self._connection_lost("the server forgot the MCP session (HTTP 404); re-initializing")

@@ -33,7 +33,20 @@ from host.upstream.stdio_pipe import MAX_LINE_BYTES, stdio_pipe_client
 
 __all__ = ["SAFE_ENV_VARS", "Preflight", "child_env", "open_transport"]
 
-SAFE_ENV_VARS = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
+SAFE_ENV_VARS = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "TZ",
+)
 """Parent variables a stdio child inherits; everything else must be set in its ``env``."""
 
 
@@ -84,7 +97,8 @@ async def open_transport(
         )
         limit = config.toolhost.max_message_mib
         return stdio_pipe_client(  # the SDK's stdio_client without its pipe tasks
-            params, errlog=errlog, max_line_bytes=int(limit * (1 << 20)) if limit else MAX_LINE_BYTES)
+            params, errlog=errlog, max_line_bytes=int(limit * (1 << 20)) if limit else MAX_LINE_BYTES
+        )
     assert isinstance(config, RemoteServerConfig)
     log.open(f"connecting ({config.transport})")
     if config.transport == "sse":

@@ -31,7 +31,8 @@ hidden tools (bug case BR-26). The cost is one predicate call per tool per searc
 (``PatternPolicy``: about 2.6 µs per tool, so 26 ms at 10k tools and 256 ms at 100k); pass
 ``visible_key`` (anything hashable that identifies the caller's permissions, e.g.
 ``(principal, policy_revision)``) to cache the visibility mask per index generation, which brings
-a search back to 0.16 ms at 10k and 0.57 ms at 100k tools. BM25Plus was chosen over BM25Okapi partly for this: Okapi's IDF floor depends
+a search back to 0.16 ms at 10k and 0.57 ms at 100k tools. BM25Plus was chosen over BM25Okapi partly for this: Okapi's
+IDF floor depends
 on the document frequency of *every* token in the visible corpus, Plus needs only the query's.
 
 Split by job: this module keeps the index's entry points (updates, vectors, memory) and the

@@ -31,7 +31,9 @@ class UnknownUser(Exception):
                 f"`toolhost users add {user}`"
             )
         else:
-            msg = f"--user {user}: no such user in {data_dir} (see `toolhost users list`, or `toolhost users add {user}`)"
+            msg = (
+                f"--user {user}: no such user in {data_dir} (see `toolhost users list`, or `toolhost users add {user}`)"
+            )
         super().__init__(msg)
 
 

@@ -62,7 +62,9 @@ SEARCH_TOOL = Tool(
         },
         "required": ["query"],
     },
-    annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+    annotations=ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    ),
 )
 
 CALL_TOOL_TOOL = Tool(
@@ -80,7 +82,9 @@ CALL_TOOL_TOOL = Tool(
         },
         "required": ["name"],
     },
-    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True),
+    annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
+    ),
 )
 
 

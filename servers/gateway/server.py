@@ -363,8 +363,12 @@ class _RegistryServer(Server[Any]):
         update: dict[str, Any] = {}
         if caps.tools is not None and not (protocol_version or "") >= "2026":
             update["tools"] = caps.tools.model_copy(update={"list_changed": True})
-        for key, attr in (("prompts", "prompts"), ("resources", "resources"),
-                          ("completions", "completions"), ("logging", "logging")):
+        for key, attr in (
+            ("prompts", "prompts"),
+            ("resources", "resources"),
+            ("completions", "completions"),
+            ("logging", "logging"),
+        ):
             if not offered[key]:
                 update[attr] = None
         return caps.model_copy(update=update)

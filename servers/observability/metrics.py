@@ -56,7 +56,8 @@ class _LiveCollector(Collector):
         for name, doc, read in (
             ("toolhost_approvals_pending", "Calls waiting for a human's approval.", m.pending_approvals),
             ("toolhost_tools_held", "Tools held because their definition changed since it was pinned.", m.held_tools),
-            ("toolhost_sessions_open", "Open MCP HTTP sessions (2025 protocol versions; 2026-07-28 requests carry none).", m.open_sessions),
+            ("toolhost_sessions_open", "Open MCP HTTP sessions (2025 protocol versions; 2026-07-28 requests carry "
+                                       "none).", m.open_sessions),
         ):
             try:
                 value = float(read())

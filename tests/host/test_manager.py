@@ -25,7 +25,8 @@ def config(servers: dict, connect_timeout: float = 20) -> object:
 async def test_broken_servers_do_not_block_or_crash_the_others(tmp_path):
     cfg = config({
         "orders": {"command": PY, "args": ["-m", "servers.examples.orders"]},
-        "crashes": {"command": PY, "args": ["-c", "import sys; sys.stderr.write('boom: API key missing\\n'); sys.exit(3)"]},
+        "crashes": {"command": PY, "args": ["-c", "import sys; sys.stderr.write('boom: API key missing\\n'); "
+                                                  "sys.exit(3)"]},
         "missing": {"command": "/nonexistent/mcp-server"},
         "hangs": {"command": PY, "args": ["-c", "import time; time.sleep(600)"],
                   "toolhost": {"connect_timeout_seconds": 2}},

@@ -91,4 +91,6 @@ def test_standard_otel_variables_turn_tracing_on_and_nothing_else_does(tmp_path)
     assert off.stdout == "OFF\n"
     bad = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env=env | {"OTEL_TRACES_EXPORTER": "zipkin"})
-    assert bad.stdout == "OFF\n" and "OTEL_TRACES_EXPORTER='zipkin': toolhost supports otlp, console or none" in bad.stderr
+    assert (
+        bad.stdout == "OFF\n" and "OTEL_TRACES_EXPORTER='zipkin': toolhost supports otlp, console or none" in bad.stderr
+    )

@@ -93,7 +93,10 @@ async def test_runtime_answers_rate_limited_and_audits_it(tmp_path, access: Acce
     assert [r.status for r in first] == [ResultStatus.OK, ResultStatus.OK, ResultStatus.RATE_LIMITED]
     err = first[2].error
     assert (err.code, err.where, err.retry_after_seconds) == ("rate_limited", "limit", 30.0)
-    assert err.message == "rate limit reached (per tool orders__get_order: 2 calls per 60 s); retry orders__get_order in 30 s"
+    assert (
+        err.message
+        == "rate limit reached (per tool orders__get_order: 2 calls per 60 s); retry orders__get_order in 30 s"
+    )
     assert other.status is ResultStatus.OK
     assert hidden.status is ResultStatus.UNKNOWN_TOOL  # no grant: never a rate-limit answer that reveals it
     rows = access.audit_log.query(action="call", user="alice")

@@ -2,7 +2,8 @@
 
 Real upstream: our conformance fixture (stdio, default protocol: 2026-07-28, so toolhost watches
 its resources through its own upstream listen stream). Downstream: the SDK ``Client`` in-process
-(``mode="auto"``: it discovers and negotiates 2026-07-28), where change notifications ride ``subscriptions/listen`` only.
+(``mode="auto"``: it discovers and negotiates 2026-07-28), where change notifications ride ``subscriptions/listen``
+only.
 """
 
 from __future__ import annotations

@@ -159,7 +159,8 @@ async def test_header_values_with_surrounding_whitespace_are_accepted(tmp_path) 
         async with served(tmp_path, "auto") as url:
             status, data = await _raw_post(url, body, {**headers, "Mcp-Name": "  fx__test_simple_text\t "})
             assert status == 200
-            assert data["result"]["content"] == [{"type": "text", "text": "This is a simple text response for testing."}]
+            assert data["result"]["content"] == [{"type": "text", "text": "This is a simple text response for "
+                                                                          "testing."}]
             status, data = await _raw_post(url, body, {**headers, "Mcp-Name": " other "})
             assert (status, data["error"]["code"]) == (400, -32020)
 
