@@ -54,8 +54,8 @@ async def run(fair: bool, flood: int, calls: int) -> dict[str, object]:
         for u in ("bob", "alice"):
             access.grants.add(u, "orders__get_order")
         keys = {u: access.keys.create(u)[1] for u in ("mallory", "bob", "alice")}
-        cfg = parse_config({"mcpServers": {"orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]}}},
-                           data_dir=data)
+        cfg = parse_config({"mcpServers": {"orders": {"command": sys.executable,
+                                                      "args": ["-m", "servers.examples.orders"]}}}, data_dir=data)
         limiter = RateLimiter(access.store, RateLimitConfig(
             users={"alice": RateRule(calls=10, per_seconds=10)}, per_tool=RateRule(calls=1000, per_seconds=1)))
         # old behaviour: one global cap (scaled down from the SDK's 10,000 to --flood / 2)

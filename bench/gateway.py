@@ -432,8 +432,9 @@ def run(tmp: Path, args: argparse.Namespace) -> None:
         if args.baseline_tree:
             tree = str(Path(args.baseline_tree).resolve())
             contenders.append(Contender("baseline-stdio", f"toolhost over stdio, call_tool ({tree})", "stdio",
-                                        StdioServerParameters(command=PY, args=serve_cmd(cfg, tmp / "base", "--stdio")[1:],
-                                                              cwd=tree, env=SERVE_ENV), "call_tool", via))
+                                        StdioServerParameters(
+                                            command=PY, args=serve_cmd(cfg, tmp / "base", "--stdio")[1:],
+                                            cwd=tree, env=SERVE_ENV), "call_tool", via))
             base_pid, base_url = start(serve_cmd(cfg, tmp / "base-http", "--port", "0"), env=SERVE_ENV,
                                        stream="stderr", cwd=Path(tree))
             contenders.append(Contender("baseline-http", f"toolhost over HTTP, call_tool ({tree})", "http", base_url,

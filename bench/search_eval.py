@@ -270,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         per_1k = 1000 * ours["embed_s"] / ours["embedded"] if ours.get("embedded") else float("nan")
         print(
             f"vectors: {ours['embedded']} embedded ({per_1k:.2f} s per 1k tools), {ours['cached']} from cache, "
-            f"fill {ours['vectors_s']:.2f} s; cold start (BM25 build + vectors) {ours['build_s'] + ours['vectors_s']:.2f} s"
+            f"fill {ours['vectors_s']:.2f} s; "
+            f"cold start (BM25 build + vectors) {ours['build_s'] + ours['vectors_s']:.2f} s"
         )
     print(
         f"no tool fits: {ours['weak_pct']:.1f}% of these (answerable) queries flagged, R@5 counting flagged as "

@@ -244,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
             f"| {name} | {o['r@5'] - b['r@5']:+.2f} | {o['ndcg@10'] - b['ndcg@10']:+.2f} | {dfm} | "
             f"{res['meta']['p50_speedup_vs_baseline']:.1f}x | {o['index_mib']:.1f} | "
             f"{o['connect_ms']:.0f} / {o['list_changed_ms']:.0f} / {o['disconnect_ms']:.0f} | "
-            f"{o.get('unanswerable_flagged_pct', float('nan')):.1f} ({o.get('unanswerable_honest_pct', float('nan')):.1f}) | "
+            f"{o.get('unanswerable_flagged_pct', float('nan')):.1f} "
+            f"({o.get('unanswerable_honest_pct', float('nan')):.1f}) | "
             f"{o.get('weak_pct', float('nan')):.1f} "
             f"({o.get('r@5_abstaining', o['r@5']) - o['r@5']:+.2f}) | "
             + (

@@ -131,7 +131,8 @@ def evaluate(
 
 def line(label: str, res: dict) -> None:
     mean = sum(v[0] for v in res.values()) / len(res)
-    print(f"{label:<48} " + " ".join(f"{k}={v[0]:.2f}/{v[1]:.2f}" for k, v in res.items()) + f"  mean R@5={mean:.2f}", flush=True)
+    print(f"{label:<48} " + " ".join(f"{k}={v[0]:.2f}/{v[1]:.2f}" for k, v in res.items())
+          + f"  mean R@5={mean:.2f}", flush=True)
 
 
 def cjk_grid(e: Path) -> None:

@@ -168,7 +168,8 @@ def _parse_server(
     kind = raw.get("type", raw.get("transport"))
     if kind is not None:
         if not isinstance(kind, str) or kind.lower() not in _TRANSPORTS:
-            raise ConfigError(f"{path}.type", f"expected one of stdio, http, streamable-http, sse; got {kind!r}", source)
+            raise ConfigError(f"{path}.type", f"expected one of stdio, http, streamable-http, sse; got {kind!r}",
+                              source)
         kind = _TRANSPORTS[kind.lower()]
     elif "url" in raw:
         kind = "streamable-http"

@@ -265,7 +265,8 @@ def _short(value: Any) -> str:
 def _path(parts: list[Any] | tuple[Any, ...]) -> str:
     out = "$"
     for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(p)) else f"[{json.dumps(p)}]")
+        out += f"[{p}]" if isinstance(p, int) else (
+            f".{p}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(p)) else f"[{json.dumps(p)}]")
     return out
 
 

@@ -15,7 +15,8 @@ __all__ = ["InProcessExecutor"]
 
 
 class InProcessExecutor:
-    """ToolExecutor over ``mcp.Client(app)`` connections ; SDK errors mapped by production's :func:`host.upstream.connection.call_client_tool`."""
+    """ToolExecutor over ``mcp.Client(app)`` connections; SDK errors mapped by production's
+    :func:`host.upstream.connection.call_client_tool`."""
 
     def __init__(self) -> None:
         self.clients: dict[str, Client] = {}

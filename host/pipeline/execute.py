@@ -65,8 +65,8 @@ async def execute_one(
     try:
         # The pipeline's own guard (a bare cancel scope: ~2x cheaper than fail_after on asyncio).
         with anyio.CancelScope(deadline=anyio.current_time() + timeout + TIMEOUT_GRACE_SECONDS) as guard:
-            with span("toolhost.upstream", **{"toolhost.server": rec.server, "toolhost.upstream_tool": rec.original_name,
-                                              "rpc.system": "mcp"}):
+            with span("toolhost.upstream", **{"toolhost.server": rec.server,
+                                              "toolhost.upstream_tool": rec.original_name, "rpc.system": "mcp"}):
                 raw = await executor.call_tool(
                     rec.server, rec.original_name, prep.arguments,
                     timeout_seconds=timeout, progress_callback=ctx.progress_callback,

@@ -72,7 +72,8 @@ from registry.search.visibility import MaskCache, help_message
 from registry.store import ToolRegistry
 from registry.tool import Risk, ToolRecord
 
-__all__ = ["DEFAULT_ABSTAIN", "DEFAULT_PARAMS", "MAX_REGEX_CHARS", "Abstain", "SearchHit", "SearchIndex", "SearchResult"]
+__all__ = ["DEFAULT_ABSTAIN", "DEFAULT_PARAMS", "MAX_REGEX_CHARS", "Abstain", "SearchHit", "SearchIndex",
+           "SearchResult"]
 
 DEFAULT_PARAMS = BM25Params(model="plus", k1=1.2, b=0.75, delta=1.0)
 """Chosen on dev data (``bench/search_tune.py``); k1 and b barely matter there (±0.3 R@5)."""

@@ -241,7 +241,8 @@ class AdminService(AdminActions):
                           by: str) -> dict[str, Any]:
         """Let the callers of one allow grant approve their own calls (MCP elicitation); audited."""
         self.access.grants.set_self_approval(subject, pattern, enable, kind=kind)
-        self.access.audit(action="admin", decision="allow" if enable else "deny", rule=f"allow:{pattern}@{kind}:{subject}",
+        self.access.audit(action="admin", decision="allow" if enable else "deny",
+                          rule=f"allow:{pattern}@{kind}:{subject}",
                           status="self-approval-" + ("enabled" if enable else "disabled"), approver=by)
         return {"subject": subject, "kind": kind, "pattern": pattern, "self_approval": enable}
 

@@ -42,7 +42,8 @@ def decided_by(user: str, data: dict[str, Any]) -> tuple[str, str, str | None]:
     by = data.get("by")
     how = "cli" if data.get("how") == "cli" else "admin"
     approver = data.get("as")
-    return (by if isinstance(by, str) and by else user), how, (approver if isinstance(approver, str) and approver else None)
+    return ((by if isinstance(by, str) and by else user), how,
+            (approver if isinstance(approver, str) and approver else None))
 
 
 def cli_routes(api: Any) -> list[Route]:

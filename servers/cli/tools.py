@@ -36,7 +36,8 @@ def tools(
     as_json: JsonOpt = False,
     user: UserOpt = None,
     db_url: DbUrlOpt = None,
-    show_all: Annotated[bool, typer.Option("--all", help="Also list held tools (invalid definitions) with the reason.")] = False,
+    show_all: Annotated[bool, typer.Option(
+        "--all", help="Also list held tools (invalid definitions) with the reason.")] = False,
 ) -> None:
     """List every tool of every configured server (name, server, risk, timeout, description).
 
@@ -106,8 +107,9 @@ def search(
 
 def call(
     name: Annotated[str, typer.Argument(metavar="NAME", help="Qualified tool name, e.g. orders__get_order.")],
-    arguments: Annotated[str, typer.Argument(metavar="ARGS", callback=json_object,
-                                             help='Arguments as a JSON object, e.g. \'{"order_id": "A1001"}\'.')] = "{}",
+    arguments: Annotated[str, typer.Argument(
+        metavar="ARGS", callback=json_object,
+        help='Arguments as a JSON object, e.g. \'{"order_id": "A1001"}\'.')] = "{}",
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,

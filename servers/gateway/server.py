@@ -358,7 +358,8 @@ class _RegistryServer(Server[Any]):
         protocol_version: str | None = None,
     ) -> Any:
         options = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
-        caps = super().get_capabilities(options, experimental_capabilities, extensions, protocol_version=protocol_version)
+        caps = super().get_capabilities(options, experimental_capabilities, extensions,
+                                        protocol_version=protocol_version)
         offered = self._catalog.offered()
         update: dict[str, Any] = {}
         if caps.tools is not None and not (protocol_version or "") >= "2026":

@@ -134,7 +134,8 @@ def test_bundled_default_config_parses():
     cfg = load_config(DEFAULT_CONFIG_PATH, data_dir=__import__("pathlib").Path("/d"))
     assert list(cfg.servers) == ["orders", "notes", "time"]
     assert cfg.servers["notes"].args[-1] == "/d/servers/notes"
-    assert json.loads(DEFAULT_CONFIG_PATH.read_text())["mcpServers"]["notes"]["toolhost"]["always_load"] == ["list_notes"]
+    bundled = json.loads(DEFAULT_CONFIG_PATH.read_text())
+    assert bundled["mcpServers"]["notes"]["toolhost"]["always_load"] == ["list_notes"]
 
 
 def test_child_gets_safe_environment_plus_its_own_env(monkeypatch):

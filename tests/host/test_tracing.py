@@ -30,8 +30,8 @@ def spans(monkeypatch):
 
 @pytest.mark.anyio
 async def test_one_span_per_call_stage_and_upstream_call_without_secrets(tmp_path, spans) -> None:
-    cfg = parse_config({"mcpServers": {"orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]}}},
-                       data_dir=tmp_path)
+    cfg = parse_config({"mcpServers": {"orders": {"command": sys.executable,
+                                                  "args": ["-m", "servers.examples.orders"]}}}, data_dir=tmp_path)
     secret = "sk-live-abcdef0123456789abcdef"
     with anyio.fail_after(60):
         async with HostRuntime(cfg, data_dir=tmp_path) as rt:

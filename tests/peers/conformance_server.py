@@ -91,8 +91,10 @@ TOOLS = [
          input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}),
     Tool(name="test_elicitation", description="Asks the user (elicitation/create)",
          input_schema={"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
-    Tool(name="test_elicitation_sep1034_defaults", description="Elicitation with defaults (SEP-1034)", input_schema=EMPTY),
-    Tool(name="test_elicitation_sep1330_enums", description="Elicitation with enum variants (SEP-1330)", input_schema=EMPTY),
+    Tool(name="test_elicitation_sep1034_defaults", description="Elicitation with defaults (SEP-1034)",
+         input_schema=EMPTY),
+    Tool(name="test_elicitation_sep1330_enums", description="Elicitation with enum variants (SEP-1330)",
+         input_schema=EMPTY),
     *[Tool(name=name, description=text, input_schema=EMPTY) for name, text in (
         ("test_input_required_result_elicitation", "MRTR: asks the user's name (one elicitation round)"),
         ("test_input_required_result_sampling", "MRTR: asks the client's model (one sampling round)"),
@@ -163,9 +165,11 @@ SEP1330_SCHEMA: dict[str, Any] = {
 }
 
 RESOURCES = [
-    Resource(uri="test://static-text", name="static-text", description="A static text resource", mime_type="text/plain"),
+    Resource(uri="test://static-text", name="static-text", description="A static text resource",
+             mime_type="text/plain"),
     Resource(uri="test://static-binary", name="static-binary", description="A static PNG image", mime_type="image/png"),
-    Resource(uri="test://watched-resource", name="watched-resource", description="Subscribable", mime_type="text/plain"),
+    Resource(uri="test://watched-resource", name="watched-resource", description="Subscribable",
+             mime_type="text/plain"),
 ]
 TEMPLATES = [
     ResourceTemplate(uri_template="test://template/{id}/data", name="template-data",
@@ -314,7 +318,8 @@ async def call_tool(
     if name == "test_tool_with_progress":
         for done in (0, 50, 100):
             await ctx.session.report_progress(done, 100, f"Completed step {done} of 100")
-        token = ctx.meta.get("progress_token") if isinstance(ctx.meta, dict) else getattr(ctx.meta, "progress_token", None)
+        token = (ctx.meta.get("progress_token") if isinstance(ctx.meta, dict)
+                 else getattr(ctx.meta, "progress_token", None))
         return _text(str(token if token is not None else 0))
     if name == "test_error_handling":
         return _text("This tool intentionally returns an error for testing", error=True)

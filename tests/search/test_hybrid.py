@@ -132,7 +132,8 @@ def test_the_least_risky_of_near_equal_hits_ranks_first():
     })
     hits = index.search("manage note", limit=2).hits
     assert abs(hits[0].score - hits[1].score) < 0.02 * hits[0].score
-    assert [(h.tool.qualified_name, h.tool.risk) for h in hits] == [("b__view_note", Risk.READ), ("a__delete_note", Risk.DESTRUCTIVE)]
+    assert [(h.tool.qualified_name, h.tool.risk) for h in hits] == [
+        ("b__view_note", Risk.READ), ("a__delete_note", Risk.DESTRUCTIVE)]
 
 
 def test_usage_memory_finds_a_tool_by_a_remembered_query_and_drops_it_on_change():

@@ -49,7 +49,8 @@ async def gateway(tmp_path: Path, **kwargs: Any) -> AsyncIterator[tuple[HostRunt
 
 async def _elicit(_ctx: Any, params: Any) -> ElicitResult:
     field = next(iter(params.requested_schema["properties"]))
-    return ElicitResult(action="accept", content={field: {"name": "Alice", "color": "blue", "ok": True}.get(field, "x")})
+    answers = {"name": "Alice", "color": "blue", "ok": True}
+    return ElicitResult(action="accept", content={field: answers.get(field, "x")})
 
 
 async def _sample(_ctx: Any, params: Any) -> CreateMessageResult:
@@ -91,7 +92,8 @@ async def test_a_2026_client_gets_the_upstream_input_requests_and_its_retry_comp
             assert _text(await c.call_tool("fx__test_input_required_result_sampling", {})) == "Sampling said: Paris"
             assert _text(await c.call_tool("fx__test_input_required_result_list_roots", {})) == "Roots: file:///work/a"
             # call_tool (the search-mode entry point) relays the same way
-            via = await c.call_tool("call_tool", {"name": "fx__test_input_required_result_multi_round", "arguments": {}})
+            via = await c.call_tool("call_tool",
+                                    {"name": "fx__test_input_required_result_multi_round", "arguments": {}})
             assert _text(via) == "Alice likes blue"
 
             # prompts/get too

@@ -226,7 +226,8 @@ async def test_a_resumed_stream_gets_no_priming_event_so_nothing_waits_before_th
         assert await transport._mint_priming_event("2", "2025-11-25") is None  # the resumed stream
         await store.store_event("2", JSONRPCResponse(jsonrpc="2.0", id=2, result={}))
         assert not store.resumed_just_now("2")  # any new event ends the hand-over
-        assert await transport._mint_priming_event("3", "2025-11-25") == {"id": "3", "data": "", "retry": RETRY_INTERVAL_MS}
+        primed = await transport._mint_priming_event("3", "2025-11-25")
+        assert primed == {"id": "3", "data": "", "retry": RETRY_INTERVAL_MS}
 
 
 def test_serve_sessions_use_the_resumable_transport() -> None:
