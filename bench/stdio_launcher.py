@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from host.upstream.pdeath import wrap  # noqa: E402
+from host.upstream.pdeath import wrap
 
 PY = sys.executable
 

@@ -336,7 +336,10 @@ class HostConfig(BaseModel):
         if first is None and isinstance(server, StdioServerConfig):
             if Path(server.command).name.lower().removesuffix(".cmd") in PACKAGE_RUNNERS:
                 first = d.first_connect_timeout_seconds
-        pick = lambda mine, default: default if mine is None else mine  # noqa: E731
+
+        def pick(mine, default):  # the server's own setting, else the default
+            return default if mine is None else mine
+
         return LifecyclePolicy(
             first_connect_timeout_seconds=first,
             ping_interval_seconds=pick(o.ping_interval_seconds, d.ping_interval_seconds),

@@ -178,7 +178,7 @@ class EventLog:
             for run in runs.values():
                 try:
                     self._write(run)
-                except Exception:  # noqa: BLE001 - the log is a record, not a reason to fail a call
+                except Exception:  # the log is a record, not a reason to fail a call
                     _logger.exception("toolhost: could not write %d event(s) of one conversation", len(run))
 
     def _write(self, entries: list[tuple[str, str, dict[str, Any], str | None, float]]) -> list[dict]:

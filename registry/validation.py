@@ -246,7 +246,7 @@ def compile_validator(schema: dict[str, Any]) -> Validator | str:
         return _safe_class(cls)(schema)
     except SchemaError as exc:
         return f"the tool's inputSchema is invalid: {exc.message}"
-    except Exception as exc:  # unknown $schema URI etc.
+    except Exception as exc:  # noqa: BLE001 - unknown $schema URI etc.
         return f"the tool's inputSchema cannot be used: {exc}"
 
 

@@ -73,7 +73,7 @@ async def execute_one(
                 )
     except PipelineFatal:
         raise
-    except Exception as exc:  # each call has its own error boundary
+    except Exception as exc:  # noqa: BLE001 - each call has its own error boundary
         return classify_exception(call, rec.server, exc, timeout, retry_safe=rec.read_only or rec.idempotent)
     if guard.cancelled_caught:
         return classify_exception(call, rec.server, TimeoutError(), timeout)

@@ -87,7 +87,7 @@ class Pipeline:
         if self.event_log is not None:
             try:
                 self.event_log.append(ctx.conversation_id, kind, data, adapter=ctx.adapter)
-            except Exception:  # noqa: BLE001 - the log is a record, not a reason to fail a call
+            except Exception:  # the log is a record, not a reason to fail a call
                 _logger.exception("toolhost: could not write a %s event", kind)
 
     async def run_batch(self, calls: Sequence[ToolCall], ctx: CallContext) -> list[ToolResult]:
@@ -113,7 +113,7 @@ class Pipeline:
                         coerce=self.coerce,
                     )
                     _trace_prepared(sp, out)
-            except Exception as exc:  # noqa: BLE001 - a failing policy/approval store fails closed, for this call only
+            except Exception as exc:  # a failing policy/approval store fails closed, for this call only
                 _logger.exception("toolhost: authorizing call %s failed", call.call_id)
                 out = error_result(
                     call, ResultStatus.PERMISSION_DENIED,
@@ -176,7 +176,7 @@ class Pipeline:
         if ctx.on_result is not None:
             try:
                 await ctx.on_result(res)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 _logger.exception("toolhost: the on_result callback failed for call %s", res.call_id)
 
     async def call(

@@ -89,7 +89,7 @@ class VectorWorker:
                         st.embedded,
                         time.perf_counter() - t0,
                     )
-            except Exception:  # noqa: BLE001 - search stays lexical for these tools; try again on the next change
+            except Exception:  # search stays lexical for these tools; try again on the next change
                 log.exception("tool_search: embedding tools failed; those tools stay lexical-only")
             if not self._wake.is_set():
                 self._idle.set()

@@ -109,7 +109,7 @@ class UsageMemory:
             self._bound(conn, tool, now)
         return text
 
-    def _bound(self, conn, tool: str, now: float) -> None:  # noqa: ANN001 - a SQLAlchemy Connection
+    def _bound(self, conn, tool: str, now: float) -> None:  # a SQLAlchemy Connection
         rows = conn.execute(select(t.c.id, t.c.weight, t.c.last_used).where(t.c.tool == tool)).all()
         if len(rows) > MAX_PER_TOOL:
             rows.sort(key=lambda r: _decayed(r.weight, r.last_used, now))

@@ -108,7 +108,7 @@ async def list_all_tools(
             page_tools.append(tool)
         if via_raw:
             complete = cursor is None and next_cursor is None
-            absorbed = client.session._absorb_tool_listing(  # noqa: SLF001 - see module docstring
+            absorbed = client.session._absorb_tool_listing(  # private SDK method: see module docstring
                 ListToolsResult(tools=page_tools, next_cursor=next_cursor), complete=complete
             )
             page_tools = list(absorbed.tools)

@@ -56,7 +56,7 @@ def _freeze_startup_heap() -> None:
     ~20 + 2 + 0 = 0.08 s. Cyclic garbage then waits for at most 10,000 allocations.
     Source: Python docs, ``gc.freeze`` and ``gc.set_threshold``.
     """
-    import gc  # noqa: PLC0415
+    import gc
 
     gc.collect()
     gc.freeze()
@@ -94,31 +94,31 @@ def serve(
 ) -> None:
     """Start the registry MCP server (streamable HTTP on 127.0.0.1:8765/mcp, or --stdio), with the admin
     console at /admin, the admin API at /admin/api, /healthz, /readyz and /metrics."""
-    import anyio  # noqa: PLC0415
+    import anyio
 
-    from host.access import build_policy, is_loopback  # noqa: PLC0415
-    from host.paths import data_dir as resolve_data_dir  # noqa: PLC0415
-    from host.runtime import HostRuntime  # noqa: PLC0415
-    from host.store import StoreError  # noqa: PLC0415
-    from registry import Principal  # noqa: PLC0415
-    from servers.admin.operator_surface import OperatorSurface  # noqa: PLC0415
-    from servers.cli.display import live_status, servers_table  # noqa: PLC0415
-    from servers.cli.local_user import UnknownUser, require_user  # noqa: PLC0415
-    from servers.gateway.notify import ToolsChangedNotifier  # noqa: PLC0415
-    from servers.gateway.server import create_registry_server  # noqa: PLC0415
-    from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver  # noqa: PLC0415
-    from servers.http.runner import (  # noqa: PLC0415
+    from host.access import build_policy, is_loopback
+    from host.paths import data_dir as resolve_data_dir
+    from host.runtime import HostRuntime
+    from host.store import StoreError
+    from registry import Principal
+    from servers.admin.operator_surface import OperatorSurface
+    from servers.cli.display import live_status, servers_table
+    from servers.cli.local_user import UnknownUser, require_user
+    from servers.gateway.notify import ToolsChangedNotifier
+    from servers.gateway.server import create_registry_server
+    from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver
+    from servers.http.runner import (
         event_loop_options,
         host_for_url,
         serve_http,
         shutdown_on_signals,
     )
-    from servers.observability import configure_logging  # noqa: PLC0415
-    from servers.observability.status_events import status_event_printer  # noqa: PLC0415
-    from servers.stdio.wire import serve_stdio  # noqa: PLC0415
+    from servers.observability import configure_logging
+    from servers.observability.status_events import status_event_printer
+    from servers.stdio.wire import serve_stdio
 
     configure_logging(log_level.value, log_format.value)
-    from host.tracing import configure_from_env  # noqa: PLC0415
+    from host.tracing import configure_from_env
 
     configure_from_env()  # OpenTelemetry spans when OTEL_* ask for them and the `otel` extra is installed
     expose, auth = expose_choice.value, auth_choice.value
@@ -177,7 +177,7 @@ def serve(
         verifier = settings = None
         if not enforce:
             local = Principal(user=user or "local")
-            resolve: Any = lambda _ctx: local  # noqa: E731
+            resolve: Any = lambda _ctx: local  # noqa: E731 - one expression; the branch below binds a resolver
             err.print("[yellow]open access:[/yellow] no users are configured, so every client may use every tool "
                       "(add users with `toolhost users add` and restart, or pass --auth on).")
         else:
@@ -258,7 +258,7 @@ async def _stop_when(stop: anyio.Event, rt: HostRuntime) -> None:
 
 def _bind(host: str, port: int) -> socket.socket:
     """Bind the HTTP socket before connecting any server, so a taken port fails at once."""
-    from servers.http.runner import bind_socket  # noqa: PLC0415
+    from servers.http.runner import bind_socket
 
     try:
         return bind_socket(host, port)

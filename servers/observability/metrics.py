@@ -61,7 +61,7 @@ class _LiveCollector(Collector):
         ):
             try:
                 value = float(read())
-            except Exception:  # noqa: BLE001 - a scrape never fails because one source does
+            except Exception:  # a scrape never fails because one source does
                 _logger.exception("toolhost: reading %s failed", name)
                 continue
             yield GaugeMetricFamily(name, doc, value=value)

@@ -223,7 +223,7 @@ def _accepted(responses: dict[str, Any], key: str, field: str) -> Any:
 def _declares(ctx: ServerRequestContext[Any, Any], caps: ClientCapabilities) -> bool:
     try:
         return bool(ctx.session.check_client_capability(caps))
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - an SDK that cannot check counts as "not declared"
         return False
 
 

@@ -72,7 +72,7 @@ def test_decisions_are_remembered_only_inside_a_scope_and_per_definition() -> No
             calls.append(tool.definition_hash)
             if principal.user == "broken":
                 raise RuntimeError("database is locked")
-            from registry.policy import Effect  # noqa: PLC0415
+            from registry.policy import Effect
 
             return Decision(Effect.ALLOW, "ok", "test")
 

@@ -155,7 +155,7 @@ def _kill_mid_call(cluster: Cluster) -> None:
             slow_failed = anyio.Event()
 
             async def slow_call() -> None:
-                with pytest.raises(Exception):  # noqa: B017, PT011 - the connection dies with the replica
+                with pytest.raises(Exception):  # noqa: B017 - the connection dies with the replica
                     await call(a.url, key, "flaky__slow", {"seconds": 60})
                 slow_failed.set()
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
-import run_client_conformance  # noqa: E402
-from run_conformance import BASELINE, regressions  # noqa: E402
+import run_client_conformance
+from run_conformance import BASELINE, regressions
 
 AUTH = ["basic-cimd", "metadata-default", "metadata-var1", "metadata-var2", "metadata-var3", "pre-registration",
         "scope-from-scopes-supported", "scope-from-www-authenticate", "scope-omitted-when-undefined",

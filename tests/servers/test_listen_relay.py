@@ -134,7 +134,7 @@ async def test_a_listen_stream_watching_too_many_uris_is_refused_with_the_limit(
 
 
 async def test_over_http_a_listen_stream_gets_updates_and_ends_cleanly_when_toolhost_stops(tmp_path) -> None:
-    from servers.http.runner import serve_http  # noqa: PLC0415
+    from servers.http.runner import serve_http
 
     got: list[Any] = []
     with anyio.fail_after(120):

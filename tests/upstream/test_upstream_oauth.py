@@ -98,7 +98,7 @@ class socket_port:
     """A free loopback port (bound and released)."""
 
     def __enter__(self) -> int:
-        import socket  # noqa: PLC0415
+        import socket
 
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
