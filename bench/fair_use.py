@@ -1,4 +1,4 @@
-"""Two users under load: session flooding and rate limits (issue 11, BR-50).
+"""Two users under load: session flooding and rate limits (one user must not exhaust sessions for all).
 
 Starts the real streamable-HTTP registry server (API keys, example orders server, temporary data
 folder) with ``sessions.max_per_user`` and a per-tool rate limit, then runs at the same time:

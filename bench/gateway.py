@@ -27,7 +27,8 @@ Tables:
 2. concurrent: 1/8/32 clients (HTTP: one session each; stdio: that many calls in flight on the
    one session) for ``--seconds`` each, contenders alternated per level; total calls/s, p50/p99,
    errors, ratio against direct on the same transport;
-3. the goals of issue 12 with their measured values, and the same ratios for the floor proxies;
+3. the throughput goals (calls/s and p99 against direct and FastMCP, no errors) with their measured
+   values, and the same ratios for the floor proxies;
 4. memory: RSS of an idle ``toolhost serve`` (default config; and one upstream with 10k tools);
 5. CLI latency: ``toolhost --help``, ``toolhost search`` with a running serve of the data folder
    (answered by its admin API) and without one (the CLI connects every server itself).
@@ -283,7 +284,7 @@ def goals(contenders: list[Contender], args: argparse.Namespace) -> None:
             rows.append((f"{top} clients {by[key].label} p99 <= 2x direct's", f"{p:.2f}x", p <= 2.0))
     errors = sum(c.errors + sum(v[3] for v in c.conc.values()) for c in contenders)
     rows.append(("no errors at any level", str(errors), errors == 0))
-    t = Table(title="Goals of issue 12")
+    t = Table(title="Throughput goals")
     for col in ("goal", "measured", "met"):
         t.add_column(col)
     for goal, value, ok in rows:

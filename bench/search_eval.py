@@ -16,7 +16,7 @@ Systems (same queries, same metrics, top 10 each):
 * ``ours``: ``registry.search.SearchIndex`` hybrid: BM25 (tokenizer, field document,
   inverted-index BM25Plus, query expansion with related words; ``--no-expansion`` turns that off)
   fused with the multilingual dense model (``host.search``); ``--lexical`` runs BM25 only;
-* ``lexical``: the same index without the dense part (issue 4's search), for comparison;
+* ``lexical``: the same index without the dense part (BM25 only), for comparison;
 * ``ours warm`` / ``lexical warm`` (with ``--usage-queries Q --usage-qrels R``): the same, after
   feeding a usage memory (each Q query remembered for its gold tools in R);
 * ``baseline``: rank-bm25 ``BM25Okapi`` with defaults over lowercase ``[a-z0-9]+`` tokens after

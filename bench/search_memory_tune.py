@@ -10,7 +10,7 @@ remembers every other query of half A and evaluates every ``--every``-th of the 
 templates: the optimistic case). Prints R@5 per (lexical memory weight, dense memory factor) for
 BM25-only and hybrid search.
 
-Result (issue 13, ``--every 10``; cross / shared R@5): lexical without memory 33.66 / 36.45, with
+Result (``--every 10``; cross / shared R@5): lexical without memory 33.66 / 36.45, with
 memory 0.3 31.66 / 57.40 (kept for BM25-only search); hybrid without memory 34.12 / 35.64, lexical
 memory 0.3 34.18 / 49.19 (the old default), dense memory 0.8 / 0.9 / 1.0 / 1.1 alone 35.91 / 60.60,
 36.01 / 61.25, 36.02 / 61.33, 35.99 / 61.33, lexical 0.3 + dense 0.8 / 1.0 33.85 / 63.55, 31.89 /

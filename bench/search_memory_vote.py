@@ -13,7 +13,7 @@ Two re-rankings of the hybrid search's best 100 (memory already fed, as in produ
   were remembered for (sum of cosines, over the largest vote) — fused score + ``w`` × vote; each
   tool keeps only its newest ``cap`` remembered queries (0: all).
 
-Result (issue 13, ``--every 10``; R@5 cross / shared; hybrid with memory, no re-rank: 36.02 /
+Result (``--every 10``; R@5 cross / shared; hybrid with memory, no re-rank: 36.02 /
 61.33): prior w 0.2: 37.58 / 65.66; vote k 100, w 0.6: cap 32 31.76 / 73.2, cap 256 40.16, all
 44.35 / 84.4 (k 10, w 0.6: 43.27 / 89.60). Voting helps across templates only with the whole
 history: what carries is which tools neighbouring tasks used, and 32 queries per tool hide it.

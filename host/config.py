@@ -20,7 +20,7 @@ VS Code's ``"servers"`` key is accepted as an alias of ``"mcpServers"``; an entr
 values) is expanded: ``${VAR}``, ``${env:VAR}`` (VS Code) and ``${VAR:-default}``. Besides the
 process environment, ``${TOOLHOST_PYTHON}`` (the running interpreter) and
 ``${TOOLHOST_DATA_DIR}`` (the resolved data folder) are defined. VS Code's own variables
-(BR-46) have one resolution each, and are never sent literally:
+(``${input:...}``, ``${workspaceFolder}``) have one resolution each, and are never sent literally:
 
 * ``${input:ID}``: the environment variable ``TOOLHOST_INPUT_<ID>`` (ID upper-cased, every
   character other than a letter or digit replaced by ``_``; ``api-key`` → ``TOOLHOST_INPUT_API_KEY``),

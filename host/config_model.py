@@ -298,8 +298,8 @@ class HostDefaults(BaseModel):
     is lost even if the process crashes); ``interval``: rows are committed in the background within
     ``audit_flush_seconds`` (see :mod:`host.access.audit_writer`)."""
     audit_flush_seconds: float = Field(default=0.05, gt=0, le=60)
-    rate_limits: RateLimitConfig | None = None  # issue 11: per-user / per-tool token buckets
-    sessions: SessionLimits = Field(default_factory=SessionLimits)  # issue 11: fair HTTP sessions
+    rate_limits: RateLimitConfig | None = None  # per-user / per-tool token buckets
+    sessions: SessionLimits = Field(default_factory=SessionLimits)  # fair HTTP sessions: one user cannot exhaust them
     taint: TaintRule = Field(default_factory=TaintRule)
     """The session-taint rule's default decision for an egress call after private and untrusted
     results (:mod:`registry.safety.taint`; ``{"decision": "approve"}``; grants may override it)."""

@@ -98,7 +98,7 @@ _CLEAN_MAX_ENTRIES = 4096
 _clean: set[str] = set()
 """Short texts already found to hold no secret (``redact_text(t) == t``). Words such as
 ``authorize`` or ``session`` pass the cheap hint filter and then cost ~150 µs in the detectors
-each time; the call path logs such words several times per call (issue 12). Only clean texts are
+each time; the call path logs such words several times per call. Only clean texts are
 remembered, never one that held a secret; bounded (cleared when full)."""
 
 
@@ -106,7 +106,7 @@ _PLAIN_MAX_ENTRIES = 4096
 _plain: set[str] = set()
 """Short texts (at most ``_CLEAN_MAX_CHARS``) in which neither hint matched: :func:`redact` returns them
 as they are. A set lookup (~50 ns) instead of the hint search (~1-3 µs); the call path sees the same
-tool names, statuses and argument values on every call (issue 12). Separate from ``_clean`` so the
+tool names, statuses and argument values on every call. Separate from ``_clean`` so the
 per-call ids that fill it never evict the texts that cost a detector scan; cleared when full."""
 
 

@@ -10,11 +10,11 @@ One accumulator per model response (a *batch*). Provider adapters map their stre
 * Anthropic Messages: ``content_block_start`` (tool_use) → ``start``; ``input_json_delta`` →
   ``feed``; ``content_block_stop`` → ``finish``.
 
-Guarantees (bug cases BR-04, BR-07):
+Guarantees (parallel streamed calls never mix; a UTF-8 character split across chunks survives):
 
 * Fragments are keyed by call index and/or call id, so parallel calls that interleave never mix.
   A call id wins over an index when both are given, so providers that send several calls at the
-  same index with different ids (BR-04) still give separate calls, provided each is started.
+  same index with different ids still give separate calls, provided each is started.
 * Nothing is parsed here: :meth:`calls` returns ``arguments=None`` and the exact ``raw_arguments``.
 * ``bytes`` fragments go through an incremental UTF-8 decoder, so a character split across
   chunks survives byte-identical; invalid UTF-8 is transport corruption and raises

@@ -44,7 +44,7 @@ SINGLE_ID_PREFIX = "toolhost_"
 """Prefix of the ids :meth:`Pipeline.call` generates (``toolhost_<n>``). Kept short on purpose: an id
 of 20 or more token-like characters (``toolhost_single_1000`` and up) passes redaction's cheap
 token hint, and every call's fresh id then cost a full secret-detector scan in the event log
-(~150 µs per call from the 1,000th call of a ``serve`` on, issue 12); ``toolhost_<n>`` stays
+(~150 µs per call from the 1,000th call of a ``serve`` on); ``toolhost_<n>`` stays
 under 20 characters for the first 10^10 calls."""
 
 

@@ -5,7 +5,7 @@
 performs the handshake (the SDK's ``auto`` mode speaks both protocol generations), lists every
 page of ``tools/list`` tool by tool (:mod:`host.upstream.listing`) and reports readiness — all
 under the connect timeout. It then keeps the session open until it drops, and reconnects with
-:class:`~host.upstream.backoff.Backoff` (BR-21, BR-40). The same task enters and exits the SDK
+:class:`~host.upstream.backoff.Backoff`. The same task enters and exits the SDK
 client, as AnyIO cancel scopes require.
 
 Liveness: a stdio child's exit closes its stdout; the guard reports that end of stream at once,
@@ -19,12 +19,13 @@ reconnects quietly and at once (one line in the server's log, no console traceba
 Opening the transport (stdio child with a safe environment, streamable HTTP, SSE) is
 :mod:`host.upstream.transport`; the 2026-07-28 listen stream is :mod:`host.upstream.listen`.
 
-Session recovery (streamable HTTP, BR-27): a 404 on a request carrying ``Mcp-Session-Id`` means
+Session recovery (streamable HTTP, a server that forgot its session): a 404 on a request carrying ``Mcp-Session-Id``
+means
 the server forgot the session: the connection re-initializes at once (no backoff), re-lists, and
 the call that got the 404 is retried once (it provably was not processed). No other failure is
 retried.
 
-Storm control (BR-54): ``notifications/tools/list_changed`` goes through a
+Storm control (many list_changed while nothing changes): ``notifications/tools/list_changed`` goes through a
 :class:`~host.upstream.relist.RelistGate` (one re-list in flight, a minimum interval, a trailing
 re-list); an identical listing changes nothing downstream.
 

@@ -27,7 +27,7 @@ class ServerLog:
 
     def open(self, banner: str | None = None) -> IO[str]:
         """Open for appending; ``banner`` starts a new attempt (the tail starts after it)."""
-        # 0600: a server's stderr may carry secrets (issue 11)
+        # 0600: a server's stderr may carry secrets
         self._fh = open(self.path, "a", encoding="utf-8", errors="replace", opener=private_opener)
         if banner is not None:
             self._fh.write(f"--- toolhost: {banner} at {time.strftime('%Y-%m-%dT%H:%M:%S')} ---\n")

@@ -27,7 +27,7 @@ Permissions: the caller's ``visible`` predicate is applied *before* ranking, and
 statistics (document count, average length, document frequencies) are computed over the visible
 tools only. So a hidden tool never appears, and the scores a caller sees are exactly those
 rank-bm25 gives on the corpus of the tools that caller may see: they reveal nothing about
-hidden tools (bug case BR-26). The cost is one predicate call per tool per search
+hidden tools (search shows only what the caller may call). The cost is one predicate call per tool per search
 (``PatternPolicy``: about 2.6 µs per tool, so 26 ms at 10k tools and 256 ms at 100k); pass
 ``visible_key`` (anything hashable that identifies the caller's permissions, e.g.
 ``(principal, policy_revision)``) to cache the visibility mask per index generation, which brings

@@ -1,4 +1,4 @@
-"""Who acts from the local command line, and failing closed on ``--user`` (issue 11).
+"""Who acts from the local command line, and failing closed on ``--user`` (an unknown user is refused, never guessed).
 
 * :func:`servers.shared.local_principal.local_principal_name` (``local:<os user>``) acts when
   ``--user`` is not given;

@@ -1,4 +1,4 @@
-"""``toolhost tools|call|servers`` answered by the running serve of the data folder (issue 12/14).
+"""``toolhost tools|call|servers`` answered by the running serve of the data folder (one process owns the upstreams).
 
 Each function prints what the command prints on its own path (same tables, same JSON) from the
 admin API's answer, and returns ``None`` when the serve cannot answer (the command then connects

@@ -171,7 +171,7 @@ def serve(
             limiter=_limiter(access, cfg),
         )
         if access is not None:
-            access.watch(rt.registry)  # pin definitions from the first listing on (BR-24)
+            access.watch(rt.registry)  # pin definitions from the first listing on
         surface = OperatorSurface(rt, access, root, config, err if log_format is LogFormat.text else None,
                                   watch_config=watch_config, http=not stdio, db_url=db_url)
         verifier = settings = None
@@ -208,7 +208,7 @@ def serve(
                                                  notifier=notifier)  # type: ignore[arg-type]
                     surface.server = srv
                     if os.environ.get(DEFER_EVENTS_ENV, "1") != "0":
-                        rt.event_log.defer()  # events written once each answer is sent (issue 12)
+                        rt.event_log.defer()  # events written once each answer is sent
                     if os.environ.get(GC_FREEZE_ENV, "1") != "0":
                         _freeze_startup_heap()
                     if stop.is_set():

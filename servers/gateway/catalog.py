@@ -1,4 +1,4 @@
-"""Prompts, resources, completion and logging of the registry server (issue 9).
+"""Prompts, resources, completion and logging of the registry server (namespaced, under the same grants as tools).
 
 Every upstream's prompts, resources and templates are served under namespaced names/URIs
 (:mod:`registry.catalog`), all pages merged, filtered by the same grants as tools: an item is

@@ -332,7 +332,7 @@ def create_registry_server(
 
 
 class _RegistryServer(Server[Any]):
-    """The low-level server with capabilities that tell the truth (issue 9, BR-35).
+    """The low-level server with capabilities that tell the truth (``tools.listChanged`` is declared: it is sent).
 
     ``tools.listChanged`` is true (toolhost sends ``notifications/tools/list_changed`` after a
     ``tool_search`` and on registry changes); ``prompts``, ``resources`` (with ``subscribe`` and

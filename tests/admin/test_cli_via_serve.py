@@ -1,4 +1,4 @@
-"""The CLI as one thin client of a running ``toolhost serve`` (issues 12 and 14): with a serve on the
+"""The CLI as one thin client of a running ``toolhost serve``: with a serve on the
 same data folder, ``servers``, ``tools``, ``call``, ``reconnect`` and the admin commands go through its
 admin API with the loopback-only local admin token; once it stops they open the database / connect
 the servers themselves."""

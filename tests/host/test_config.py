@@ -209,7 +209,7 @@ def test_toolhost_names_that_match_no_tool_are_reported():
 
 
 def test_empty_prefix_is_honoured_and_may_be_shared() -> None:
-    """``prefix: ""`` means un-namespaced (issue 9); clashes are caught per name at listing time."""
+    """``prefix: ""`` means un-namespaced; clashes are caught per name at listing time."""
     cfg = parse_config(
         {
             "mcpServers": {

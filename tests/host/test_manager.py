@@ -136,7 +136,7 @@ async def test_dead_server_fails_fast_then_reconnects_and_relists(tmp_path):
         async with ServerManager(cfg, data_dir=tmp_path, reconnect=True, on_status=on_status) as m:
             assert (await m.call_tool("dying", "ping", {}, timeout_seconds=30)).content[0].text == "pong"
             with anyio.fail_after(10):  # far below the 30 s call timeout: the dead transport is noticed at once
-                with pytest.raises(CallOutcomeUnknown) as e:  # it was sent: it may have run (BR-53)
+                with pytest.raises(CallOutcomeUnknown) as e:  # it was sent: it may have run
                     await m.call_tool("dying", "die", {}, timeout_seconds=30)
             assert (e.value.server, e.value.tool) == ("dying", "die")
             assert e.value.reason == "connection: the server process exited (its stdout closed)"

@@ -1,4 +1,4 @@
-"""Verified API keys are reused per access revision (issue 12): no thread hop and no key read for a
+"""Verified API keys are reused per access revision: no thread hop and no key read for a
 known key, while a revocation, a removed user or a role change — made through another
 ``AccessControl`` on the same database, like the CLI or another replica — holds on the very next
 request, in-process and over the real HTTP server."""

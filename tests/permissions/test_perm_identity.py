@@ -1,4 +1,4 @@
-"""Fail closed on identity and audit every CLI call (issue 11 findings 3 and 4).
+"""Fail closed on identity and audit every CLI call.
 
 ``--user NAME`` must name an existing user: an unknown name, or a data folder without users (a
 desktop client that dropped ``TOOLHOST_HOME``), exits 2 before any server starts, never serving in

@@ -1,4 +1,4 @@
-"""Rate limits per user and per tool, shared through the database (issue 11 finding 5).
+"""Rate limits per user and per tool, shared through the database.
 
 Token buckets: a refused call is ``rate_limited`` with the exact ``retry_after_seconds``
 (``(1 - tokens) / rate``), other users and other tools are unaffected, and two stores on the same

@@ -1,4 +1,4 @@
-"""Rug pull (BR-24): the rugpull example server changes a tool's description after its first call;
+"""Rug pull: the rugpull example server changes a tool's description after its first call;
 the tool is held (invisible to search, refused at call) until an admin accepts the change."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One user cannot exhaust sessions for everyone (issue 11 finding 5, bug case BR-50).
+"""One user cannot exhaust sessions for everyone (per-user limits, idle expiry).
 
 Through the real streamable-HTTP server with API keys: a user with no grants opens sessions until
 refused; the refusal is HTTP 429 with ``Retry-After`` for that user only, while another user opens

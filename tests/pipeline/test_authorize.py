@@ -1,4 +1,4 @@
-"""Look-up and authorization: BR-16 (unknown names), BR-26 (denied == unknown), approval."""
+"""Look-up and authorization: unknown names, denied answers like unknown, approval."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The loop driver with the scripted fake model: exit conditions, BR-02/BR-06/BR-16 in a live loop."""
+"""The loop driver with the scripted fake model: exit conditions, duplicate ids, empty arguments
+and unknown names in a live loop."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ids the pipeline generates for single calls stay short (issue 12): ``toolhost_single_1000`` and
+"""The ids the pipeline generates for single calls stay short: ``toolhost_single_1000`` and
 up passed redaction's 20-character token hint, so every call from the 1,000th on cost a secret-
 detector scan when its events were written."""
 

@@ -1,7 +1,7 @@
 """Rendering conversations for each API, checked field by field and against the SDK request types.
 
-Bug cases: BR-02 (duplicate ids), BR-03 (one Anthropic user message), BR-06 (arguments written back
-as objects), BR-17 (isError), BR-19 (images).
+Covers duplicate ids, one Anthropic user message for all results, arguments written back as
+objects, isError, images.
 """
 
 from __future__ import annotations

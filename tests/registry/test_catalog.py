@@ -1,4 +1,5 @@
-"""registry.catalog: reversible names/URIs, template routing, collisions, grant names (issue 9, BR-34)."""
+"""registry.catalog: reversible names/URIs, template routing, collisions, grant names (prompts and
+resources namespaced like tools)."""
 
 from __future__ import annotations
 

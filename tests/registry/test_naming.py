@@ -1,4 +1,4 @@
-"""Qualified names: provider-safe, unique, stable (bug cases BR-14, BR-15)."""
+"""Qualified names: provider-safe, unique, stable (``^[a-zA-Z0-9_-]{1,64}$``, same names on two servers)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 15: two real `toolhost serve` replicas on one PostgreSQL, driven by the SDK client.
+"""Two real `toolhost serve` replicas on one PostgreSQL, driven by the SDK client.
 
 Users, keys, grants and approvals are managed with the real admin CLI on the shared database;
 nothing is restarted between steps. Each test starts several Python processes (replicas, their

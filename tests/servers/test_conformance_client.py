@@ -1,4 +1,4 @@
-"""The official MCP conformance suite's client scenarios against toolhost's upstream layer (issue 9).
+"""The official MCP conformance suite's client scenarios against toolhost's upstream layer.
 
 Runs ``tests/peers/run_client_conformance.py`` for the suite CI pins (0.2.0-alpha.11, both spec
 versions; 0.1.16's scenarios are a subset of the 2025-11-25 ones) and fails on any scenario that

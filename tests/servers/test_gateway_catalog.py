@@ -1,4 +1,5 @@
-"""Prompts, resources, completion, logs, elicitation and sampling through toolhost (issue 9; BR-29, BR-33..35).
+"""Prompts, resources, completion, logs, elicitation and sampling through toolhost (forwarded to the client that made
+the call; capabilities that tell the truth).
 
 Real upstreams: our conformance fixture (``tests/peers/conformance_server.py``, stdio) and
 ``@modelcontextprotocol/server-everything`` (stdio); the downstream client is the SDK ``Client``

@@ -1,4 +1,4 @@
-"""The 2026-07-28 input-required flow (SEP-2322) through toolhost (issue 9).
+"""The 2026-07-28 input-required flow (SEP-2322) through toolhost.
 
 Real upstream: our conformance fixture (``tests/peers/conformance_server.py``, stdio) on the
 default protocol (2026-07-28), whose ``test_input_required_result_*`` tools and prompt answer with

@@ -1,4 +1,4 @@
-"""``subscriptions/listen`` served to toolhost's own 2026-07-28 clients (issue 9; SEP-2575).
+"""``subscriptions/listen`` served to toolhost's own 2026-07-28 clients (SEP-2575).
 
 Real upstream: our conformance fixture (stdio, default protocol: 2026-07-28, so toolhost watches
 its resources through its own upstream listen stream). Downstream: the SDK ``Client`` in-process

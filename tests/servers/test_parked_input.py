@@ -1,4 +1,4 @@
-"""Handshake-era upstream questions reach 2026-07-28 clients as input-required rounds (issue 9).
+"""Handshake-era upstream questions reach 2026-07-28 clients as input-required rounds.
 
 Real upstream: ``tests/peers/asking_server.py`` (stdio, pinned to the handshake era), whose tools
 and prompt ask the client mid-call. Downstream: the SDK ``Client`` in-process on 2026-07-28 (it

@@ -1,4 +1,4 @@
-"""Resumable SSE on ``toolhost serve`` (issue 9; :mod:`servers.http.event_store`) and header whitespace.
+"""Resumable SSE on ``toolhost serve`` (:mod:`servers.http.event_store`) and header whitespace.
 
 A real upstream (our conformance fixture over stdio) behind ``serve_http``; the client is raw
 HTTP (httpx2), so the test controls exactly when the connection drops.

@@ -1,5 +1,5 @@
 """The usage learner updates one tool's memory per learned call and reloads the whole memory
-from the database at most once per ``reload_seconds`` (issue 13: no reload per call)."""
+from the database at most once per ``reload_seconds`` (no reload per call)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Configuration problems fail only their server, with one line naming the server, the JSON path
-and the fix (BR-46 VS Code inputs, relative cwd, missing/non-executable commands, unset variables)."""
+and the fix (VS Code inputs, relative cwd, missing/non-executable commands, unset variables)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Upstream OAuth (MCP authorization) against a real local authorization server (issue 9).
+"""Upstream OAuth (MCP authorization) against a real local authorization server.
 
 The authorization server and protected MCP server are the official conformance suite's
 ``auth/metadata-default`` scenario (0.2.0-alpha.11, Node); the client is toolhost's upstream

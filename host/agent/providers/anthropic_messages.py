@@ -8,8 +8,8 @@ Shapes (Anthropic API reference, Messages; guides "Handle tool calls", "Tool sea
   object). Streamed: ``content_block_start`` (tool_use) → ``content_block_delta``
   (``input_json_delta.partial_json``) → ``content_block_stop``; ``message_stop`` ends it.
 * Results: ONE user message whose content starts with every ``tool_result`` in call order
-  (BR-03), ``is_error: true`` for failures (BR-17), images as ``image`` blocks with a base64
-  source (BR-19); a following user turn is merged after them. A search result is
+  (two consecutive user messages are a 400), ``is_error: true`` for failures, images as ``image``
+  blocks with a base64 source (never base64 in text); a following user turn is merged after them. A search result is
   ``tool_reference`` blocks. ``tool_use.id`` is sanitized to ``^[a-zA-Z0-9_-]+$``.
 * Thinking blocks (``thinking`` with ``signature``, ``redacted_thinking``) are replayed verbatim
   in their position.
@@ -143,7 +143,7 @@ class AnthropicMessagesAdapter:
             if seg.user is not None:
                 blocks = _blocks(seg.user.content)
                 if messages and messages[-1]["role"] == "user":
-                    messages[-1]["content"].extend(blocks)  # after the tool_results (BR-03)
+                    messages[-1]["content"].extend(blocks)  # after the tool_results: one user message
                 else:
                     messages.append({"role": "user", "content": blocks})
                 continue

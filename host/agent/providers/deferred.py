@@ -94,7 +94,7 @@ def run_tool_search(
     Args:
         call: the model's call (``{"query": str, "limit"?: int}``; ``raw_arguments`` is parsed
             when ``arguments`` is ``None``).
-        visible: the caller's permission predicate (hidden tools are never returned, BR-26).
+        visible: the caller's permission predicate (hidden tools are never returned).
         default_limit: hits when the call gives no ``limit``; ``max_limit`` caps it.
 
     Returns:

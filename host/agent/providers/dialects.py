@@ -1,6 +1,6 @@
 """Schema dialects for OpenAI-compatible endpoints with a narrower schema language.
 
-``gemini`` (bug case BR-12): Gemini's function declarations take an OpenAPI-3.0 subset; its
+``gemini``: Gemini's function declarations take an OpenAPI-3.0 subset; its
 OpenAI-compatible endpoint rejects the whole tool list on one unknown key ("Unknown name
 additionalProperties", "Proto field is not repeating"). :func:`gemini_schema` therefore:
 

@@ -9,7 +9,7 @@ Shapes (OpenAI API reference, Chat Completions):
 * Results: the assistant message as received (``content`` + ``tool_calls``), then one
   ``{"role": "tool", "tool_call_id", "content": "<text>"}`` per call in call order. Tool messages
   are text: an image becomes a short note there, and the images follow in ONE user message after
-  the last tool message when ``images_in_user_message`` (BR-19).
+  the last tool message when ``images_in_user_message`` (never base64 in a tool message's text).
 * No native deferred loading: see :mod:`host.agent.providers.deferred`.
 """
 
