@@ -148,7 +148,7 @@ def main() -> None:
     rows = [("SDK manager, global cap only", anyio.run(run, False, args.flood, args.calls)),
             ("toolhost fair manager", anyio.run(run, True, args.flood, args.calls))]
     print(f"mallory opens {args.flood} sessions (16 in flight); then bob makes {args.calls} calls; alice bursts 15 "
-          f"calls "
+          "calls "
           "(limit 10 per 10 s)")
     print(f"{'manager':30} {'mallory 200/429/503':>20} {'bob ok':>8} {'bob p50 ms':>11} {'bob p95 ms':>11} "
           f"{'alice ok/limited':>17}  alice retry_after (s)")

@@ -357,7 +357,7 @@ def set_self_approval(store: Store, subject: str, pattern: str, enabled: bool, *
         n = conn.execute(update(s.grants).where(cond).values(self_approval=1 if enabled else None)).rowcount
         if n == 0:
             raise NotFound("grant", pattern, f"{kind} {subject!r} has no allow grant {pattern!r}; see `toolhost "
-                                             f"grants list`")
+                                             "grants list`")
         bump_revision(conn)
     return n
 

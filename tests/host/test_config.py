@@ -108,7 +108,7 @@ def test_invalid_json_file_reports_line_and_column(tmp_path):
     with pytest.raises(ConfigError) as e:
         load_config(f)
     assert str(e.value) == (f"{f}: $: invalid JSON at line 2, column 24: Expecting property name enclosed in double "
-                            f"quotes")
+                            "quotes")
 
 
 def test_missing_file_is_a_config_error(tmp_path):

@@ -61,7 +61,7 @@ def test_search_loads_into_the_shared_state_and_the_history():
     assert result.structured == {"loaded": [ETA]}
     assert result.content[0].text == (
         f"Found 1 tool(s), now callable:\n- {ETA} [read]: Look up the shipping ETA of an order. (params: order_id: "
-        f"string)"
+        "string)"
     )
     assert deferred_state(conv).loaded == state.loaded
 
