@@ -97,12 +97,19 @@ def main(argv: list[str] | None = None) -> int:
     for text in ("a" + "\n" * 200_000, "a\u200b" * 100_000, "when a_b " * 22_222, "send http://x " * 14_285,
                  "word " * 40_000):
         c0 = time.process_time()
-        scan_definition({"name": "t", "description": text,
-                         "inputSchema": {"type": "object", "properties": {"p": {"type": "string", "description": text}}}})
+        scan_definition(
+            {
+                "name": "t",
+                "description": text,
+                "inputSchema": {"type": "object", "properties": {"p": {"type": "string", "description": text}}},
+            }
+        )
         hostile.append((time.process_time() - c0) * 1e3)
 
     load = os.getloadavg()[0]
-    print(f"# machine load average {load:.1f} on {os.cpu_count()} CPUs (costs are inflated when it exceeds the CPU count)")
+    print(
+        f"# machine load average {load:.1f} on {os.cpu_count()} CPUs (costs are inflated when it exceeds the CPU count)"
+    )
     print(f"{'measure':38} {'hits':>6} {'of':>6} {'%':>8}")
     for name, hit, n, pct in rows:
         print(f"{name:38} {hit:6d} {n:6d} {pct:8.2f}")

@@ -1,4 +1,4 @@
-"""Two users under load: session flooding and rate limits (issue 11, BR-50).
+"""Two users under load: session flooding and rate limits (one user must not exhaust sessions for all).
 
 Starts the real streamable-HTTP registry server (API keys, example orders server, temporary data
 folder) with ``sessions.max_per_user`` and a per-tool rate limit, then runs at the same time:
@@ -54,8 +54,8 @@ async def run(fair: bool, flood: int, calls: int) -> dict[str, object]:
         for u in ("bob", "alice"):
             access.grants.add(u, "orders__get_order")
         keys = {u: access.keys.create(u)[1] for u in ("mallory", "bob", "alice")}
-        cfg = parse_config({"mcpServers": {"orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]}}},
-                           data_dir=data)
+        cfg = parse_config({"mcpServers": {"orders": {"command": sys.executable,
+                                                      "args": ["-m", "servers.examples.orders"]}}}, data_dir=data)
         limiter = RateLimiter(access.store, RateLimitConfig(
             users={"alice": RateRule(calls=10, per_seconds=10)}, per_tool=RateRule(calls=1000, per_seconds=1)))
         # old behaviour: one global cap (scaled down from the SDK's 10,000 to --flood / 2)
@@ -147,7 +147,8 @@ def main() -> None:
     args = ap.parse_args()
     rows = [("SDK manager, global cap only", anyio.run(run, False, args.flood, args.calls)),
             ("toolhost fair manager", anyio.run(run, True, args.flood, args.calls))]
-    print(f"mallory opens {args.flood} sessions (16 in flight); then bob makes {args.calls} calls; alice bursts 15 calls "
+    print(f"mallory opens {args.flood} sessions (16 in flight); then bob makes {args.calls} calls; alice bursts 15 "
+          "calls "
           "(limit 10 per 10 s)")
     print(f"{'manager':30} {'mallory 200/429/503':>20} {'bob ok':>8} {'bob p50 ms':>11} {'bob p95 ms':>11} "
           f"{'alice ok/limited':>17}  alice retry_after (s)")

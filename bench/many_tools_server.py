@@ -37,12 +37,12 @@ def main() -> None:
     p.add_argument("--tools", type=int, default=10_000)
     tools = make_tools(p.parse_args().tools)
 
-    async def list_tools(ctx, params):  # noqa: ANN001, ANN202
+    async def list_tools(ctx, params):
         start = int(params.cursor) if params is not None and params.cursor else 0
         end = start + PAGE
         return ListToolsResult(tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None)
 
-    async def call_tool(ctx, params):  # noqa: ANN001, ANN202
+    async def call_tool(ctx, params):
         return CallToolResult(content=[TextContent(type="text", text=str((params.arguments or {}).get("text")))])
 
     srv = Server("many", version="0.1.0", on_list_tools=list_tools, on_call_tool=call_tool)

@@ -33,8 +33,8 @@ from rich.table import Table
 
 from host.calls import ToolCall
 from host.events import EventLog
-from host.upstream.manager import tool_definition
 from host.pipeline import CallContext, Pipeline
+from host.upstream.manager import tool_definition
 from registry import ToolAnnotations, ToolDefinition, ToolRegistry, assign_qualified_names, build_record
 from registry.policy import PatternPolicy
 from servers.examples import orders

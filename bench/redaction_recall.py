@@ -1,9 +1,9 @@
-"""Redaction recall and false positives (issue 11, BR-51).
+"""Redaction recall and false positives (secrets in arguments and results masked before they are stored).
 
 Runs :func:`registry.redaction.redact` over the made-up secret fixtures of
 ``tests/permissions/data/secret_shapes.json`` (each secret embedded in its context, passed as an
 argument value under a neutral key, and in a result text) and over ordinary tool arguments, and
-prints a table per contender: the redaction before issue 11 (the rule set without shape
+prints a table per contender: the redaction with the rule set only (no shape
 detection) and now.
 
     .venv/bin/python bench/redaction_recall.py
@@ -56,12 +56,12 @@ def main() -> None:
     with mock.patch.object(redaction, "secret_spans", lambda text: []), mock.patch.object(
         redaction, "_SHAPE_HINT", secret_shapes.re.compile(r"(?!)")
     ), mock.patch.object(redaction, "_ANY_HINT", redaction._HINT):
-        rows.append(("rules only (before issue 11)", *measure()))
+        rows.append(("rules only (no shape detection)", *measure()))
     redaction._clean.clear()  # texts found clean without the shape rules must not pass as clean now
     redaction._plain.clear()
     rows.append(("rules + detect-secrets + shapes", *measure()))
     print(f"{'contender':34} {'recall':>14} {'false positives':>17} {'µs/argument':>12}")
-    for name, caught, total, ordinary, missed, changed, us in rows:
+    for name, caught, total, ordinary, _missed, changed, us in rows:
         print(f"{name:34} {caught:>3}/{total:<3} {caught / total:6.1%} {len(changed):>3}/{ordinary:<3} "
               f"{len(changed) / ordinary:6.1%} {us:12.1f}")
     for name, _c, _t, _o, missed, changed, _us in rows:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import re
 import signal
@@ -163,8 +164,8 @@ def main() -> None:
     procs: list[subprocess.Popen[str]] = []
     tmp = Path(tempfile.mkdtemp(prefix="toolhost-bench-replicas-"))
     cfg = tmp / "cfg.json"
-    cfg.write_text('{"mcpServers": {"orders": {"command": "%s", "args": ["-m", "servers.examples.orders"]}}}'
-                   % sys.executable)
+    cfg.write_text(json.dumps({"mcpServers": {"orders": {"command": sys.executable,
+                                                         "args": ["-m", "servers.examples.orders"]}}}))
     with PostgresCluster() as pg:
         try:
             dbs = {"sqlite": f"sqlite:///{tmp / 'toolhost.db'}", "postgresql": pg.create_database("bench")}

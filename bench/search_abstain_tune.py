@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from search_data import EVAL_DIR, load_tools, require_eval_data, recall_at, to_records
+from search_data import EVAL_DIR, load_tools, recall_at, require_eval_data, to_records
 from search_hybrid import build_index
 from search_tune import dev_sets
 
@@ -191,9 +191,11 @@ def report(label: str, data: dict, groups: list[tuple[int, ...]], max_loss: floa
     lab = data["labelled"]
     weak = weak_of(chosen, lab[:, :-1])
     nofit = lab[:, -1] == 0
-    print(f"   hand-labelled sample ({len(lab)} 'unanswerable' queries, {int((~nofit).sum())} of which do have a fitting "
-          f"tool there): flagged {100 * weak[nofit].mean():.1f} % of those with no fitting tool, "
-          f"{100 * weak[~nofit].mean():.1f} % of those with one")
+    print(
+        f"   hand-labelled sample ({len(lab)} 'unanswerable' queries, {int((~nofit).sum())} of which do have a fitting "
+        f"tool there): flagged {100 * weak[nofit].mean():.1f} % of those with no fitting tool, "
+        f"{100 * weak[~nofit].mean():.1f} % of those with one"
+    )
     out = []
     for model, cols, t in zip(models, groups, ts, strict=True):
         m = np.concatenate([[model[0] - np.log(t / (1 - t))], model[1:][list(cols)]])  # threshold into the bias

@@ -155,7 +155,7 @@ def to_records(tools: Sequence[EvalTool]) -> tuple[list[ToolRecord], dict[str, s
 def _unique_prefix(server: str, used: dict[str, str]) -> str:
     try:
         base = sanitize_prefix(server)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a server name with nothing usable in it gets the fallback prefix
         base = "s"
     prefix, i = base, 1
     while prefix in used and used[prefix] != server:

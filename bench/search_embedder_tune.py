@@ -11,7 +11,7 @@ it. Each line: R@5 per dev set and the mean, for BM25 fused with a weighted sum 
 min-max-normalised cosines (min-max over each list's top 100, as ``registry.search.dense.fuse``)
 and with RRF.
 
-Result (issue 13, ``--every 4 --sets tl mt``: 1,056 ToolLens / 1,030 MetaTool dev queries; the
+Result (``--every 4 --sets tl mt``: 1,056 ToolLens / 1,030 MetaTool dev queries; the
 pooled sets were left out: e5 embeds a tool in 56-150 ms on the shared 2-core machine):
 
 =============================  =====  =====  =====

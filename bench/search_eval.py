@@ -16,7 +16,7 @@ Systems (same queries, same metrics, top 10 each):
 * ``ours``: ``registry.search.SearchIndex`` hybrid: BM25 (tokenizer, field document,
   inverted-index BM25Plus, query expansion with related words; ``--no-expansion`` turns that off)
   fused with the multilingual dense model (``host.search``); ``--lexical`` runs BM25 only;
-* ``lexical``: the same index without the dense part (issue 4's search), for comparison;
+* ``lexical``: the same index without the dense part (BM25 only), for comparison;
 * ``ours warm`` / ``lexical warm`` (with ``--usage-queries Q --usage-qrels R``): the same, after
   feeding a usage memory (each Q query remembered for its gold tools in R);
 * ``baseline``: rank-bm25 ``BM25Okapi`` with defaults over lowercase ``[a-z0-9]+`` tokens after
@@ -43,7 +43,6 @@ from pathlib import Path
 
 import numpy as np
 from rank_bm25 import BM25Okapi
-
 from search_data import (
     EvalTool,
     baseline_text,
@@ -56,7 +55,6 @@ from search_data import (
     summarize,
     to_records,
 )
-
 from search_hybrid import DEFAULT_CACHE, build_index, embedder, usage_memory
 
 from registry.search import SearchIndex
@@ -170,7 +168,7 @@ def run_fastmcp(python: str, tools: list[EvalTool], queries: list[tuple[str, str
     if proc.returncode != 0:
         return f"fastmcp runner failed (exit {proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}"
     out = json.loads(proc.stdout)
-    rankings = {qid: [qname_to_id[n] for n in names] for (qid, _), names in zip(queries, out["rankings"])}
+    rankings = {qid: [qname_to_id[n] for n in names] for (qid, _), names in zip(queries, out["rankings"], strict=True)}
     return rankings, {"lat": out["latency_ms"], "version": out["version"]}
 
 
@@ -272,23 +270,48 @@ def main(argv: list[str] | None = None) -> int:
         per_1k = 1000 * ours["embed_s"] / ours["embedded"] if ours.get("embedded") else float("nan")
         print(
             f"vectors: {ours['embedded']} embedded ({per_1k:.2f} s per 1k tools), {ours['cached']} from cache, "
-            f"fill {ours['vectors_s']:.2f} s; cold start (BM25 build + vectors) {ours['build_s'] + ours['vectors_s']:.2f} s"
+            f"fill {ours['vectors_s']:.2f} s; "
+            f"cold start (BM25 build + vectors) {ours['build_s'] + ours['vectors_s']:.2f} s"
         )
     print(
         f"no tool fits: {ours['weak_pct']:.1f}% of these (answerable) queries flagged, R@5 counting flagged as "
         f"misses {ours['r@5_abstaining']:.2f} ({ours['r@5_abstaining'] - ours['r@5']:+.2f})"
-        + (f"; unanswerable flagged {ours['unanswerable_flagged_pct']:.1f}%" if "unanswerable_flagged_pct" in ours else "")
+        + (
+            f"; unanswerable flagged {ours['unanswerable_flagged_pct']:.1f}%"
+            if "unanswerable_flagged_pct" in ours
+            else ""
+        )
         + (f"; honest {ours['unanswerable_honest_pct']:.1f}%" if "unanswerable_honest_pct" in ours else "")
     )
     if fm_note:
         print(fm_note)
     keys = ("r@1", "r@5", "r@10", "ndcg@10", "p50_ms", "p95_ms")
     summary: dict = {name: {k: round(m[k], 4) for k in keys} for name, m in results.items()}
-    summary["ours"].update({k: round(ours[k], 3) for k in ("index_mib", "build_s", "connect_ms", "list_changed_ms", "disconnect_ms")})
-    summary["ours"].update({k: round(ours[k], 3) for k in ("vectors_s", "embed_s", "embedded", "cached", "weak_pct",
-                                                           "r@5_abstaining", "unanswerable_flagged_pct", "unanswerable_honest_pct")
-                          if k in ours})
-    summary["meta"] = {"tools": len(tools), "queries": len(queries), "pad": args.pad, "p50_speedup_vs_baseline": round(ratio, 2)}
+    summary["ours"].update(
+        {k: round(ours[k], 3) for k in ("index_mib", "build_s", "connect_ms", "list_changed_ms", "disconnect_ms")}
+    )
+    summary["ours"].update(
+        {
+            k: round(ours[k], 3)
+            for k in (
+                "vectors_s",
+                "embed_s",
+                "embedded",
+                "cached",
+                "weak_pct",
+                "r@5_abstaining",
+                "unanswerable_flagged_pct",
+                "unanswerable_honest_pct",
+            )
+            if k in ours
+        }
+    )
+    summary["meta"] = {
+        "tools": len(tools),
+        "queries": len(queries),
+        "pad": args.pad,
+        "p50_speedup_vs_baseline": round(ratio, 2),
+    }
     print(json.dumps(summary))
     return 0
 

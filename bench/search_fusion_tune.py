@@ -1,6 +1,7 @@
 """How the hybrid fusion defaults were chosen: fusion method and weight, on DEV data only (the
 dev sets of ``bench/search_tune.py``: ToolLens train queries, a fixed 20 % MetaTool dev slice,
-each over its own tools and over the 3,379-tool pool; subsampled with ``--every``). LiveMCPBench and the test queries are not used.
+each over its own tools and over the 3,379-tool pool; subsampled with ``--every``). LiveMCPBench and the test queries
+are not used.
 
     python bench/search_fusion_tune.py [--every 4]
 
@@ -59,8 +60,10 @@ def main(argv: list[str] | None = None) -> int:
             m = summarize(r, qrels, [0.0])
             res[name] = (m["r@5"], m["ndcg@10"])
         mean = sum(v[0] for v in res.values()) / len(res)
-        print(f"{label:<20} " + " ".join(f"{k}={v[0]:.2f}/{v[1]:.2f}" for k, v in res.items())
-              + f"  mean R@5={mean:.2f}", flush=True)
+        print(
+            f"{label:<20} " + " ".join(f"{k}={v[0]:.2f}/{v[1]:.2f}" for k, v in res.items()) + f"  mean R@5={mean:.2f}",
+            flush=True,
+        )
     return 0
 
 

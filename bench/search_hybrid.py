@@ -74,7 +74,9 @@ def build_index(
         cache = VectorCache(cache_dir, emb.model_id, emb.dim) if cache_dir is not None else None
         t0 = time.perf_counter()
         st = fill_vectors(index, emb, cache)
-        info.update(vectors_s=time.perf_counter() - t0, embed_s=st.embed_seconds, embedded=st.embedded, cached=st.cached)
+        info.update(
+            vectors_s=time.perf_counter() - t0, embed_s=st.embed_seconds, embedded=st.embedded, cached=st.cached
+        )
     return index, info
 
 

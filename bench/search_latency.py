@@ -25,7 +25,7 @@ import sys
 import time
 import zlib
 
-from search_data import dedupe_tools, require_eval_data, load_queries, load_tools, pad_tools, percentile, to_records
+from search_data import dedupe_tools, load_queries, load_tools, pad_tools, percentile, require_eval_data, to_records
 from search_hybrid import build_index
 
 
@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     qs = qs[:: max(1, len(qs) // args.queries)][: args.queries]
     if visible is not None:
         print(f"caller may see {args.visible_share:.0%} of the tools")
-    print(f"load average at start: {' / '.join(f'{x:.2f}' for x in os.getloadavg())} (1 / 5 / 15 min, {os.cpu_count()} cores)")
+    print(f"load average at start: {' / '.join(f'{x:.2f}' for x in os.getloadavg())} (1 / 5 / 15 min, "
+          f"{os.cpu_count()} cores)")
     print("| tools | lexical p50 / p95 ms | hybrid p50 / p95 ms | hybrid / lexical p50 | lexical / hybrid CPU p50 ms "
           "| hybrid, query vector cached, p50 ms | vectors MiB | vectors load s |")
     print("|---|---|---|---|---|---|---|---|")

@@ -10,7 +10,7 @@ remembers every other query of half A and evaluates every ``--every``-th of the 
 templates: the optimistic case). Prints R@5 per (lexical memory weight, dense memory factor) for
 BM25-only and hybrid search.
 
-Result (issue 13, ``--every 10``; cross / shared R@5): lexical without memory 33.66 / 36.45, with
+Result (``--every 10``; cross / shared R@5): lexical without memory 33.66 / 36.45, with
 memory 0.3 31.66 / 57.40 (kept for BM25-only search); hybrid without memory 34.12 / 35.64, lexical
 memory 0.3 34.18 / 49.19 (the old default), dense memory 0.8 / 0.9 / 1.0 / 1.1 alone 35.91 / 60.60,
 36.01 / 61.25, 36.02 / 61.33, 35.99 / 61.33, lexical 0.3 + dense 0.8 / 1.0 33.85 / 63.55, 31.89 /
@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from search_data import load_qrels, require_eval_data, load_queries, load_tools, summarize, template_half, to_records
+from search_data import load_qrels, load_queries, load_tools, require_eval_data, summarize, template_half, to_records
 from search_hybrid import build_index, usage_memory
 
 
@@ -52,7 +52,10 @@ def main(argv: list[str] | None = None) -> int:
                     usage_memory(idx, mem, tr, id2q)
                 r = {q: [q2id[x.tool.qualified_name] for x in idx.search(t, limit=10).hits] for q, t in dev}
                 out.append(f"{name}={summarize(r, tr, [0])['r@5']:.2f}")
-            print(f"{'hybrid' if dense else 'lexical':<8} memory_weight={w} memory_dense={d}: " + " ".join(out), flush=True)
+            print(
+                f"{'hybrid' if dense else 'lexical':<8} memory_weight={w} memory_dense={d}: " + " ".join(out),
+                flush=True,
+            )
     return 0
 
 

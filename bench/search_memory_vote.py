@@ -13,7 +13,7 @@ Two re-rankings of the hybrid search's best 100 (memory already fed, as in produ
   were remembered for (sum of cosines, over the largest vote) — fused score + ``w`` × vote; each
   tool keeps only its newest ``cap`` remembered queries (0: all).
 
-Result (issue 13, ``--every 10``; R@5 cross / shared; hybrid with memory, no re-rank: 36.02 /
+Result (``--every 10``; R@5 cross / shared; hybrid with memory, no re-rank: 36.02 /
 61.33): prior w 0.2: 37.58 / 65.66; vote k 100, w 0.6: cap 32 31.76 / 73.2, cap 256 40.16, all
 44.35 / 84.4 (k 10, w 0.6: 43.27 / 89.60). Voting helps across templates only with the whole
 history: what carries is which tools neighbouring tasks used, and 32 queries per tool hide it.
@@ -27,7 +27,7 @@ import math
 import sys
 
 import numpy as np
-from search_data import load_qrels, require_eval_data, load_queries, load_tools, summarize, template_half, to_records
+from search_data import load_qrels, load_queries, load_tools, require_eval_data, summarize, template_half, to_records
 from search_hybrid import build_index, embedder, usage_memory
 
 
@@ -54,7 +54,10 @@ def main(argv: list[str] | None = None) -> int:
 
         def r5(bonus: dict[str, dict[str, float]], w: float, hits: dict = hits) -> float:
             ranked = {
-                q: [q2id[h.tool.qualified_name] for h in sorted(hs, key=lambda h: -(h.score + w * bonus[q].get(h.tool.qualified_name, 0.0)))][:10]
+                q: [
+                    q2id[h.tool.qualified_name]
+                    for h in sorted(hs, key=lambda h: -(h.score + w * bonus[q].get(h.tool.qualified_name, 0.0)))
+                ][:10]
                 for q, hs in hits.items()
             }
             return summarize(ranked, tr, [0])["r@5"]
@@ -62,8 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         calls = collections.Counter(t for q, _ in mem for t in tr[q])
         top = math.log1p(max(calls.values()))
         prior = {id2q[t]: math.log1p(c) / top for t, c in calls.items()}
-        print(f"{name}: no re-rank {r5({q: {} for q in hits}, 0.0):.2f}; prior " +
-              ", ".join(f"w {w}: {r5({q: prior for q in hits}, w):.2f}" for w in (0.1, 0.2, 0.3)), flush=True)
+        print(
+            f"{name}: no re-rank {r5({q: {} for q in hits}, 0.0):.2f}; prior "
+            + ", ".join(f"w {w}: {r5({q: prior for q in hits}, w):.2f}" for w in (0.1, 0.2, 0.3)),
+            flush=True,
+        )
         mv = emb.embed([t for _q, t in mem])
         dv = emb.embed([t for _q, t in dev])
         for cap in args.caps:
@@ -83,8 +89,11 @@ def main(argv: list[str] | None = None) -> int:
                             vote[tn] += float(sims[i])
                     m = max(vote.values()) if vote else 1.0
                     votes[q] = {tn: s / m for tn, s in vote.items()}
-                print(f"{name}: vote cap {cap or 'all'} k {k}: " +
-                      ", ".join(f"w {w}: {r5(votes, w):.2f}" for w in (0.3, 0.6, 1.0)), flush=True)
+                print(
+                    f"{name}: vote cap {cap or 'all'} k {k}: "
+                    + ", ".join(f"w {w}: {r5(votes, w):.2f}" for w in (0.3, 0.6, 1.0)),
+                    flush=True,
+                )
     return 0
 
 

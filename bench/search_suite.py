@@ -29,8 +29,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from search_data import EVAL_DIR as DEFAULT_EVAL
-from search_data import require_eval_data
+from search_data import EVAL_DIR as DEFAULT_EVAL  # noqa: E402 - bench/ is on sys.path only from here
+from search_data import require_eval_data  # noqa: E402 - bench/ is on sys.path only from here
 
 
 def cross_template_split(e: Path, out: Path) -> dict[str, Path]:
@@ -50,7 +50,11 @@ def cross_template_split(e: Path, out: Path) -> dict[str, Path]:
     paths = {}
     for split, keep in (("train", 0), ("test", 1)):
         qrels = load_qrels(tl / f"qrels_{split}.tsv")
-        qs = [(q, t) for q, t in load_queries(tl / f"queries_{split}.jsonl") if q in qrels and template_half(qrels[q]) == keep]
+        qs = [
+            (q, t)
+            for q, t in load_queries(tl / f"queries_{split}.jsonl")
+            if q in qrels and template_half(qrels[q]) == keep
+        ]
         qp, rp = out / f"xt_{split}_queries.jsonl", out / f"xt_{split}_qrels.tsv"
         with open(qp, "w", encoding="utf-8") as fh:
             for q, t in qs:
@@ -80,8 +84,18 @@ def sets(e: Path, split_dir: Path | None = None) -> list[dict]:
     q = {
         "ToolLens test": (tl / "queries_test.jsonl", tl / "qrels_test.tsv", [tl / "tools.jsonl"], [mt / "tools.jsonl"]),
         "LiveMCPBench": (lm / "queries.jsonl", lm / "qrels.tsv", [lm / "tools.jsonl"], [mt / "tools.jsonl"]),
-        "MetaTool single": (mt / "queries_single.jsonl", mt / "qrels_single.tsv", [mt / "tools.jsonl"], [tl / "tools.jsonl"]),
-        "MetaTool multi": (mt / "queries_multi.jsonl", mt / "qrels_multi.tsv", [mt / "tools.jsonl"], [tl / "tools.jsonl"]),
+        "MetaTool single": (
+            mt / "queries_single.jsonl",
+            mt / "qrels_single.tsv",
+            [mt / "tools.jsonl"],
+            [tl / "tools.jsonl"],
+        ),
+        "MetaTool multi": (
+            mt / "queries_multi.jsonl",
+            mt / "qrels_multi.tsv",
+            [mt / "tools.jsonl"],
+            [tl / "tools.jsonl"],
+        ),
         "Cross-language zh": (cl / "queries_zh.jsonl", cl / "qrels.tsv", [dk / "tools.jsonl"], [tl / "tools.jsonl"]),
         "Cross-language es": (cl / "queries_es.jsonl", cl / "qrels.tsv", [dk / "tools.jsonl"], [tl / "tools.jsonl"]),
     }
@@ -89,19 +103,44 @@ def sets(e: Path, split_dir: Path | None = None) -> list[dict]:
     # the Docker MCP registry's developer and infrastructure servers; 0 of 24 hand-labelled dev
     # queries have a fitting tool there, ``bench/abstain_labels.tsv``). LiveMCPBench and the
     # cross-language queries touch every catalog (news, travel, GitHub, Notion, stocks): none.
-    honest = {"ToolLens test": [dk / "tools.jsonl"], "MetaTool single": [dk / "tools.jsonl"],
-              "MetaTool multi": [dk / "tools.jsonl"]}
+    honest = {
+        "ToolLens test": [dk / "tools.jsonl"],
+        "MetaTool single": [dk / "tools.jsonl"],
+        "MetaTool multi": [dk / "tools.jsonl"],
+    }
     out = []
     for name, (queries, qrels, tools, other) in q.items():
-        out.append({"name": name, "tools": tools, "queries": queries, "qrels": qrels, "abstain": other,
-                    "honest": honest.get(name)})
+        out.append(
+            {
+                "name": name,
+                "tools": tools,
+                "queries": queries,
+                "qrels": qrels,
+                "abstain": other,
+                "honest": honest.get(name),
+            }
+        )
         out.append({"name": f"{name} (pooled)", "tools": pool, "queries": queries, "qrels": qrels})
-    out.append({"name": "Warm ToolLens train->test", "tools": [tl / "tools.jsonl"], "queries": tl / "queries_test.jsonl",
-                "qrels": tl / "qrels_test.tsv", "usage": (tl / "queries_train.jsonl", tl / "qrels_train.tsv")})
+    out.append(
+        {
+            "name": "Warm ToolLens train->test",
+            "tools": [tl / "tools.jsonl"],
+            "queries": tl / "queries_test.jsonl",
+            "qrels": tl / "qrels_test.tsv",
+            "usage": (tl / "queries_train.jsonl", tl / "qrels_train.tsv"),
+        }
+    )
     if split_dir is not None:
         xt = cross_template_split(e, split_dir)
-        out.append({"name": "Warm ToolLens cross-template", "tools": [tl / "tools.jsonl"], "queries": xt["test_queries"],
-                    "qrels": xt["test_qrels"], "usage": (xt["train_queries"], xt["train_qrels"])})
+        out.append(
+            {
+                "name": "Warm ToolLens cross-template",
+                "tools": [tl / "tools.jsonl"],
+                "queries": xt["test_queries"],
+                "qrels": xt["test_qrels"],
+                "usage": (xt["train_queries"], xt["train_qrels"]),
+            }
+        )
     for n, maxq in ((1_000, 500), (10_000, 300), (100_000, 100)):
         out.append(
             {
@@ -113,8 +152,17 @@ def sets(e: Path, split_dir: Path | None = None) -> list[dict]:
                 "max_queries": maxq,
             }
         )
-    out.append({"name": "padded 10k, no vector cache", "tools": pool, "queries": tl / "queries_test.jsonl",
-                "qrels": tl / "qrels_test.tsv", "pad": 10_000, "max_queries": 50, "no_cache": True})
+    out.append(
+        {
+            "name": "padded 10k, no vector cache",
+            "tools": pool,
+            "queries": tl / "queries_test.jsonl",
+            "qrels": tl / "qrels_test.tsv",
+            "pad": 10_000,
+            "max_queries": 50,
+            "no_cache": True,
+        }
+    )
     return out
 
 
@@ -183,9 +231,12 @@ def main(argv: list[str] | None = None) -> int:
                     f"{m['r@10']:.2f} | {m['ndcg@10']:.2f} | {m['p50_ms']:.3f} | {m['p95_ms']:.3f} |"
                 )
     print()
-    print("| set | ΔR@5 vs baseline | ΔNDCG@10 | ΔR@5 vs FastMCP | p50 speed-up vs baseline | index MiB | "
-          "connect / list_changed / disconnect 500 tools (ms) | unanswerable flagged % (honest pairing) | answerable flagged % "
-          "(R@5 lost) | vectors: embedded / cached, s per 1k embedded, cold start s |")
+    print(
+        "| set | ΔR@5 vs baseline | ΔNDCG@10 | ΔR@5 vs FastMCP | p50 speed-up vs baseline | index MiB | "
+        "connect / list_changed / disconnect 500 tools (ms) | unanswerable flagged % (honest pairing) | answerable "
+        "flagged % "
+        "(R@5 lost) | vectors: embedded / cached, s per 1k embedded, cold start s |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, res in results.items():
         if "error" in res:
@@ -196,12 +247,17 @@ def main(argv: list[str] | None = None) -> int:
             f"| {name} | {o['r@5'] - b['r@5']:+.2f} | {o['ndcg@10'] - b['ndcg@10']:+.2f} | {dfm} | "
             f"{res['meta']['p50_speedup_vs_baseline']:.1f}x | {o['index_mib']:.1f} | "
             f"{o['connect_ms']:.0f} / {o['list_changed_ms']:.0f} / {o['disconnect_ms']:.0f} | "
-            f"{o.get('unanswerable_flagged_pct', float('nan')):.1f} ({o.get('unanswerable_honest_pct', float('nan')):.1f}) | "
+            f"{o.get('unanswerable_flagged_pct', float('nan')):.1f} "
+            f"({o.get('unanswerable_honest_pct', float('nan')):.1f}) | "
             f"{o.get('weak_pct', float('nan')):.1f} "
             f"({o.get('r@5_abstaining', o['r@5']) - o['r@5']:+.2f}) | "
-            + (f"{o['embedded']:.0f} / {o['cached']:.0f}, "
-               f"{(1000 * o['embed_s'] / o['embedded']) if o['embedded'] else float('nan'):.2f}, "
-               f"{o['build_s'] + o['vectors_s']:.2f} |" if "embedded" in o else "n/a |")
+            + (
+                f"{o['embedded']:.0f} / {o['cached']:.0f}, "
+                f"{(1000 * o['embed_s'] / o['embedded']) if o['embedded'] else float('nan'):.2f}, "
+                f"{o['build_s'] + o['vectors_s']:.2f} |"
+                if "embedded" in o
+                else "n/a |"
+            )
         )
     print(json.dumps(results))
     return 0

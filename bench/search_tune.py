@@ -38,14 +38,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-
 from search_data import (
     EVAL_DIR,
-    require_eval_data,
     dedupe_tools,
     load_qrels,
     load_queries,
     load_tools,
+    require_eval_data,
     summarize,
     to_records,
 )
@@ -107,7 +106,7 @@ def evaluate(
         rel = related(docs) if related else None
         if rel and expand_docs:
             docs = [rel.expand_document(d) for d in docs]
-        corpus = Corpus.build(params, [(r.qualified_name, d) for r, d in zip(records, docs)])
+        corpus = Corpus.build(params, [(r.qualified_name, d) for r, d in zip(records, docs, strict=True)])
         stats = corpus.stats()
         server_of = {r.qualified_name: r.server for r in records}
         codes: dict[str, int] = {}
@@ -116,7 +115,7 @@ def evaluate(
         for qid, text in queries:
             qt = tokenizer(text)
             if rel and query_weight > 0:
-                qt, qw = rel.expand_query(qt, query_weight, lambda t: t in corpus.postings)
+                qt, qw = rel.expand_query(qt, query_weight, lambda t, postings=corpus.postings: t in postings)
                 slots, scores = corpus.score(qt, stats, qw)
             else:
                 slots, scores = corpus.score(qt, stats)
@@ -133,7 +132,8 @@ def evaluate(
 
 def line(label: str, res: dict) -> None:
     mean = sum(v[0] for v in res.values()) / len(res)
-    print(f"{label:<48} " + " ".join(f"{k}={v[0]:.2f}/{v[1]:.2f}" for k, v in res.items()) + f"  mean R@5={mean:.2f}", flush=True)
+    print(f"{label:<48} " + " ".join(f"{k}={v[0]:.2f}/{v[1]:.2f}" for k, v in res.items())
+          + f"  mean R@5={mean:.2f}", flush=True)
 
 
 def cjk_grid(e: Path) -> None:
@@ -158,16 +158,24 @@ def cjk_grid(e: Path) -> None:
         load_s = time.perf_counter() - t0
         mib = tracemalloc.get_traced_memory()[0] / 2**20
         tracemalloc.stop()
-        corpus = Corpus.build(DEFAULT_PARAMS, [(r.qualified_name, document_tokens(r, FieldWeights(), tok)) for r in records])
+        corpus = Corpus.build(
+            DEFAULT_PARAMS, [(r.qualified_name, document_tokens(r, FieldWeights(), tok)) for r in records]
+        )
         st = corpus.stats()
         r1 = r5 = 0
         for name, q in probes:
             slots, scores = corpus.score(tok(q), st)
-            order = [corpus.keys[slots[i]] for i in sorted(range(len(slots)), key=lambda i: (-scores[i], corpus.keys[slots[i]]))]
+            order = [
+                corpus.keys[slots[i]]
+                for i in sorted(range(len(slots)), key=lambda i: (-scores[i], corpus.keys[slots[i]]))
+            ]
             r1 += name in order[:1]
             r5 += name in order[:5]
         n = len(probes)
-        print(f"cjk={mode:<7} probes={n} R@1={100 * r1 / n:.1f} R@5={100 * r5 / n:.1f} first-use load {load_s:.2f} s (traced), {mib:.1f} MiB")
+        print(
+            f"cjk={mode:<7} probes={n} R@1={100 * r1 / n:.1f} R@5={100 * r5 / n:.1f} first-use load {load_s:.2f} "
+            f"s (traced), {mib:.1f} MiB"
+        )
 
 
 def feedback_whatif(e: Path) -> None:
@@ -186,8 +194,13 @@ def feedback_whatif(e: Path) -> None:
             extra.setdefault(id2q[g], []).extend(tokenize(train_q[qid]))
     test_q = load_queries(e / "toollens/normalized/queries_test.jsonl")
     test_r = load_qrels(e / "toollens/normalized/qrels_test.tsv")
-    for label, use in (("ToolLens test, documents as shipped", False), ("ToolLens test, + train-query feedback field", True)):
-        docs = [(r.qualified_name, document_tokens(r) + (extra.get(r.qualified_name, []) if use else [])) for r in records]
+    for label, use in (
+        ("ToolLens test, documents as shipped", False),
+        ("ToolLens test, + train-query feedback field", True),
+    ):
+        docs = [
+            (r.qualified_name, document_tokens(r) + (extra.get(r.qualified_name, []) if use else [])) for r in records
+        ]
         corpus = Corpus.build(DEFAULT_PARAMS, docs)
         stats = corpus.stats()
         rankings = {}
@@ -202,7 +215,9 @@ def feedback_whatif(e: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--eval-dir", type=Path, default=EVAL_DIR)
-    ap.add_argument("--grid", default="all", choices=["all", "tokenizer", "model", "k1b", "weights", "cjk", "feedback", "expand"])
+    ap.add_argument(
+        "--grid", default="all", choices=["all", "tokenizer", "model", "k1b", "weights", "cjk", "feedback", "expand"]
+    )
     args = ap.parse_args(argv)
     args.eval_dir = require_eval_data(args.eval_dir)
     if args.grid == "feedback":
@@ -216,8 +231,13 @@ def main(argv: list[str] | None = None) -> int:
     tok, w, p = Tokenizer(), FieldWeights(), DEFAULT_PARAMS
     grid = args.grid
     if grid in ("all", "tokenizer"):
-        line("tokens: no stem, no stop, no compound", evaluate(sets, tokenizer=Tokenizer(stem=False, stop_words=(), keep_compound=False), weights=w, params=p))
-        line("tokens: stem", evaluate(sets, tokenizer=Tokenizer(stop_words=(), keep_compound=False), weights=w, params=p))
+        line(
+            "tokens: no stem, no stop, no compound",
+            evaluate(sets, tokenizer=Tokenizer(stem=False, stop_words=(), keep_compound=False), weights=w, params=p),
+        )
+        line(
+            "tokens: stem", evaluate(sets, tokenizer=Tokenizer(stop_words=(), keep_compound=False), weights=w, params=p)
+        )
         line("tokens: stem + stop words", evaluate(sets, tokenizer=Tokenizer(keep_compound=False), weights=w, params=p))
         line("tokens: stem + stop + compound (default)", evaluate(sets, tokenizer=tok, weights=w, params=p))
         line("tokens: default, min_len=3", evaluate(sets, tokenizer=Tokenizer(min_len=3), weights=w, params=p))
@@ -302,15 +322,27 @@ def expand_grid(sets: dict, tok: Tokenizer, w: FieldWeights, p: BM25Params) -> N
     line("no expansion (SearchIndex(expansion=None))", evaluate(sets, tokenizer=tok, weights=w, params=p))
     for qw in (0.3, 0.5, 0.65, 0.8, 1.0, 1.2):
         mark = " (default)" if qw == DEFAULT_EXPANSION.weight else ""
-        line(f"groups, query weight {qw} (shared per word){mark}", evaluate(sets, tokenizer=tok, weights=w, params=p, related=groups, query_weight=qw))
+        line(
+            f"groups, query weight {qw} (shared per word){mark}",
+            evaluate(sets, tokenizer=tok, weights=w, params=p, related=groups, query_weight=qw),
+        )
     bigger = RelatedTerms.from_groups(RELATED_GROUPS + EXTRA_GROUPS, tok)
     for qw in (0.5, 0.8, 1.0):
-        line(f"groups + EXTRA_GROUPS, query weight {qw} (shared)", evaluate(sets, tokenizer=tok, weights=w, params=p, related=lambda _d: bigger, query_weight=qw))
+        line(
+            f"groups + EXTRA_GROUPS, query weight {qw} (shared)",
+            evaluate(sets, tokenizer=tok, weights=w, params=p, related=lambda _d: bigger, query_weight=qw),
+        )
     line("groups, documents", evaluate(sets, tokenizer=tok, weights=w, params=p, related=groups, expand_docs=True))
     for kw in ({"min_dice": 0.3, "top": 3}, {"min_dice": 0.5, "top": 2}, {"min_dice": 0.2, "top": 5}):
         for qw in (0.3, 0.8):
-            line(f"co-occurrence {kw}, query weight {qw} (shared)", evaluate(sets, tokenizer=tok, weights=w, params=p, related=cooc(**kw), query_weight=qw))
-        line(f"co-occurrence {kw}, documents", evaluate(sets, tokenizer=tok, weights=w, params=p, related=cooc(**kw), expand_docs=True))
+            line(
+                f"co-occurrence {kw}, query weight {qw} (shared)",
+                evaluate(sets, tokenizer=tok, weights=w, params=p, related=cooc(**kw), query_weight=qw),
+            )
+        line(
+            f"co-occurrence {kw}, documents",
+            evaluate(sets, tokenizer=tok, weights=w, params=p, related=cooc(**kw), expand_docs=True),
+        )
 
 
 if __name__ == "__main__":

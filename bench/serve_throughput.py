@@ -22,7 +22,9 @@ from rich.table import Table
 
 from host.config import load_config
 from host.runtime import HostRuntime
-from registry import AllowAll  # the runtime's default holds destructive tools for approval; this measures the bare call path
+from registry import (
+    AllowAll,  # the runtime's default holds destructive tools for approval; this measures the bare call path
+)
 from servers.gateway.server import create_registry_server
 from servers.http.runner import serve_http
 

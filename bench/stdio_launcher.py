@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from host.upstream.pdeath import wrap  # noqa: E402
+from host.upstream.pdeath import wrap
 
 PY = sys.executable
 
@@ -78,9 +78,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=10)
     rounds = parser.parse_args().rounds
-    times: dict[tuple[str, bool], list[float]] = {(k, l): [] for k in ("connect", "exit") for l in (False, True)}
+    times: dict[tuple[str, bool], list[float]] = {
+        (k, wrapped): [] for k in ("connect", "exit") for wrapped in (False, True)
+    }
     for i in range(rounds):
-        for launcher in ((False, True) if i % 2 == 0 else (True, False)):
+        for launcher in (False, True) if i % 2 == 0 else (True, False):
             times[("connect", launcher)].append(anyio.run(connect_ms, launcher))
             times[("exit", launcher)].append(exit_ms(launcher))
     table = Table(title=f"stdio server start, direct vs under the launcher (median of {rounds} rounds)")

@@ -35,9 +35,9 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from host.config import parse_config  # noqa: E402
-from host.upstream.manager import ServerManager  # noqa: E402
-from host.upstream.status import AVAILABLE_STATES, ConnectionState, ServerStatus  # noqa: E402
+from host.config import parse_config  # noqa: E402 - after sys.path gets the repo root
+from host.upstream.manager import ServerManager  # noqa: E402 - same
+from host.upstream.status import AVAILABLE_STATES, ConnectionState, ServerStatus  # noqa: E402 - same
 
 FAKES = ROOT / "tests" / "upstream" / "fakes"
 

@@ -20,7 +20,7 @@ VS Code's ``"servers"`` key is accepted as an alias of ``"mcpServers"``; an entr
 values) is expanded: ``${VAR}``, ``${env:VAR}`` (VS Code) and ``${VAR:-default}``. Besides the
 process environment, ``${TOOLHOST_PYTHON}`` (the running interpreter) and
 ``${TOOLHOST_DATA_DIR}`` (the resolved data folder) are defined. VS Code's own variables
-(BR-46) have one resolution each, and are never sent literally:
+(``${input:...}``, ``${workspaceFolder}``) have one resolution each, and are never sent literally:
 
 * ``${input:ID}``: the environment variable ``TOOLHOST_INPUT_<ID>`` (ID upper-cased, every
   character other than a letter or digit replaced by ``_``; ``api-key`` → ``TOOLHOST_INPUT_API_KEY``),
@@ -214,7 +214,8 @@ def _parse_server(
     kind = raw.get("type", raw.get("transport"))
     if kind is not None:
         if not isinstance(kind, str) or kind.lower() not in _TRANSPORTS:
-            raise ConfigError(f"{path}.type", f"expected one of stdio, http, streamable-http, sse; got {kind!r}", source)
+            raise ConfigError(f"{path}.type", f"expected one of stdio, http, streamable-http, sse; got {kind!r}",
+                              source)
         kind = _TRANSPORTS[kind.lower()]
     elif "url" in raw:
         kind = "streamable-http"
@@ -327,7 +328,9 @@ def parse_config(
                     source,
                 )
         except ConfigError as err:  # one bad entry fails only itself
-            cfg.failed[name] = FailedServer(name=name, transport=_guess_transport(raw), reason=f"{err.path}: {err.problem}")
+            cfg.failed[name] = FailedServer(
+                name=name, transport=_guess_transport(raw), reason=f"{err.path}: {err.problem}"
+            )
             cfg.warnings.append(f"server {name!r} is not started: {err.path}: {err.problem}")
             continue
         prefixes[prefix] = name
@@ -383,6 +386,8 @@ def load_config(
         raise ConfigError("$", f"invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}", source) from None
     except _DuplicateKey as dup:
         raise ConfigError(
-            "$", f"key {dup.key!r} appears twice in one object (JSON would silently keep the last); "
-            "rename or remove one", source) from None
+            "$",
+            f"key {dup.key!r} appears twice in one object (JSON would silently keep the last); rename or remove one",
+            source,
+        ) from None
     return parse_config(data, source=source, environ=environ, data_dir=data_dir)

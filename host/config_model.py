@@ -353,7 +353,7 @@ class CodeModeOptions(BaseModel):
 
     def to_config(self, *, enabled: bool | None = None) -> Any:
         """The :class:`host.code_mode.CodeModeConfig` of this block (``enabled`` overrides the file's)."""
-        from host.code_mode.config import CodeModeConfig, PoolConfig, ScriptLimits  # noqa: PLC0415
+        from host.code_mode.config import CodeModeConfig, PoolConfig, ScriptLimits
 
         pool = self.pool.model_dump(exclude_none=True)
         if "max_workers" not in pool:
@@ -438,7 +438,7 @@ class HostConfig(BaseModel):
 
     def log_limits(self) -> LogLimits:
         """Size caps and rates of every server's log files (from the ``toolhost`` block)."""
-        from host.upstream.serverlog import LogLimits  # noqa: PLC0415 - host.upstream imports this module
+        from host.upstream.serverlog import LogLimits
 
         d = self.defaults
         return LogLimits(max_bytes=int(d.log_max_mib * 1024 * 1024), backups=d.log_backups,
@@ -455,7 +455,10 @@ class HostConfig(BaseModel):
         if first is None and isinstance(server, StdioServerConfig):
             if Path(server.command).name.lower().removesuffix(".cmd") in PACKAGE_RUNNERS:
                 first = d.first_connect_timeout_seconds
-        pick = lambda mine, default: default if mine is None else mine  # noqa: E731
+
+        def pick(mine, default):  # the server's own setting, else the default
+            return default if mine is None else mine
+
         return LifecyclePolicy(
             first_connect_timeout_seconds=first,
             ping_interval_seconds=pick(o.ping_interval_seconds, d.ping_interval_seconds),

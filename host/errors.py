@@ -83,7 +83,7 @@ class UpstreamUnavailable(HostError):
 class CallOutcomeUnknown(HostError):
     """A ``tools/call`` was sent, then the connection was cut before its answer arrived.
 
-    The upstream may or may not have run it (bug case BR-53): upstream death, transport close,
+    The upstream may or may not have run it: upstream death, transport close,
     ``serve`` shutdown. Never retried silently.
 
     Attributes:

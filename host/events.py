@@ -178,7 +178,7 @@ class EventLog:
             for run in runs.values():
                 try:
                     self._write(run)
-                except Exception:  # noqa: BLE001 - the log is a record, not a reason to fail a call
+                except Exception:  # the log is a record, not a reason to fail a call
                     _logger.exception("toolhost: could not write %d event(s) of one conversation", len(run))
 
     def _write(self, entries: list[tuple[str, str, dict[str, Any], str | None, float]]) -> list[dict]:
@@ -195,7 +195,7 @@ class EventLog:
                 lines = []
             current = conversation_id
             clean = redact(data) if self.redact_secrets else data
-            stamp = _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).isoformat()
+            stamp = _dt.datetime.fromtimestamp(ts, _dt.UTC).isoformat()
             event = {"v": FORMAT_VERSION, "seq": 0, "ts": stamp, "conversation_id": conversation_id, "kind": kind,
                      "adapter": adapter, "data": clean}
             if kind in ("message", "transform") and clean != data:

@@ -34,11 +34,11 @@ from host.code_mode.config import CodeModeConfig
 from host.code_mode.cover import CoveringApprovals, current_cover
 from host.code_mode.runner import CodeMode
 from host.code_mode.script_run import InnerStep
-from host.store import AuditUnavailable
 from host.config import HostConfig
 from host.events import EventLog
 from host.pipeline import ApprovalHook, CallContext, Pipeline
 from host.search import VectorCache, VectorWorker, load_embedder
+from host.store import AuditUnavailable
 from host.tracing import mark_result, span
 from host.upstream.connection import ServerStatus
 from host.upstream.executor import ProgressCallback

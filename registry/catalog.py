@@ -177,7 +177,8 @@ class Catalog:
         """Every item of ``kind``, in server then listing order."""
         out: list[CatalogItem] = []
         for items in self._servers.values():
-            out.extend(items.prompts if kind == "prompt" else items.resources if kind == "resource" else items.templates)
+            out.extend(items.prompts if kind == "prompt"
+                       else items.resources if kind == "resource" else items.templates)
         return out
 
     def prompt(self, name: str) -> CatalogItem | None:

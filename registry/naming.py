@@ -15,7 +15,8 @@ Rules (OpenAI function names are the strictest: ``^[a-zA-Z0-9_-]{1,64}$``; Anthr
   sanitize to the same name, the lossy names get ``_`` + 8 hex digits of
   ``sha256(server + "\\0" + original_name)``: stable across runs, machines and list orders.
 
-Source: bug cases BR-14 (name rules) and BR-15 (collisions) in ``shared/docs/bug-cases.md``.
+Source: the provider APIs' tool-name rules (OpenAI rejects names over 64 characters or outside
+``^[a-zA-Z0-9_-]+$``) and same-named tools on two servers (never shadowed silently).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def sanitize_part(name: str) -> str:
 @functools.lru_cache(maxsize=1024)
 def sanitize_prefix(server: str) -> str:
     """Turn a server name into a namespace prefix (see module rules). Pure, so remembered: the
-    call path maps each result's resource URIs through its server's prefix (issue 12).
+    call path maps each result's resource URIs through its server's prefix.
 
     Raises:
         InvalidToolName: when nothing usable is left (e.g. ``"..."``); choose a

@@ -19,14 +19,15 @@ qualified name may contain (``[A-Za-z0-9_-]``). Matching is exact and case-sensi
 changes and look-alike Unicode never match a grant they should not (qualified names are ASCII by
 construction, see :mod:`registry.naming`).
 
-Prompts, resources and resource templates (issue 9) are judged by the same grants through a
+Prompts, resources and resource templates are judged by the same grants through a
 read-risk stand-in record (:meth:`registry.catalog.CatalogItem.as_record`) whose name is the
 item's *grant name*: a prompt's qualified name (``git__review``), or ``<prefix>__<resource name>``
 for a resource or template (``docs__readme``). So ``server:NAME`` and ``prefix__*`` cover all of a
 server's tools, prompts and resources alike, a deny glob hides matching prompts/resources too, and
 ``max_risk``/approval never restrict them (they are ``read`` and never need approval).
 
-Source: toolhost issue 6; bug cases BR-24 and BR-26 in ``shared/docs/bug-cases.md``.
+Source: a definition changed after approval is held; a grant is enforced on every call, not only
+in listings (a denied name answers like an unknown one).
 """
 
 from __future__ import annotations
@@ -309,7 +310,7 @@ class PinnedPolicy(PurePolicy):
             pins them on first sight).
 
     A tool passes when its pin is ``trusted`` *and* ``tool.definition_hash`` equals the pinned hash,
-    so a changed definition is refused even before the store has recorded the change (BR-24).
+    so a changed definition is refused even before the store has recorded the change.
     Denials carry rule ``"pin:changed"`` or ``"pin:held"``.
     """
 

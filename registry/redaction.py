@@ -22,8 +22,7 @@ import re
 from typing import Any
 
 from registry.secret_shapes import _HINT as _SHAPE_HINT
-from registry.secret_shapes import FoldedHint
-from registry.secret_shapes import secret_spans
+from registry.secret_shapes import FoldedHint, secret_spans
 
 __all__ = ["REDACTED", "SCAN_BUDGET_CHARS", "SECRET_KEY", "is_secret_key", "redact", "redact_text"]
 
@@ -86,7 +85,7 @@ def _mask(match: re.Match[str]) -> str:
 def _mask_text_pairs(text: str) -> str:
     def pair(m: re.Match[str]) -> str:
         value = m.group(3)
-        if is_secret_key(m.group(1)) and value.strip("'\"") != REDACTED and not value.lower() in ("bearer", "basic"):
+        if is_secret_key(m.group(1)) and value.strip("'\"") != REDACTED and value.lower() not in ("bearer", "basic"):
             quote = value[0] if value[:1] in ("'", '"') else ""
             return f"{m.group(1)}{m.group(2)}{quote}{REDACTED}{quote}"
         return m.group(0)
@@ -99,7 +98,7 @@ _CLEAN_MAX_ENTRIES = 4096
 _clean: set[str] = set()
 """Short texts already found to hold no secret (``redact_text(t) == t``). Words such as
 ``authorize`` or ``session`` pass the cheap hint filter and then cost ~150 µs in the detectors
-each time; the call path logs such words several times per call (issue 12). Only clean texts are
+each time; the call path logs such words several times per call. Only clean texts are
 remembered, never one that held a secret; bounded (cleared when full)."""
 
 
@@ -107,7 +106,7 @@ _PLAIN_MAX_ENTRIES = 4096
 _plain: set[str] = set()
 """Short texts (at most ``_CLEAN_MAX_CHARS``) in which neither hint matched: :func:`redact` returns them
 as they are. A set lookup (~50 ns) instead of the hint search (~1-3 µs); the call path sees the same
-tool names, statuses and argument values on every call (issue 12). Separate from ``_clean`` so the
+tool names, statuses and argument values on every call. Separate from ``_clean`` so the
 per-call ids that fill it never evict the texts that cost a detector scan; cleared when full."""
 
 

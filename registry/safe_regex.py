@@ -7,8 +7,8 @@ pattern (``(\\w|\\w)+!``) or one crafted input against a server's schema ``patte
 wherever a pattern or the text it runs on is not ours. Pure: no I/O.
 
 A time budget does not bound *compiling*: ``regex`` (like ``re``) unrolls counted repetition,
-so the 25-character ``((a{1000}){1000}){1000}`` asks for 10⁹ nodes and took a server past 20 GB
-(issue 11). Every pattern is therefore measured before it is compiled (:func:`check_pattern`):
+so the 25-character ``((a{1000}){1000}){1000}`` asks for 10⁹ nodes and took a server past 20 GB.
+Every pattern is therefore measured before it is compiled (:func:`check_pattern`):
 its unrolled size (each atom times the bounds of the repetitions around it), its largest counted
 repetition and its group nesting are capped, and fuzzy-matching constraints (``{e<=2}``, which
 ``regex`` runs in exponential time) are refused. A refused pattern raises

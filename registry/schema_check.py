@@ -1,7 +1,7 @@
 """Per-tool checking of upstream tool definitions: repair what is harmless, hold what is invalid.
 
-One bad tool must never take its server's other tools offline (bug case BR-37) nor reach an
-MCP client or a provider declaration (BR-38). :func:`check_tool` looks at one raw
+One bad tool must never take its server's other tools offline nor reach an
+MCP client or a provider declaration. :func:`check_tool` looks at one raw
 ``tools/list`` entry (the wire dict, camelCase) on its own and returns a :class:`ToolCheck`:
 
 * **repaired** (kept, with a warning): a missing ``inputSchema`` becomes

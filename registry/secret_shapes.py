@@ -1,4 +1,5 @@
-"""Finding secrets by their shape inside any text (issue 11, bug case BR-51). Pure: no I/O.
+"""Finding secrets by their shape inside any text (a JWT, an AWS key, a password in a URL, ``token VALUE`` in prose).
+Pure: no I/O.
 
 :func:`secret_spans` returns the ``(start, end)`` character spans of secret values in a string:
 
@@ -79,7 +80,7 @@ class FoldedHint:
     """A case-insensitive pre-check pattern that answers ASCII text ~4x faster than ``re.IGNORECASE``.
 
     Python's ``re`` cannot use its literal-prefix scan for an ignore-case alternation (~9 µs for
-    a 17-character identifier; the call path checks dozens of strings per call, issue 12). ASCII
+    a 17-character identifier; the call path checks dozens of strings per call). ASCII
     text is lowercased and searched with ``lower``, a case-sensitive pattern written in lower case,
     which finds exactly what ``(?i)`` + ``lower`` finds in ASCII text; other text goes through the
     ignore-case pattern itself. ``search`` returns a match (positions valid for ``text``) or ``None``.

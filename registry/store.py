@@ -59,7 +59,7 @@ class ToolRegistry:
     """All tools of all connected servers, under unique qualified names.
 
     Two servers may expose the same original tool name: their qualified names differ by
-    prefix and both stay reachable (BR-15).
+    prefix and both stay reachable (never shadowed silently).
     """
 
     def __init__(self) -> None:

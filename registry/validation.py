@@ -1,16 +1,16 @@
 """Tool-argument parsing, JSON Schema validation and the lossless coercion policy. Pure: no I/O.
 
-Parsing (bug case BR-06): empty or whitespace-only argument text means ``{}``; anything else must
+Parsing: empty or whitespace-only argument text means ``{}``; anything else must
 be a JSON object. :func:`parse_arguments` never raises: it returns the object or an
 :class:`ArgumentParseError` value describing where parsing failed, with a short excerpt.
 
-Validation (BR-09, BR-13): the whole ``inputSchema`` is used, root keywords included (``$defs``,
+Validation: the whole ``inputSchema`` is used, root keywords included (``$defs``,
 ``definitions``, local ``$ref``), with the draft named by ``$schema`` (draft 4, 6, 7, 2019-09,
 2020-12; 2020-12 when absent, as MCP 2025-11-25 specifies). Remote ``$ref`` are never fetched.
 Formats are not asserted (annotation only, as in the JSON Schema default vocabulary).
 Each violation is reported as a :class:`Violation` (JSON path, given, expected, how to fix).
 
-Coercion policy (documented decision, BR-13): **lossless string → number only**.
+Coercion policy (documented decision, numbers sent as strings): **lossless string → number only**.
 A string is turned into a number only when the schema at that exact location requires
 ``integer`` or ``number`` and does not also allow ``string``, and only when the string is the
 canonical JSON text of that number, so that ``json.dumps(value) == text`` (it round-trips):
@@ -97,7 +97,7 @@ def _json_type(value: Any) -> str:
 
 
 def parse_arguments(raw: str) -> dict[str, Any] | ArgumentParseError:
-    """Parse a tool call's argument text (BR-06).
+    """Parse a tool call's argument text (``""`` or whitespace is ``{}``).
 
     Args:
         raw: the argument text exactly as the model produced it.
@@ -246,7 +246,7 @@ def compile_validator(schema: dict[str, Any]) -> Validator | str:
         return _safe_class(cls)(schema)
     except SchemaError as exc:
         return f"the tool's inputSchema is invalid: {exc.message}"
-    except Exception as exc:  # unknown $schema URI etc.
+    except Exception as exc:  # noqa: BLE001 - unknown $schema URI etc.
         return f"the tool's inputSchema cannot be used: {exc}"
 
 
@@ -265,7 +265,8 @@ def _short(value: Any) -> str:
 def _path(parts: list[Any] | tuple[Any, ...]) -> str:
     out = "$"
     for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(p)) else f"[{json.dumps(p)}]")
+        out += f"[{p}]" if isinstance(p, int) else (
+            f".{p}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(p)) else f"[{json.dumps(p)}]")
     return out
 
 

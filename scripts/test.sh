@@ -17,6 +17,13 @@ fi
 VENV="$ROOT/.venv"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
+# Lint first: a finding fails the run before any test starts (settings in pyproject's [tool.ruff]).
+if ! .venv/bin/ruff check --quiet .; then
+  echo "scripts/test.sh: lint failed: ruff found the problems listed above." >&2
+  echo "  Fix them (\`.venv/bin/ruff check --fix .\` handles the safe ones), then run this script again." >&2
+  exit 1
+fi
+
 for step in scripts/setup.d/*.sh; do
   [ -f "$step" ] || continue
   # shellcheck source=/dev/null

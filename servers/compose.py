@@ -139,11 +139,11 @@ class Gateway:
 
         ``console`` gets the server table and banner (``None`` with ``--log-format json``: the event
         log lines only)."""
-        from servers.cli.display import servers_table  # noqa: PLC0415
-        from servers.gateway.server import create_registry_server  # noqa: PLC0415
-        from servers.http.runner import serve_http, shutdown_on_signals  # noqa: PLC0415
-        from servers.observability.status_events import status_event_printer  # noqa: PLC0415
-        from servers.stdio.wire import serve_stdio  # noqa: PLC0415
+        from servers.cli.display import servers_table
+        from servers.gateway.server import create_registry_server
+        from servers.http.runner import serve_http, shutdown_on_signals
+        from servers.observability.status_events import status_event_printer
+        from servers.stdio.wire import serve_stdio
 
         o, rt, surface = self.options, self.runtime, self.surface
         listening = anyio.Event()
@@ -242,20 +242,20 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
             open access was asked for on a non-loopback address, or the port cannot be bound. The
             store is closed again before raising.
     """
-    from host.access import build_policy, is_loopback, open_access  # noqa: PLC0415
-    from host.access.script_approvals import ScriptApprovalGate  # noqa: PLC0415
-    from host.config import load_config  # noqa: PLC0415
-    from host.errors import ConfigError  # noqa: PLC0415
-    from host.limits import rate_limiter_for  # noqa: PLC0415
-    from host.paths import data_dir as resolve_data_dir  # noqa: PLC0415
-    from host.runtime import HostRuntime  # noqa: PLC0415
-    from host.store import StoreError  # noqa: PLC0415
-    from registry import Principal  # noqa: PLC0415
-    from servers.admin.operator_surface import OperatorSurface  # noqa: PLC0415
-    from servers.cli.local_user import UnknownUser, require_user  # noqa: PLC0415
-    from servers.gateway.notify import ToolsChangedNotifier  # noqa: PLC0415
-    from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver  # noqa: PLC0415
-    from servers.http.runner import host_for_url  # noqa: PLC0415
+    from host.access import build_policy, is_loopback, open_access
+    from host.access.script_approvals import ScriptApprovalGate
+    from host.config import load_config
+    from host.errors import ConfigError
+    from host.limits import rate_limiter_for
+    from host.paths import data_dir as resolve_data_dir
+    from host.runtime import HostRuntime
+    from host.store import StoreError
+    from registry import Principal
+    from servers.admin.operator_surface import OperatorSurface
+    from servers.cli.local_user import UnknownUser, require_user
+    from servers.gateway.notify import ToolsChangedNotifier
+    from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver
+    from servers.http.runner import host_for_url
 
     o = options
     if o.expose not in ("search", "all"):
@@ -343,7 +343,7 @@ async def _stop_when(stop: anyio.Event, rt: HostRuntime) -> None:
 
 def _bind(host: str, port: int) -> socket.socket:
     """Bind the HTTP socket before connecting any server, so a taken port fails at once."""
-    from servers.http.runner import bind_socket  # noqa: PLC0415
+    from servers.http.runner import bind_socket
 
     try:
         return bind_socket(host, port)
@@ -370,7 +370,7 @@ def _freeze_startup_heap() -> None:
     ~20 + 2 + 0 = 0.08 s. Cyclic garbage then waits for at most 10,000 allocations.
     Source: Python docs, ``gc.freeze`` and ``gc.set_threshold``.
     """
-    import gc  # noqa: PLC0415
+    import gc
 
     gc.collect()
     gc.freeze()

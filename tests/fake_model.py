@@ -52,7 +52,8 @@ def calls(items: Sequence[tuple[str, dict[str, Any] | str, str | None]], *, text
 @dataclass
 class StreamedTurn:
     """Stream events replayed through an accumulator: ``("start", {...})``, ``("feed", fragment, {...})``,
-    ``("name", name, {...})``, ``("finish", {...})``, ``("finish_all",)``; keys in dicts are ``index``/``call_id``/``name``.
+    ``("name", name, {...})``, ``("finish", {...})``, ``("finish_all",)``; keys in dicts are
+    ``index``/``call_id``/``name``.
     """
 
     events: list[tuple[Any, ...]]

@@ -7,15 +7,16 @@ from typing import Any
 from mcp import Client
 from mcp.types import CallToolResult
 
-from host.upstream.connection import call_client_tool
 from host.errors import UpstreamUnavailable
+from host.upstream.connection import call_client_tool
 from host.upstream.executor import ProgressCallback
 
 __all__ = ["InProcessExecutor"]
 
 
 class InProcessExecutor:
-    """ToolExecutor over ``mcp.Client(app)`` connections ; SDK errors mapped by production's :func:`host.upstream.connection.call_client_tool`."""
+    """ToolExecutor over ``mcp.Client(app)`` connections; SDK errors mapped by production's
+    :func:`host.upstream.connection.call_client_tool`."""
 
     def __init__(self) -> None:
         self.clients: dict[str, Client] = {}

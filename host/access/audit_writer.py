@@ -1,7 +1,7 @@
 """Audit write-behind: rows are committed on the event loop when that is instant, else queued
 and written in batches by one thread.
 
-Two paths, chosen per row (issue 12):
+Two paths, chosen per row (the audit write is on every call's path):
 
 * **inline** (``commit`` durability, a SQLite file database, nothing queued for the thread): the
   row is committed right on the event loop through :meth:`host.store.AuditLog.try_record_many`,

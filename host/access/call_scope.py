@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+
 from registry.policy import Decision, PolicyView, Principal, RequestPolicy
 from registry.tool import ToolRecord
 

@@ -1,4 +1,4 @@
-"""Approvals decided by approvers (issue 11, bug case BR-48).
+"""Approvals decided by approvers (the caller's own client answering "accept" is not an approval).
 
 * :class:`ApprovalGate` is the pipeline's approval hook. An approval is bound to the caller, the
   tool, the argument digest and the served definition hash: a call runs only with an approved,

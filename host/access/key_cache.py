@@ -1,5 +1,5 @@
 """Verified API keys remembered per access revision, so a request with a known key costs no
-database read and no thread hop (issue 12).
+database read and no thread hop (a key check on every request).
 
 Verifying a bearer key the slow way (:meth:`host.access.AccessControl.authenticate`) reads the key
 row and the user's roles on a worker thread. :class:`VerifiedKeys` remembers a *successful*

@@ -10,7 +10,7 @@ One accumulator per model response (a *batch*). Provider adapters map their stre
 * Anthropic Messages: ``content_block_start`` (tool_use) → ``start``; ``input_json_delta`` →
   ``feed``; ``content_block_stop`` → ``finish``.
 
-Guarantees (bug cases BR-04, BR-07):
+Guarantees (parallel streamed calls never mix; a UTF-8 character split across chunks survives):
 
 * Fragments are keyed by call index and/or call id, so parallel calls that interleave never mix.
   A call id wins over an index when both are given, so providers that send several calls at the

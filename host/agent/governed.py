@@ -28,9 +28,9 @@ from host.access import AccessControl, build_policy, open_access
 from host.agent.loop import LoopOutcome, run_conversation
 from host.agent.providers import ProviderAdapter, ProviderModel, WithToolSearch
 from host.agent.providers.driver import Send
+from host.agent.transcript import Message
 from host.config import HostConfig
 from host.pipeline import CallContext
-from host.agent.transcript import Message
 from host.runtime import HostRuntime
 from registry import Principal, ToolRecord
 from registry.search import DeferredLoadingState

@@ -4,9 +4,9 @@
 ``max_turns`` model turns, the total ``time_budget_seconds``, ``max_consecutive_failed_calls``
 failed calls in a row (any non-``ok`` status), or a cancel of ``ctx.cancel``; it returns why.
 
-History rules: duplicate call ids are renamed before execution (``X_dup1``, BR-02); the
+History rules: duplicate call ids are renamed before execution (``X_dup1``: no result is lost to a shared id); the
 assistant message written to history always carries an object (unparsable arguments are
-written back as ``{}``, BR-06), and every call gets its result message right after, in call
+written back as ``{}``, or every later turn would fail), and every call gets its result message right after, in call
 order. With an event log, every message is recorded so the history can be rebuilt; to resume a
 crashed conversation, rebuild it from the log, :func:`~host.pipeline.repair_transcript` it (the
 repair is recorded as a ``transform``) and call :func:`run_conversation` again.

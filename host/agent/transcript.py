@@ -3,7 +3,7 @@
 A transcript is a list of :class:`Message`. An ``assistant`` message may carry tool calls; each
 call must be answered by exactly one ``tool`` message (carrying a :class:`ToolResult`) placed
 after it and before the next ``assistant`` message (what OpenAI, Anthropic and Gemini all
-require; BR-01, BR-02, BR-03).
+require).
 
 * :func:`check_transcript` lists every pairing problem (:class:`TranscriptIssue`).
 * :func:`repair_transcript` fixes them deterministically: duplicate call ids are renamed

@@ -25,7 +25,8 @@ class ScriptLimits:
         max_inner_calls: tool calls per script (counted by toolhost; the next one is refused and the run ends).
         max_output_bytes: JSON size of the script's result value (bytes).
         max_print_bytes: ``print()`` output kept (bytes; monty ``CollectString``; more fails the run).
-        gc_interval: run the sandbox's garbage collector every N allocations (monty ``gc_interval``; None: monty default).
+        gc_interval: run the sandbox's garbage collector every N allocations (monty ``gc_interval``; None: monty
+        default).
     """
 
     wall_clock_seconds: float = 30.0

@@ -164,7 +164,8 @@ def _start(snap: pm.FunctionSnapshot, state: RunState, queued: list[Queued]) -> 
             where="code_mode.manifest",
         )
     if step >= state.max_inner_calls:
-        message = f"the script made more than {state.max_inner_calls} tool calls (max_inner_calls); batch the work or raise the limit"
+        message = (f"the script made more than {state.max_inner_calls} tool calls (max_inner_calls); batch the work "
+                   "or raise the limit")
         anyio.from_thread.run_sync(state.halt, "inner_calls", message)
         raise Aborted(message)
     state.calls.append(InnerCallRecord(step, qualified, "running", 0.0))

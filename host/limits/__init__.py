@@ -1,4 +1,4 @@
-"""Fair use: per-user and per-tool rate limits shared across server processes (issue 11).
+"""Fair use: per-user and per-tool rate limits shared across server processes.
 
 :class:`RateLimiter` (:mod:`host.limits.rate`) keeps token buckets in the permission database;
 :class:`RateLimitConfig` and :class:`SessionLimits` (:mod:`host.limits.config`) are the

@@ -6,7 +6,8 @@ Example (``config.json``)::
       "rate_limits": {
         "per_user": {"calls": 120, "per_seconds": 60},
         "per_tool": {"calls": 30, "per_seconds": 60},
-        "tools": {"orders__cancel_order": {"calls": 2, "per_seconds": 60}, "server:git": {"calls": 10, "per_seconds": 60}},
+        "tools": {"orders__cancel_order": {"calls": 2, "per_seconds": 60}, "server:git": {"calls": 10, "per_seconds":
+        60}},
         "users": {"batch-bot": {"calls": 600, "per_seconds": 60}}
       },
       "sessions": {"max_per_user": 32, "idle_seconds": 600}

@@ -90,12 +90,12 @@ class RateLimiter:
                     ).first()
                 elapsed = max(0.0, now - row.updated_at)
                 levels.append(min(float(rule.calls), row.tokens + elapsed * rule.rate))
-            short = [(b, lvl) for b, lvl in zip(buckets, levels) if lvl < 1.0]
+            short = [(b, lvl) for b, lvl in zip(buckets, levels, strict=True) if lvl < 1.0]
             if short:
                 wait = max((1.0 - lvl) / b[1].rate for b, lvl in short)
                 worst = max(short, key=lambda x: (1.0 - x[1]) / x[0][1].rate)
                 return RateDecision(False, math.ceil(wait * 1000 - 1e-6) / 1000, worst[0][2])
-            for (key, _rule, _desc), lvl in zip(buckets, levels):
+            for (key, _rule, _desc), lvl in zip(buckets, levels, strict=True):
                 conn.execute(
                     update(s.rate_buckets).where(s.rate_buckets.c.key == key).values(tokens=lvl - 1.0, updated_at=now)
                 )

@@ -24,15 +24,15 @@ from typing import Any
 import anyio
 from mcp.types import CallToolResult
 
-from host.tracing import span
 from host.calls import ErrorInfo, ResultStatus, ToolResult
-from host.upstream.executor import ToolExecutor
 from host.pipeline.context import CallContext
 from host.pipeline.errors import PipelineFatal
 from host.pipeline.format import SpillStore, format_result
 from host.pipeline.prepare import Prepared
 from host.pipeline.results import classify_exception, error_result
 from host.pipeline.send_gate import SendGate
+from host.tracing import span
+from host.upstream.executor import ToolExecutor
 
 __all__ = ["TIMEOUT_GRACE_SECONDS", "execute_batch", "execute_one"]
 
@@ -74,15 +74,15 @@ async def execute_one(
     try:
         # The pipeline's own guard (a bare cancel scope: ~2x cheaper than fail_after on asyncio).
         with anyio.CancelScope(deadline=anyio.current_time() + timeout + TIMEOUT_GRACE_SECONDS) as guard:
-            with span("toolhost.upstream", **{"toolhost.server": rec.server, "toolhost.upstream_tool": rec.original_name,
-                                              "rpc.system": "mcp"}):
+            with span("toolhost.upstream", **{"toolhost.server": rec.server,
+                                              "toolhost.upstream_tool": rec.original_name, "rpc.system": "mcp"}):
                 raw = await executor.call_tool(
                     rec.server, rec.original_name, prep.arguments,
                     timeout_seconds=timeout, progress_callback=ctx.progress_callback,
                 )
     except PipelineFatal:
         raise
-    except Exception as exc:  # each call has its own error boundary
+    except Exception as exc:  # noqa: BLE001 - each call has its own error boundary
         return classify_exception(call, rec.server, exc, timeout, retry_safe=rec.read_only or rec.idempotent)
     if guard.cancelled_caught:
         return classify_exception(call, rec.server, TimeoutError(), timeout)

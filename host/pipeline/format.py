@@ -1,4 +1,4 @@
-"""MCP ``CallToolResult`` → what the model reads, under the tool's output budget (BR-19, BR-20).
+"""MCP ``CallToolResult`` → what the model reads, under the tool's output budget (media never as base64 text).
 
 Conversion (MCP 2025-11-25 content types):
 

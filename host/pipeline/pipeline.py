@@ -24,7 +24,6 @@ from typing import Any
 import anyio
 
 from host.calls import ResultStatus, ToolCall, ToolResult
-from host.upstream.executor import ToolExecutor
 from host.pipeline.context import CallContext
 from host.pipeline.errors import PipelineFatal
 from host.pipeline.execute import execute_batch
@@ -33,6 +32,7 @@ from host.pipeline.prepare import ApprovalHook, Prepared, ValidatorCache, prepar
 from host.pipeline.results import error_result
 from host.pipeline.send_gate import SendGate
 from host.tracing import span
+from host.upstream.executor import ToolExecutor
 from registry.policy import AllowAll, RequestPolicy
 from registry.store import ToolRegistry
 
@@ -45,7 +45,7 @@ SINGLE_ID_PREFIX = "toolhost_"
 """Prefix of the ids :meth:`Pipeline.call` generates (``toolhost_<n>``). Kept short on purpose: an id
 of 20 or more token-like characters (``toolhost_single_1000`` and up) passes redaction's cheap
 token hint, and every call's fresh id then cost a full secret-detector scan in the event log
-(~150 µs per call from the 1,000th call of a ``serve`` on, issue 12); ``toolhost_<n>`` stays
+(~150 µs per call from the 1,000th call of a ``serve`` on); ``toolhost_<n>`` stays
 under 20 characters for the first 10^10 calls."""
 
 
@@ -91,7 +91,7 @@ class Pipeline:
         if self.event_log is not None:
             try:
                 self.event_log.append(ctx.conversation_id, kind, data, adapter=ctx.adapter)
-            except Exception:  # noqa: BLE001 - the log is a record, not a reason to fail a call
+            except Exception:  # the log is a record, not a reason to fail a call
                 _logger.exception("toolhost: could not write a %s event", kind)
 
     async def run_batch(self, calls: Sequence[ToolCall], ctx: CallContext) -> list[ToolResult]:
@@ -117,7 +117,7 @@ class Pipeline:
                         coerce=self.coerce,
                     )
                     _trace_prepared(sp, out)
-            except Exception as exc:  # noqa: BLE001 - a failing policy/approval store fails closed, for this call only
+            except Exception as exc:  # a failing policy/approval store fails closed, for this call only
                 _logger.exception("toolhost: authorizing call %s failed", call.call_id)
                 out = error_result(
                     call, ResultStatus.PERMISSION_DENIED,
@@ -181,7 +181,7 @@ class Pipeline:
         if ctx.on_result is not None:
             try:
                 await ctx.on_result(res)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 _logger.exception("toolhost: the on_result callback failed for call %s", res.call_id)
 
     async def call(

@@ -1,13 +1,13 @@
 """Stages before any side effect: look up the name, parse, validate, authorize.
 
-Order (name first, so names cannot be probed, BR-16/BR-26):
+Order (name first, so names cannot be probed: a denied name answers like an unknown one):
 
 1. **look up + visibility**: the qualified name must exist *and* the policy must not deny it;
    a denied or invisible tool gets exactly the same ``unknown_tool`` answer as a missing one
    (suggestions are drawn only from names the caller may see);
-2. **parse** (``registry.validation.parse_arguments``, BR-06);
+2. **parse** (``registry.validation.parse_arguments``: ``""`` is ``{}``);
 3. **validate** against the tool's full ``inputSchema`` with the lossless coercion policy
-   (``registry.validation``, BR-09, BR-13);
+   (``registry.validation``: the whole schema, lossless number coercion);
 4. **approval**: a policy ``approval`` decision asks the optional :class:`ApprovalHook`; without
    one, or while pending, the result is ``approval_required`` with the policy's reason.
 """

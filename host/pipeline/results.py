@@ -10,7 +10,7 @@ Status meanings (``host.calls.ResultStatus``):
   call was **not sent** (``details.sent = false``: safe to retry once the server is back) — or
   the call **was sent** and the connection was then cut (upstream death, transport close,
   ``serve`` shutdown): ``details.sent = true``, ``details.outcome = "unknown"``; the text says
-  it may have run and suggests a retry only for read-only or idempotent tools (BR-53).
+  it may have run and suggests a retry only for read-only or idempotent tools.
 * ``upstream_error``: the server answered ``tools/call`` with a JSON-RPC error (code + message
   kept in ``details``), or the executor failed in an unexpected way (``details.exception``).
 * ``tool_error``: the tool itself answered ``isError: true``; its content passes through.

@@ -6,4 +6,13 @@ from host.search.fill import FillStats, fill_memory_vectors, fill_vectors
 from host.search.vector_cache import VectorCache
 from host.search.worker import VectorWorker
 
-__all__ = ["USE_MODEL_ID", "FillStats", "UseEmbedder", "VectorCache", "VectorWorker", "fill_memory_vectors", "fill_vectors", "load_embedder"]
+__all__ = [
+    "USE_MODEL_ID",
+    "FillStats",
+    "UseEmbedder",
+    "VectorCache",
+    "VectorWorker",
+    "fill_memory_vectors",
+    "fill_vectors",
+    "load_embedder",
+]

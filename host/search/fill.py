@@ -37,7 +37,7 @@ def fill_vectors(index: SearchIndex, embedder: Embedder, cache: VectorCache | No
     if not missing:
         return stats
     keys = [text_key(text, embedder.model_id) for _n, _h, text in missing]
-    todo = list(zip(missing, keys))
+    todo = list(zip(missing, keys, strict=True))
     if cache is not None:
         found = cache.get_many(keys)
         if found:
@@ -65,10 +65,16 @@ def embed_queries(embedder: Embedder, texts: list[str]) -> np.ndarray:
     one = getattr(embedder, "embed_query", None)
     if one is None:
         return embedder.embed(texts)
-    return np.stack([np.asarray(one(t), dtype=np.float32) for t in texts]) if texts else np.zeros((0, embedder.dim), np.float32)
+    return (
+        np.stack([np.asarray(one(t), dtype=np.float32) for t in texts])
+        if texts
+        else np.zeros((0, embedder.dim), np.float32)
+    )
 
 
-def fill_memory_vectors(index: SearchIndex, embedder: Embedder, cache: VectorCache | None, batch: int = BATCH) -> FillStats:
+def fill_memory_vectors(
+    index: SearchIndex, embedder: Embedder, cache: VectorCache | None, batch: int = BATCH
+) -> FillStats:
     """Vectors for the remembered queries of ``index``'s usage memory that lack one (from the
     cache, else embedded as queries)."""
     stats = FillStats()
@@ -76,7 +82,7 @@ def fill_memory_vectors(index: SearchIndex, embedder: Embedder, cache: VectorCac
     if not texts:
         return stats
     keys = [query_text_key(t, embedder.model_id) for t in texts]
-    todo = list(zip(texts, keys))
+    todo = list(zip(texts, keys, strict=True))
     if cache is not None:
         found = cache.get_many(keys)
         if found:

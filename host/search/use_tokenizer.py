@@ -75,7 +75,7 @@ class UseTokenizer:
             if len(pieces) != len(ids):  # pragma: no cover - one segmentation, two views of it
                 return self._reference().encode(text, out_type=int, add_bos=add_bos, add_eos=add_eos)
             expanded: list[int] = []
-            for i, piece in zip(ids, pieces):
+            for i, piece in zip(ids, pieces, strict=True):
                 if i == unk:
                     expanded.extend([unk] * len(piece))  # the port: one unknown piece per character
                 else:

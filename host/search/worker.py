@@ -1,7 +1,8 @@
 """Embeds new and changed tools off the request path.
 
 A daemon thread wakes when the registry or the usage memory changes (``notify()``), takes the
-index's tools (and remembered queries) without a vector (:meth:`registry.search.SearchIndex.missing_vectors`), serves them from the on-disk cache
+index's tools (and remembered queries) without a vector (:meth:`registry.search.SearchIndex.missing_vectors`), serves
+them from the on-disk cache
 or embeds them in batches, and publishes each batch to the index. Searches never wait for it: a
 tool without a vector is ranked lexically until its batch lands.
 """
@@ -82,9 +83,13 @@ class VectorWorker:
                 self.totals.embed_seconds += st.embed_seconds
                 self._compact_if_bloated()
                 if st.cached or st.embedded:
-                    log.info("tool_search: %d tool vectors from cache, %d embedded in %.1f s",
-                             st.cached, st.embedded, time.perf_counter() - t0)
-            except Exception:  # noqa: BLE001 - search stays lexical for these tools; try again on the next change
+                    log.info(
+                        "tool_search: %d tool vectors from cache, %d embedded in %.1f s",
+                        st.cached,
+                        st.embedded,
+                        time.perf_counter() - t0,
+                    )
+            except Exception:  # search stays lexical for these tools; try again on the next change
                 log.exception("tool_search: embedding tools failed; those tools stay lexical-only")
             if not self._wake.is_set():
                 self._idle.set()

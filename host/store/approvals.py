@@ -51,7 +51,8 @@ class ApprovalInfo:
     JSON of the full arguments with secrets masked and no value cut, so an approver sees everything
     the hash covers; rows written before this change may hold values cut to 200 characters), rule,
     status, created_at, expires_at, decided_at, decided_by, used_at (UNIX seconds), definition_hash
-    (the served tool definition the approval is bound to; ``None`` for rows written before issue 11),
+    (the served tool definition the approval is bound to; ``None`` for rows written before approvals
+    were bound to a definition),
     decided_how (``cli``, ``admin``, ``elicitation``, ``self-elicitation``).
     """
 

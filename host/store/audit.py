@@ -19,9 +19,9 @@ import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from pathlib import Path
 from sqlalchemy import and_, insert, select, update
 
 from host.store import schema as s

@@ -80,7 +80,7 @@ def digest_of(canonical: str) -> str:
 
 CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 """Canonical JSON text (sorted keys, no whitespace, non-ASCII kept), one encoder built once
-(``json.dumps`` with options builds one per call; ~2 µs of each audit row, issue 12)."""
+(``json.dumps`` with options builds one per call; ~2 µs of each audit row)."""
 _CANONICAL_ANY = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
 
 
@@ -114,7 +114,9 @@ class ChainBreak:
     message: str
 
 
-def verify_rows(rows: Iterable[Mapping[str, Any]], *, head: tuple[int | None, str] | None = None) -> tuple[int, ChainBreak | None]:
+def verify_rows(
+    rows: Iterable[Mapping[str, Any]], *, head: tuple[int | None, str] | None = None
+) -> tuple[int, ChainBreak | None]:
     """Walk ``rows`` (id order, each with ``id``, :data:`CHAIN_FIELDS`, ``prev_hash``, ``row_hash``).
 
     Args:
@@ -153,7 +155,7 @@ def verify_rows(rows: Iterable[Mapping[str, Any]], *, head: tuple[int | None, st
 
 
 # Built once: SQLAlchemy then reuses the compiled form from its cache key, memoized on the
-# statement object (a statement built per call cost ~40 % of an audit write in CPU; issue 12).
+# statement object (a statement built per call cost ~40 % of an audit write in CPU).
 _LOCK_HEAD = select(s.audit_head).where(s.audit_head.c.id == 1).with_for_update()
 _SET_HEAD = update(s.audit_head).where(s.audit_head.c.id == 1)  # SET from the execute parameters
 

@@ -3,7 +3,7 @@
 An audit append is four statements (``BEGIN IMMEDIATE``, read the chain head, insert, move the
 head) and a commit. Through SQLAlchemy Core that cost ~650 µs of CPU per one-row transaction on
 the reference machine, ~25x the ~25 µs the same transaction costs on a plain ``sqlite3``
-connection (issue 12: the audit write was the largest single item of serve's per-call CPU).
+connection (the audit write was the largest single item of serve's per-call CPU).
 :class:`SqliteAuditAppender` runs exactly the transaction of :func:`host.store.audit._append` on a
 dedicated ``sqlite3`` connection: the same columns, the same hash chain, the same write lock, so
 rows it writes and rows written through SQLAlchemy (auth failures, admin actions, another

@@ -64,7 +64,7 @@ def fit_row(table: Table, values: dict[str, Any]) -> dict[str, Any]:
 
 _LENGTHS: dict[Table, dict[str, int]] = {}
 """Declared ``String(n)`` lengths per table, by column name (read once: looking them up per row
-was a measurable part of an audit write, issue 12)."""
+was a measurable part of an audit write)."""
 
 
 class Store:

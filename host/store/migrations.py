@@ -43,7 +43,7 @@ _V2_COLUMNS = {
 
 
 def _v2_security(conn: Connection) -> None:
-    """Issue 11: audit hash chain (+ head, auth tallies), approval binding, self-approval flag,
+    """Security tables: audit hash chain (+ head, auth tallies), approval binding, self-approval flag,
     shared rate-limit buckets. Existing audit rows are chained in id order."""
     from host.store.audit_chain import rechain_all
 

@@ -1,4 +1,4 @@
-"""Definition pinning (bug case BR-24, the "rug pull").
+"""Definition pinning (a definition that changes after approval, the "rug pull", is held).
 
 The first definition seen of each tool is pinned (trust on first use) as its
 :func:`registry.tool.definition_hash` plus the definition as JSON (for ``toolhost pins diff``).

@@ -98,14 +98,18 @@ class UsageMemory:
                     )
                 )
             else:
-                weight = 1.0 if row.definition_hash != definition_hash else _decayed(row.weight, row.last_used, now) + 1.0
+                weight = (
+                    1.0 if row.definition_hash != definition_hash else _decayed(row.weight, row.last_used, now) + 1.0
+                )
                 conn.execute(
-                    update(t).where(t.c.id == row.id).values(weight=weight, last_used=now, definition_hash=definition_hash)
+                    update(t)
+                    .where(t.c.id == row.id)
+                    .values(weight=weight, last_used=now, definition_hash=definition_hash)
                 )
             self._bound(conn, tool, now)
         return text
 
-    def _bound(self, conn, tool: str, now: float) -> None:  # noqa: ANN001 - a SQLAlchemy Connection
+    def _bound(self, conn, tool: str, now: float) -> None:  # a SQLAlchemy Connection
         rows = conn.execute(select(t.c.id, t.c.weight, t.c.last_used).where(t.c.tool == tool)).all()
         if len(rows) > MAX_PER_TOOL:
             rows.sort(key=lambda r: _decayed(r.weight, r.last_used, now))
@@ -126,7 +130,9 @@ class UsageMemory:
         """
         now = time.time() if now is None else now
         with self.store.write() as conn:
-            rows = conn.execute(select(t.c.id, t.c.tool, t.c.definition_hash, t.c.query, t.c.weight, t.c.last_used)).all()
+            rows = conn.execute(
+                select(t.c.id, t.c.tool, t.c.definition_hash, t.c.query, t.c.weight, t.c.last_used)
+            ).all()
             stale = [
                 r.id
                 for r in rows

@@ -356,7 +356,8 @@ def set_self_approval(store: Store, subject: str, pattern: str, enabled: bool, *
         _require(conn, kind, subject)
         n = conn.execute(update(s.grants).where(cond).values(self_approval=1 if enabled else None)).rowcount
         if n == 0:
-            raise NotFound("grant", pattern, f"{kind} {subject!r} has no allow grant {pattern!r}; see `toolhost grants list`")
+            raise NotFound("grant", pattern, f"{kind} {subject!r} has no allow grant {pattern!r}; see `toolhost "
+                                             "grants list`")
         bump_revision(conn)
     return n
 

@@ -1,5 +1,5 @@
 """Reconnect backoff that learns: grows while sessions stay short, resets only after a sustained
-healthy period (bug case BR-40: a server that exits 0.3 s after each handshake settles into
+healthy period (a crash loop: a server that exits 0.3 s after each handshake settles into
 slow retries instead of being respawned on every call).
 
 Delay of attempt *n* (0-based) after a failure: ``min(max_seconds, base_seconds * factor**n)``

@@ -5,7 +5,7 @@
 performs the handshake (the SDK's ``auto`` mode speaks both protocol generations), lists every
 page of ``tools/list`` tool by tool (:mod:`host.upstream.listing`) and reports readiness — all
 under the connect timeout. It then keeps the session open until it drops, and reconnects with
-:class:`~host.upstream.backoff.Backoff` (BR-21, BR-40). The same task enters and exits the SDK
+:class:`~host.upstream.backoff.Backoff`. The same task enters and exits the SDK
 client, as AnyIO cancel scopes require.
 
 Liveness: a stdio child's exit closes its stdout; the guard reports that end of stream at once,
@@ -19,7 +19,8 @@ reconnects quietly and at once (one line in the server's log, no console traceba
 Opening the transport (stdio child with a safe environment, streamable HTTP, SSE) is
 :mod:`host.upstream.transport`; the 2026-07-28 listen stream is :mod:`host.upstream.listen`.
 
-Session recovery (streamable HTTP, BR-27): a 404 on a request carrying ``Mcp-Session-Id`` means
+Session recovery (streamable HTTP, a server that forgot its session): a 404 on a request carrying ``Mcp-Session-Id``
+means
 the server forgot the session: the connection re-initializes at once (no backoff), re-lists, and
 the call that got the 404 is retried once (it provably was not processed). No other failure is
 retried.
@@ -66,11 +67,11 @@ from host.config import LifecyclePolicy, ServerConfig, StdioServerConfig
 from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
 from host.paths import logs_dir, safe_file_name
 from host.upstream.backoff import Backoff
-from host.upstream.forward_call import SessionExpired, call_client_tool, describe_exception
 from host.upstream.catalog import UpstreamCatalog
 from host.upstream.child_env import stderr_hint
 from host.upstream.diagnose import diagnose
 from host.upstream.executor import ProgressCallback
+from host.upstream.forward_call import SessionExpired, call_client_tool, describe_exception
 from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
 from host.upstream.implementation import client_info
 from host.upstream.input_required import current_exchange
@@ -395,7 +396,9 @@ class ServerConnection(SessionEvents):
                         self.name,
                         tool,
                         arguments,
-                        timeout_seconds=timeout_seconds if attempt == 1 else max(0.001, deadline - anyio.current_time()),
+                        timeout_seconds=timeout_seconds
+                        if attempt == 1
+                        else max(0.001, deadline - anyio.current_time()),
                         progress_callback=progress_callback,
                         on_lost=self._connection_lost,
                         guard=guard,
@@ -416,8 +419,9 @@ class ServerConnection(SessionEvents):
                                         "mid-call: call the tool again)", err.data) from None
             except SessionExpired:
                 if attempt == 2:
-                    raise UpstreamUnavailable(self.name, "the server forgot the new MCP session too "
-                                              "(HTTP 404 with Mcp-Session-Id twice)") from None
+                    raise UpstreamUnavailable(
+                        self.name, "the server forgot the new MCP session too (HTTP 404 with Mcp-Session-Id twice)"
+                    ) from None
                 self.log.write(f"toolhost: session expired during {tool}; re-initializing and retrying once")
                 self._retry_now = True
                 self._connection_lost("the server forgot the MCP session (HTTP 404); re-initializing")

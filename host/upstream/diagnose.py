@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import ssl
 import socket
+import ssl
 from dataclasses import dataclass
 
 from host.config import RemoteServerConfig, ServerConfig, StdioServerConfig

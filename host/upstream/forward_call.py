@@ -7,7 +7,7 @@ Every way a call can end maps to one host error (or a result):
 * the connection was cut (``CONNECTION_CLOSED``, closed/broken streams, transport errors):
   → :class:`~host.errors.UpstreamUnavailable` when the request was provably **not sent**, or
   :class:`~host.errors.CallOutcomeUnknown` when it **was written** to the transport (it may have
-  run; BR-53). "Written" is recorded by :class:`host.upstream.guard.TransportGuard` in the
+  run). "Written" is recorded by :class:`host.upstream.guard.TransportGuard` in the
   call's :class:`~host.upstream.guard.CallSlot`;
 * a 404 for a request that carried ``Mcp-Session-Id`` → :class:`SessionExpired` (internal: the
   connection re-initializes and retries that request once; it provably was not processed);
@@ -86,7 +86,7 @@ class _OrderedProgress:
 
 
 class SessionExpired(HostError):
-    """The streamable-HTTP server answered 404 to a request carrying its session id (BR-27)."""
+    """The streamable-HTTP server answered 404 to a request carrying its session id (an expired session)."""
 
     def __init__(self, server: str, tool: str) -> None:
         self.server = server

@@ -200,7 +200,7 @@ async def run_round(
             return result
         requests = dict(result.input_requests or {})
         missing = {k: r for k, r in requests.items() if r.method not in exchange.declared}
-        for key, req in missing.items():
+        for req in missing.values():
             if req.method != ELICIT:
                 raise InputNotDeclared(f"toolhost: {server!r} needs {req.method} input, but the client "
                                        f"that made this request did not declare the {_CAPABILITY[req.method]} "

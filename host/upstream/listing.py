@@ -3,7 +3,7 @@
 :func:`list_all_tools` reads every page of ``tools/list`` and checks each listed tool on its
 own with :func:`registry.check_tool` (missing ``inputSchema``/root ``type`` repaired with a
 warning; a schema failing meta-validation for its draft is *held*: not registered, so not
-exported, searchable or callable, and reported with the reason). Bug cases BR-37, BR-38.
+exported, searchable or callable, and reported with the reason): one bad tool never takes its server offline.
 
 The SDK validates a whole ``tools/list`` page against the negotiated protocol's schema, so one
 tool without ``inputSchema`` fails the page. When that happens the page is fetched again
@@ -108,7 +108,7 @@ async def list_all_tools(
             page_tools.append(tool)
         if via_raw:
             complete = cursor is None and next_cursor is None
-            absorbed = client.session._absorb_tool_listing(  # noqa: SLF001 - see module docstring
+            absorbed = client.session._absorb_tool_listing(  # private SDK method: see module docstring
                 ListToolsResult(tools=page_tools, next_cursor=next_cursor), complete=complete
             )
             page_tools = list(absorbed.tools)

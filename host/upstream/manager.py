@@ -298,7 +298,7 @@ class ServerManager:
         records = records_from_tools(self.config, cfg, tools)
         warnings.extend(unmatched_tool_names(cfg, tools))
         if tuple(records) == self.registry.by_server(server):
-            return  # an identical listing changes nothing: no version bump, no listeners (BR-54)
+            return  # an identical listing changes nothing: no version bump, no listeners
         try:
             self.registry.replace_server(server, records)
         except NameConflict as err:

@@ -77,7 +77,7 @@ def _become_subreaper() -> None:
     """Linux: orphans of the command (its children whose parent exited) become this launcher's children,
     so it can wait for them; elsewhere a no-op (they go to init and are only signalled)."""
     try:
-        import ctypes  # noqa: PLC0415
+        import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError, ImportError):

@@ -176,7 +176,7 @@ class Relay:
         try:
             with anyio.fail_after(FORWARD_TIMEOUT_SECONDS):
                 return await target.roots()
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:  # noqa: BLE001 - report the downstream's failure upstream
             return ErrorData(code=INVALID_REQUEST, message=f"toolhost: roots/list failed downstream: {_describe(err)}")
 
     def _no_target(self, what: str, target: Downstream | None) -> str:

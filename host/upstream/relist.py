@@ -1,4 +1,4 @@
-"""Storm control for ``notifications/tools/list_changed`` (bug case BR-54).
+"""Storm control for ``notifications/tools/list_changed`` (a flood of them while nothing changes).
 
 An upstream may announce "my tools changed" hundreds of times a second. :class:`RelistGate`
 coalesces the announcements: at most one re-list in flight per server, at least

@@ -16,7 +16,8 @@ https://github.com/containers/bubblewrap, ``bwrap(1)``):
   (:mod:`host.upstream.pdeath`), which runs outside the sandbox.
 
 Before the first start, :func:`check_sandbox` runs ``bwrap … true`` once per (executable, network;
-the answer is remembered for the process, except a timeout or an exec error) and reports a missing executable or a kernel that refuses namespaces (containers without
+the answer is remembered for the process, except a timeout or an exec error) and reports a missing executable or a
+kernel that refuses namespaces (containers without
 ``CAP_SYS_ADMIN``, ``kernel.unprivileged_userns_clone=0``, AppArmor's
 ``restrict_unprivileged_userns``) as a one-line, fatal reason naming the setting.
 """

@@ -53,7 +53,7 @@ class ServerStatus:
         server_info: ``"name version"`` the server reported.
         connect_seconds: duration of the last successful connect + listing.
         warnings: non-fatal problems (repaired or held tools, duplicate names, cursor loops, …).
-        held: ``{tool: reason}`` for listed tools held back (invalid definitions, BR-38).
+        held: ``{tool: reason}`` for listed tools held back (invalid definitions).
         next_attempt_at: when ``backing_off``, the wall-clock time (``time.time()``, seconds)
             of the next connect attempt.
         attempts: connect attempts since the last sustained healthy period.

@@ -213,7 +213,8 @@ def _encoded(text: str, path: str, in_key: bool) -> Iterator[Finding]:
         except (binascii.Error, ValueError):
             decoded = None
         span = escape_span(run) + (f" (decodes to '{escape_span(decoded, 80)}')" if decoded else "")
-        yield Finding(FindingKind.ENCODED_PAYLOAD, path, span, m.start(), m.end(), decoded is not None, "base64", in_key)
+        yield Finding(FindingKind.ENCODED_PAYLOAD, path, span, m.start(), m.end(), decoded is not None, "base64",
+                      in_key)
     for m in rules.HEX.finditer(text):
         decoded = _decoded_text(bytes.fromhex(m.group(0)))
         span = escape_span(m.group(0)) + (f" (decodes to '{escape_span(decoded, 80)}')" if decoded else "")

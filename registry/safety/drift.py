@@ -280,8 +280,10 @@ def classify_drift(
     changes.extend(_schema_changes(o.get("inputSchema") or {}, n.get("inputSchema") or {}, "inputSchema"))
     if o.get("outputSchema") != n.get("outputSchema"):
         out = list(_schema_changes(o.get("outputSchema") or {}, n.get("outputSchema") or {}, "outputSchema"))
-        changes.extend(c if c.kind is ChangeKind.COSMETIC else Change(ChangeKind.OUTPUT_SCHEMA_CHANGED, c.path, c.detail)
-                       for c in out)
+        changes.extend(
+            c if c.kind is ChangeKind.COSMETIC else Change(ChangeKind.OUTPUT_SCHEMA_CHANGED, c.path, c.detail)
+            for c in out
+        )
     changes.extend(_annotation_changes(o.get("annotations") or {}, n.get("annotations") or {}))
     new_urls = _urls(n) - _urls(o)
     changes.extend(Change(ChangeKind.NEW_URL, "definition", url) for url in sorted(new_urls))

@@ -48,7 +48,9 @@ RULES: tuple[tuple[FindingKind, str, bool, tuple[tuple[str, ...], ...], re.Patte
          (r"\b(?:ignore|disregard|forget|override)\s{1,8}(?:all\s{1,8}|any\s{1,8})?(?:the\s{1,8}|your\s{1,8})?(?:previous|prior|above|earlier"
          r"|other|system|original|safety|security)\s{1,8}(?:instructions?|prompts?|rules|directions|guidelines)"
          r"|\b(?:ignore|disregard)\s{1,8}(?:the\s{1,8})?user'?s?\s{1,8}(?:request|instructions?|question|message)")),
-        (FindingKind.INSTRUCTION, "conceal", True, (('tell', 'mention', 'inform', 'notify', 'alert', 'reveal', 'show', 'warn'), ('user', 'human', 'operator', 'owner', 'them')),
+        (FindingKind.INSTRUCTION, "conceal", True,
+         (('tell', 'mention', 'inform', 'notify', 'alert', 'reveal', 'show', 'warn'), ('user', 'human', 'operator',
+          'owner', 'them')),
          (rf"\b(?:do\s{{1,8}}not|don'?t|never|without|no\s{{1,8}}need\s{{1,8}}to)\s{{1,8}}(?:ever\s{{1,8}})?(?:tell|telling|mention|mentioning|inform"
          rf"|informing|notify|notifying|alert|alerting|reveal|revealing|show|showing|warn|warning)\b[^.\n]{{0,40}}?\b{_WHO}\b")),
         (FindingKind.INSTRUCTION, "consent_claim", True, (('already',),),
@@ -57,7 +59,8 @@ RULES: tuple[tuple[FindingKind, str, bool, tuple[tuple[str, ...], ...], re.Patte
          r"\bfrom\s{1,8}now\s{1,8}on\b"),
         (FindingKind.INSTRUCTION, "tool_will_not_work", True, (('otherwise',),),
          r"\botherwise\b[^.\n]{0,20}\b(?:tool|it|this)\b[^.\n]{0,12}\b(?:(?:will\s{1,8}not|won'?t|cannot|can'?t)\s{1,8}(?:work|function|run)|fails?)\b"),
-        (FindingKind.INSTRUCTION, "redirect_recipient", True, (('recipient', 'destination', 'receiver', 'address', 'phone number'),),
+        (FindingKind.INSTRUCTION, "redirect_recipient", True,
+         (('recipient', 'destination', 'receiver', 'address', 'phone number'),),
          r"\b(?:change|replace|rewrite|set|switch)\s{1,8}the\s{1,8}(?:recipient|destination|receiver|to[\s-]address|phone\s{1,8}number)"),
         (FindingKind.INSTRUCTION, "bcc_address", True, (('@',), ('cc',)),
          r"\b(?:bcc|cc)\b[^.\n]{0,40}?[\w.+-]{1,64}@[\w-]{1,64}\.[\w.]{1,64}"),
@@ -65,14 +68,17 @@ RULES: tuple[tuple[FindingKind, str, bool, tuple[tuple[str, ...], ...], re.Patte
          r"\b(?:never\s{1,8}use\s{1,8}(?:any\s{1,8})?other|supersedes\s{1,8}all\s{1,8}other|instead\s{1,8}of\s{1,8}(?:any|all)\s{1,8}other)\b"),
         (FindingKind.INSTRUCTION, "pipe_to_shell", True, (('|',), ('curl', 'wget')),
          r"\b(?:curl|wget)\b[^|\n]{0,120}\|\s{0,8}(?:ba|z)?sh\b"),
-        (FindingKind.INSTRUCTION, "model_addressed", True, (('note', 'attention', 'message', 'instruction'), ('ai', 'assistant', 'model', 'llm', 'agent')),
+        (FindingKind.INSTRUCTION, "model_addressed", True,
+         (('note', 'attention', 'message', 'instruction'), ('ai', 'assistant', 'model', 'llm', 'agent')),
          r"\b(?:note|attention|message|instruction)\s{1,8}(?:to|for)\s{1,8}(?:the\s{1,8})?(?:ai|assistant|model|llm|agent)\b"),
         (FindingKind.INSTRUCTION, "before_use_action", False, (('before',),),
          (r"\bbefore\s{1,8}(?:using|calling|invoking|running|answering|responding|replying|any|saving|deploying|searching"
          r"|you)\b[^.\n]{0,80}?\b(?:read|send|include|pass|fetch|upload|append|collect|forward|attach|post)\b")),
-        (FindingKind.INSTRUCTION, "model_must", False, (('must', 'should', 'need', 'has to', 'required'), ('assistant', 'model', 'llm', 'agent', 'ai ')),
+        (FindingKind.INSTRUCTION, "model_must", False,
+         (('must', 'should', 'need', 'has to', 'required'), ('assistant', 'model', 'llm', 'agent', 'ai ')),
          r"\b(?:the\s{1,8})?(?:ai|assistant|model|llm|agent)\s{1,8}(?:must|should|needs?\s{1,8}to|has\s{1,8}to|is\s{1,8}required\s{1,8}to)\b"),
-        (FindingKind.INSTRUCTION, "stealth_word", False, (('silently', 'secretly', 'quietly', 'covertly', 'discreetly'),),
+        (FindingKind.INSTRUCTION, "stealth_word", False,
+         (('silently', 'secretly', 'quietly', 'covertly', 'discreetly'),),
          r"\b(?:silently|secretly|quietly|covertly|discreetly)\b"),
         (FindingKind.INSTRUCTION, "emphasis", False, (('important',),),
          r"\b(?:very\s{1,8}){2,}important\b|\bimportant\s{0,8}:"),
@@ -80,7 +86,8 @@ RULES: tuple[tuple[FindingKind, str, bool, tuple[tuple[str, ...], ...], re.Patte
          (r"\b(?:you\s{1,8}(?:must|should)|always|must\s{1,8}also|make\s{1,8}sure\s{1,8}(?:to|you)|please\s{1,8}also)\s{1,8}(?:also\s{1,8}|first\s{1,8})?(?:read|send|forward|include|attach"
          r"|append|pass|collect|upload|post|email|mail|share|copy)\b")),
         (FindingKind.INSTRUCTION, "gather_and_pass", False,
-         (('collect', 'gather', 'read', 'extract', 'copy', 'find'), ('include', 'pass', 'put', 'paste', 'add', 'attach', 'append', 'insert')),
+         (('collect', 'gather', 'read', 'extract', 'copy', 'find'),
+          ('include', 'pass', 'put', 'paste', 'add', 'attach', 'append', 'insert')),
          (r"\b(?:collect|gather|read|extract|copy|find)\b(?:[^.\n]|\.(?=\S)){0,80}?\band\s{1,8}(?:include|pass|put|paste|add|attach|append"
          r"|insert)\s{1,8}(?:them|it|its|their|the)\b")),
         (FindingKind.INSTRUCTION, "skip_confirmation", False, (('without',), ('confirm', 'permission', 'approval')),
@@ -98,18 +105,25 @@ RULES: tuple[tuple[FindingKind, str, bool, tuple[tuple[str, ...], ...], re.Patte
          (r"\bwhen(?:ever)?\b[^.\n]{0,40}?`?[a-z][a-z0-9]{0,64}_[a-z0-9_]{1,64}`?[^.\n]{0,20}?\b(?:is|are|gets?|has\s{1,8}been)\s{1,8}"
          r"(?:called|invoked|used|run|available)")),
         # --- secrets, credentials and local paths
-        (FindingKind.SECRET_REFERENCE, "secret_path", True, (('.ssh', '.aws', '.gnupg', '.kube', '.docker', '.netrc', '.npmrc', '.pypirc', '.git-cred', '_history', '.pgpass', 'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519', 'id rsa', '/etc/', 'mcp.json', 'claude_desktop', 'cursor/', '.env'),),
+        (FindingKind.SECRET_REFERENCE, "secret_path", True,
+         (('.ssh', '.aws', '.gnupg', '.kube', '.docker', '.netrc', '.npmrc', '.pypirc', '.git-cred', '_history',
+          '.pgpass', 'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519', 'id rsa', '/etc/', 'mcp.json', 'claude_desktop',
+          'cursor/', '.env'),),
          (r"\.(?:ssh|aws|gnupg|kube|docker|netrc|npmrc|pypirc|git-credentials|bash_history"
          r"|zsh_history|pgpass)\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|/etc/(?:passwd|shadow|sudoers)\b|\bmcp\.json\b"
          r"|claude_desktop_config|\.cursor/|(?:^|(?<=[\s'\"`(/~]))\.env\b(?!\.example)|\bssh[\s_-]{1,8}id[\s_-]{1,8}rsa\b")),
-        (FindingKind.SECRET_REFERENCE, "secret_word", False, (('api', 'secret', 'private key', 'private_key', 'ssh', 'password', 'credential', 'token', 'history', 'previous messages', 'environment variables', 'seed', 'mnemonic', 'recovery', '~/.'),),
+        (FindingKind.SECRET_REFERENCE, "secret_word", False,
+         (('api', 'secret', 'private key', 'private_key', 'ssh', 'password', 'credential', 'token', 'history',
+          'previous messages', 'environment variables', 'seed', 'mnemonic', 'recovery', '~/.'),),
          (r"\b(?:api[\s_-]?keys?|secret[\s_-]{1,8}(?:access[\s_-]{1,8})?keys?|private[\s_-]{1,8}keys?|ssh[\s_-]{1,8}(?:private[\s_-]{1,8})?keys?"
          r"|passwords?|credentials?|access[\s_-]{1,8}tokens?|(?:github|auth|bearer|session)[\s_-]{1,8}tokens?|secrets"
          r"|(?:conversation|chat|message)\s{1,8}history|previous\s{1,8}messages|environment\s{1,8}variables|seed\s{1,8}phrases?"
          r"|mnemonic(?:\s{1,8}phrases?)?|recovery\s{1,8}phrases?)\b"
          r"|~/\.[\w-]{1,64}")),
         # --- sending data out
-        (FindingKind.EXFILTRATION, "send_to_destination", False, (('send', 'post', 'upload', 'forward', 'transmit', 'exfiltrat', 'leak', 'copy', 'push', 'report', 'mail', 'share', 'sync', 'transfer', 'paste', 'bcc'), ('http', '@', '+', 'server', '.')),
+        (FindingKind.EXFILTRATION, "send_to_destination", False,
+         (('send', 'post', 'upload', 'forward', 'transmit', 'exfiltrat', 'leak', 'copy', 'push', 'report', 'mail',
+          'share', 'sync', 'transfer', 'paste', 'bcc'), ('http', '@', '+', 'server', '.')),
          (r"\b(?:send|post|upload|forward|transmit|exfiltrate|leak|copy|push|report|e-?mail|mail|share|sync|transfer|paste"
          r"|bcc)\w{0,16}\b[^\n]{0,80}?"
          r"(?:https?://|\b[\w.+-]{1,64}@[\w-]{1,64}\.[a-z]{2,}\b|\+\d{8,}|git@|\b(?:\d{1,3}\.){3}\d{1,3}\b|\bto\s{1,8}(?:the\s{1,8})?server\b)")),
@@ -128,4 +142,5 @@ PADDING = re.compile(r"[ \t\u00a0\u3000]{40,}|(?:[ \t]*\r?\n){12,}")
 (spaces) or after it (line breaks): checked by the caller, so no pattern backtracks over the run."""
 BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=_-])")
 HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){32,}(?![0-9A-Fa-f])")
-PRE_FILTER = re.compile(f"[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069{ZERO_WIDTH}\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+PRE_FILTER = re.compile(f"[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069{ZERO_WIDTH}"
+                        "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")

@@ -158,7 +158,7 @@ def query_coverage(corpus: Corpus, stats: Stats, tokens: Sequence[str], slots: S
     out = []
     for slot in slots:
         vocab = set(corpus.vocab[slot] or ())
-        out.append(sum(w for tok, w in zip(uniq, idf) if tok in vocab) / total)
+        out.append(sum(w for tok, w in zip(uniq, idf, strict=True) if tok in vocab) / total)
     return out
 
 

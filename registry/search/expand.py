@@ -239,7 +239,9 @@ class QueryExpansion:
     related: RelatedTerms
     weight: float = 0.8
 
-    def expand(self, tokens: Sequence[str], present: Callable[[str], bool] | None = None) -> tuple[list[str], list[float] | None]:
+    def expand(
+        self, tokens: Sequence[str], present: Callable[[str], bool] | None = None
+    ) -> tuple[list[str], list[float] | None]:
         """See :meth:`RelatedTerms.expand_query`."""
         return self.related.expand_query(tokens, self.weight, present)
 

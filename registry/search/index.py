@@ -27,11 +27,12 @@ Permissions: the caller's ``visible`` predicate is applied *before* ranking, and
 statistics (document count, average length, document frequencies) are computed over the visible
 tools only. So a hidden tool never appears, and the scores a caller sees are exactly those
 rank-bm25 gives on the corpus of the tools that caller may see: they reveal nothing about
-hidden tools (bug case BR-26). The cost is one predicate call per tool per search
+hidden tools (search shows only what the caller may call). The cost is one predicate call per tool per search
 (``PatternPolicy``: about 2.6 µs per tool, so 26 ms at 10k tools and 256 ms at 100k); pass
 ``visible_key`` (anything hashable that identifies the caller's permissions, e.g.
 ``(principal, policy_revision)``) to cache the visibility mask per index generation, which brings
-a search back to 0.16 ms at 10k and 0.57 ms at 100k tools. BM25Plus was chosen over BM25Okapi partly for this: Okapi's IDF floor depends
+a search back to 0.16 ms at 10k and 0.57 ms at 100k tools. BM25Plus was chosen over BM25Okapi partly for this: Okapi's
+IDF floor depends
 on the document frequency of *every* token in the visible corpus, Plus needs only the query's.
 
 Split by job: this module keeps the index's entry points (updates, vectors, memory) and the
@@ -71,7 +72,8 @@ from registry.search.visibility import MaskCache, help_message
 from registry.store import ToolRegistry
 from registry.tool import Risk, ToolRecord
 
-__all__ = ["DEFAULT_ABSTAIN", "DEFAULT_PARAMS", "MAX_REGEX_CHARS", "Abstain", "SearchHit", "SearchIndex", "SearchResult"]
+__all__ = ["DEFAULT_ABSTAIN", "DEFAULT_PARAMS", "MAX_REGEX_CHARS", "Abstain", "SearchHit", "SearchIndex",
+           "SearchResult"]
 
 DEFAULT_PARAMS = BM25Params(model="plus", k1=1.2, b=0.75, delta=1.0)
 """Chosen on dev data (``bench/search_tune.py``); k1 and b barely matter there (±0.3 R@5)."""

@@ -46,7 +46,9 @@ class MemoryIndex:
         self._vectors: dict[str, np.ndarray] = {}  # remembered query text -> unit vector
         self._revision = 0
         self._map: tuple[int, int, np.ndarray] | None = None  # (generation, revision, memory slot -> slot)
-        self._dense: tuple[int, int, np.ndarray, np.ndarray, np.ndarray] | None = None  # (generation, revision, rows, tool slots, row starts)
+        self._dense: tuple[int, int, np.ndarray, np.ndarray, np.ndarray] | None = (
+            None  # (generation, revision, rows, tool slots, row starts)
+        )
 
     def __bool__(self) -> bool:
         return bool(self._entries)
@@ -109,7 +111,9 @@ class MemoryIndex:
         return len(self._vectors)
 
     # -- scoring --------------------------------------------------------------------------
-    def _slot_map(self, generation: int, by_name: Mapping[str, ToolRecord], slot_of: Mapping[str, int]) -> tuple[Corpus, np.ndarray]:
+    def _slot_map(
+        self, generation: int, by_name: Mapping[str, ToolRecord], slot_of: Mapping[str, int]
+    ) -> tuple[Corpus, np.ndarray]:
         """The memory corpus and, per memory slot, the index slot of its tool (-1: the tool is
         gone or its definition changed)."""
         corpus, entries, rev = self._corpus, self._entries, self._revision

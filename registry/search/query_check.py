@@ -1,4 +1,4 @@
-"""Checking a ``tool_search`` query before it reaches a compiler (issue 11).
+"""Checking a ``tool_search`` query before it reaches a compiler (a hostile pattern must not take the server down).
 
 ``regex:PATTERN`` queries come from remote callers; :func:`search_pattern_problem` measures the
 pattern (:func:`registry.safe_regex.check_pattern`) with the search limits, so a server answers a

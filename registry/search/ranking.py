@@ -69,7 +69,9 @@ def bm25_confidence(
     return min(1.0, float(scores.max()) / best) if best > 0 else 0.0
 
 
-def top_hits(records: Sequence[ToolRecord | None], slots: np.ndarray, scores: np.ndarray, limit: int) -> list[SearchHit]:
+def top_hits(
+    records: Sequence[ToolRecord | None], slots: np.ndarray, scores: np.ndarray, limit: int
+) -> list[SearchHit]:
     """The ``limit`` best slots: score descending, then qualified name ascending (deterministic);
     then, among near-equal hits (:data:`NEAR_EQUAL`), the least risky first."""
     if not len(slots):

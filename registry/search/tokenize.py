@@ -78,7 +78,7 @@ def _stemmer(language: str) -> Stemmer.Stemmer:
 
 
 def _cjk_words_jieba(run: str) -> list[str]:
-    import jieba  # noqa: PLC0415 - heavy dictionary, loaded only when CJK text shows up
+    import jieba  # lazy: heavy dictionary, loaded only when CJK text shows up
 
     jieba.setLogLevel(60)
     return [w for w in jieba.lcut_for_search(run) if w.strip()]

@@ -35,8 +35,8 @@ __all__ = [
 def admin_routes(service: AdminService | None, auth: AdminAuth, *, restart: Any = None,
                  reload: Any = None) -> list[Route | Mount]:
     """``/admin/api/...`` (JSON, bearer) and ``/admin/...`` (console pages, session) routes."""
-    from servers.admin.api import api_routes  # noqa: PLC0415 - keep `import servers.admin` light
-    from servers.admin.console import console_routes  # noqa: PLC0415
+    from servers.admin.api import api_routes  # lazy: keep `import servers.admin` light
+    from servers.admin.console import console_routes
 
     return [Mount("/admin/api", routes=api_routes(service, auth, restart=restart, reload=reload)),
             *console_routes(service, auth, restart=restart, reload=reload)]

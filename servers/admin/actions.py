@@ -107,7 +107,7 @@ class AdminService(AdminActions):
         (``toolhost servers --json``'s rows)."""
         if self.runtime is None:
             return []
-        from servers.admin.server_rows import server_row  # noqa: PLC0415
+        from servers.admin.server_rows import server_row
 
         return [server_row(s) for s in self.runtime.statuses()]
 
@@ -122,7 +122,7 @@ class AdminService(AdminActions):
         """What ``toolhost tools`` lists: ``{"tools": [full definition + timeout_seconds], "held":
         [{"name", "server", "reason"}]}`` for ``user`` (``None``: the local admin — every tool of a
         connected server except held definitions)."""
-        from registry.search import tool_definition  # noqa: PLC0415
+        from registry.search import tool_definition
 
         if self.runtime is None:
             return {"tools": [], "held": []}
@@ -137,8 +137,8 @@ class AdminService(AdminActions):
         Raises:
             host.store.NotFound: no such user.
         """
-        from host.access import local_admin_principal  # noqa: PLC0415
-        from servers.shared.local_principal import local_principal_name  # noqa: PLC0415
+        from host.access import local_admin_principal
+        from servers.shared.local_principal import local_principal_name
 
         if user:
             return self.access.principal_for_user(user)
@@ -248,21 +248,22 @@ class AdminService(AdminActions):
                           by: str) -> dict[str, Any]:
         """Let the callers of one allow grant approve their own calls (MCP elicitation); audited."""
         self.access.grants.set_self_approval(subject, pattern, enable, kind=kind)
-        self.access.audit(action="admin", decision="allow" if enable else "deny", rule=f"allow:{pattern}@{kind}:{subject}",
+        self.access.audit(action="admin", decision="allow" if enable else "deny",
+                          rule=f"allow:{pattern}@{kind}:{subject}",
                           status="self-approval-" + ("enabled" if enable else "disabled"), approver=by)
         return {"subject": subject, "kind": kind, "pattern": pattern, "self_approval": enable}
 
     # -- usage memory -----------------------------------------------------------------------
     def usage_stats(self) -> dict[str, Any]:
         """``{"pairs", "tools", "oldest"}`` of tool_search's usage memory (never the queries)."""
-        from host.store.usage import UsageMemory  # noqa: PLC0415
+        from host.store.usage import UsageMemory
 
         st = UsageMemory(self.access.store).stats()
         return {"pairs": st.pairs, "tools": st.tools, "oldest": st.oldest}
 
     def usage_clear(self, tool: str | None = None) -> int:
         """Forget the remembered queries (all, or ``tool``'s); how many were forgotten."""
-        from host.store.usage import UsageMemory  # noqa: PLC0415
+        from host.store.usage import UsageMemory
 
         mem = UsageMemory(self.access.store)
         return mem.forget_tool(tool) if tool else mem.clear()
@@ -359,7 +360,7 @@ class AdminService(AdminActions):
     def audit_rows(self, *, after_id: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
         """Up to ``limit`` stored audit rows (every column, as ``toolhost audit export`` writes them)
         with ids above ``after_id``, oldest first, after every queued row is written."""
-        import itertools  # noqa: PLC0415
+        import itertools
 
         self.access.audit_writer.flush(AUDIT_FLUSH_TIMEOUT_SECONDS)
         return list(itertools.islice(self.access.audit_log.rows(after_id=after_id, batch=limit), limit))
@@ -368,7 +369,7 @@ class AdminService(AdminActions):
 def _why(query: str, tool: Any) -> list[str]:
     """Which query words (after tokenizing and stemming, as the index does) appear where in ``tool``:
     a plain explanation of a BM25 hit."""
-    from registry.search import Tokenizer  # noqa: PLC0415 - only the playground needs it
+    from registry.search import Tokenizer  # lazy: only the playground needs it
 
     tok = Tokenizer()
     words = set(tok(query))

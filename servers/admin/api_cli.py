@@ -43,12 +43,13 @@ def decided_by(user: str, data: dict[str, Any]) -> tuple[str, str, str | None]:
     by = data.get("by")
     how = "cli" if data.get("how") == "cli" else "admin"
     approver = data.get("as")
-    return (by if isinstance(by, str) and by else user), how, (approver if isinstance(approver, str) and approver else None)
+    return ((by if isinstance(by, str) and by else user), how,
+            (approver if isinstance(approver, str) and approver else None))
 
 
 def cli_routes(api: Any) -> list[Route]:
     """Routes bound to ``api`` (a :class:`servers.admin.api.AdminApi`)."""
-    from servers.admin.api import ApiError, body_of, need  # noqa: PLC0415
+    from servers.admin.api import ApiError, body_of, need
 
     t = anyio.to_thread.run_sync
 
@@ -109,7 +110,7 @@ def cli_routes(api: Any) -> list[Route]:
         return await t(s.audit_verify)
 
     async def audit_rows(r: Request, s: AdminService, _u: str) -> Any:
-        from servers.admin.api import _int  # noqa: PLC0415
+        from servers.admin.api import _int
 
         after = _int(r, "after_id", 0, lo=0, hi=2**62)
         return {"rows": await t(lambda: s.audit_rows(after_id=after, limit=_int(r, "limit", 1000)))}

@@ -136,7 +136,7 @@ class Console:
             target = back.format(**request.path_params)
             try:
                 result = await handler(request, form, session, self.service)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - classify() re-raises what is not an admin error
                 err = classify(e)
                 return RedirectResponse(f"{target}?{urlencode({'msg': err.message, 'err': '1'})}", status_code=303)
             if isinstance(result, Response):

@@ -83,7 +83,7 @@ class OperatorSurface:
         return sum(1 for status, _h in self.access.pins.states().values() if status in ("held", "changed"))
 
     def _open_sessions(self) -> int:
-        from servers.http.sessions import open_sessions  # noqa: PLC0415
+        from servers.http.sessions import open_sessions
 
         return open_sessions(self.server)
 
@@ -114,7 +114,7 @@ class OperatorSurface:
             fresh = sorted(held - self._held)
             self._held = (self._held - set(names)) | held
             self.events.tools_held(server, fresh)
-        except Exception:  # noqa: BLE001 - an event is never worth a failed listing
+        except Exception:  # an event is never worth a failed listing
             _logger.exception("toolhost: reporting held tools failed")
 
     async def _watch_approvals(self) -> None:
@@ -125,7 +125,7 @@ class OperatorSurface:
                     if r.id not in self._seen_approvals:
                         self._seen_approvals.add(r.id)
                         self.events.approval(r.id, r.user, r.tool, "pending")
-            except Exception:  # noqa: BLE001
+            except Exception:
                 _logger.exception("toolhost: reading pending approvals failed")
             await anyio.sleep(WATCH_APPROVALS_SECONDS)
 
@@ -156,12 +156,12 @@ class OperatorSurface:
     def announce(self, mcp_url: str) -> None:
         """Write ``<data_dir>/serve.json`` (:func:`servers.shared.endpoint.endpoint_record`): where the CLI of
         this data folder finds the running serve (with the local admin token)."""
-        import json  # noqa: PLC0415
+        import json
 
         base = mcp_url.rsplit("/", 1)[0]
         self.endpoint_path = self.data_dir / ENDPOINT_FILE
         record = endpoint_record(base, self.data_dir, self.db_url, self.config_path)
-        from host.paths import private_opener  # noqa: PLC0415
+        from host.paths import private_opener
 
         with open(self.endpoint_path, "w", encoding="utf-8", opener=private_opener) as fh:  # 0600
             fh.write(json.dumps(record))

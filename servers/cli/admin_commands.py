@@ -1,7 +1,8 @@
 """``toolhost users|roles|keys|grants``: administering per-user permissions (and wiring of the rest).
 
 Every command takes ``--data-dir`` (else ``$TOOLHOST_HOME``, else the per-user default; see
-:mod:`host.paths`) and ``--db-url`` (else ``$TOOLHOST_DATABASE_URL``, else the older ``$TOOLHOST_DB_URL``, else ``<data_dir>/toolhost.db``).
+:mod:`host.paths`) and ``--db-url`` (else ``$TOOLHOST_DATABASE_URL``, else the older ``$TOOLHOST_DB_URL``, else
+``<data_dir>/toolhost.db``).
 Errors (unknown user, bad pattern, duplicate, ...) print one ``error:`` line naming the fix and
 exit with status 1. API keys are printed once, at creation; only their hash is stored.
 The ``approvals``, ``pins`` and ``audit`` commands live in :mod:`servers.cli.review_commands`.

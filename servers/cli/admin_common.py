@@ -38,7 +38,7 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a ta
 
 def print_json(value: object) -> None:
     """``value`` as indented JSON on stdout."""
-    import json  # noqa: PLC0415
+    import json
 
     typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
@@ -51,13 +51,13 @@ class Admin:
     the serve becomes one ``error:`` line (exit 1), like a store error on the local path."""
 
     def __init__(self, data_dir: Path | None, db_url: str | None, *, use_serve: bool = True) -> None:
-        from servers.cli.serve_client import running_serve  # noqa: PLC0415
+        from servers.cli.serve_client import running_serve
 
         self._data_dir, self._db_url = data_dir, db_url
         self._remote: object | None = None
         serve = running_serve(data_dir, db_url=db_url) if use_serve else None
         if serve is not None:
-            from servers.cli.admin_remote import RemoteAdmin  # noqa: PLC0415
+            from servers.cli.admin_remote import RemoteAdmin
 
             self._remote = RemoteAdmin(serve)
         self._access: AccessControl | None = None
@@ -71,8 +71,8 @@ class Admin:
     def local(self) -> object:
         """The service over the database (opened now if not yet)."""
         if self._local is None:
-            from host.access import AccessControl  # noqa: PLC0415 - lazy: `toolhost --help` stays instant
-            from servers.admin.actions import AdminService  # noqa: PLC0415
+            from host.access import AccessControl  # lazy: `toolhost --help` stays instant
+            from servers.admin.actions import AdminService
 
             self._access = AccessControl.open(self._data_dir, url=self._db_url)
             self._local = AdminService(self._access)
@@ -80,7 +80,7 @@ class Admin:
 
     def _act(self, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
         """Run admin action ``name`` through the serve, else (or once it stops answering) locally."""
-        from servers.cli.serve_client import ServeError, ServeUnavailable  # noqa: PLC0415
+        from servers.cli.serve_client import ServeError, ServeUnavailable
 
         if self._remote is not None:
             try:
@@ -128,7 +128,7 @@ def service(data_dir: Path | None, db_url: str | None) -> Iterator[Admin]:
     try:
         yield admin
     except Exception as e:
-        from host.store import StoreError  # noqa: PLC0415
+        from host.store import StoreError
 
         if isinstance(e, StoreError):
             fail(str(e))
@@ -140,8 +140,8 @@ def service(data_dir: Path | None, db_url: str | None) -> Iterator[Admin]:
 @contextmanager
 def access(data_dir: Path | None, db_url: str | None) -> Iterator[AccessControl]:
     """The permission store; a :class:`host.store.StoreError` becomes one ``error:`` line, exit 1."""
-    from host.access import AccessControl  # noqa: PLC0415 - lazy: `toolhost --help` stays instant
-    from host.store import StoreError  # noqa: PLC0415
+    from host.access import AccessControl  # lazy: `toolhost --help` stays instant
+    from host.store import StoreError
 
     try:
         opened = AccessControl.open(data_dir, url=db_url)

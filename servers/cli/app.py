@@ -36,7 +36,7 @@ flags_without_placeholder()
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+        from importlib.metadata import PackageNotFoundError, version
 
         try:
             typer.echo(f"toolhost {version('toolhost')}")
@@ -67,7 +67,7 @@ register_usage_commands(app)
 def main() -> None:
     """Console-script entry point: runs the app; a :class:`host.errors.HostError` (bad data folder,
     unreadable config, …) becomes one ``error:`` line and exit status 2, never a traceback."""
-    from host.errors import HostError  # noqa: PLC0415
+    from host.errors import HostError
 
     try:
         app(prog_name="toolhost", standalone_mode=True)

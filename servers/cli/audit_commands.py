@@ -50,7 +50,7 @@ def audit_main(
     subcommand. With --json, one JSON array (or, with --follow, one JSON object per line)."""
     if ctx.invoked_subcommand is not None:
         return
-    import time  # noqa: PLC0415
+    import time
 
     after = parse_since(since) if since else None
     filters = {"user": user, "tool": tool, "status": status, "action": action}
@@ -85,7 +85,7 @@ def audit_verify(
     db_url: DbUrl = None,
 ) -> None:
     """Check the audit hash chain; exit 1 at the first broken link (modified, deleted or inserted row)."""
-    from host.store.audit_chain import verify_rows  # noqa: PLC0415 - lazy: `toolhost --help` stays instant
+    from host.store.audit_chain import verify_rows  # lazy: `toolhost --help` stays instant
 
     if file is not None:
         rows = _export_rows(file)

@@ -40,9 +40,9 @@ UserOpt = Annotated[
 
 
 def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]:
-    from host.config import load_config  # noqa: PLC0415 - lazy imports keep `toolhost --help` instant
-    from host.errors import ConfigError  # noqa: PLC0415
-    from host.paths import data_dir as resolve_data_dir  # noqa: PLC0415
+    from host.config import load_config  # lazy imports keep `toolhost --help` instant
+    from host.errors import ConfigError
+    from host.paths import data_dir as resolve_data_dir
 
     root = resolve_data_dir(data_dir)
     try:
@@ -56,7 +56,7 @@ def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]
 
 
 def _run(coro_fn: Any, *args: Any, backend_options: dict[str, Any] | None = None) -> Any:
-    import anyio  # noqa: PLC0415
+    import anyio
 
     try:
         return anyio.run(coro_fn, *args, backend_options=backend_options)
@@ -72,13 +72,13 @@ async def _with_runtime(
 
     With ``user``, that user's grants, pins and approvals apply; otherwise full local access.
     """
-    from host.runtime import HostRuntime  # noqa: PLC0415
-    from host.store import StoreError  # noqa: PLC0415
-    from registry import Principal  # noqa: PLC0415
-    from host.access import local_policy  # noqa: PLC0415
-    from servers.cli.display import live_status  # noqa: PLC0415
-    from servers.cli.local_user import UnknownUser, require_user  # noqa: PLC0415
-    from servers.shared.local_principal import local_principal_name  # noqa: PLC0415
+    from host.access import local_policy
+    from host.runtime import HostRuntime
+    from host.store import StoreError
+    from registry import Principal
+    from servers.cli.display import live_status
+    from servers.cli.local_user import UnknownUser, require_user
+    from servers.shared.local_principal import local_principal_name
 
     access = principal = None
     if user is not None:
@@ -114,13 +114,13 @@ async def _with_runtime(
 
 def _limiter(access: AccessControl | None, cfg: HostConfig) -> RateLimiter | None:
     """The config's rate limits over the permission database (:func:`host.limits.rate_limiter_for`)."""
-    from host.limits import rate_limiter_for  # noqa: PLC0415
+    from host.limits import rate_limiter_for
 
     return rate_limiter_for(access.store if access is not None else None, cfg.defaults.rate_limits)
 
 
 def _report_failures(rt: HostRuntime) -> None:
-    from servers.cli.display import servers_table  # noqa: PLC0415
+    from servers.cli.display import servers_table
 
     failed = [s for s in rt.statuses() if s.error]
     if failed:
@@ -129,8 +129,8 @@ def _report_failures(rt: HostRuntime) -> None:
 
 
 def _open_access(root: Path, mode: str, db_url: str | None) -> tuple[AccessControl | None, bool]:
-    from host.store import StoreError  # noqa: PLC0415
-    from host.access import open_access  # noqa: PLC0415
+    from host.access import open_access
+    from host.store import StoreError
 
     try:
         return open_access(root, mode, db_url=db_url)  # type: ignore[arg-type]
@@ -142,7 +142,7 @@ def _open_access(root: Path, mode: str, db_url: str | None) -> tuple[AccessContr
 
 def _serve(config: Path | None, data_dir: Path | None, db_url: str | None) -> Any:
     """The running serve of this data folder and store (same config when --config is given), or ``None``."""
-    from servers.cli.serve_client import running_serve  # noqa: PLC0415
+    from servers.cli.serve_client import running_serve
 
     return running_serve(data_dir, db_url=db_url, config=config)
 

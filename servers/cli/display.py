@@ -71,5 +71,7 @@ def live_status(console: Console, statuses: Sequence[ServerStatus], *, enabled: 
     if not enabled or not console.is_terminal:
         yield lambda *_: None
         return
-    with Live(servers_table(statuses, show_stderr=False), console=console, transient=True, refresh_per_second=8) as live:
+    with Live(
+        servers_table(statuses, show_stderr=False), console=console, transient=True, refresh_per_second=8
+    ) as live:
         yield lambda *_: live.update(servers_table(statuses, show_stderr=False))

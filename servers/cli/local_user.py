@@ -1,4 +1,4 @@
-"""Who acts from the local command line, and failing closed on ``--user`` (issue 11).
+"""Who acts from the local command line, and failing closed on ``--user`` (an unknown user is refused, never guessed).
 
 * :func:`servers.shared.local_principal.local_principal_name` (``local:<os user>``) acts when
   ``--user`` is not given;
@@ -31,7 +31,9 @@ class UnknownUser(Exception):
                 f"`toolhost users add {user}`"
             )
         else:
-            msg = f"--user {user}: no such user in {data_dir} (see `toolhost users list`, or `toolhost users add {user}`)"
+            msg = (
+                f"--user {user}: no such user in {data_dir} (see `toolhost users list`, or `toolhost users add {user}`)"
+            )
         super().__init__(msg)
 
 

@@ -15,7 +15,7 @@ __all__ = ["AuthChoice", "Expose", "LogFormat", "LogLevel", "RiskChoice", "flags
 def flags_without_placeholder() -> None:
     """typer prints ``<bool>`` as the value type of on/off flags (``--stdio <bool>``), which reads as if a
     value were expected: flags show no type."""
-    from typer.core import TyperOption  # noqa: PLC0415
+    from typer.core import TyperOption
 
     original = TyperOption.display_type_rich
     if getattr(original, "_toolhost", False):
@@ -68,7 +68,7 @@ def json_object(value: str | None) -> dict[str, Any]:
         typer.BadParameter: not JSON, or JSON but not an object; click prefixes the parameter's name
             (``Invalid value for 'ARGS': ...``) and exits 2.
     """
-    import typer  # noqa: PLC0415
+    import typer
 
     example = """pass one JSON object in single quotes, e.g. '{"order_id": "A1001"}' ('{}' for none)"""
     if value is None or not value.strip():
@@ -84,7 +84,7 @@ def json_object(value: str | None) -> dict[str, Any]:
 
 def print_remote_search(out: Console, query: str, found: dict[str, Any], as_json: bool) -> None:
     """Print a running serve's search answer (``GET /admin/api/search``) like ``toolhost search``."""
-    from rich.table import Table  # noqa: PLC0415
+    from rich.table import Table
 
     hits = found.get("hits", [])
     if as_json:

@@ -23,9 +23,9 @@ def reconnect_command(
     as_json: AsJson = False,
 ) -> None:
     """Reconnect one server of the running `toolhost serve` (e.g. after fixing what made it fail)."""
-    from urllib.parse import quote  # noqa: PLC0415
+    from urllib.parse import quote
 
-    from servers.cli.serve_client import ServeError, ServeUnavailable, running_serve  # noqa: PLC0415
+    from servers.cli.serve_client import ServeError, ServeUnavailable, running_serve
 
     serve = running_serve(data_dir)
     if serve is None:
@@ -53,6 +53,6 @@ def reconnect_command(
 
 
 def _where(data_dir: Path | None) -> str:
-    from host.paths import data_dir as resolve  # noqa: PLC0415
+    from host.paths import data_dir as resolve
 
     return str(resolve(data_dir))

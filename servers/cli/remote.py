@@ -1,4 +1,4 @@
-"""``toolhost tools|call|servers`` answered by the running serve of the data folder (issue 12/14).
+"""``toolhost tools|call|servers`` answered by the running serve of the data folder (one process owns the upstreams).
 
 Each function prints what the command prints on its own path (same tables, same JSON) from the
 admin API's answer, and returns ``None`` when the serve cannot answer (the command then connects
@@ -68,7 +68,7 @@ def tools_via_serve(serve: RunningServe, out: Console, err: Console, *, user: st
 def call_via_serve(serve: RunningServe, out: Console, err: Console, *, name: str, arguments: dict[str, Any],
                    user: str | None, as_json: bool) -> bool | None:
     """``True`` when the call's result is an error (exit 1), ``False`` when ok, ``None``: not answered."""
-    from servers.cli.serve_client import CALL_TIMEOUT_SECONDS  # noqa: PLC0415
+    from servers.cli.serve_client import CALL_TIMEOUT_SECONDS
 
     result = _ask(serve, err, "POST", "/call", body={"name": name, "arguments": arguments, "user": user},
                   timeout=CALL_TIMEOUT_SECONDS)

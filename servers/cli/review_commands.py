@@ -119,7 +119,7 @@ def _decide(approval_id: str, approve: bool, as_user: str | None, data_dir, db_u
             done: Callable[[dict], str]) -> None:
     """One CLI decision through the shared admin service (the local admin unless ``--as``), printed
     as JSON or as ``done(decided approval)``."""
-    from servers.shared.local_principal import local_principal_name  # noqa: PLC0415 - imports the store
+    from servers.shared.local_principal import local_principal_name  # lazy: imports the store
 
     with service(data_dir, db_url) as svc:
         info = svc.decide(approval_id, approve, as_user or local_principal_name(), how="cli",
@@ -230,9 +230,9 @@ def parse_since(text: str, option: str = "--since") -> float:
     Raises:
         typer.BadParameter: anything else (names ``option`` and the accepted forms).
     """
-    import datetime as dt  # noqa: PLC0415
-    import re  # noqa: PLC0415
-    import time  # noqa: PLC0415
+    import datetime as dt
+    import re
+    import time
 
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text)
     if m:

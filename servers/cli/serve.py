@@ -48,12 +48,12 @@ def serve(
     """Start the registry MCP server (streamable HTTP on 127.0.0.1:8765/mcp, or --stdio), with the admin
     console at /admin, the admin API at /admin/api, /healthz, /readyz and /metrics."""
 
-    from rich.markup import escape  # noqa: PLC0415
+    from rich.markup import escape
 
-    from host.tracing import configure_from_env  # noqa: PLC0415
-    from servers.compose import GatewayError, GatewayOptions, build_gateway  # noqa: PLC0415
-    from servers.http.runner import event_loop_options  # noqa: PLC0415
-    from servers.observability import configure_logging  # noqa: PLC0415
+    from host.tracing import configure_from_env
+    from servers.compose import GatewayError, GatewayOptions, build_gateway
+    from servers.http.runner import event_loop_options
+    from servers.observability import configure_logging
 
     configure_logging(log_level.value, log_format.value)
     configure_from_env()  # OpenTelemetry spans when OTEL_* ask for them and the `otel` extra is installed

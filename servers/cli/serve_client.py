@@ -71,7 +71,7 @@ class RunningServe:
             ServeUnavailable: connection refused/reset before an answer, or status 501/503.
             ServeError: any other error status (``code``/``message`` from the API's error body).
         """
-        import httpx2  # noqa: PLC0415 - only when a serve runs
+        import httpx2  # lazy: only when a serve runs
 
         clean = {k: v for k, v in (params or {}).items() if v is not None}
         try:
@@ -114,7 +114,7 @@ def running_serve(data_dir: Path | None, *, db_url: str | None = None,
     (``db_url``) and, when ``config`` is given, the same config file; else ``None``.
 
     ``TOOLHOST_NO_SERVE=1`` always answers ``None`` (the CLI then works on its own)."""
-    from host.paths import data_dir as resolve  # noqa: PLC0415
+    from host.paths import data_dir as resolve
 
     if os.environ.get("TOOLHOST_NO_SERVE", "") not in ("", "0"):
         return None

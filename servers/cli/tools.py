@@ -36,19 +36,20 @@ def tools(
     as_json: JsonOpt = False,
     user: UserOpt = None,
     db_url: DbUrlOpt = None,
-    show_all: Annotated[bool, typer.Option("--all", help="Also list held tools (invalid definitions) with the reason.")] = False,
+    show_all: Annotated[bool, typer.Option(
+        "--all", help="Also list held tools (invalid definitions) with the reason.")] = False,
 ) -> None:
     """List every tool of every configured server (name, server, risk, timeout, description).
 
     Asks the running `toolhost serve` of the same data folder when there is one."""
     serve_ = _serve(config, data_dir, db_url)
     if serve_ is not None:
-        from servers.cli.remote import tools_via_serve  # noqa: PLC0415
+        from servers.cli.remote import tools_via_serve
 
         if tools_via_serve(serve_, out, err, user=user, as_json=as_json, show_all=show_all) is not None:
             return
-    from registry.search import tool_definition  # noqa: PLC0415
-    from servers.cli.display import tools_table  # noqa: PLC0415
+    from registry.search import tool_definition
+    from servers.cli.display import tools_table
 
     cfg, root = _load(config, data_dir)
 
@@ -86,8 +87,8 @@ def search(
         if found is not None:
             print_remote_search(out, query, found, as_json)
             return
-    from registry.search import tool_definition  # noqa: PLC0415
-    from servers.cli.display import tools_table  # noqa: PLC0415
+    from registry.search import tool_definition
+    from servers.cli.display import tools_table
 
     cfg, root = _load(config, data_dir)
 
@@ -106,8 +107,9 @@ def search(
 
 def call(
     name: Annotated[str, typer.Argument(metavar="NAME", help="Qualified tool name, e.g. orders__get_order.")],
-    arguments: Annotated[str, typer.Argument(metavar="ARGS", callback=json_object,
-                                             help='Arguments as a JSON object, e.g. \'{"order_id": "A1001"}\'.')] = "{}",
+    arguments: Annotated[str, typer.Argument(
+        metavar="ARGS", callback=json_object,
+        help='Arguments as a JSON object, e.g. \'{"order_id": "A1001"}\'.')] = "{}",
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
@@ -120,7 +122,7 @@ def call(
     parsed: dict = arguments  # type: ignore[assignment]  # the json_object callback parsed it
     serve_ = _serve(config, data_dir, db_url)
     if serve_ is not None:
-        from servers.cli.remote import call_via_serve  # noqa: PLC0415
+        from servers.cli.remote import call_via_serve
 
         if _answered(call_via_serve(serve_, out, err, name=name, arguments=parsed, user=user, as_json=as_json)):
             return
@@ -135,7 +137,7 @@ def call(
                 text = getattr(block, "text", None)
                 out.print(text if text is not None else f"[{block.type} content]", markup=False, soft_wrap=True)
             if result.is_error and result.error is not None:
-                from servers.cli.remote import print_call_failure  # noqa: PLC0415
+                from servers.cli.remote import print_call_failure
 
                 print_call_failure(err, result.status.value, result.error.where)
         return result.is_error
@@ -162,17 +164,17 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
     Exits 1 when any server failed to connect."""
     serve_ = _serve(config, data_dir, db_url)
     if serve_ is not None:
-        from servers.cli.remote import servers_via_serve  # noqa: PLC0415
+        from servers.cli.remote import servers_via_serve
 
         if _answered(servers_via_serve(serve_, out, err, as_json=as_json)):
             return
-    from servers.cli.display import servers_table  # noqa: PLC0415
+    from servers.cli.display import servers_table
 
     cfg, root = _load(config, data_dir)
 
     async def body(rt: HostRuntime, _principal: Principal) -> bool:
         if as_json:
-            from servers.admin.server_rows import server_row  # noqa: PLC0415
+            from servers.admin.server_rows import server_row
 
             rows = [server_row(s) for s in rt.statuses()]  # the admin API's rows, one implementation
             out.print_json(json.dumps(rows))

@@ -16,7 +16,9 @@ from servers.shared.times import when
 
 __all__ = ["register", "usage_app"]
 
-usage_app = typer.Typer(help="Usage memory of tool_search (queries that led to successful calls).", no_args_is_help=True)
+usage_app = typer.Typer(
+    help="Usage memory of tool_search (queries that led to successful calls).", no_args_is_help=True
+)
 
 
 @usage_app.command("stats")
@@ -32,7 +34,9 @@ def usage_stats(data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson 
 
 @usage_app.command("clear")
 def usage_clear(
-    tool: Annotated[str | None, typer.Option("--tool", help="Forget only this tool's queries (qualified name).")] = None,
+    tool: Annotated[
+        str | None, typer.Option("--tool", help="Forget only this tool's queries (qualified name).")
+    ] = None,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
 ) -> None:

@@ -1,4 +1,4 @@
-"""Example MCP server ``rugpull``: a tool whose definition changes after it was approved (BR-24).
+"""Example MCP server ``rugpull``: a tool whose definition changes after it was approved (a "rug pull").
 
 Run: ``python -m servers.examples.rugpull [--change-after-calls N] [--flag-file PATH]`` (stdio).
 

@@ -1,4 +1,4 @@
-"""Prompts, resources, completion and logging of the registry server (issue 9).
+"""Prompts, resources, completion and logging of the registry server (namespaced, under the same grants as tools).
 
 Every upstream's prompts, resources and templates are served under namespaced names/URIs
 (:mod:`registry.catalog`), all pages merged, filtered by the same grants as tools: an item is
@@ -158,7 +158,9 @@ class CatalogHandlers:
             with anyio.CancelScope(shield=True):
                 await self.access.audit_async(action=action, principal=self.resolve(ctx), tool=name, status=status)
 
-    async def _forward(self, ctx: ServerRequestContext[Any, Any], op: Any, exchange: InputExchange | None = None) -> Any:
+    async def _forward(
+        self, ctx: ServerRequestContext[Any, Any], op: Any, exchange: InputExchange | None = None
+    ) -> Any:
         try:
             # a parked call (host.upstream.parked_input) already routes upstream requests to itself
             with downstream_scope(current_downstream() or downstream_for(ctx, self.levels)), input_exchange(exchange):
@@ -167,7 +169,9 @@ class CatalogHandlers:
             raise MCPError(INTERNAL_ERROR, str(err)) from None
 
     # -- prompts ------------------------------------------------------------------------
-    async def list_prompts(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None) -> ListPromptsResult:
+    async def list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListPromptsResult:
         self._remember(ctx)
         visible = self._visible(ctx)
         return ListPromptsResult(
@@ -196,7 +200,9 @@ class CatalogHandlers:
             await self._audit(ctx, "prompt", item.exposed, status)
 
     # -- resources ----------------------------------------------------------------------
-    async def list_resources(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None) -> ListResourcesResult:
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
         self._remember(ctx)
         visible = self._visible(ctx)
         return ListResourcesResult(

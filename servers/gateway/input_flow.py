@@ -21,7 +21,13 @@ from typing import Any
 
 from mcp.server import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
-from mcp.types import ClientCapabilities, ElicitationCapability, InputRequiredResult, RootsCapability, SamplingCapability
+from mcp.types import (
+    ClientCapabilities,
+    ElicitationCapability,
+    InputRequiredResult,
+    RootsCapability,
+    SamplingCapability,
+)
 
 from host.upstream.input_required import ELICIT, ROOTS, SAMPLE, InputExchange, decode_parked, decode_state
 from registry import Principal

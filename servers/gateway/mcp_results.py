@@ -9,9 +9,8 @@ error under ``_meta["toolhost/error"]`` (``{code, where, retry_after_seconds, ap
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Callable
+from typing import Any
 
 from mcp.types import (
     AudioContent,

@@ -67,7 +67,9 @@ SEARCH_TOOL = Tool(
         },
         "required": ["query"],
     },
-    annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+    annotations=ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    ),
 )
 
 EXECUTE = SCRIPT_TOOL
@@ -115,7 +117,9 @@ CALL_TOOL_TOOL = Tool(
         },
         "required": ["name"],
     },
-    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True),
+    annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
+    ),
 )
 
 

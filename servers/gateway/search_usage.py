@@ -83,7 +83,7 @@ class UsageLearner:
             return None
         try:
             return cls(runtime, UsageMemory(store))
-        except Exception:  # noqa: BLE001 - search works without memory
+        except Exception:  # search works without memory
             log.exception("tool_search: usage memory unavailable")
             return None
 
@@ -129,5 +129,5 @@ class UsageLearner:
             return
         try:
             await anyio.to_thread.run_sync(self._learn, query, tool.qualified_name, tool.definition_hash)
-        except Exception:  # noqa: BLE001 - a failed memory write never fails the call
+        except Exception:  # a failed memory write never fails the call
             log.exception("tool_search: could not remember a successful call")

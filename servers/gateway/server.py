@@ -361,7 +361,7 @@ def create_registry_server(
 
 
 class _RegistryServer(Server[Any]):
-    """The low-level server with capabilities that tell the truth (issue 9, BR-35).
+    """The low-level server with capabilities that tell the truth (``tools.listChanged`` is declared: it is sent).
 
     ``tools.listChanged`` is true (toolhost sends ``notifications/tools/list_changed`` after a
     ``tool_search`` and on registry changes); ``prompts``, ``resources`` (with ``subscribe`` and
@@ -387,13 +387,18 @@ class _RegistryServer(Server[Any]):
         protocol_version: str | None = None,
     ) -> Any:
         options = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
-        caps = super().get_capabilities(options, experimental_capabilities, extensions, protocol_version=protocol_version)
+        caps = super().get_capabilities(options, experimental_capabilities, extensions,
+                                        protocol_version=protocol_version)
         offered = self._catalog.offered()
         update: dict[str, Any] = {}
         if caps.tools is not None and not (protocol_version or "") >= "2026":
             update["tools"] = caps.tools.model_copy(update={"list_changed": True})
-        for key, attr in (("prompts", "prompts"), ("resources", "resources"),
-                          ("completions", "completions"), ("logging", "logging")):
+        for key, attr in (
+            ("prompts", "prompts"),
+            ("resources", "resources"),
+            ("completions", "completions"),
+            ("logging", "logging"),
+        ):
             if not offered[key]:
                 update[attr] = None
         return caps.model_copy(update=update)

@@ -36,7 +36,8 @@ __all__ = [
     "transport_security_for",
 ]
 
-from servers.http.defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH  # noqa: E402 - re-exported
+from servers.http.defaults import DEFAULT_HOST, DEFAULT_PORT, MCP_PATH  # re-exported
+
 GRACEFUL_SHUTDOWN_SECONDS = 5.0
 """How long open client streams may delay shutdown after SIGINT/SIGTERM (seconds)."""
 
@@ -58,7 +59,7 @@ def event_loop_options() -> dict[str, Any]:
         raise ValueError(f"{LOOP_ENV} must be 'uvloop' or 'asyncio', got {choice!r}")
     if choice == "uvloop":
         try:
-            import uvloop  # noqa: F401
+            import uvloop  # noqa: F401 - only probes that uvloop is installed
         except ImportError:
             return {}
         return {"use_uvloop": True}
@@ -150,7 +151,7 @@ def http_protocol() -> type[asyncio.Protocol]:
     ``h11`` on this path) when installed, else ``h11``; either with coalesced writes
     (:class:`_CoalescingTransport`)."""
     try:
-        import httptools  # noqa: F401
+        import httptools  # noqa: F401 - only probes that httptools is installed
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
     except ImportError:
         from uvicorn.protocols.http.h11_impl import H11Protocol as base  # type: ignore[assignment]

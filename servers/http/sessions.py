@@ -6,7 +6,8 @@ one user opening 10,000 sessions locked every other user out for the idle timeou
 :class:`FairSessionManager` also caps each user's open sessions (the API key's user, from the
 SDK's ``AuthorizationContext``; unauthenticated clients share one bucket): a user at their limit
 asking for a new session first gets one of their own sessions back: the least recently used *idle*
-one (no HTTP request open, no open GET stream, no call still running) is closed to make room, so a client that crashed or
+one (no HTTP request open, no open GET stream, no call still running) is closed to make room, so a client that crashed
+or
 restarted without ``DELETE`` is never locked out, and in open access (every caller is the one user
 ``<unauthenticated>``) one client opening sessions in a loop only churns idle sessions instead of
 locking every other client out until they expire. Only when every session of the user is busy is

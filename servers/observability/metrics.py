@@ -56,11 +56,12 @@ class _LiveCollector(Collector):
         for name, doc, read in (
             ("toolhost_approvals_pending", "Calls waiting for a human's approval.", m.pending_approvals),
             ("toolhost_tools_held", "Tools held because their definition changed since it was pinned.", m.held_tools),
-            ("toolhost_sessions_open", "Open MCP HTTP sessions (2025 protocol versions; 2026-07-28 requests carry none).", m.open_sessions),
+            ("toolhost_sessions_open", "Open MCP HTTP sessions (2025 protocol versions; 2026-07-28 requests carry "
+                                       "none).", m.open_sessions),
         ):
             try:
                 value = float(read())
-            except Exception:  # noqa: BLE001 - a scrape never fails because one source does
+            except Exception:  # a scrape never fails because one source does
                 _logger.exception("toolhost: reading %s failed", name)
                 continue
             yield GaugeMetricFamily(name, doc, value=value)

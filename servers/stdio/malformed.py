@@ -76,7 +76,7 @@ def odd_id_error(line: str, message: Any) -> JSONRPCError | None:
     so it gets ``-32600`` with ``id: null`` (JSON-RPC 2.0 section 5: the id could not be used)
     instead of silence; ``None`` for every other message. The id rule and its wording are HTTP's
     (:func:`servers.http.transport.id_problem`). Costs one substring test per notification."""
-    from servers.http.transport import id_problem  # noqa: PLC0415 - only for such lines
+    from servers.http.transport import id_problem  # lazy: only for such lines
 
     if getattr(message, "id", None) is not None or not hasattr(message, "method") or '"id"' not in line:
         return None

@@ -47,8 +47,13 @@ def test_audit_verify_and_export_see_the_serves_queued_rows_and_fall_back_to_the
 
     # the serve stopped (its queue written at exit): the database now holds the same rows, read directly
     alone = cli("audit", "export", "-o", str(tmp_path / "audit.jsonl"))
-    assert (alone.returncode, alone.stderr) == (0, f"exported {len(served_rows)} audit rows to {tmp_path / 'audit.jsonl'}\n")
+    assert (alone.returncode, alone.stderr) == (
+        0,
+        f"exported {len(served_rows)} audit rows to {tmp_path / 'audit.jsonl'}\n",
+    )
     stored = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert stored == served_rows
     checked = cli("audit", "verify", "--file", str(tmp_path / "audit.jsonl"))
-    assert checked.stdout == f"ok: {len(stored)} rows of {tmp_path / 'audit.jsonl'} verified, the hash chain is intact\n"
+    assert (
+        checked.stdout == f"ok: {len(stored)} rows of {tmp_path / 'audit.jsonl'} verified, the hash chain is intact\n"
+    )

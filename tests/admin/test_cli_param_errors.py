@@ -5,6 +5,7 @@ and for the values parsed by our own code (call's ARGS, audit --since, --max-ris
 from __future__ import annotations
 
 import enum
+
 import typer
 from typer.core import TyperGroup, TyperOption
 from typer.testing import CliRunner
@@ -33,7 +34,8 @@ def test_call_args_that_are_not_a_json_object_name_ARGS_the_problem_and_the_fix(
     data = ["--data-dir", str(tmp_path)]
     code, text = error_text("call", "X", "{bad", *data)
     assert (code, text.split("Error ", 1)[1]) == (
-        2, f"Invalid value for 'ARGS': not valid JSON (Expecting property name enclosed in double quotes at column 2); {fix}")
+        2, f"Invalid value for 'ARGS': not valid JSON (Expecting property name enclosed in double quotes at column "
+           f"2); {fix}")
     code, text = error_text("call", "X", "[1, 2]", *data)
     assert (code, text.split("Error ", 1)[1]) == (2, f"Invalid value for 'ARGS': a JSON list, not an object; {fix}")
     code, text = error_text("call", "X", '"A1001"', *data)

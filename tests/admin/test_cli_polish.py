@@ -46,14 +46,21 @@ def test_admin_commands_print_json_and_approve_through_the_shared_service(tmp_pa
         ("approval", "alice", local, req.id, "approved", f"cli: approved by {local}")]
     assert json.loads(runner.invoke(app, ["audit", "--since", "2030-01-01T00:00:00Z", "--json", *base]).output) == []
     bad = runner.invoke(app, ["audit", "--since", "yesterday", *base], env={"COLUMNS": "300"})
-    assert bad.exit_code == 2 and "Invalid value for '--since': 'yesterday': use a duration like 30s, 15m, 2h, 7d" in bad.output
+    assert (
+        bad.exit_code == 2
+        and "Invalid value for '--since': 'yesterday': use a duration like 30s, 15m, 2h, 7d" in bad.output
+    )
 
 
 def test_audit_follow_prints_new_entries(tmp_path) -> None:
     a = AccessControl.open(tmp_path)
     a.users.add("bob")
-    proc = subprocess.Popen([TOOLHOST, "audit", "--follow", "--json", "--data-dir", str(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [TOOLHOST, "audit", "--follow", "--json", "--data-dir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         req = a.approvals.request("bob", "orders__cancel_order", {"order_id": "A2"})
         a.approvals.deny(req.id, by="root")

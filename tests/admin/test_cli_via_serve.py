@@ -1,4 +1,4 @@
-"""The CLI as one thin client of a running ``toolhost serve`` (issues 12 and 14): with a serve on the
+"""The CLI as one thin client of a running ``toolhost serve``: with a serve on the
 same data folder, ``servers``, ``tools``, ``call``, ``reconnect`` and the admin commands go through its
 admin API with the loopback-only local admin token; once it stops they open the database / connect
 the servers themselves."""
@@ -96,7 +96,10 @@ def test_cli_commands_go_through_the_running_serve_and_fall_back_when_it_stops(t
     users = json.loads(cli(data, "users", "list", "--json").stdout)
     assert [u["name"] for u in users] == ["alice", "bob", "root"]
     alone = cli(data, "servers", "--json", "--config", str(cfg))
-    assert [(s["name"], s["state"]) for s in json.loads(alone.stdout)] == [("orders", "connected"), ("rug", "connected")]
+    assert [(s["name"], s["state"]) for s in json.loads(alone.stdout)] == [
+        ("orders", "connected"),
+        ("rug", "connected"),
+    ]
     gone = cli(data, "reconnect", "orders")
     assert gone.returncode == 2 and "no toolhost serve runs on the data folder" in gone.stderr
 
@@ -105,7 +108,7 @@ def test_stale_or_unreachable_serve_records_fall_back_to_the_database(tmp_path) 
     people(tmp_path)
     (tmp_path / "admin.token").write_text("tha_stale")
     dead = subprocess.run(["true"])  # a pid that no longer runs
-    rec = endpoint_record("http://127.0.0.1:9", tmp_path, None, None) | {"pid": 2 ** 22 + 17 + dead.returncode}
+    rec = endpoint_record("http://127.0.0.1:9", tmp_path, None, None) | {"pid": 2**22 + 17 + dead.returncode}
     (tmp_path / "serve.json").write_text(json.dumps(rec))
     assert running_serve(tmp_path) is None
     # a live pid but nobody listening: the commands find out on the first request and do the work themselves
@@ -154,7 +157,8 @@ def test_a_serve_without_permissions_still_answers_the_cli_for_servers_tools_sea
         # the CLI gets the serve's own view (its connect times), not a fresh connection's
         got = json.loads(cli(data, "servers", "--json").stdout)
         assert [(s["name"], s["connect_seconds"]) for s in got] == [
-            (n, served[n]["connect_seconds"]) for n in ("orders", "rug")]
+            (n, served[n]["connect_seconds"]) for n in ("orders", "rug")
+        ]
         done = cli(data, "call", "orders__get_order", '{"order_id": "A1001"}')
         assert done.returncode == 0 and json.loads(done.stdout)["total_cents"] == 8900
         # store commands fall back to the database itself

@@ -1,5 +1,6 @@
 """``serve --watch-config`` (add, change, remove a server while serving; a broken file is refused and
-the old config keeps serving) and the ``toolhost_sessions_open`` gauge counting real MCP sessions (2025 protocol versions; a 2026-07-28
+the old config keeps serving) and the ``toolhost_sessions_open`` gauge counting real MCP sessions (2025 protocol
+versions; a 2026-07-28
 client sends stateless requests and opens none)."""
 
 from __future__ import annotations
@@ -7,13 +8,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from contextlib import asynccontextmanager
 
 import anyio
 import httpx2
 import pytest
-
-from contextlib import asynccontextmanager
-
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -41,7 +40,10 @@ def test_watch_config_applies_added_changed_and_removed_servers_and_refuses_a_br
         _write(cfg, {"orders": orders, "rug": rug, "notes": notes})  # added
         serve.wait_for(r"config\.reloaded|config reloaded", 60, start)
         assert [(s["name"], s["state"]) for s in api.get("/servers").json()["servers"]] == [
-            ("orders", "connected"), ("rug", "connected"), ("notes", "connected")]
+            ("orders", "connected"),
+            ("rug", "connected"),
+            ("notes", "connected"),
+        ]
         assert _child_pid(serve.proc.pid, "servers.examples.orders") == orders_pid  # unchanged: untouched
 
         start = len(serve.lines)
@@ -54,7 +56,9 @@ def test_watch_config_applies_added_changed_and_removed_servers_and_refuses_a_br
         _write(cfg, {"orders": orders, "rug": rug | {"env": {"RUG_MODE": "x"}}})  # rug changed, notes removed
         serve.wait_for(r"config\.reloaded|config reloaded", 60, start)
         assert [(s["name"], s["state"]) for s in api.get("/servers").json()["servers"]] == [
-            ("orders", "connected"), ("rug", "connected")]
+            ("orders", "connected"),
+            ("rug", "connected"),
+        ]
         assert _child_pid(serve.proc.pid, "servers.examples.orders") == orders_pid
         assert _child_pid(serve.proc.pid, "servers.examples.rugpull") not in (None, rug_pid)  # reconnected
         assert _child_pid(serve.proc.pid, "servers.examples.notes") is None
@@ -64,8 +68,10 @@ def test_watch_config_applies_added_changed_and_removed_servers_and_refuses_a_br
 
 @asynccontextmanager
 async def session_client(url: str, token: str, mode: str):
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http, \
-            Client(streamable_http_client(url + "/mcp", http_client=http), mode=mode) as c:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+        Client(streamable_http_client(url + "/mcp", http_client=http), mode=mode) as c,
+    ):
         yield c
 
 
@@ -85,8 +91,10 @@ async def test_sessions_open_gauge_counts_open_mcp_sessions(tmp_path) -> None:
             async with session_client(serve.url, keys["alice"], "legacy") as a:
                 await a.list_tools()
                 assert await gauge() == 1.0
-                async with session_client(serve.url, keys["root"], "legacy") as b, \
-                        session_client(serve.url, keys["root"], "auto") as modern:
+                async with (
+                    session_client(serve.url, keys["root"], "legacy") as b,
+                    session_client(serve.url, keys["root"], "auto") as modern,
+                ):
                     await b.list_tools()
                     await modern.list_tools()  # 2026-07-28 requests carry no session: not counted
                     assert await gauge() == 2.0

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from host.config import DEFAULT_CONFIG_PATH, RemoteServerConfig, StdioServerConfig, load_config, parse_config
-from host.upstream.connection import SAFE_ENV_VARS, _child_env
 from host.errors import ConfigError
+from host.upstream.connection import SAFE_ENV_VARS, _child_env
 from registry import Risk
 
 ENV = {"HOME": "/home/u", "TOKEN": "s3cret", "EMPTY": ""}
@@ -93,7 +93,8 @@ def test_toolhost_builtin_variables():
          "mcpServers.g.toolhost.prefix: a server prefix needs at least one letter or digit"),
         ({"mcpServers": {"a": {"command": "x"}, "b": {"command": "y", "toolhost": {"prefix": "a"}}}},
          "mcpServers.b.toolhost.prefix: prefix 'a' is already used by server 'a'; set a different toolhost.prefix"),
-        ({"toolhost": {"timeout_seconds": "soon"}, "mcpServers": {}}, "toolhost.timeout_seconds: Input should be a valid number"),
+        ({"toolhost": {"timeout_seconds": "soon"}, "mcpServers": {}}, "toolhost.timeout_seconds: Input should be a "
+                                                                      "valid number"),
     ],
 )
 def test_every_error_names_its_json_path(data, expected):
@@ -106,7 +107,8 @@ def test_invalid_json_file_reports_line_and_column(tmp_path):
     f.write_text('{"mcpServers": {\n  "a": {"command": "x",}\n}}')
     with pytest.raises(ConfigError) as e:
         load_config(f)
-    assert str(e.value) == f"{f}: $: invalid JSON at line 2, column 24: Expecting property name enclosed in double quotes"
+    assert str(e.value) == (f"{f}: $: invalid JSON at line 2, column 24: Expecting property name enclosed in double "
+                            "quotes")
 
 
 def test_missing_file_is_a_config_error(tmp_path):
@@ -132,7 +134,8 @@ def test_bundled_default_config_parses():
     cfg = load_config(DEFAULT_CONFIG_PATH, data_dir=__import__("pathlib").Path("/d"))
     assert list(cfg.servers) == ["orders", "notes", "time"]
     assert cfg.servers["notes"].args[-1] == "/d/servers/notes"
-    assert json.loads(DEFAULT_CONFIG_PATH.read_text())["mcpServers"]["notes"]["toolhost"]["always_load"] == ["list_notes"]
+    bundled = json.loads(DEFAULT_CONFIG_PATH.read_text())
+    assert bundled["mcpServers"]["notes"]["toolhost"]["always_load"] == ["list_notes"]
 
 
 def test_child_gets_safe_environment_plus_its_own_env(monkeypatch):
@@ -146,10 +149,13 @@ def test_child_gets_safe_environment_plus_its_own_env(monkeypatch):
     assert env.get("PATH") == os.environ.get("PATH")
 
 
-@pytest.mark.parametrize(("make", "reason"), [
-    (lambda tmp: tmp / "afile", "exists and is not a folder"),
-    (lambda tmp: tmp / "afile" / "sub", "Not a directory"),
-])
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda tmp: tmp / "afile", "exists and is not a folder"),
+        (lambda tmp: tmp / "afile" / "sub", "Not a directory"),
+    ],
+)
 def test_unusable_data_dir_is_a_clear_error(tmp_path, make, reason):
     from host.errors import DataDirError
     from host.paths import data_dir
@@ -157,14 +163,17 @@ def test_unusable_data_dir_is_a_clear_error(tmp_path, make, reason):
     (tmp_path / "afile").write_text("x")
     with pytest.raises(DataDirError) as e:
         data_dir(make(tmp_path))
-    assert str(e.value) == (f"data folder {make(tmp_path)}: {reason} "
-                            "(pass --data-dir or set $TOOLHOST_HOME to a writable folder)")
+    assert str(e.value) == (
+        f"data folder {make(tmp_path)}: {reason} (pass --data-dir or set $TOOLHOST_HOME to a writable folder)"
+    )
 
 
 def test_unknown_keys_warn_with_a_suggestion_and_other_clients_keys_are_tolerated():
     cfg = parse({"mcpServer": 1, "mcpServers": {"g": {"command": "x", "argz": ["a"], "autoApprove": ["t"]}}})
-    assert cfg.warnings == ["$.mcpServer: unknown key, ignored (did you mean 'mcpServers'?)",
-                            "mcpServers.g.argz: unknown key, ignored (did you mean 'args'?)"]
+    assert cfg.warnings == [
+        "$.mcpServer: unknown key, ignored (did you mean 'mcpServers'?)",
+        "mcpServers.g.argz: unknown key, ignored (did you mean 'args'?)",
+    ]
 
 
 def test_duplicate_keys_in_the_file_are_an_error(tmp_path):
@@ -172,8 +181,9 @@ def test_duplicate_keys_in_the_file_are_an_error(tmp_path):
     f.write_text('{"mcpServers": {"git": {"command": "a"}, "git": {"command": "b"}}}')
     with pytest.raises(ConfigError) as e:
         load_config(f)
-    assert str(e.value) == (f"{f}: $: key 'git' appears twice in one object (JSON would silently keep the last); "
-                            "rename or remove one")
+    assert str(e.value) == (
+        f"{f}: $: key 'git' appears twice in one object (JSON would silently keep the last); rename or remove one"
+    )
 
 
 def test_toolhost_names_that_match_no_tool_are_reported():
@@ -181,8 +191,16 @@ def test_toolhost_names_that_match_no_tool_are_reported():
 
     from host.upstream.manager import unmatched_tool_names
 
-    cfg = parse({"mcpServers": {"g": {"command": "x", "toolhost": {
-        "disabled": ["git_rest"], "always_load": ["git_status"], "risk": {"nope": "read"}}}}})
+    cfg = parse(
+        {
+            "mcpServers": {
+                "g": {
+                    "command": "x",
+                    "toolhost": {"disabled": ["git_rest"], "always_load": ["git_status"], "risk": {"nope": "read"}},
+                }
+            }
+        }
+    )
     tools = [Tool(name="git_status", input_schema={"type": "object"}), Tool(name="git_reset", input_schema={})]
     assert unmatched_tool_names(cfg.servers["g"], tools) == [
         "toolhost.disabled names 'git_rest', which 'g' does not list",
@@ -191,9 +209,15 @@ def test_toolhost_names_that_match_no_tool_are_reported():
 
 
 def test_empty_prefix_is_honoured_and_may_be_shared() -> None:
-    """``prefix: ""`` means un-namespaced (issue 9); clashes are caught per name at listing time."""
-    cfg = parse_config({"mcpServers": {"a": {"command": "x", "toolhost": {"prefix": ""}},
-                                       "b": {"command": "y", "toolhost": {"prefix": ""}},
-                                       "c": {"command": "z"}}})
+    """``prefix: ""`` means un-namespaced; clashes are caught per name at listing time."""
+    cfg = parse_config(
+        {
+            "mcpServers": {
+                "a": {"command": "x", "toolhost": {"prefix": ""}},
+                "b": {"command": "y", "toolhost": {"prefix": ""}},
+                "c": {"command": "z"},
+            }
+        }
+    )
     assert [cfg.servers[n].prefix for n in ("a", "b", "c")] == ["", "", "c"]
     assert cfg.servers["a"].toolhost.protocol == "auto"

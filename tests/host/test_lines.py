@@ -29,7 +29,7 @@ def test_a_long_line_is_reported_once_when_it_ends_and_nothing_past_the_limit_is
     assert f.feed(b"abcde") == []
     assert f.feed(b"fghij") == []  # past the limit: from here on only its edges are kept
     assert f.feed(b"k" * 10_000) == []
-    assert f._parts == []  # noqa: SLF001 - the point of the limit: no part of the line is held
+    assert f._parts == []  # the point of the limit: no part of the line is held
     line = b"abcdefghij" + b"k" * 10_002 + b"}"
     assert f.feed(b"kk}\nnext\n") == [LineTooLong(10_013, 8, line[:EDGE_BYTES], line[-EDGE_BYTES:]), b"next"]
     assert f.finish() == []

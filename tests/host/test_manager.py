@@ -8,8 +8,8 @@ import anyio
 import pytest
 
 from host.config import parse_config
-from host.upstream.connection import ConnectionState
 from host.errors import CallOutcomeUnknown, CallTimeout, UpstreamError, UpstreamUnavailable
+from host.upstream.connection import ConnectionState
 from host.upstream.manager import ServerManager
 from registry import Risk
 
@@ -25,7 +25,8 @@ def config(servers: dict, connect_timeout: float = 20) -> object:
 async def test_broken_servers_do_not_block_or_crash_the_others(tmp_path):
     cfg = config({
         "orders": {"command": PY, "args": ["-m", "servers.examples.orders"]},
-        "crashes": {"command": PY, "args": ["-c", "import sys; sys.stderr.write('boom: API key missing\\n'); sys.exit(3)"]},
+        "crashes": {"command": PY, "args": ["-c", "import sys; sys.stderr.write('boom: API key missing\\n'); "
+                                                  "sys.exit(3)"]},
         "missing": {"command": "/nonexistent/mcp-server"},
         "hangs": {"command": PY, "args": ["-c", "import time; time.sleep(600)"],
                   "toolhost": {"connect_timeout_seconds": 2}},
@@ -135,7 +136,7 @@ async def test_dead_server_fails_fast_then_reconnects_and_relists(tmp_path):
         async with ServerManager(cfg, data_dir=tmp_path, reconnect=True, on_status=on_status) as m:
             assert (await m.call_tool("dying", "ping", {}, timeout_seconds=30)).content[0].text == "pong"
             with anyio.fail_after(10):  # far below the 30 s call timeout: the dead transport is noticed at once
-                with pytest.raises(CallOutcomeUnknown) as e:  # it was sent: it may have run (BR-53)
+                with pytest.raises(CallOutcomeUnknown) as e:  # it was sent: it may have run
                     await m.call_tool("dying", "die", {}, timeout_seconds=30)
             assert (e.value.server, e.value.tool) == ("dying", "die")
             assert e.value.reason == "connection: the server process exited (its stdout closed)"

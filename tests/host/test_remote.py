@@ -13,7 +13,7 @@ import pytest
 from host.config import parse_config
 from host.upstream.connection import ConnectionState
 from host.upstream.manager import ServerManager
-from tests.servers.conftest import NODE, EVERYTHING
+from tests.servers.conftest import EVERYTHING, NODE
 
 
 def free_port() -> int:
@@ -52,7 +52,7 @@ async def test_remote_server_connects_lists_and_calls(remote_everything, tmp_pat
         async with ServerManager(cfg, data_dir=tmp_path) as m:
             (status,) = m.statuses()
             assert status.state is ConnectionState.CONNECTED, status.error
-            # 13 base tools + 4 offered because toolhost declares roots, elicitation and sampling (issue 9)
+            # 13 base tools + 4 offered because toolhost declares roots, elicitation and sampling
             assert status.tool_count == 17
             assert m.registry.get("ev__get-sum").risk.value == "read"
             result = await m.call_tool("ev", "get-sum", {"a": 2, "b": 40}, timeout_seconds=10)

@@ -15,8 +15,10 @@ from opentelemetry.trace import StatusCode
 import host.tracing
 from host.config import parse_config
 from host.runtime import HostRuntime
-from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
-from registry import Principal
+from registry import (
+    AllowAll,  # the runtime's default is safe; these tests call tools freely
+    Principal,
+)
 
 
 @pytest.fixture
@@ -31,8 +33,8 @@ def spans(monkeypatch):
 
 @pytest.mark.anyio
 async def test_one_span_per_call_stage_and_upstream_call_without_secrets(tmp_path, spans) -> None:
-    cfg = parse_config({"mcpServers": {"orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]}}},
-                       data_dir=tmp_path)
+    cfg = parse_config({"mcpServers": {"orders": {"command": sys.executable,
+                                                  "args": ["-m", "servers.examples.orders"]}}}, data_dir=tmp_path)
     secret = "sk-live-abcdef0123456789abcdef"
     with anyio.fail_after(60):
         async with HostRuntime(cfg, policy=AllowAll(), data_dir=tmp_path) as rt:
@@ -92,4 +94,6 @@ def test_standard_otel_variables_turn_tracing_on_and_nothing_else_does(tmp_path)
     assert off.stdout == "OFF\n"
     bad = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env=env | {"OTEL_TRACES_EXPORTER": "zipkin"})
-    assert bad.stdout == "OFF\n" and "OTEL_TRACES_EXPORTER='zipkin': toolhost supports otlp, console or none" in bad.stderr
+    assert (
+        bad.stdout == "OFF\n" and "OTEL_TRACES_EXPORTER='zipkin': toolhost supports otlp, console or none" in bad.stderr
+    )

@@ -86,12 +86,20 @@ async def list_prompts(ctx: Any, params: Any) -> ListPromptsResult:
 
 async def get_prompt(ctx: ServerRequestContext[Any, Any], params: GetPromptRequestParams) -> GetPromptResult:
     name = _said(await _ask(ctx, "Your name?", "name"), "name")
-    return GetPromptResult(messages=[PromptMessage(role="user", content=TextContent(type="text", text=f"Hello {name}"))])
+    return GetPromptResult(
+        messages=[PromptMessage(role="user", content=TextContent(type="text", text=f"Hello {name}"))]
+    )
 
 
 async def main() -> None:
-    server = Server("asking", version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool,
-                    on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+    server = Server(
+        "asking",
+        version="1.0.0",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

@@ -24,6 +24,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.subscriptions import ResourceUpdated
 from mcp.types import (
     INVALID_PARAMS,
@@ -70,7 +71,6 @@ from mcp.types import (
     Tool,
     UnsubscribeRequestParams,
 )
-from mcp.shared.message import ServerMessageMetadata
 
 IMAGE_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 AUDIO_WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
@@ -91,13 +91,16 @@ TOOLS = [
          input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}),
     Tool(name="test_elicitation", description="Asks the user (elicitation/create)",
          input_schema={"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
-    Tool(name="test_elicitation_sep1034_defaults", description="Elicitation with defaults (SEP-1034)", input_schema=EMPTY),
-    Tool(name="test_elicitation_sep1330_enums", description="Elicitation with enum variants (SEP-1330)", input_schema=EMPTY),
+    Tool(name="test_elicitation_sep1034_defaults", description="Elicitation with defaults (SEP-1034)",
+         input_schema=EMPTY),
+    Tool(name="test_elicitation_sep1330_enums", description="Elicitation with enum variants (SEP-1330)",
+         input_schema=EMPTY),
     *[Tool(name=name, description=text, input_schema=EMPTY) for name, text in (
         ("test_input_required_result_elicitation", "MRTR: asks the user's name (one elicitation round)"),
         ("test_input_required_result_sampling", "MRTR: asks the client's model (one sampling round)"),
         ("test_input_required_result_list_roots", "MRTR: asks the client's roots (one roots/list round)"),
-        ("test_input_required_result_request_state", "MRTR: one elicitation round with integrity-protected requestState"),
+        ("test_input_required_result_request_state", "MRTR: one elicitation round with integrity-protected "
+                                                     "requestState"),
         ("test_input_required_result_multiple_inputs", "MRTR: elicitation, sampling and roots in one round"),
         ("test_input_required_result_multi_round", "MRTR: two elicitation rounds with evolving requestState"),
         ("test_input_required_result_tampered_state", "MRTR: rejects a tampered requestState"),
@@ -162,9 +165,11 @@ SEP1330_SCHEMA: dict[str, Any] = {
 }
 
 RESOURCES = [
-    Resource(uri="test://static-text", name="static-text", description="A static text resource", mime_type="text/plain"),
+    Resource(uri="test://static-text", name="static-text", description="A static text resource",
+             mime_type="text/plain"),
     Resource(uri="test://static-binary", name="static-binary", description="A static PNG image", mime_type="image/png"),
-    Resource(uri="test://watched-resource", name="watched-resource", description="Subscribable", mime_type="text/plain"),
+    Resource(uri="test://watched-resource", name="watched-resource", description="Subscribable",
+             mime_type="text/plain"),
 ]
 TEMPLATES = [
     ResourceTemplate(uri_template="test://template/{id}/data", name="template-data",
@@ -218,7 +223,7 @@ def _accepted(responses: dict[str, Any], key: str, field: str) -> Any:
 def _declares(ctx: ServerRequestContext[Any, Any], caps: ClientCapabilities) -> bool:
     try:
         return bool(ctx.session.check_client_capability(caps))
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - an SDK that cannot check counts as "not declared"
         return False
 
 
@@ -302,7 +307,8 @@ async def call_tool(
             TextContent(type="text", text="Multiple content types test:"),
             ImageContent(type="image", data=IMAGE_PNG, mime_type="image/png"),
             EmbeddedResource(type="resource", resource=TextResourceContents(
-                uri="test://mixed-content-resource", mime_type="application/json", text='{"test": "data", "value": 123}')),
+                uri="test://mixed-content-resource", mime_type="application/json", text='{"test": "data", "value": '
+                                                                                        '123}')),
         ])
     if name == "test_tool_with_logging":
         for step in ("Tool execution started", "Tool processing data", "Tool execution completed"):
@@ -312,22 +318,33 @@ async def call_tool(
     if name == "test_tool_with_progress":
         for done in (0, 50, 100):
             await ctx.session.report_progress(done, 100, f"Completed step {done} of 100")
-        token = ctx.meta.get("progress_token") if isinstance(ctx.meta, dict) else getattr(ctx.meta, "progress_token", None)
+        token = (ctx.meta.get("progress_token") if isinstance(ctx.meta, dict)
+                 else getattr(ctx.meta, "progress_token", None))
         return _text(str(token if token is not None else 0))
     if name == "test_error_handling":
         return _text("This tool intentionally returns an error for testing", error=True)
     if name == "test_sampling":
         result = await ctx.session.send_request(
-            CreateMessageRequest(params=CreateMessageRequestParams(
-                messages=[SamplingMessage(role="user", content=TextContent(type="text", text=str(args.get("prompt", ""))))],
-                max_tokens=100)),
-            CreateMessageResult, metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
+            CreateMessageRequest(
+                params=CreateMessageRequestParams(
+                    messages=[
+                        SamplingMessage(role="user", content=TextContent(type="text", text=str(args.get("prompt", ""))))
+                    ],
+                    max_tokens=100,
+                )
+            ),
+            CreateMessageResult,
+            metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+        )
         content = result.content
         text = content.text if isinstance(content, TextContent) else "No response"
         return _text(f"LLM response: {text}")
     if name == "test_elicitation":
-        schema = {"type": "object", "properties": {"response": {"type": "string", "description": "User's response"}},
-                  "required": ["response"]}
+        schema = {
+            "type": "object",
+            "properties": {"response": {"type": "string", "description": "User's response"}},
+            "required": ["response"],
+        }
         r = await _elicit(ctx, str(args.get("message", "")), schema)
         return _text(f"User response: action={r.action}, content={json.dumps(r.content or {})}")
     if name == "test_elicitation_sep1034_defaults":
@@ -352,7 +369,9 @@ async def call_tool(
         return _text(f"Region: {args.get('region')}")
     if name == "test_missing_capability":
         if not _declares(ctx, ClientCapabilities(sampling=SamplingCapability())):
-            raise MCPError(-32021, "This tool needs the sampling capability", {"requiredCapabilities": {"sampling": {}}})
+            raise MCPError(
+                -32021, "This tool needs the sampling capability", {"requiredCapabilities": {"sampling": {}}}
+            )
         answer = (params.input_responses or {}).get("summary")
         if not isinstance(answer, CreateMessageResult):
             return InputRequiredResult(input_requests={"summary": _sampling("Summarize: conformance", 50)})
@@ -377,15 +396,21 @@ async def list_templates(ctx: Any, params: PaginatedRequestParams | None) -> Lis
 async def read_resource(ctx: Any, params: ReadResourceRequestParams) -> ReadResourceResult:
     uri = str(params.uri)
     if uri == "test://static-text":
-        return ReadResourceResult(contents=[TextResourceContents(
-            uri=uri, mime_type="text/plain", text="This is the content of the static text resource.")])
+        return ReadResourceResult(
+            contents=[
+                TextResourceContents(
+                    uri=uri, mime_type="text/plain", text="This is the content of the static text resource."
+                )
+            ]
+        )
     if uri == "test://static-binary":
         return ReadResourceResult(contents=[BlobResourceContents(uri=uri, mime_type="image/png", blob=IMAGE_PNG)])
     if uri == "test://watched-resource":
-        return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type="text/plain",
-                                                                 text="Watched resource content")])
+        return ReadResourceResult(
+            contents=[TextResourceContents(uri=uri, mime_type="text/plain", text="Watched resource content")]
+        )
     if uri.startswith("test://template/") and uri.endswith("/data"):
-        ident = uri[len("test://template/"):-len("/data")]
+        ident = uri[len("test://template/") : -len("/data")]
         body = json.dumps({"id": ident, "templateTest": True, "data": f"Data for ID: {ident}"})
         return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type="application/json", text=body)])
     raise MCPError(-32002, f"Resource not found: {uri}", {"uri": uri})
@@ -400,20 +425,33 @@ async def get_prompt(ctx: Any, params: GetPromptRequestParams) -> GetPromptResul
     if params.name == "test_input_required_result_prompt":
         context = _accepted(dict(params.input_responses or {}), "user_context", "context")
         if context is None:
-            return InputRequiredResult(input_requests={
-                "user_context": _string_form("What context should the prompt use?", "context")})
+            return InputRequiredResult(
+                input_requests={"user_context": _string_form("What context should the prompt use?", "context")}
+            )
         msgs = [PromptMessage(role="user", content=TextContent(type="text", text=f"Use this context: {context}"))]
     elif params.name == "test_simple_prompt":
-        msgs = [PromptMessage(role="user", content=TextContent(type="text", text="This is a simple prompt for testing."))]
+        msgs = [
+            PromptMessage(role="user", content=TextContent(type="text", text="This is a simple prompt for testing."))
+        ]
     elif params.name == "test_prompt_with_arguments":
         text = f"Prompt with arguments: arg1='{args.get('arg1', '')}', arg2='{args.get('arg2', '')}'"
         msgs = [PromptMessage(role="user", content=TextContent(type="text", text=text))]
     elif params.name == "test_prompt_with_embedded_resource":
         msgs = [
-            PromptMessage(role="user", content=EmbeddedResource(type="resource", resource=TextResourceContents(
-                uri=args.get("resourceUri", "test://example-resource"), mime_type="text/plain",
-                text="Embedded resource content for testing."))),
-            PromptMessage(role="user", content=TextContent(type="text", text="Please process the embedded resource above.")),
+            PromptMessage(
+                role="user",
+                content=EmbeddedResource(
+                    type="resource",
+                    resource=TextResourceContents(
+                        uri=args.get("resourceUri", "test://example-resource"),
+                        mime_type="text/plain",
+                        text="Embedded resource content for testing.",
+                    ),
+                ),
+            ),
+            PromptMessage(
+                role="user", content=TextContent(type="text", text="Please process the embedded resource above.")
+            ),
         ]
     elif params.name == "test_prompt_with_image":
         msgs = [

@@ -55,7 +55,9 @@ PARALLEL = 3
 
 
 def run_client(suite: str, spec_version: str | None, *, with_auth: bool = True) -> dict[str, ScenarioResult]:
-    """Run every client scenario once against ``conformance_client.py`` (:data:`PARALLEL` at a time); results by scenario."""
+    """Run every client scenario once against ``conformance_client.py`` (:data:`PARALLEL` at a time).
+
+    Returns the results by scenario."""
     command = f"{sys.executable} {CLIENT}"
     with tempfile.TemporaryDirectory(prefix="conformance-client-") as tmp:
         def one(name: str) -> ScenarioResult:
@@ -69,7 +71,7 @@ def run_client(suite: str, spec_version: str | None, *, with_auth: bool = True) 
 
         names = client_scenarios(suite, spec_version, with_auth=with_auth)
         with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
-            return dict(zip(names, pool.map(one, names)))
+            return dict(zip(names, pool.map(one, names), strict=True))
 
 
 def baseline_key(suite: str, spec_version: str | None) -> str:

@@ -113,15 +113,24 @@ def _start(target: str, port: int, work: Path, spec_version: str | None = None) 
     return proc
 
 
-def run_target(target: str, suite: str, spec_version: str | None, scenarios: str = "active") -> dict[str, ScenarioResult]:
+def run_target(
+    target: str, suite: str, spec_version: str | None, scenarios: str = "active"
+) -> dict[str, ScenarioResult]:
     """Start ``target``, run the suite's server scenarios against it, stop it; results by scenario."""
     with tempfile.TemporaryDirectory(prefix=f"conformance-{target}-") as tmp:
         work = Path(tmp)
         port = _free_port()
         proc = _start(target, port, work, spec_version)
         try:
-            cmd = [_bin("node"), str(SUITES[suite]), "server", "--url", f"http://127.0.0.1:{port}/mcp",
-                   "-o", str(work / "out")]
+            cmd = [
+                _bin("node"),
+                str(SUITES[suite]),
+                "server",
+                "--url",
+                f"http://127.0.0.1:{port}/mcp",
+                "-o",
+                str(work / "out"),
+            ]
             if spec_version:
                 cmd += ["--spec-version", spec_version]
             if scenarios != "active":
@@ -169,8 +178,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="MCP conformance server scenarios: anchor vs toolhost")
     parser.add_argument("--suite", choices=sorted(SUITES), default="0.1")
     parser.add_argument("--spec-version", default=None, help="e.g. 2025-11-25 (default: the suite's own default)")
-    parser.add_argument("--scenarios", choices=["active", "all"], default="active",
-                        help="the suite's scenario set: 'active' (default) or 'all' (adds pending/draft)")
+    parser.add_argument(
+        "--scenarios",
+        choices=["active", "all"],
+        default="active",
+        help="the suite's scenario set: 'active' (default) or 'all' (adds pending/draft)",
+    )
     parser.add_argument("--target", choices=["anchor", "toolhost", "both"], default="both")
     parser.add_argument("--check", action="store_true", help="exit 1 on failures not in the baseline")
     ns = parser.parse_args(argv)
@@ -190,8 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     for t in targets:
         res = all_results[t]
         ok = sum(1 for r in res.values() if r.ok)
-        print(f"{t}: {ok}/{len(res)} scenarios passed ({sum(r.passed for r in res.values())} checks passed, "
-              f"{sum(r.failed for r in res.values())} failed)")
+        print(
+            f"{t}: {ok}/{len(res)} scenarios passed ({sum(r.passed for r in res.values())} checks passed, "
+            f"{sum(r.failed for r in res.values())} failed)"
+        )
         allowed = baseline.get(baseline_key(ns.suite, ns.spec_version, t, ns.scenarios), {})
         bad = regressions(res, allowed)
         if bad:

@@ -1,4 +1,5 @@
-"""Fixtures for the permission tests: a fresh AccessControl (once on SQLite, once on PostgreSQL) and a record factory."""
+"""Fixtures for the permission tests: a fresh AccessControl (once on SQLite, once on PostgreSQL) and a
+record factory."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """An audit row's stored arguments and digest are the same whether the arguments text is encoded
-once for both (nothing masked or cut, issue 12) or twice: checked against the formulas written out."""
+once for both (nothing masked or cut) or twice: checked against the formulas written out."""
 
 from __future__ import annotations
 

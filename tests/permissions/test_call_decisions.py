@@ -16,7 +16,6 @@ from host.limits import RateLimitConfig, RateLimiter, RateRule
 from host.runtime import HostRuntime
 from registry.policy import Decision, Principal, PurePolicy
 from registry.tool import ToolRecord
-
 from tests.permissions.conftest import make_record
 
 
@@ -73,7 +72,7 @@ def test_decisions_are_remembered_only_inside_a_scope_and_per_definition() -> No
             calls.append(tool.definition_hash)
             if principal.user == "broken":
                 raise RuntimeError("database is locked")
-            from registry.policy import Effect  # noqa: PLC0415
+            from registry.policy import Effect
 
             return Decision(Effect.ALLOW, "ok", "test")
 

@@ -1,4 +1,4 @@
-"""Verified API keys are reused per access revision (issue 12): no thread hop and no key read for a
+"""Verified API keys are reused per access revision: no thread hop and no key read for a
 known key, while a revocation, a removed user or a role change — made through another
 ``AccessControl`` on the same database, like the CLI or another replica — holds on the very next
 request, in-process and over the real HTTP server."""
@@ -11,7 +11,6 @@ import pytest
 
 from host.access import AccessControl
 from servers.http.api_keys import ApiKeyVerifier
-
 from tests.permissions.test_perm_http import client, serving, text
 
 pytestmark = pytest.mark.anyio
@@ -93,11 +92,16 @@ async def test_revoked_key_is_refused_on_the_next_http_request(tmp_path, access,
         with anyio.fail_after(60):
             async with client(url, token) as c:
                 for _ in range(3):
-                    got = await c.call_tool("call_tool", {"name": "orders__get_order", "arguments": {"order_id": "A1001"}})
+                    got = await c.call_tool(
+                        "call_tool", {"name": "orders__get_order", "arguments": {"order_id": "A1001"}}
+                    )
                     assert not got.is_error and "A1001" in text(got)
                 admin.keys.revoke("erin")
                 init = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
                 async with httpx2.AsyncClient() as http:
-                    raw = await http.post(url, json=init, headers={"Accept": "application/json, text/event-stream",
-                                                                   "Authorization": f"Bearer {token}"})
+                    raw = await http.post(
+                        url,
+                        json=init,
+                        headers={"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {token}"},
+                    )
                 assert raw.status_code == 401 and "Bearer" in raw.headers.get("www-authenticate", "")

@@ -92,7 +92,7 @@ async def test_grant_without_approval_and_elicitation(access: AccessControl) -> 
         asked.append(tool.qualified_name)
         return True
 
-    # BR-48: the caller's own client is not asked unless an admin enabled self-approval
+    # the caller's own client is not asked unless an admin enabled self-approval
     pending = await prepare(access, Principal("eve"), "A7", access.approval_hook(elicit=yes))
     assert pending.status is ResultStatus.APPROVAL_REQUIRED and asked == []
     access.grants.set_self_approval("eve", "orders__*")

@@ -1,4 +1,4 @@
-"""Approvals decided by approvers, not the caller (issue 11 finding 2, bug case BR-48).
+"""Approvals decided by approvers, not the caller (the caller's own client answering "accept" is not an approval).
 
 A real runtime over the example orders server, audited by the permission store: the caller's own
 elicitation never approves unless an admin enabled self-approval on the grant; an approver (role

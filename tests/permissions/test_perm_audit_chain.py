@@ -1,4 +1,4 @@
-"""The tamper-evident audit log (issue 11): a hash chain that names the first broken link."""
+"""The tamper-evident audit log: a hash chain that names the first broken link."""
 
 from __future__ import annotations
 

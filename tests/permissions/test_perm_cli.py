@@ -42,8 +42,14 @@ def test_users_grants_keys_roundtrip(cli) -> None:
     assert "already exists" in cli("users", "add", "alice", ok=False).output
     assert "unknown user 'bob'" in cli("grants", "add", "bob", "orders__*", ok=False).output
     assert "invalid pattern" in cli("grants", "add", "alice", "orders__[", ok=False).output
-    assert "Invalid value for '--max-risk': Value error, 'huge' is not one of 'read', 'write', 'destructive'." in " ".join(
-        cli("grants", "add", "alice", "orders__*", "--max-risk", "huge", ok=False, code=2).output.replace("│", "").split())
+    assert (
+        "Invalid value for '--max-risk': Value error, 'huge' is not one of 'read', 'write', 'destructive'."
+        in " ".join(
+            cli("grants", "add", "alice", "orders__*", "--max-risk", "huge", ok=False, code=2)
+            .output.replace("│", "")
+            .split()
+        )
+    )
     assert (
         "added grant #1 allow:orders__*@user:alice"
         in cli("grants", "add", "alice", "orders__*", "--max-risk", "write").output

@@ -1,4 +1,4 @@
-"""Fail closed on identity and audit every CLI call (issue 11 findings 3 and 4).
+"""Fail closed on identity and audit every CLI call.
 
 ``--user NAME`` must name an existing user: an unknown name, or a data folder without users (a
 desktop client that dropped ``TOOLHOST_HOME``), exits 2 before any server starts, never serving in
@@ -81,7 +81,8 @@ def test_cli_commands_with_an_unknown_user_exit_2(tmp_path, config, users):
 def test_cli_calls_are_audited_with_the_local_principal(tmp_path, config):
     data = tmp_path / "data"
     runner = CliRunner()
-    res = runner.invoke(app, ["call", "orders__get_order", '{"order_id": "A1001", "api_key": "sk-live-abcdef1234567890"}',
+    res = runner.invoke(app, ["call", "orders__get_order", '{"order_id": "A1001", "api_key": '
+                                                           '"sk-live-abcdef1234567890"}',
                               "--config", str(config), "--data-dir", str(data)])
     assert res.exit_code in (0, 1), res.output
     with _nullctx(AccessControl.open(data)) as a:

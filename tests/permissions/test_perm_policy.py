@@ -38,7 +38,7 @@ def oracle_matches(pattern: str, tool: ToolRecord) -> bool:
 
 
 def oracle(grants: list[Grant], tool: ToolRecord) -> Effect:
-    """The rules of issue 6 written as plainly as possible (set semantics, no ordering)."""
+    """The grant rules written as plainly as possible (set semantics, no ordering)."""
     if any(g.effect is GrantEffect.DENY and oracle_matches(g.pattern, tool) for g in grants):
         return Effect.DENY
     permitted = [

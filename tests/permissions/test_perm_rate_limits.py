@@ -1,4 +1,4 @@
-"""Rate limits per user and per tool, shared through the database (issue 11 finding 5).
+"""Rate limits per user and per tool, shared through the database.
 
 Token buckets: a refused call is ``rate_limited`` with the exact ``retry_after_seconds``
 (``(1 - tokens) / rate``), other users and other tools are unaffected, and two stores on the same
@@ -16,8 +16,8 @@ from host.access import AccessControl
 from host.calls import ResultStatus
 from host.config import parse_config
 from host.limits import RateLimitConfig, RateLimiter, RateRule
-from host.store import Store
 from host.runtime import HostRuntime
+from host.store import Store
 from registry.policy import Principal
 
 LIMITS = RateLimitConfig(
@@ -93,7 +93,10 @@ async def test_runtime_answers_rate_limited_and_audits_it(tmp_path, access: Acce
     assert [r.status for r in first] == [ResultStatus.OK, ResultStatus.OK, ResultStatus.RATE_LIMITED]
     err = first[2].error
     assert (err.code, err.where, err.retry_after_seconds) == ("rate_limited", "limit", 30.0)
-    assert err.message == "rate limit reached (per tool orders__get_order: 2 calls per 60 s); retry orders__get_order in 30 s"
+    assert (
+        err.message
+        == "rate limit reached (per tool orders__get_order: 2 calls per 60 s); retry orders__get_order in 30 s"
+    )
     assert other.status is ResultStatus.OK
     assert hidden.status is ResultStatus.UNKNOWN_TOOL  # no grant: never a rate-limit answer that reveals it
     rows = access.audit_log.query(action="call", user="alice")

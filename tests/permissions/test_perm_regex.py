@@ -1,4 +1,4 @@
-"""Hostile ``regex:`` search patterns (issue 11, finding 1): bounded in compile memory and time.
+"""Hostile ``regex:`` search patterns: bounded in compile memory and time.
 
 A 25-character pattern with nested counted repetition once drove the server past 20 GB while
 compiling. Here the patterns run in a child process whose address space is capped at what it maps

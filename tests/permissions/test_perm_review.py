@@ -214,7 +214,7 @@ async def test_concurrent_identical_calls_during_elicitation(access: AccessContr
     assert len(set(asked)) == 1  # one shared pending request
     got = [(outcomes[i].approved, outcomes[i].rejected, outcomes[i].reason) for i in (0, 1)]
     assert [(a, r) for a, r, _ in got] == [(a, r) for a, r, _ in expected]
-    assert all(text in reason for (_, _, reason), (_, _, text) in zip(got, expected))
+    assert all(text in reason for (_, _, reason), (_, _, text) in zip(got, expected, strict=True))
     assert [a.status for a in access.approvals.list(status="all")] == [final]
 
 

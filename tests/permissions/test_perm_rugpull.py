@@ -1,4 +1,4 @@
-"""Rug pull (BR-24): the rugpull example server changes a tool's description after its first call;
+"""Rug pull: the rugpull example server changes a tool's description after its first call;
 the tool is held (invisible to search, refused at call) until an admin accepts the change."""
 
 from __future__ import annotations
@@ -57,7 +57,10 @@ async def test_changed_definition_is_held_until_accepted(tmp_path, access: Acces
             held = await rt.call("rug__daily_quote", {"note": "secret"}, alice)
             unknown = await rt.call("rug__no_such_tool", {}, alice)
         assert held.is_error
-        strip = lambda t: re.sub(r" ?[Dd]id you mean:? [^?]*\?", "", t)
+
+        def strip(t: str) -> str:
+            return re.sub(r" ?[Dd]id you mean:? [^?]*\?", "", t)
+
         assert strip(held.content[0].text).replace("daily_quote", "X") == strip(unknown.content[0].text).replace(
             "no_such_tool", "X"
         )

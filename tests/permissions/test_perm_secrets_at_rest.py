@@ -1,4 +1,4 @@
-"""No secret reaches a file of the data folder (issue 11 finding 6, bug case BR-51).
+"""No secret reaches a file of the data folder.
 
 Made-up secrets of every shape (``data/secret_shapes.json``: JWTs, AWS secret access keys,
 passwords in URLs, ``token VALUE`` in prose, private-key blocks, vendor tokens) go through real

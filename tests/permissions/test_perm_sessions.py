@@ -1,4 +1,4 @@
-"""One user cannot exhaust sessions for everyone (issue 11 finding 5, bug case BR-50).
+"""One user cannot exhaust sessions for everyone (per-user limits, idle expiry).
 
 Through the real streamable-HTTP server with API keys: a user with no grants opens sessions until
 refused; the refusal is HTTP 429 with ``Retry-After`` for that user only, while another user opens
@@ -85,7 +85,10 @@ async def test_one_user_flooding_sessions_does_not_lock_out_another(tmp_path, ac
         async with serving(tmp_path, access, limits) as (url, server):
             manager = session_manager_of(server)
             assert isinstance(manager, FairSessionManager) and manager.session_idle_timeout == 900
-            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {mallory}"}) as flood, AsyncExitStack() as busy:
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {mallory}"}) as flood,
+                AsyncExitStack() as busy,
+            ):
                 opened = [await _open(flood, url) for _ in range(4)]
                 assert [s for s, _, _ in opened] == [200] * 4
                 for _, sid, _ in opened:  # an open GET stream keeps each session busy
@@ -97,12 +100,15 @@ async def test_one_user_flooding_sessions_does_not_lock_out_another(tmp_path, ac
                 assert json.loads(refused[0][2])["error"]["message"] == (
                     "Too many open sessions for mallory: 4 are open, each with a request in flight or an open GET "
                     "stream. Reuse one (send its Mcp-Session-Id), close one (HTTP DELETE), or retry in 5 s "
-                    "(an idle session is then closed to make room)")
-                async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {bob}"}) as http, Client(
-                    streamable_http_client(url, http_client=http), mode="legacy"
-                ) as c:
-                    result = await c.call_tool("call_tool", {"name": "orders__get_order",
-                                                             "arguments": {"order_id": "A1001"}})
+                    "(an idle session is then closed to make room)"
+                )
+                async with (
+                    httpx2.AsyncClient(headers={"Authorization": f"Bearer {bob}"}) as http,
+                    Client(streamable_http_client(url, http_client=http), mode="legacy") as c,
+                ):
+                    result = await c.call_tool(
+                        "call_tool", {"name": "orders__get_order", "arguments": {"order_id": "A1001"}}
+                    )
                     assert result.is_error is False and "A1001" in result.content[0].text
                     assert manager.sessions_of("bob") == 1 and manager.sessions_of("mallory") == 4
                 # mallory ends one session: she may open one again
@@ -126,14 +132,22 @@ async def test_in_open_access_a_client_opening_sessions_in_a_loop_churns_idle_se
             assert [s for s, _, _ in opened] == [200] * 12  # each new one reclaimed the oldest idle one
             assert manager.sessions_of("<unauthenticated>") == 4
             first, newest = opened[0][1], opened[-1][1]
-            gone = await http.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
-                                   headers={**HEADERS, "mcp-session-id": first, "mcp-protocol-version": "2025-06-18"})
+            gone = await http.post(
+                url,
+                json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                headers={**HEADERS, "mcp-session-id": first, "mcp-protocol-version": "2025-06-18"},
+            )
             assert gone.status_code == 404  # the client opens a new session, as the spec requires
-            alive = await http.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
-                                    headers={**HEADERS, "mcp-session-id": newest, "mcp-protocol-version": "2025-06-18"})
+            alive = await http.post(
+                url,
+                json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                headers={**HEADERS, "mcp-session-id": newest, "mcp-protocol-version": "2025-06-18"},
+            )
             assert alive.status_code == 200
             async with Client(streamable_http_client(url, http_client=http), mode="legacy") as c:  # a newcomer
-                result = await c.call_tool("call_tool", {"name": "orders__get_order", "arguments": {"order_id": "A1001"}})
+                result = await c.call_tool(
+                    "call_tool", {"name": "orders__get_order", "arguments": {"order_id": "A1001"}}
+                )
                 assert result.is_error is False and "A1001" in result.content[0].text
 
 

@@ -20,7 +20,6 @@ from host.access.open_access import RESTART_REASON
 from registry.permissions import GrantPolicy, PinnedPolicy
 from registry.policy import AllowAll, Effect, PatternPolicy, PolicyView, Principal, RequestPolicy
 from registry.tool import Risk
-
 from tests.permissions.conftest import make_record
 
 VIEW_MEMBERS = {name for name in vars(PolicyView) if not name.startswith("_")}
@@ -100,7 +99,9 @@ def test_build_policy_gives_the_local_admin_every_tool_with_pins_holding(access,
     policy = build_policy(access, enforce=enforce)
     admin = local_admin_principal("local:root")
     assert policy.evaluate(admin, tool).effect is Effect.ALLOW
-    assert policy.evaluate(admin, make_record("orders__cancel", Risk.DESTRUCTIVE, description="x")).rule == "pin:changed"
+    assert (
+        policy.evaluate(admin, make_record("orders__cancel", Risk.DESTRUCTIVE, description="x")).rule == "pin:changed"
+    )
     # bob has no grant (enforced) / the gateway started open and users now exist (closed)
     bob = policy.evaluate(Principal("bob"), other)
     assert (bob.effect, bob.rule) == (Effect.DENY, None if enforce else "open-access-closed")

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
-from host.upstream.manager import tool_definition
+
 from host.pipeline import CallContext, Pipeline
+from host.upstream.manager import tool_definition
 from registry import ToolOverrides, ToolRegistry, assign_qualified_names, build_record
 from registry.policy import AllowAll, Policy
 from servers.examples import flaky, orders

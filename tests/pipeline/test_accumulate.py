@@ -1,4 +1,4 @@
-"""Streamed argument accumulation (BR-04 parallel calls, BR-07 split UTF-8)."""
+"""Streamed argument accumulation (parallel calls never mix, a UTF-8 character split across chunks survives)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Look-up and authorization: BR-16 (unknown names), BR-26 (denied == unknown), approval."""
+"""Look-up and authorization: unknown names, denied answers like unknown, approval."""
 
 from __future__ import annotations
 
@@ -54,7 +54,9 @@ async def test_br26_a_denied_tool_answers_exactly_like_a_missing_one(tmp_path):
 
 @pytest.mark.anyio
 async def test_denied_tool_with_bad_arguments_still_looks_unknown(tmp_path):
-    async with connect({"orders": orders.create_server()}, tmp_path, policy=PatternPolicy(deny=("orders__cancel*",))) as h:
+    async with connect(
+        {"orders": orders.create_server()}, tmp_path, policy=PatternPolicy(deny=("orders__cancel*",))
+    ) as h:
         res = await h.pipeline.call("orders__cancel_order", "not json", h.ctx())
     assert res.status is ResultStatus.UNKNOWN_TOOL
 
@@ -90,20 +92,33 @@ async def test_approval_without_hook_is_approval_required_with_reason(tmp_path):
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(("outcome", "status", "executed"), [
-    (ApprovalOutcome(approved=True), ResultStatus.OK, True),
-    (ApprovalOutcome(approved=False, approval_id="ap-7", reason="waiting for alice"), ResultStatus.APPROVAL_REQUIRED,
-     False),
-    (ApprovalOutcome(approved=False, rejected=True, reason="alice said no"), ResultStatus.PERMISSION_DENIED, False),
-])
+@pytest.mark.parametrize(
+    ("outcome", "status", "executed"),
+    [
+        (ApprovalOutcome(approved=True), ResultStatus.OK, True),
+        (
+            ApprovalOutcome(approved=False, approval_id="ap-7", reason="waiting for alice"),
+            ResultStatus.APPROVAL_REQUIRED,
+            False,
+        ),
+        (ApprovalOutcome(approved=False, rejected=True, reason="alice said no"), ResultStatus.PERMISSION_DENIED, False),
+    ],
+)
 async def test_approval_hook_decides(tmp_path, outcome, status, executed):
     hook = Approvals(outcome)
-    async with connect({"orders": orders.create_server()}, tmp_path, policy=APPROVE_DESTRUCTIVE,
-                       approvals=hook) as h:
+    async with connect({"orders": orders.create_server()}, tmp_path, policy=APPROVE_DESTRUCTIVE, approvals=hook) as h:
         ctx = CallContext(principal=Principal(user="bob"))
         res = await h.pipeline.call("orders__cancel_order", {"order_id": "A1001"}, ctx)
         assert bool(h.executor.calls) is executed
     assert res.status is status
-    assert hook.asked == [("bob", "orders__cancel_order", {"order_id": "A1001", })]
+    assert hook.asked == [
+        (
+            "bob",
+            "orders__cancel_order",
+            {
+                "order_id": "A1001",
+            },
+        )
+    ]
     if status is ResultStatus.APPROVAL_REQUIRED:
         assert res.error.approval_id == "ap-7" and "waiting for alice" in res.text

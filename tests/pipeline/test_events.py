@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from host.calls import ToolCall
-from host.events import FORMAT_VERSION, EventLog
-from tests.fake_model import ScriptedModel, call, calls, say
 from host.agent.loop import run_conversation
 from host.agent.transcript import Message, history_bytes, trim_history
+from host.calls import ToolCall
+from host.events import FORMAT_VERSION, EventLog
 from host.pipeline import CallContext
 from servers.examples import flaky, orders
+from tests.fake_model import ScriptedModel, call, calls, say
 
 from .conftest import connect
 

@@ -1,4 +1,4 @@
-"""Deferred event-log writes (``EventLog.defer``, issue 12): queued on the loop, written in order, never lost."""
+"""Deferred event-log writes (``EventLog.defer``): queued on the loop, written in order, never lost."""
 
 from __future__ import annotations
 

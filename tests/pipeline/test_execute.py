@@ -1,4 +1,5 @@
-"""Execution against the in-process ``flaky`` server: BR-17, BR-19, BR-20, BR-21, rate limits, scheduling."""
+"""Execution against the in-process ``flaky`` server: isError, images, huge outputs, hung calls,
+rate limits, scheduling."""
 
 from __future__ import annotations
 

@@ -1,15 +1,16 @@
-"""The loop driver with the scripted fake model: exit conditions, BR-02/BR-06/BR-16 in a live loop."""
+"""The loop driver with the scripted fake model: exit conditions, duplicate ids, empty arguments
+and unknown names in a live loop."""
 
 from __future__ import annotations
 
 import anyio
 import pytest
 
-from host.calls import ResultStatus
-from tests.fake_model import ScriptedModel, ScriptExhausted, StreamedTurn, call, calls, say
 from host.agent.loop import StopReason, run_conversation
 from host.agent.transcript import Message, check_transcript
+from host.calls import ResultStatus
 from host.pipeline import BatchCancel, CallContext
+from tests.fake_model import ScriptedModel, ScriptExhausted, StreamedTurn, call, calls, say
 
 USER = [Message(role="system", text="be brief"), Message(role="user", text="status of A1?")]
 
@@ -122,7 +123,7 @@ async def test_br02_duplicate_ids_from_the_model_are_renamed_before_execution(ho
 
 @pytest.mark.anyio
 async def test_br04_br07_streamed_turn_goes_through_the_accumulator(host):
-    b = '{"order_id":"A1"}'.encode()
+    b = b'{"order_id":"A1"}'
     events = [("start", {"index": 0, "call_id": "s1", "name": "flaky__lookup_order"}),
               ("start", {"index": 1, "call_id": "s2", "name": "flaky__lookup_order"})]
     for i in range(len(b)):

@@ -9,8 +9,8 @@ import pytest
 
 from host.calls import ResultStatus, TextBlock
 from host.config import parse_config
-from host.upstream.manager import ServerManager
 from host.pipeline import CallContext, Pipeline
+from host.upstream.manager import ServerManager
 
 pytestmark = pytest.mark.anyio
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from registry.validation import compile_validator, validate_arguments
 from registry.policy import PurePolicy
+from registry.validation import compile_validator, validate_arguments
 
 
 @pytest.mark.timeout(10)  # stdlib re needs hours for this input

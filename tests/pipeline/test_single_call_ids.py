@@ -1,4 +1,4 @@
-"""The ids the pipeline generates for single calls stay short (issue 12): ``toolhost_single_1000`` and
+"""The ids the pipeline generates for single calls stay short: ``toolhost_single_1000`` and
 up passed redaction's 20-character token hint, so every call from the 1,000th on cost a secret-
 detector scan when its events were written."""
 
@@ -13,8 +13,8 @@ import host.pipeline.pipeline as pipeline_module
 from host.events import EventLog
 from host.pipeline.pipeline import SINGLE_ID_PREFIX
 from registry import redaction
-from tests.pipeline.conftest import connect
 from servers.examples import orders
+from tests.pipeline.conftest import connect
 
 
 def test_ids_up_to_ten_billion_pass_no_redaction_hint() -> None:

@@ -1,4 +1,4 @@
-"""Pairing, repair and trimming: BR-01 (trim whole units), BR-02 (duplicate ids)."""
+"""Pairing, repair and trimming: trim whole units (a call with its results), duplicate ids."""
 
 from __future__ import annotations
 

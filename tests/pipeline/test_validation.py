@@ -1,4 +1,4 @@
-"""Parsing and schema validation: BR-06 (empty/non-object), BR-09 ($ref/$defs), BR-13 (numbers as strings)."""
+"""Parsing and schema validation: empty/non-object arguments, $ref/$defs, numbers as strings."""
 
 from __future__ import annotations
 

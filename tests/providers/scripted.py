@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from host.calls import ErrorInfo, ImageBlock, ResultStatus, TextBlock, ToolCall, ToolResult
 from host.agent.providers import AssistantTurn, Conversation, ResultsTurn, StopReason, UserTurn
+from host.calls import ErrorInfo, ImageBlock, ResultStatus, TextBlock, ToolCall, ToolResult
 
 PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 TIMEOUT_TEXT = "weather/get_forecast did not answer within 60 s; try again later."

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 
-from host.calls import ResultStatus, TextBlock, ToolCall, ToolResult
 from host.agent.providers import (
     TOOL_SEARCH_NAME,
     AnthropicMessagesAdapter,
@@ -24,6 +23,7 @@ from host.agent.providers import (
     deferred_state,
     run_tool_search,
 )
+from host.calls import ResultStatus, TextBlock, ToolCall, ToolResult
 from registry.search import DeferredLoadingState, SearchIndex
 
 from .records import catalog
@@ -60,7 +60,8 @@ def test_search_loads_into_the_shared_state_and_the_history():
     result = before.turns[-1].results[0]
     assert result.structured == {"loaded": [ETA]}
     assert result.content[0].text == (
-        f"Found 1 tool(s), now callable:\n- {ETA} [read]: Look up the shipping ETA of an order. (params: order_id: string)"
+        f"Found 1 tool(s), now callable:\n- {ETA} [read]: Look up the shipping ETA of an order. (params: order_id: "
+        "string)"
     )
     assert deferred_state(conv).loaded == state.loaded
 

@@ -1,4 +1,4 @@
-"""Gemini schema subset for its OpenAI-compatible endpoint (BR-12)."""
+"""Gemini schema subset for its OpenAI-compatible endpoint (one unknown key rejects the whole tool list)."""
 
 from __future__ import annotations
 

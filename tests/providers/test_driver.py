@@ -5,9 +5,6 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from host.calls import TextBlock, ToolCall, ToolResult
-from host.pipeline import CallContext
-from host.agent.transcript import Message
 from host.agent.providers import (
     TOOL_SEARCH_NAME,
     AnthropicMessagesAdapter,
@@ -17,6 +14,9 @@ from host.agent.providers import (
     to_conversation,
     to_messages,
 )
+from host.agent.transcript import Message
+from host.calls import TextBlock, ToolCall, ToolResult
+from host.pipeline import CallContext
 from registry.search import DeferredLoadingState, SearchIndex
 
 from .fake_api import THINKING, FakeAPI, Step

@@ -15,11 +15,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from host.calls import ImageBlock, ResultStatus
 from host.agent.loop import StopReason, run_conversation
-from host.upstream.manager import tool_definition
-from host.pipeline import CallContext, Pipeline
-from host.agent.transcript import Message
 from host.agent.providers import (
     TOOL_SEARCH_NAME,
     AnthropicMessagesAdapter,
@@ -30,6 +26,10 @@ from host.agent.providers import (
     deferred_state,
     to_conversation,
 )
+from host.agent.transcript import Message
+from host.calls import ImageBlock, ResultStatus
+from host.pipeline import CallContext, Pipeline
+from host.upstream.manager import tool_definition
 from registry import ToolOverrides, ToolRegistry, assign_qualified_names, build_record
 from registry.search import DeferredLoadingState, SearchIndex
 from servers.examples import flaky, orders

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from host.calls import ResultStatus, TextBlock, ToolCall, ToolResult
 from host.agent.providers import (
     AnthropicMessagesAdapter,
     AssistantTurn,
@@ -21,6 +20,7 @@ from host.agent.providers import (
     StopReason,
     UserTurn,
 )
+from host.calls import ResultStatus, TextBlock, ToolCall, ToolResult
 
 from .records import catalog
 from .scripted import parallel_with_failure

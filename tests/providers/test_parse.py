@@ -10,7 +10,6 @@ import json
 
 import pytest
 
-from host.calls import TextBlock, ToolCall
 from host.agent.accumulate import ArgumentAccumulator
 from host.agent.providers import (
     TOOL_SEARCH_NAME,
@@ -21,6 +20,7 @@ from host.agent.providers import (
     Reasoning,
     StopReason,
 )
+from host.calls import TextBlock, ToolCall
 
 from .sdk_check import (
     load_events,
@@ -71,7 +71,8 @@ def test_chat_stream_interleaved_deltas_keyed_by_index():
 
 
 def test_chat_stream_utf8_bytes_split_inside_a_character_stay_byte_identical():
-    """BR-07: the pipeline accumulator decodes bytes incrementally; the parser passes str pieces."""
+    """A UTF-8 character split across chunks: the pipeline accumulator decodes bytes incrementally;
+    the parser passes str pieces."""
     acc = ArgumentAccumulator()
     parser = OpenAIChatAdapter().stream_parser(acc)
     parser.feed(
@@ -98,7 +99,8 @@ def test_chat_stream_utf8_bytes_split_inside_a_character_stay_byte_identical():
 
 
 def test_chat_stream_two_calls_sharing_an_index_stay_separate():
-    """BR-04: some servers send every call at index 0 with a new id; arguments must not concatenate."""
+    """Parallel calls at one index: some servers send every call at index 0 with a new id;
+    arguments must not concatenate."""
     parser = OpenAIChatAdapter().stream_parser(ArgumentAccumulator())
     for n, pid in enumerate((3, 9, 11)):
         parser.feed(
@@ -269,7 +271,7 @@ def test_anthropic_stream_matches_whole_message():
 
 
 def test_anthropic_tool_use_without_input_deltas_gives_empty_text():
-    """BR-06: a no-parameter tool streams no input_json_delta; the pipeline reads "" as {}."""
+    """Empty arguments: a no-parameter tool streams no input_json_delta; the pipeline reads "" as {}."""
     parser = AnthropicMessagesAdapter().stream_parser(ArgumentAccumulator())
     parser.feed(
         {

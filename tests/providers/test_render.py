@@ -1,7 +1,7 @@
 """Rendering conversations for each API, checked field by field and against the SDK request types.
 
-Bug cases: BR-02 (duplicate ids), BR-03 (one Anthropic user message), BR-06 (arguments written back
-as objects), BR-17 (isError), BR-19 (images).
+Covers duplicate ids, one Anthropic user message for all results, arguments written back as
+objects, isError, images.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import json
 
 import pytest
 
-from host.calls import ImageBlock, ResultStatus, TextBlock, ToolCall, ToolResult
 from host.agent.providers import (
     AnthropicMessagesAdapter,
     AssistantTurn,
@@ -22,6 +21,7 @@ from host.agent.providers import (
     StopReason,
     UserTurn,
 )
+from host.calls import ImageBlock, ResultStatus, TextBlock, ToolCall, ToolResult
 
 from .records import catalog
 from .scripted import PNG_B64, TIMEOUT_TEXT, image_result, parallel_with_failure
@@ -466,9 +466,9 @@ def test_deeply_nested_argument_text_renders_as_empty_object_not_recursion_error
 
 
 def test_pipeline_error_text_is_said_once():
+    from host.agent.providers.render import result_text
     from host.calls import ResultStatus, ToolCall
     from host.pipeline.results import error_result
-    from host.agent.providers.render import result_text
 
     res = error_result(ToolCall(call_id="c", name="t"), ResultStatus.TIMEOUT, "no answer within 1 s", where="execute")
     assert result_text(res) == "timeout: no answer within 1 s"

@@ -1,4 +1,4 @@
-"""Schema normalization (BR-09, BR-10) and ref handling."""
+"""Schema normalization ($ref/$defs kept, OpenAI's object rules) and ref handling."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SSE byte streams delivered one byte per chunk (BR-07): events and arguments come out byte-identical."""
+"""SSE byte streams delivered one byte per chunk: events and arguments come out byte-identical."""
 
 from __future__ import annotations
 

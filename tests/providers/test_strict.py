@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from jsonschema.validators import validator_for
 
-from host.calls import ToolCall
 from host.agent.providers import OpenAIChatAdapter, decode_strict_arguments, encode_strict_arguments, to_strict_schema
 from host.agent.providers.arguments import prepare_schema
 from host.agent.providers.schema import normalize_schema
 from host.agent.providers.strict import close_objects, openai_parameters
+from host.calls import ToolCall
 
 from .records import record
 

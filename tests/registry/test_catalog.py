@@ -1,4 +1,5 @@
-"""registry.catalog: reversible names/URIs, template routing, collisions, grant names (issue 9, BR-34)."""
+"""registry.catalog: reversible names/URIs, template routing, collisions, grant names (prompts and
+resources namespaced like tools)."""
 
 from __future__ import annotations
 
@@ -25,14 +26,24 @@ def test_prompts_resources_and_templates_are_namespaced_and_route_back() -> None
     cat.replace_server("docs", "docs", resources=[{"uri": "file:///docs/readme.md", "name": "readme"}],
                        templates=[{"uriTemplate": "file:///docs/{path}", "name": "doc"}])
     review = cat.prompt("git__review")
-    assert (review.server, review.original, review.wire["name"], review.grant_name) == ("git", "review", "git__review", "git__review")
+    assert (review.server, review.original, review.wire["name"], review.grant_name) == (
+        "git",
+        "review",
+        "git__review",
+        "git__review",
+    )
     readme = cat.resource("toolhost://docs/file:///docs/readme.md")
     assert (readme.original, readme.grant_name) == ("file:///docs/readme.md", "docs__readme")
     assert cat.route_uri("toolhost://docs/file:///docs/readme.md")[:2] == ("docs", "file:///docs/readme.md")
     server, original, item = cat.route_uri("toolhost://docs/file:///docs/guide/intro.md")
-    assert (server, original, item.kind, item.grant_name) == ("docs", "file:///docs/guide/intro.md", "template", "docs__doc")
-    assert cat.route_uri("toolhost://git/file:///docs/x") is None       # wrong namespace: unknown
-    assert cat.route_uri("file:///docs/readme.md") is None              # un-namespaced: only prefix "" servers
+    assert (server, original, item.kind, item.grant_name) == (
+        "docs",
+        "file:///docs/guide/intro.md",
+        "template",
+        "docs__doc",
+    )
+    assert cat.route_uri("toolhost://git/file:///docs/x") is None  # wrong namespace: unknown
+    assert cat.route_uri("file:///docs/readme.md") is None  # un-namespaced: only prefix "" servers
     assert cat.template("toolhost://docs/file:///docs/{path}").original == "file:///docs/{path}"
 
 
@@ -42,21 +53,29 @@ def test_empty_prefix_keeps_original_names_and_a_clash_names_both_servers() -> N
     assert cat.prompt("review").server == "a" and cat.route_uri("test://x")[:2] == ("a", "test://x")
     with pytest.raises(NameConflict) as err:
         cat.replace_server("b", "", prompts=[{"name": "review"}])
-    assert str(err.value) == ("qualified name 'review' is taken by a/review; b/review cannot use it "
-                              "(give one of the servers another toolhost.prefix)")
+    assert str(err.value) == (
+        "qualified name 'review' is taken by a/review; b/review cannot use it "
+        "(give one of the servers another toolhost.prefix)"
+    )
     assert cat.prompt("review").server == "a" and "b" not in cat.servers()
     assert assign_qualified_names("", ["get_time", "a.b"], server="t") == {"get_time": "get_time", "a.b": "a_b"}
 
 
 def test_grants_cover_prompts_and_resources_like_tools() -> None:
     cat = Catalog()
-    cat.replace_server("docs", "docs", prompts=[{"name": "summarize"}],
-                       resources=[{"uri": "file:///pub.md", "name": "pub"}, {"uri": "file:///secret.md", "name": "secret"}])
-    policy = GrantPolicy({
-        "alice": UserAccess(grants=(Grant(GrantEffect.ALLOW, "server:docs"),)),
-        "bob": UserAccess(grants=(Grant(GrantEffect.ALLOW, "docs__*"), Grant(GrantEffect.DENY, "docs__secret"))),
-        "carol": UserAccess(grants=(Grant(GrantEffect.ALLOW, "docs__pub"),)),
-    })
+    cat.replace_server(
+        "docs",
+        "docs",
+        prompts=[{"name": "summarize"}],
+        resources=[{"uri": "file:///pub.md", "name": "pub"}, {"uri": "file:///secret.md", "name": "secret"}],
+    )
+    policy = GrantPolicy(
+        {
+            "alice": UserAccess(grants=(Grant(GrantEffect.ALLOW, "server:docs"),)),
+            "bob": UserAccess(grants=(Grant(GrantEffect.ALLOW, "docs__*"), Grant(GrantEffect.DENY, "docs__secret"))),
+            "carol": UserAccess(grants=(Grant(GrantEffect.ALLOW, "docs__pub"),)),
+        }
+    )
 
     def seen(user: str) -> set[str]:
         items = cat.items("prompt") + cat.items("resource")

@@ -1,4 +1,4 @@
-"""Qualified names: provider-safe, unique, stable (bug cases BR-14, BR-15)."""
+"""Qualified names: provider-safe, unique, stable (``^[a-zA-Z0-9_-]{1,64}$``, same names on two servers)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from registry import InvalidToolName, NAME_PATTERN, assign_qualified_names, qualify, sanitize_prefix, split_qualified
+from registry import NAME_PATTERN, InvalidToolName, assign_qualified_names, qualify, sanitize_prefix, split_qualified
 
 
 def test_plain_names_are_prefix_double_underscore_tool():

@@ -1,4 +1,4 @@
-"""Redaction remembers short texts it found clean (issue 12), and nothing else: a text holding a
+"""Redaction remembers short texts it found clean, and nothing else: a text holding a
 secret is masked every time, never remembered, and the memory stays bounded."""
 
 from __future__ import annotations

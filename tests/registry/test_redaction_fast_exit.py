@@ -1,4 +1,4 @@
-"""Redaction's fast exits (issue 12): strings shorter than any hint, short strings already found
+"""Redaction's fast exits: strings shorter than any hint, short strings already found
 without a hint (remembered), scalar leaves copied without a call, and one search for both hints.
 Each exit returns exactly what the full path returns, and no text holding a secret is remembered."""
 

@@ -1,5 +1,5 @@
-"""The secret pre-checks answer exactly like their ignore-case regexes, ASCII or not (issue 12:
-the fast path lowercases ASCII text instead of matching with re.IGNORECASE)."""
+"""The secret pre-checks answer exactly like their ignore-case regexes, ASCII or not (the
+fast path lowercases ASCII text instead of matching with re.IGNORECASE)."""
 
 from __future__ import annotations
 

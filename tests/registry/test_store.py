@@ -1,4 +1,4 @@
-"""The registry: atomic per-server swaps, lookups, conflicts (BR-15)."""
+"""The registry: atomic per-server swaps, lookups, conflicts (never shadowed silently)."""
 
 from __future__ import annotations
 

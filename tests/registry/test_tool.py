@@ -61,7 +61,9 @@ def test_definition_hash_ignores_key_order_but_not_content():
                        annotations=ToolAnnotations(read_only_hint=True))
     assert definition_hash(a) == definition_hash(b)
     assert len({definition_hash(a), definition_hash(c), definition_hash(d)}) == 3
-    assert definition_hash(a) == "4bbd75497b5f0cfbd1f07f987d85986ff2f7607fd9777c39e77172f6b1783844"  # pinned: a change here breaks every stored pin
+    assert (
+        definition_hash(a) == "4bbd75497b5f0cfbd1f07f987d85986ff2f7607fd9777c39e77172f6b1783844"
+    )  # pinned: a change here breaks every stored pin
 
 
 def test_a_lone_surrogate_in_a_definition_still_hashes():

@@ -1,4 +1,5 @@
-"""The ``cluster`` fixture: replicas of ``toolhost serve`` on a fresh PostgreSQL database (tests/replicas/harness.py)."""
+"""The ``cluster`` fixture: replicas of ``toolhost serve`` on a fresh PostgreSQL database
+(tests/replicas/harness.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 15: two real `toolhost serve` replicas on one PostgreSQL, driven by the SDK client.
+"""Two real `toolhost serve` replicas on one PostgreSQL, driven by the SDK client.
 
 Users, keys, grants and approvals are managed with the real admin CLI on the shared database;
 nothing is restarted between steps. Each test starts several Python processes (replicas, their
@@ -155,7 +155,7 @@ def _kill_mid_call(cluster: Cluster) -> None:
             slow_failed = anyio.Event()
 
             async def slow_call() -> None:
-                with pytest.raises(Exception):  # noqa: B017, PT011 - the connection dies with the replica
+                with pytest.raises(Exception):  # noqa: B017 - the connection dies with the replica
                     await call(a.url, key, "flaky__slow", {"seconds": 60})
                 slow_failed.set()
 

@@ -27,7 +27,7 @@ def test_scores_equal_rank_bm25_get_scores(model, docs, query):
     full = _full(model, docs, query, k1=1.2, b=0.75)
     matched = [i for i, d in enumerate(docs) if set(d) & set(query)]
     assert sorted(corpus.keys[s] for s in slots) == sorted(f"d{i}" for i in matched)
-    by_key = {corpus.keys[s]: sc for s, sc in zip(slots, scores)}
+    by_key = {corpus.keys[s]: sc for s, sc in zip(slots, scores, strict=True)}
     for i in matched:
         if model == "plus":
             assert by_key[f"d{i}"] == full[i]  # bit for bit
@@ -45,10 +45,10 @@ def test_masked_stats_equal_rank_bm25_on_the_visible_subset(model, docs, query, 
     corpus = Corpus.build(BM25Params(model=model), [(f"d{i}", d) for i, d in enumerate(docs)])
     mask = np.array([visible[int(k[1:])] for k in corpus.keys])
     slots, scores = corpus.score(query, corpus.stats(mask))
-    sub = [d for d, v in zip(docs, visible) if v]
+    sub = [d for d, v in zip(docs, visible, strict=True) if v]
     sub_keys = [f"d{i}" for i, v in enumerate(visible) if v]
     full = _full(model, sub, query)
-    by_key = {corpus.keys[s]: sc for s, sc in zip(slots, scores)}
+    by_key = {corpus.keys[s]: sc for s, sc in zip(slots, scores, strict=True)}
     assert set(by_key) <= set(sub_keys)
     for j, key in enumerate(sub_keys):
         if set(sub[j]) & set(query):
@@ -66,8 +66,8 @@ def test_incremental_update_equals_full_rebuild(docs, extra, query, data):
     rebuilt = Corpus.build(params, [kd for kd in start if kd[0] not in removed] + added)
     a_slots, a_scores = updated.score(query, updated.stats())
     b_slots, b_scores = rebuilt.score(query, rebuilt.stats())
-    assert {updated.keys[s]: sc for s, sc in zip(a_slots, a_scores)} == {
-        rebuilt.keys[s]: sc for s, sc in zip(b_slots, b_scores)
+    assert {updated.keys[s]: sc for s, sc in zip(a_slots, a_scores, strict=True)} == {
+        rebuilt.keys[s]: sc for s, sc in zip(b_slots, b_scores, strict=True)
     }
     assert updated.n_docs == rebuilt.n_docs and updated.total_len == rebuilt.total_len
 
@@ -100,8 +100,8 @@ def test_weighted_scores_are_the_weighted_sum_of_rank_bm25_per_token_scores(mode
     stats = corpus.stats()
     slots, scores = corpus.score(query, stats, weights)
     ref = (BM25Plus if model == "plus" else BM25Okapi)(docs, k1=1.2, b=0.75)
-    want = sum(w * ref.get_scores([tok]) for tok, w in zip(query, weights))
-    by_key = {corpus.keys[s]: sc for s, sc in zip(slots, scores)}
+    want = sum(w * ref.get_scores([tok]) for tok, w in zip(query, weights, strict=True))
+    by_key = {corpus.keys[s]: sc for s, sc in zip(slots, scores, strict=True)}
     for i, d in enumerate(docs):
         if set(d) & set(query):
             assert by_key[f"d{i}"] == pytest.approx(want[i], rel=1e-12, abs=1e-12)

@@ -64,7 +64,8 @@ def test_state_round_trips_through_json():
 
 def test_hit_line_is_compact():
     rec = catalog()["weather"][0]
-    assert hit_line(rec) == "- weather__getForecast [read]: Weather forecast for a city, days ahead. (params: city?: string, days?: integer)"
+    assert hit_line(rec) == ("- weather__getForecast [read]: Weather forecast for a city, days ahead. (params: "
+                             "city?: string, days?: integer)")
     assert param_summary({"type": "object", "properties": {}}) == ""
     schema = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(10)}, "required": ["p0"]}
     assert param_summary(schema).endswith("p7?: string, +2 more") and param_summary(schema).startswith("p0: string,")
@@ -75,7 +76,8 @@ def test_format_result_and_definition():
     for s, recs in catalog().items():
         index.replace_server(s, recs)
     text = format_result(index.search("air quality", limit=1))
-    assert text == "Found 1 tool(s), now callable:\n- weather__air_quality [read]: Air quality index (AQI) for a city. (params: city?: string)"
+    assert text == ("Found 1 tool(s), now callable:\n- weather__air_quality [read]: Air quality index (AQI) for a "
+                    "city. (params: city?: string)")
     assert format_result(index.search("the")).startswith("The query has no searchable words.")
     d = tool_definition(catalog()["git"][0])
     assert d == {

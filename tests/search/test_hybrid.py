@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from registry.search import FusionParams, SearchIndex, embedding_text, fuse, format_result
+from registry.search import FusionParams, SearchIndex, embedding_text, format_result, fuse
 from registry.search.dense import VectorBuffer
 from registry.tool import Risk
 
@@ -22,7 +22,7 @@ def _vectors(index: SearchIndex) -> None:
 
 def _memory_vectors(index: SearchIndex) -> int:
     texts = index.missing_memory_vectors()
-    return index.set_memory_vectors(zip(texts, index.embedder.embed(texts)))
+    return index.set_memory_vectors(zip(texts, index.embedder.embed(texts), strict=True))
 
 
 def _index(**kw) -> SearchIndex:
@@ -132,14 +132,17 @@ def test_the_least_risky_of_near_equal_hits_ranks_first():
     })
     hits = index.search("manage note", limit=2).hits
     assert abs(hits[0].score - hits[1].score) < 0.02 * hits[0].score
-    assert [(h.tool.qualified_name, h.tool.risk) for h in hits] == [("b__view_note", Risk.READ), ("a__delete_note", Risk.DESTRUCTIVE)]
+    assert [(h.tool.qualified_name, h.tool.risk) for h in hits] == [
+        ("b__view_note", Risk.READ), ("a__delete_note", Risk.DESTRUCTIVE)]
 
 
 def test_usage_memory_finds_a_tool_by_a_remembered_query_and_drops_it_on_change():
     index = SearchIndex()
     index.replace_servers(catalog())
-    assert index.search("jot down my progress", limit=1).hits == [] or \
-        index.search("jot down my progress", limit=1).hits[0].tool.qualified_name != "git__git_commit"
+    assert (
+        index.search("jot down my progress", limit=1).hits == []
+        or index.search("jot down my progress", limit=1).hits[0].tool.qualified_name != "git__git_commit"
+    )
     h = index._state.by_name["git__git_commit"].definition_hash
     index.set_memory({"git__git_commit": (h, ["jot down my progress"])})
     assert index.search("jot down my progress", limit=1).hits[0].tool.qualified_name == "git__git_commit"
@@ -149,7 +152,7 @@ def test_usage_memory_finds_a_tool_by_a_remembered_query_and_drops_it_on_change(
 
 
 def test_a_remembered_query_lifts_its_tool_through_the_dense_half():
-    """"correo" (Spanish: mail) shares no word with any tool or remembered query; only the
+    """ "correo" (Spanish: mail) shares no word with any tool or remembered query; only the
     vector of the remembered "email me the receipt" ties it to refund_payment."""
     index = _index()
     _vectors(index)
@@ -163,7 +166,9 @@ def test_a_remembered_query_lifts_its_tool_through_the_dense_half():
     assert index.missing_memory_vectors() == []
     res = index.search("correo", limit=3)
     assert res.hits[0].tool.qualified_name == "orders__refund_payment"
-    assert res.dense_top == pytest.approx(float(index.embedder.embed(["correo"])[0] @ index.embedder.embed(["email me the receipt"])[0]))
+    assert res.dense_top == pytest.approx(
+        float(index.embedder.embed(["correo"])[0] @ index.embedder.embed(["email me the receipt"])[0])
+    )
     index.memory_dense = 0.0
     assert "orders__refund_payment" not in [x.tool.qualified_name for x in index.search("correo", limit=3).hits]
     # A changed definition drops the memory's vectors with it; a forgotten tool its queries.
@@ -197,16 +202,18 @@ def test_memory_dense_scores_are_each_tools_best_cosine_to_its_remembered_querie
     index = _index()
     st = index._state
     h = {n: st.by_name[n].definition_hash for n in ("orders__get_order", "git__git_log", "weather__air_quality")}
-    index.set_memory({
-        "git__git_log": (h["git__git_log"], ["show history", "订单 list", "weather log"]),
-        "orders__get_order": (h["orders__get_order"], ["where is my pedido"]),
-        "weather__air_quality": ("stale-hash", ["smog"]),
-    })
+    index.set_memory(
+        {
+            "git__git_log": (h["git__git_log"], ["show history", "订单 list", "weather log"]),
+            "orders__get_order": (h["orders__get_order"], ["where is my pedido"]),
+            "weather__air_quality": ("stale-hash", ["smog"]),
+        }
+    )
     emb = index.embedder
     assert _memory_vectors(index) == 5
     q = emb.embed(["order status"])[0]
     slots, best = index._mem.dense_scores(st.generation, st.by_name, st.corpus.slot_of, q)
-    got = {st.records[s].qualified_name: round(float(b), 6) for s, b in zip(slots, best)}
+    got = {st.records[s].qualified_name: round(float(b), 6) for s, b in zip(slots, best, strict=True)}
     cos = {t: float(emb.embed([t])[0] @ q) for t in ("show history", "订单 list", "weather log", "where is my pedido")}
     assert got == {
         "git__git_log": round(max(cos["show history"], cos["订单 list"], cos["weather log"]), 6),
@@ -225,12 +232,19 @@ def test_a_caller_who_sees_few_tools_gets_the_same_results_from_their_rows_alone
     full = SearchIndex(embedder=FakeEmbedder())
     full.replace_servers(cat)
     _vectors(full)
-    full.set_memory({"orders__refund_payment": (full._state.by_name["orders__refund_payment"].definition_hash,
-                                                ["money back for my order", "取消订单 退款"])})
+    full.set_memory(
+        {
+            "orders__refund_payment": (
+                full._state.by_name["orders__refund_payment"].definition_hash,
+                ["money back for my order", "取消订单 退款"],
+            )
+        }
+    )
     assert _memory_vectors(full) == 2
     only = SearchIndex(embedder=FakeEmbedder())
-    only.replace_servers({"orders": [r for r in cat["orders"] if r.original_name != "refund_payment"],
-                          "weather": cat["weather"]})
+    only.replace_servers(
+        {"orders": [r for r in cat["orders"] if r.original_name != "refund_payment"], "weather": cat["weather"]}
+    )
     _vectors(only)
 
     def see(rec) -> bool:

@@ -51,7 +51,10 @@ def test_hidden_tools_never_appear_and_do_not_change_visible_scores():
     cat = catalog()
     policy = PatternPolicy(deny=("orders__refund_*", "server:git"))
     who = Principal(user="ann")
-    visible = lambda t: policy.evaluate(who, t).visible  # noqa: E731
+
+    def visible(t):
+        return policy.evaluate(who, t).visible
+
     full = _index(cat)
     only_visible = _index({s: [r for r in recs if visible(r)] for s, recs in cat.items()})
     for q in ["refund the payment of my order", "git commit", "order status", "city weather"]:

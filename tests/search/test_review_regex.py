@@ -9,7 +9,9 @@ from registry.search import SearchIndex
 
 
 def rec(name: str, description: str):
-    return build_record(server="s", qualified_name=f"s__{name}", definition=ToolDefinition(name=name, description=description))
+    return build_record(
+        server="s", qualified_name=f"s__{name}", definition=ToolDefinition(name=name, description=description)
+    )
 
 
 @pytest.mark.timeout(10)  # stdlib re needs hours for this

@@ -40,7 +40,10 @@ def git_server(repo: Path) -> dict[str, Any]:
 def git_repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
-    run = lambda *a: subprocess.run(["git", *a], cwd=repo, check=True, capture_output=True)  # noqa: E731
+
+    def run(*a):
+        return subprocess.run(["git", *a], cwd=repo, check=True, capture_output=True)
+
     run("init", "-q", "-b", "main")
     run("config", "user.email", "t@example.com")
     run("config", "user.name", "Test")

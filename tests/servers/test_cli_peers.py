@@ -41,7 +41,11 @@ def test_servers_reports_both_protocol_generations(peers_config, tmp_path):
     code, out = run("servers", "--config", str(peers_config), "--data-dir", str(tmp_path / "d"), "--json")
     assert code == 0, out
     rows = {r["name"]: r for r in json.loads(out)}
-    assert {n: r["state"] for n, r in rows.items()} == {"time": "connected", "git": "connected", "everything": "connected"}
+    assert {n: r["state"] for n, r in rows.items()} == {
+        "time": "connected",
+        "git": "connected",
+        "everything": "connected",
+    }
     assert rows["time"]["tools"] == 2 and rows["everything"]["tools"] == 17 and rows["git"]["tools"] >= 12
 
 
@@ -57,27 +61,45 @@ def test_tools_lists_risk_from_real_annotations(peers_config, tmp_path):
 
 
 def test_search_finds_the_right_real_tool(peers_config, tmp_path):
-    code, out = run("search", "convert time between timezones", "--config", str(peers_config),
-                    "--data-dir", str(tmp_path / "d"), "--json", "--limit", "3")
+    code, out = run(
+        "search",
+        "convert time between timezones",
+        "--config",
+        str(peers_config),
+        "--data-dir",
+        str(tmp_path / "d"),
+        "--json",
+        "--limit",
+        "3",
+    )
     assert code == 0, out
     assert json.loads(out)[0]["name"] == "time__convert_time"
 
 
 def test_call_returns_real_values(peers_config, tmp_path, git_repo):
     d = str(tmp_path / "d")
-    code, out = run("call", "everything__get-sum", '{"a": 19, "b": 23}', "--config", str(peers_config),
-                    "--data-dir", d, "--json")
+    code, out = run(
+        "call", "everything__get-sum", '{"a": 19, "b": 23}', "--config", str(peers_config), "--data-dir", d, "--json"
+    )
     assert code == 0, out
     assert "42" in json.loads(out)["content"][0]["text"]
 
-    code, out = run("call", "time__convert_time",
-                    '{"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}',
-                    "--config", str(peers_config), "--data-dir", d, "--json")
+    code, out = run(
+        "call",
+        "time__convert_time",
+        '{"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}',
+        "--config",
+        str(peers_config),
+        "--data-dir",
+        d,
+        "--json",
+    )
     assert code == 0, out
     assert json.loads(out)["structured"]["target"]["datetime"].endswith("T21:00:00+09:00")
 
-    code, out = run("call", "git__git_log", json.dumps({"repo_path": str(git_repo)}), "--config", str(peers_config),
-                    "--data-dir", d)
+    code, out = run(
+        "call", "git__git_log", json.dumps({"repo_path": str(git_repo)}), "--config", str(peers_config), "--data-dir", d
+    )
     assert code == 0, out
     assert "first commit" in out
 

@@ -341,7 +341,7 @@ async def test_hostile_scripts_end_at_their_limits_while_serve_keeps_answering_a
             for kind, code in bombs.items():
                 tg.start_soon(hostile, kind, code)
             async with client(serves, "open", MODERN) as other:
-                for i in range(5):
+                for _ in range(5):
                     normal.append(await other.call_tool("call_tool", {"name": "orders__get_order",
                                                                       "arguments": {"order_id": "A1004"}}))
                 normal.append(await other.call_tool("execute", {"code": JOIN_SCRIPT}))

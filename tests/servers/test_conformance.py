@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
-import run_conformance  # noqa: E402
+import run_conformance
 
 
 @pytest.mark.parametrize(
@@ -21,7 +21,9 @@ import run_conformance  # noqa: E402
     [("0.1", None, "active", 30), ("0.2", "2025-11-25", "all", 33), ("0.2", "2026-07-28", "all", 40)],
 )
 def test_conformance_server_scenarios_match_the_anchor(suite, spec_version, scenarios, expected_scenarios):
-    key = lambda t: run_conformance.baseline_key(suite, spec_version, t, scenarios)  # noqa: E731
+    def key(t):
+        return run_conformance.baseline_key(suite, spec_version, t, scenarios)
+
     baseline = run_conformance.json.loads(run_conformance.BASELINE.read_text())
     anchor = run_conformance.run_target("anchor", suite, spec_version, scenarios)
     gateway = run_conformance.run_target("toolhost", suite, spec_version, scenarios)

@@ -1,4 +1,4 @@
-"""The official MCP conformance suite's client scenarios against toolhost's upstream layer (issue 9).
+"""The official MCP conformance suite's client scenarios against toolhost's upstream layer.
 
 Runs ``tests/peers/run_client_conformance.py`` for the suite CI pins (0.2.0-alpha.11, both spec
 versions; 0.1.16's scenarios are a subset of the 2025-11-25 ones) and fails on any scenario that
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
-import run_client_conformance  # noqa: E402
-from run_conformance import BASELINE, record_counts, regressions  # noqa: E402
+import run_client_conformance
+from run_conformance import BASELINE, record_counts, regressions
 
 AUTH = ["basic-cimd", "metadata-default", "metadata-var1", "metadata-var2", "metadata-var3", "pre-registration",
         "scope-from-scopes-supported", "scope-from-www-authenticate", "scope-omitted-when-undefined",

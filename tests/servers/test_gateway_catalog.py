@@ -1,4 +1,5 @@
-"""Prompts, resources, completion, logs, elicitation and sampling through toolhost (issue 9; BR-29, BR-33..35).
+"""Prompts, resources, completion, logs, elicitation and sampling through toolhost (forwarded to the client that made
+the call; capabilities that tell the truth).
 
 Real upstreams: our conformance fixture (``tests/peers/conformance_server.py``, stdio) and
 ``@modelcontextprotocol/server-everything`` (stdio); the downstream client is the SDK ``Client``
@@ -30,9 +31,11 @@ from mcp.types import (
 from host.access import AccessControl
 from host.config import parse_config
 from host.runtime import HostRuntime
-from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from host.upstream.implementation import toolhost_version
-from registry import Principal
+from registry import (
+    AllowAll,  # the runtime's default is safe; these tests call tools freely
+    Principal,
+)
 from servers.gateway.server import create_registry_server
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""The 2026-07-28 input-required flow (SEP-2322) through toolhost (issue 9).
+"""The 2026-07-28 input-required flow (SEP-2322) through toolhost.
 
 Real upstream: our conformance fixture (``tests/peers/conformance_server.py``, stdio) on the
 default protocol (2026-07-28), whose ``test_input_required_result_*`` tools and prompt answer with
@@ -29,8 +29,10 @@ from mcp.types import (
 
 from host.config import parse_config
 from host.runtime import HostRuntime
-from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
-from registry import Principal
+from registry import (
+    AllowAll,  # the runtime's default is safe; these tests call tools freely
+    Principal,
+)
 from servers.gateway.server import create_registry_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +52,8 @@ async def gateway(tmp_path: Path, **kwargs: Any) -> AsyncIterator[tuple[HostRunt
 
 async def _elicit(_ctx: Any, params: Any) -> ElicitResult:
     field = next(iter(params.requested_schema["properties"]))
-    return ElicitResult(action="accept", content={field: {"name": "Alice", "color": "blue", "ok": True}.get(field, "x")})
+    answers = {"name": "Alice", "color": "blue", "ok": True}
+    return ElicitResult(action="accept", content={field: answers.get(field, "x")})
 
 
 async def _sample(_ctx: Any, params: Any) -> CreateMessageResult:
@@ -92,7 +95,8 @@ async def test_a_2026_client_gets_the_upstream_input_requests_and_its_retry_comp
             assert _text(await c.call_tool("fx__test_input_required_result_sampling", {})) == "Sampling said: Paris"
             assert _text(await c.call_tool("fx__test_input_required_result_list_roots", {})) == "Roots: file:///work/a"
             # call_tool (the search-mode entry point) relays the same way
-            via = await c.call_tool("call_tool", {"name": "fx__test_input_required_result_multi_round", "arguments": {}})
+            via = await c.call_tool("call_tool",
+                                    {"name": "fx__test_input_required_result_multi_round", "arguments": {}})
             assert _text(via) == "Alice likes blue"
 
             # prompts/get too

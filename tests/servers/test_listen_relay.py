@@ -1,8 +1,9 @@
-"""``subscriptions/listen`` served to toolhost's own 2026-07-28 clients (issue 9; SEP-2575).
+"""``subscriptions/listen`` served to toolhost's own 2026-07-28 clients (SEP-2575).
 
 Real upstream: our conformance fixture (stdio, default protocol: 2026-07-28, so toolhost watches
 its resources through its own upstream listen stream). Downstream: the SDK ``Client`` in-process
-(``mode="auto"``: it discovers and negotiates 2026-07-28), where change notifications ride ``subscriptions/listen`` only.
+(``mode="auto"``: it discovers and negotiates 2026-07-28), where change notifications ride ``subscriptions/listen``
+only.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, R
 from host.access import AccessControl
 from host.config import parse_config
 from host.runtime import HostRuntime
-from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
-from registry import Principal
+from registry import (
+    AllowAll,  # the runtime's default is safe; these tests call tools freely
+    Principal,
+)
 from servers.gateway.listen_relay import MAX_URIS
 from servers.gateway.notify import ToolsChangedNotifier
 from servers.gateway.server import create_registry_server
@@ -134,7 +137,7 @@ async def test_a_listen_stream_watching_too_many_uris_is_refused_with_the_limit(
 
 
 async def test_over_http_a_listen_stream_gets_updates_and_ends_cleanly_when_toolhost_stops(tmp_path) -> None:
-    from servers.http.runner import serve_http  # noqa: PLC0415
+    from servers.http.runner import serve_http
 
     got: list[Any] = []
     with anyio.fail_after(120):

@@ -1,4 +1,4 @@
-"""The lean 2026-07-28 request path (``servers.http.lean_entry``, issue 12): the SDK's answers, and the
+"""The lean 2026-07-28 request path (``servers.http.lean_entry``): the SDK's answers, and the
 event log written once each answer is out.
 
 A real upstream (our conformance fixture over stdio) behind ``serve_http``; raw HTTP requests.

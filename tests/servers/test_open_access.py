@@ -1,4 +1,4 @@
-"""`toolhost serve` without users: open, but pins still hold (BR-24), and it fails closed once users appear."""
+"""`toolhost serve` without users: open, but pins still hold, and it fails closed once users appear."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The SDK's per-request span middleware runs only while tracing is on (issue 12, servers.gateway.otel_gate)."""
+"""The SDK's per-request span middleware runs only while tracing is on (servers.gateway.otel_gate)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Handshake-era upstream questions reach 2026-07-28 clients as input-required rounds (issue 9).
+"""Handshake-era upstream questions reach 2026-07-28 clients as input-required rounds.
 
 Real upstream: ``tests/peers/asking_server.py`` (stdio, pinned to the handshake era), whose tools
 and prompt ask the client mid-call. Downstream: the SDK ``Client`` in-process on 2026-07-28 (it
@@ -18,9 +18,9 @@ from mcp.types import CreateMessageResult, ElicitResult, InputRequiredResult, Li
 
 from host.config import parse_config
 from host.runtime import HostRuntime
-from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from host.upstream import relay
 from host.upstream.parked_input import CALL_GONE
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from servers.gateway.server import create_registry_server
 
 ROOT = Path(__file__).resolve().parents[2]

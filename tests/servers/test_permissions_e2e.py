@@ -1,4 +1,4 @@
-"""Issue 6 'done when': the bundled default config, two users with different keys, through an MCP client.
+"""End to end: the bundled default config, two users with different keys, through an MCP client.
 
 `toolhost serve` runs as a real process; users, grants, keys and approvals are managed with the
 real CLI on the same SQLite database, without restarting the server.

@@ -49,18 +49,24 @@ async def test_http_list_search_and_call(tmp_path):
                     # Risk tier, approval and availability ride on every hit line and definition.
                     assert ("- orders__cancel_order [destructive]: Cancel an order that has not shipped yet "
                             "and refund it.") in text
-                    assert (hit["needs_approval"], hit["available"], found.structured_content["weak"]) == (False, True, False)
+                    assert (hit["needs_approval"], hit["available"], found.structured_content["weak"]) == (
+                        False,
+                        True,
+                        False,
+                    )
                     assert "(params: order_id: string, reason?: string)" in text
                     # 2026-07-28 exchanges are stateless: the short list stays short.
                     names = [t.name for t in (await c.list_tools(cache_mode="refresh")).tools]
                     assert names == ["tool_search", "call_tool", "notes__list_notes"]
 
-                    done = await c.call_tool("call_tool", {"name": "orders__cancel_order",
-                                                           "arguments": {"order_id": "A1005"}})
+                    done = await c.call_tool(
+                        "call_tool", {"name": "orders__cancel_order", "arguments": {"order_id": "A1005"}}
+                    )
                     assert not done.is_error and done.structured_content["refund_cents"] == 15900
 
-                    refused = await c.call_tool("call_tool", {"name": "orders__cancel_order",
-                                                              "arguments": {"order_id": "A1003"}})
+                    refused = await c.call_tool(
+                        "call_tool", {"name": "orders__cancel_order", "arguments": {"order_id": "A1003"}}
+                    )
                     assert refused.is_error and "already shipped" in refused.content[0].text
 
                     direct = await c.call_tool("notes__list_notes", {})
@@ -69,15 +75,20 @@ async def test_http_list_search_and_call(tmp_path):
 
 
 async def test_unknown_and_invisible_tools_answer_the_same(tmp_path):
-    async with runtime({"orders": example("servers.examples.orders")}, tmp_path,
-                       policy=PatternPolicy(allow=("orders__get_order",))) as rt:
+    async with runtime(
+        {"orders": example("servers.examples.orders")}, tmp_path, policy=PatternPolicy(allow=("orders__get_order",))
+    ) as rt:
         srv = create_registry_server(rt, principal_for=lambda _ctx: Principal(user="u"))
         with anyio.fail_after(20):
             async with Client(srv) as c:
-                hidden = await c.call_tool("call_tool", {"name": "orders__cancel_order", "arguments": {"order_id": "A1001"}})
+                hidden = await c.call_tool(
+                    "call_tool", {"name": "orders__cancel_order", "arguments": {"order_id": "A1001"}}
+                )
                 unknown = await c.call_tool("call_tool", {"name": "orders__nonexistent", "arguments": {}})
                 assert hidden.is_error and unknown.is_error
-                assert hidden.content[0].text.replace("cancel_order", "X") == unknown.content[0].text.replace("nonexistent", "X")
+                assert hidden.content[0].text.replace("cancel_order", "X") == unknown.content[0].text.replace(
+                    "nonexistent", "X"
+                )
                 search = await c.call_tool("tool_search", {"query": "cancel order", "limit": 5})
                 assert [t["name"] for t in search.structured_content["tools"]] == ["orders__get_order"]
 
@@ -101,7 +112,7 @@ async def test_bad_meta_tool_arguments_are_explained(tmp_path):
             async with Client(srv) as c:
                 r1 = await c.call_tool("call_tool", {"name": "orders__get_order", "arguments": "{oops"})
                 assert r1.is_error and "not valid JSON" in r1.content[0].text
-                r2 = await c.call_tool("call_tool", {"name": "orders__get_order", "arguments": "{\"order_id\": \"A1002\"}"})
+                r2 = await c.call_tool("call_tool", {"name": "orders__get_order", "arguments": '{"order_id": "A1002"}'})
                 assert not r2.is_error and r2.structured_content["status"] == "paid"
                 r3 = await c.call_tool("tool_search", {"query": "orders", "limit": 0})
                 assert r3.is_error and "from 1 to 50" in r3.content[0].text
@@ -140,9 +151,11 @@ async def test_upstream_progress_is_forwarded_to_the_client(tmp_path):
 
         with anyio.fail_after(30):
             async with Client(srv) as c:
-                r = await c.call_tool("call_tool", {"name": "ev__trigger-long-running-operation",
-                                                    "arguments": {"duration": 0.3, "steps": 3}},
-                                      progress_callback=on_progress)
+                r = await c.call_tool(
+                    "call_tool",
+                    {"name": "ev__trigger-long-running-operation", "arguments": {"duration": 0.3, "steps": 3}},
+                    progress_callback=on_progress,
+                )
         assert not r.is_error
         assert seen == [(1, 3), (2, 3), (3, 3)]
 
@@ -156,15 +169,19 @@ async def test_dns_rebinding_is_refused_on_every_loopback_spelling(tmp_path, hos
         stop, ready = anyio.Event(), anyio.Event()
         urls: list[str] = []
         async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: serve_http(srv, host=host, port=0, stop=stop,
-                                             on_ready=lambda u: (urls.append(u), ready.set())))
+            tg.start_soon(
+                lambda: serve_http(srv, host=host, port=0, stop=stop, on_ready=lambda u: (urls.append(u), ready.set()))
+            )
             with anyio.fail_after(20):
                 await ready.wait()
                 body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
                 headers = {"Accept": "application/json, text/event-stream"}
                 async with httpx2.AsyncClient() as http:
-                    evil = await http.post(urls[0], json=body, headers={
-                        **headers, "Host": "attacker.example", "Origin": "http://attacker.example"})
+                    evil = await http.post(
+                        urls[0],
+                        json=body,
+                        headers={**headers, "Host": "attacker.example", "Origin": "http://attacker.example"},
+                    )
                     assert evil.status_code == 421
                 async with Client(urls[0]) as c:  # the real address still works
                     assert [t.name for t in (await c.list_tools()).tools] == ["tool_search", "call_tool"]
@@ -189,8 +206,11 @@ async def test_a_query_that_cannot_run_is_an_invalid_arguments_error_with_its_co
                 limit = await c.call_tool("tool_search", {"query": "orders", "limit": 0})
                 none = await c.call_tool("tool_search", {"query": "regex:^nothing_here"})
     assert bad.is_error and bad.content[0].text.startswith("invalid_arguments: tool_search 'query': Invalid regex '['")
-    assert bad.meta["toolhost/error"] == {"code": "invalid_arguments", "message": bad.content[0].text,
-                                         "where": "tool_search"}
+    assert bad.meta["toolhost/error"] == {
+        "code": "invalid_arguments",
+        "message": bad.content[0].text,
+        "where": "tool_search",
+    }
     assert limit.is_error and limit.meta["toolhost/error"]["code"] == "invalid_arguments"
     assert not none.is_error and none.content[0].text.startswith("No tool matches the regex")  # a valid query
 
@@ -214,7 +234,9 @@ async def test_clients_are_told_when_the_registry_changes(tmp_path):
                 tg.start_soon(notifier.run)
                 async with Client(srv, mode="legacy", message_handler=on_message) as c:
                     assert len((await c.list_tools()).tools) == 3
-                    late = build_record(server="late", qualified_name="late__ping", definition=ToolDefinition(name="ping"))
+                    late = build_record(
+                        server="late", qualified_name="late__ping", definition=ToolDefinition(name="ping")
+                    )
                     rt.registry.replace_server("late", [late])  # e.g. a server that connected late
                     await changed.wait()
                     assert "late__ping" in [t.name for t in (await c.list_tools()).tools]
@@ -228,8 +250,11 @@ async def test_each_gateway_call_is_audited_once_by_the_runtime_and_an_unaudited
     try:
         servers = {"orders": example("servers.examples.orders")}
         async with runtime(servers, tmp_path / "plain", policy=access) as rt:
-            with pytest.raises(ValueError, match=r"needs a runtime that audits its calls: build it with "
-                                                 r"HostRuntime\(\.\.\., auditor=access\)"):
+            with pytest.raises(
+                ValueError,
+                match=r"needs a runtime that audits its calls: build it with "
+                r"HostRuntime\(\.\.\., auditor=access\)",
+            ):
                 create_registry_server(rt, access=access)
         access.users.add("u")
         access.grants.add("u", "orders__get_order")
@@ -238,8 +263,9 @@ async def test_each_gateway_call_is_audited_once_by_the_runtime_and_an_unaudited
             srv = create_registry_server(rt, access=access, principal_for=lambda _ctx: user)
             with anyio.fail_after(60):
                 async with Client(srv, mode="legacy") as c:
-                    ok = await c.call_tool("call_tool", {"name": "orders__get_order",
-                                                         "arguments": {"order_id": "A1001"}})
+                    ok = await c.call_tool(
+                        "call_tool", {"name": "orders__get_order", "arguments": {"order_id": "A1001"}}
+                    )
                     hidden = await c.call_tool("orders__cancel_order", {"order_id": "A1001"})
             assert not ok.is_error and hidden.is_error
         rows = [(r.user, r.tool, r.status) for r in access.audit_log.query(action="call")]

@@ -21,8 +21,8 @@ from mcp.types import JSONRPCResponse
 from host.limits import SessionLimits
 from servers.http.api_keys import auth_settings
 from servers.http.event_store import SessionEventStore
-from servers.http.sessions import FairSessionManager, fair_http_app, session_manager_of
 from servers.http.sdk_seams import SDK_VERSION_CHECKED, SEAMS, SdkSeamError, seam_problems
+from servers.http.sessions import FairSessionManager, fair_http_app, session_manager_of
 from servers.http.transport import GatewayTransport
 
 pytestmark = pytest.mark.anyio

@@ -7,9 +7,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from host.access import AccessControl
+from host.access import AccessControl, OpenAccessPolicy
 from host.store.usage import UsageMemory
-from host.access import OpenAccessPolicy
 from servers.gateway.server import create_registry_server
 from tests.servers.conftest import example, runtime
 
@@ -50,6 +49,11 @@ async def test_search_then_successful_call_is_remembered_and_hits_carry_context(
             with anyio.fail_after(60):
                 assert await anyio.to_thread.run_sync(rt.vector_worker.wait_idle, 60)
             assert rt.search_index.missing_memory_vectors() == []
-            assert rt.search_index.set_memory_vectors([("查看我的订单状态", rt.vector_worker.embedder.embed(["查看我的订单状态"])[0])]) == 1
+            assert (
+                rt.search_index.set_memory_vectors(
+                    [("查看我的订单状态", rt.vector_worker.embedder.embed(["查看我的订单状态"])[0])]
+                )
+                == 1
+            )
     finally:
         access.close()

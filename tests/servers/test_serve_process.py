@@ -84,7 +84,9 @@ def test_http_serve_stops_children_on_sigterm(tmp_path):
         async def check() -> None:
             with anyio.fail_after(30):
                 async with Client(url) as c:
-                    r = await c.call_tool("call_tool", {"name": "time__get_current_time", "arguments": {"timezone": "UTC"}})
+                    r = await c.call_tool(
+                        "call_tool", {"name": "time__get_current_time", "arguments": {"timezone": "UTC"}}
+                    )
                     assert r.structured_content["timezone"] == "UTC"
 
         anyio.run(check)
@@ -100,9 +102,13 @@ def test_http_serve_stops_children_on_sigterm(tmp_path):
 
 
 def test_stdio_serve_stops_on_sigterm_while_the_client_keeps_stdin_open(tmp_path):
-    proc = subprocess.Popen([TOOLHOST, "serve", "--stdio", "--config", str(write_config(tmp_path)),
-                             "--data-dir", str(tmp_path / "d")],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [TOOLHOST, "serve", "--stdio", "--config", str(write_config(tmp_path)), "--data-dir", str(tmp_path / "d")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         for line in proc.stderr:  # the server table ends with its bottom border once every server is up
             if line.startswith("└"):

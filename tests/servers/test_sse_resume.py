@@ -1,4 +1,4 @@
-"""Resumable SSE on ``toolhost serve`` (issue 9; :mod:`servers.http.event_store`) and header whitespace.
+"""Resumable SSE on ``toolhost serve`` (:mod:`servers.http.event_store`) and header whitespace.
 
 A real upstream (our conformance fixture over stdio) behind ``serve_http``; the client is raw
 HTTP (httpx2), so the test controls exactly when the connection drops.
@@ -160,7 +160,8 @@ async def test_header_values_with_surrounding_whitespace_are_accepted(tmp_path) 
         async with served(tmp_path, "auto") as url:
             status, data = await _raw_post(url, body, {**headers, "Mcp-Name": "  fx__test_simple_text\t "})
             assert status == 200
-            assert data["result"]["content"] == [{"type": "text", "text": "This is a simple text response for testing."}]
+            assert data["result"]["content"] == [{"type": "text", "text": "This is a simple text response for "
+                                                                          "testing."}]
             status, data = await _raw_post(url, body, {**headers, "Mcp-Name": " other "})
             assert (status, data["error"]["code"]) == (400, -32020)
 
@@ -226,7 +227,8 @@ async def test_a_resumed_stream_gets_no_priming_event_so_nothing_waits_before_th
         assert await transport._mint_priming_event("2", "2025-11-25") is None  # the resumed stream
         await store.store_event("2", JSONRPCResponse(jsonrpc="2.0", id=2, result={}))
         assert not store.resumed_just_now("2")  # any new event ends the hand-over
-        assert await transport._mint_priming_event("3", "2025-11-25") == {"id": "3", "data": "", "retry": RETRY_INTERVAL_MS}
+        primed = await transport._mint_priming_event("3", "2025-11-25")
+        assert primed == {"id": "3", "data": "", "retry": RETRY_INTERVAL_MS}
 
 
 def test_serve_sessions_use_the_resumable_transport() -> None:

@@ -109,10 +109,10 @@ def test_serve_stops_when_its_client_closed_stdout_even_with_stdin_open(tmp_path
 async def test_on_the_fallback_path_an_oversized_line_is_answered_too() -> None:
     """stdout not a pipe (the SDK's stdio_server with the guard): a line over the limit is answered
     -32600 like on the direct path, not skipped as blank."""
-    from pydantic import ValidationError  # noqa: PLC0415
+    import mcp_types as types
+    from pydantic import ValidationError
 
-    import mcp_types as types  # noqa: PLC0415
-    from servers.stdio.malformed import OVERSIZED_LINE, line_error  # noqa: PLC0415
+    from servers.stdio.malformed import OVERSIZED_LINE, line_error
 
     with pytest.raises(ValidationError) as e:
         types.jsonrpc_message_adapter.validate_json(OVERSIZED_LINE)  # what the SDK's reader does with it

@@ -1,5 +1,5 @@
 """The usage learner updates one tool's memory per learned call and reloads the whole memory
-from the database at most once per ``reload_seconds`` (issue 13: no reload per call)."""
+from the database at most once per ``reload_seconds`` (no reload per call)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,9 @@ async def test_learned_calls_update_the_index_without_reloading_until_the_interv
         "git__git_commit": (commit.definition_hash, ("commit staged changes", "git commit my progress")),
     }
     # The database has the same pairs, ranked by use.
-    assert memory.load() == {"git__git_commit": (commit.definition_hash, ["commit staged changes", "git commit my progress"])}
+    assert memory.load() == {
+        "git__git_commit": (commit.definition_hash, ["commit staged changes", "git commit my progress"])
+    }
     clock.now += 60.0
     await learn("show the weather in Paris", "weather__getForecast")
     assert learner.reloads == 2

@@ -30,8 +30,8 @@ import anyio
 
 from host.config import parse_config
 from host.runtime import HostRuntime
-from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from host.upstream.status import ConnectionState
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 
 HOSTILE = str(Path(__file__).parent / "fakes" / "hostile_stdio.py")
 TIMEOUT = 0.6
@@ -117,7 +117,9 @@ async def run_faults(runs: int, tmp: Path, *, seed: int = 0, clients: int = 3, c
             issued: dict[str, int] = {}
             outcomes: list[tuple[str, str, Any]] = []
 
-            async def client(cid: int) -> None:
+            async def client(
+                cid: int, run: int = run, issued: dict[str, int] = issued, outcomes: list = outcomes
+            ) -> None:  # this round's state, bound now (the tasks end inside the round)
                 for k in range(calls_per_client):
                     server = rng.choice("ab")
                     tool = rng.choices(list(ALLOWED), weights=[6, 2, 2, 1, 1, 1])[0]

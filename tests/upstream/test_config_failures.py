@@ -1,5 +1,5 @@
 """Configuration problems fail only their server, with one line naming the server, the JSON path
-and the fix (BR-46 VS Code inputs, relative cwd, missing/non-executable commands, unset variables)."""
+and the fix (VS Code inputs, relative cwd, missing/non-executable commands, unset variables)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,8 @@ def test_vscode_inputs_and_workspace_folder_resolve_or_fail_clearly(tmp_path):
     assert unresolved.failed["remote"].reason == (
         "mcpServers.remote.headers.Authorization: ${input:api-key} has no value (set the environment variable "
         "TOOLHOST_INPUT_API_KEY, or give the input 'api-key' a \"default\" in the top-level \"inputs\" list)")
-    override = load_config(vscode / "mcp.json", environ={"TOOLHOST_INPUT_API_KEY": "k", "TOOLHOST_WORKSPACE_FOLDER": "/w"})
+    override = load_config(vscode / "mcp.json",
+                           environ={"TOOLHOST_INPUT_API_KEY": "k", "TOOLHOST_WORKSPACE_FOLDER": "/w"})
     assert override.servers["local"].args[0] == "/w/data"
 
 

@@ -1,4 +1,4 @@
-"""Bad tool definitions are isolated per tool (BR-37, BR-38); list_changed storms are coalesced (BR-54)."""
+"""Bad tool definitions are isolated per tool; list_changed storms are coalesced."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from jsonschema.validators import validator_for
 
 from host.agent.providers import adapter_for
 from host.runtime import HostRuntime
-from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from host.upstream.manager import ServerManager
 from host.upstream.status import ConnectionState
-from registry import check_tool
+from registry import (
+    AllowAll,  # the runtime's default is safe; these tests call tools freely
+    check_tool,
+)
 from servers.gateway.meta_tools import as_mcp_tool
 from tests.upstream.support import config, hostile
 
@@ -21,9 +23,9 @@ pytestmark = pytest.mark.anyio
 
 DRAFT7 = "http://json-schema.org/draft-07/schema#"
 BAD_TOOLS = [
-    {"name": "only_schema_uri", "description": "BR-37", "inputSchema": {"$schema": DRAFT7}},
-    {"name": "no_input_schema", "description": "BR-37 variant"},
-    {"name": "invalid_type", "description": "BR-38",
+    {"name": "only_schema_uri", "description": "only a $schema URI", "inputSchema": {"$schema": DRAFT7}},
+    {"name": "no_input_schema", "description": "no input schema at all"},
+    {"name": "invalid_type", "description": "a property of an unknown type",
      "inputSchema": {"type": "object", "properties": {"x": {"type": "unknown"}}}},
     {"name": "string_root", "description": "not an object", "inputSchema": {"type": "string"}},
 ]
@@ -63,8 +65,8 @@ async def test_one_bad_tool_costs_only_itself(tmp_path):
                        for w in st.warnings)
             # Held tools are neither searchable nor callable (unknown_tool), and no exported
             # schema (MCP tools/list shape) fails meta-validation.
-            assert not [h for h in rt.search("BR-38 invalid_type", limit=20).hits if h.tool.original_name ==
-                        "invalid_type"]
+            hits = rt.search("property of an unknown type invalid_type", limit=20).hits
+            assert not [h for h in hits if h.tool.original_name == "invalid_type"]
             res = await rt.call("mixed__invalid_type", {})
             assert res.status.value == "unknown_tool"
             for rec in rt.registry.tools():
@@ -81,7 +83,7 @@ async def test_one_bad_tool_costs_only_itself(tmp_path):
 
 
 async def test_storm_of_unchanged_list_changed_is_coalesced_and_silent(tmp_path):
-    """BR-54: 100 list_changed at 100/s, nothing changes: few re-lists, no registry change."""
+    """A list_changed storm: 100 list_changed at 100/s, nothing changes: few re-lists, no registry change."""
     cfg = config({"stormy": hostile(storm=100)}, relist_min_interval_seconds=0.5)
     changes: list[str] = []
     with anyio.fail_after(30):

@@ -1,6 +1,6 @@
 """Misbehaving remote upstreams (tests/upstream/fakes/http_fake.py) and unreachable ones.
 
-Expired sessions are recovered (BR-27), auth failures name the header and quote
+Expired sessions are recovered, auth failures name the header and quote
 ``WWW-Authenticate``, DNS/TLS failures say what they are, and a server that stops answering is
 found by ``ping``; every test also checks that a healthy neighbour kept serving.
 """

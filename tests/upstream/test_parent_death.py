@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import anyio
+
 from host.upstream.pdeath import LAUNCHER, wrap
 from tests.admin.support import PY, TOOLHOST, Serve, people
 from tests.admin.test_audit_via_serve import UNKNOWN_TOOL_STDERR

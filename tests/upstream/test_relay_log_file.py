@@ -16,8 +16,11 @@ async def test_upstream_log_lines_are_private_and_redacted(tmp_path):
     log = tmp_path / "logs" / "git.log"
     relay = Relay("git", log)
     with anyio.fail_after(5):
-        await relay.on_log(LoggingMessageNotificationParams(level="warning", logger="auth",
-                                                            data="retrying with Authorization: Bearer abcdef0123456789xyz"))
+        await relay.on_log(
+            LoggingMessageNotificationParams(
+                level="warning", logger="auth", data="retrying with Authorization: Bearer abcdef0123456789xyz"
+            )
+        )
         await relay.on_log(LoggingMessageNotificationParams(level="info", data={"password": "hunter2", "user": "ann"}))
     text = log.read_text(encoding="utf-8")
     lines = text.splitlines()

@@ -14,10 +14,10 @@ import pytest
 from host.calls import ResultStatus
 from host.errors import CallOutcomeUnknown, CallTimeout, UpstreamError, UpstreamUnavailable
 from host.runtime import HostRuntime
-from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from host.upstream.guard import PARSE_ERROR_CODE
 from host.upstream.manager import ServerManager
 from host.upstream.status import ConnectionState
+from registry import AllowAll  # the runtime's default is safe; these tests call tools freely
 from tests.upstream.support import StatusWatch, config, hostile
 
 pytestmark = pytest.mark.anyio
@@ -58,7 +58,7 @@ async def test_idle_exit_is_noticed_at_once_and_tools_leave_search(tmp_path):
 
 
 async def test_crash_loop_backs_off_and_is_never_respawned_per_call(tmp_path):
-    """BR-40: exits 0.3 s after every handshake; delays grow; calls never trigger a spawn."""
+    """Crash loop: exits 0.3 s after every handshake; delays grow; calls never trigger a spawn."""
     starts = tmp_path / "starts.txt"
     watch = StatusWatch()
     cfg = config({"loop": hostile(exit_after_list=0.3, starts_file=str(starts)), "good": hostile()},
@@ -109,7 +109,7 @@ async def test_garbage_never_wedges_and_an_unparseable_reply_fails_at_once(tmp_p
 
 
 async def test_death_mid_call_is_outcome_unknown_and_later_calls_not_sent(tmp_path):
-    """BR-53: a call running when its upstream dies may have run; later ones were not sent."""
+    """Outcome unknown: a call running when its upstream dies may have run; later ones were not sent."""
     cfg = config({"dying": hostile(), "good": hostile()})
     with anyio.fail_after(30):
         async with HostRuntime(cfg, policy=AllowAll(), data_dir=tmp_path, reconnect=True) as rt:
@@ -128,7 +128,7 @@ async def test_death_mid_call_is_outcome_unknown_and_later_calls_not_sent(tmp_pa
 
 
 async def test_shutdown_mid_call_is_outcome_unknown(tmp_path):
-    """BR-53: ``serve`` stopping while a call runs: sent, outcome unknown — not "not sent"."""
+    """Outcome unknown: ``serve`` stopping while a call runs: sent, outcome unknown — not "not sent"."""
     cfg = config({"slow": hostile()})
     outcome: list[BaseException] = []
     with anyio.fail_after(30):
@@ -152,7 +152,7 @@ async def test_shutdown_mid_call_is_outcome_unknown(tmp_path):
 
 
 async def test_hung_call_times_out_and_neighbours_keep_serving(tmp_path):
-    """BR-21 (a): a call the server never answers ends at its own timeout; the connection stays usable."""
+    """A hung call: a call the server never answers ends at its own timeout; the connection stays usable."""
     cfg = config({"hangs": hostile(), "good": hostile()})
     with anyio.fail_after(30):
         async with HostRuntime(cfg, policy=AllowAll(), data_dir=tmp_path, reconnect=True) as rt:

@@ -81,8 +81,8 @@ async def test_shutdown_drains_a_child_blocked_on_a_full_stdout_so_it_exits_by_i
 async def test_progress_forwards_finish_before_the_result_even_when_the_reply_arrives_with_them(tmp_path) -> None:
     """Conformance ``tools-call-with-progress`` was flaky: the SDK forwards progress in tasks of its
     own and resolved the reply read right behind them first, so the result overtook the progress."""
-    from host.upstream.manager import ServerManager  # noqa: PLC0415
-    from tests.upstream.support import config, hostile  # noqa: PLC0415
+    from host.upstream.manager import ServerManager
+    from tests.upstream.support import config, hostile
 
     forwarded: list[tuple[float, float | None]] = []
 

@@ -1,4 +1,4 @@
-"""Upstream OAuth (MCP authorization) against a real local authorization server (issue 9).
+"""Upstream OAuth (MCP authorization) against a real local authorization server.
 
 The authorization server and protected MCP server are the official conformance suite's
 ``auth/metadata-default`` scenario (0.2.0-alpha.11, Node); the client is toolhost's upstream
@@ -98,7 +98,7 @@ class socket_port:
     """A free loopback port (bound and released)."""
 
     def __enter__(self) -> int:
-        import socket  # noqa: PLC0415
+        import socket
 
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))

@@ -8,8 +8,8 @@ Shapes (Anthropic API reference, Messages; guides "Handle tool calls", "Tool sea
   object). Streamed: ``content_block_start`` (tool_use) → ``content_block_delta``
   (``input_json_delta.partial_json``) → ``content_block_stop``; ``message_stop`` ends it.
 * Results: ONE user message whose content starts with every ``tool_result`` in call order
-  (BR-03), ``is_error: true`` for failures (BR-17), images as ``image`` blocks with a base64
-  source (BR-19); a following user turn is merged after them. A search result is
+  (two consecutive user messages are a 400), ``is_error: true`` for failures, images as ``image``
+  blocks with a base64 source (never base64 in text); a following user turn is merged after them. A search result is
   ``tool_reference`` blocks. ``tool_use.id`` is sanitized to ``^[a-zA-Z0-9_-]+$``.
 * Thinking blocks (``thinking`` with ``signature``, ``redacted_thinking``) are replayed verbatim
   in their position.
@@ -21,7 +21,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from host.calls import ImageBlock, TextBlock, ToolCall, ToolResult
 from host.agent.providers.base import (
     API_ANTHROPIC,
     AccumulatorLike,
@@ -33,7 +32,12 @@ from host.agent.providers.base import (
     StopReason,
 )
 from host.agent.providers.choice import ToolChoice, anthropic_choice
-from host.agent.providers.deferred import TOOL_SEARCH_DESCRIPTION, TOOL_SEARCH_NAME, TOOL_SEARCH_PARAMETERS, loaded_names
+from host.agent.providers.deferred import (
+    TOOL_SEARCH_DESCRIPTION,
+    TOOL_SEARCH_NAME,
+    TOOL_SEARCH_PARAMETERS,
+    loaded_names,
+)
 from host.agent.providers.errors import MalformedResponse
 from host.agent.providers.render import (
     ANTHROPIC_IMAGE_TYPES,
@@ -45,6 +49,7 @@ from host.agent.providers.render import (
     wire_name,
 )
 from host.agent.providers.schema import normalize_schema
+from host.calls import ImageBlock, TextBlock, ToolCall, ToolResult
 from registry.tool import ToolRecord
 
 __all__ = ["AnthropicMessagesAdapter", "AnthropicStreamParser"]
@@ -138,7 +143,7 @@ class AnthropicMessagesAdapter:
             if seg.user is not None:
                 blocks = _blocks(seg.user.content)
                 if messages and messages[-1]["role"] == "user":
-                    messages[-1]["content"].extend(blocks)  # after the tool_results (BR-03)
+                    messages[-1]["content"].extend(blocks)  # after the tool_results: one user message
                 else:
                     messages.append({"role": "user", "content": blocks})
                 continue

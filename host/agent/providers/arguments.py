@@ -58,7 +58,7 @@ def accepts_null(validator, sub: Any) -> bool:
         return False
     try:
         return validator.evolve(schema=sub).is_valid(None)
-    except Exception:  # an unusable subschema: treat as not nullable
+    except Exception:  # noqa: BLE001 - an unusable subschema: treat as not nullable
         return False
 
 

@@ -28,9 +28,9 @@ from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from host.calls import ContentBlock, TextBlock, ToolCall, ToolResult
 from host.agent.providers.arguments import parse_arguments_object
 from host.agent.providers.strict import decode_strict_arguments
+from host.calls import ContentBlock, TextBlock, ToolCall, ToolResult
 from registry.tool import ToolRecord
 
 __all__ = [

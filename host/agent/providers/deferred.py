@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolCall, ToolResult
 from host.agent.providers.base import Conversation, ResultsTurn
+from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolCall, ToolResult
 from registry.search import DeferredLoadingState, SearchIndex, SearchResult, format_result
 from registry.tool import ToolRecord
 from registry.validation import ArgumentParseError, parse_arguments
@@ -94,7 +94,7 @@ def run_tool_search(
     Args:
         call: the model's call (``{"query": str, "limit"?: int}``; ``raw_arguments`` is parsed
             when ``arguments`` is ``None``).
-        visible: the caller's permission predicate (hidden tools are never returned, BR-26).
+        visible: the caller's permission predicate (hidden tools are never returned).
         default_limit: hits when the call gives no ``limit``; ``max_limit`` caps it.
 
     Returns:

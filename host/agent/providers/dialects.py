@@ -1,6 +1,6 @@
 """Schema dialects for OpenAI-compatible endpoints with a narrower schema language.
 
-``gemini`` (bug case BR-12): Gemini's function declarations take an OpenAPI-3.0 subset; its
+``gemini``: Gemini's function declarations take an OpenAPI-3.0 subset; its
 OpenAI-compatible endpoint rejects the whole tool list on one unknown key ("Unknown name
 additionalProperties", "Proto field is not repeating"). :func:`gemini_schema` therefore:
 
@@ -20,7 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from host.agent.providers.schema import NormalizedSchema, find_ref_cycles, inline_refs, normalize_schema, walk_subschemas
+from host.agent.providers.schema import (
+    NormalizedSchema,
+    find_ref_cycles,
+    inline_refs,
+    normalize_schema,
+    walk_subschemas,
+)
 
 __all__ = ["GEMINI_KEYWORDS", "gemini_schema"]
 

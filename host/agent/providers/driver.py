@@ -21,13 +21,13 @@ import logging
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from host.calls import TextBlock, ToolCall, ToolResult
 from host.agent.accumulate import ArgumentAccumulator
-from host.pipeline.context import CallContext
-from host.agent.transcript import Message
 from host.agent.providers.base import AssistantTurn, Conversation, ProviderAdapter, ResultsTurn, StopReason, UserTurn
 from host.agent.providers.choice import ToolChoice
 from host.agent.providers.deferred import TOOL_SEARCH_NAME, run_tool_search
+from host.agent.transcript import Message
+from host.calls import TextBlock, ToolCall, ToolResult
+from host.pipeline.context import CallContext
 from registry.search import DeferredLoadingState, SearchIndex
 from registry.tool import ToolRecord
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from host.calls import ImageBlock, ResourceBlock, ResultStatus, TextBlock, ToolCall, ToolResult
 from host.agent.providers.base import (
     API_ANTHROPIC,
     API_CHAT,
@@ -30,6 +29,7 @@ from host.agent.providers.base import (
     UserTurn,
 )
 from host.agent.providers.deferred import TOOL_SEARCH_NAME
+from host.calls import ImageBlock, ResourceBlock, ResultStatus, TextBlock, ToolCall, ToolResult
 
 __all__ = ["anthropic_history", "chat_history", "responses_history"]
 

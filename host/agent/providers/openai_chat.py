@@ -9,7 +9,7 @@ Shapes (OpenAI API reference, Chat Completions):
 * Results: the assistant message as received (``content`` + ``tool_calls``), then one
   ``{"role": "tool", "tool_call_id", "content": "<text>"}`` per call in call order. Tool messages
   are text: an image becomes a short note there, and the images follow in ONE user message after
-  the last tool message when ``images_in_user_message`` (BR-19).
+  the last tool message when ``images_in_user_message`` (never base64 in a tool message's text).
 * No native deferred loading: see :mod:`host.agent.providers.deferred`.
 """
 
@@ -19,7 +19,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from host.calls import AudioBlock, ImageBlock, TextBlock, ToolCall, ToolResult
 from host.agent.providers.base import (
     API_CHAT,
     AccumulatorLike,
@@ -50,6 +49,7 @@ from host.agent.providers.render import (
     wire_name,
 )
 from host.agent.providers.strict import openai_parameters
+from host.calls import AudioBlock, ImageBlock, TextBlock, ToolCall, ToolResult
 from registry.tool import ToolRecord
 
 __all__ = ["ChatStreamParser", "OpenAIChatAdapter"]

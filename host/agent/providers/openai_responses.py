@@ -22,7 +22,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from host.calls import ImageBlock, TextBlock, ToolCall, ToolResult
 from host.agent.providers.base import (
     API_RESPONSES,
     AccumulatorLike,
@@ -52,6 +51,7 @@ from host.agent.providers.render import (
     wire_name,
 )
 from host.agent.providers.strict import openai_parameters
+from host.calls import ImageBlock, TextBlock, ToolCall, ToolResult
 from registry.tool import ToolRecord
 
 __all__ = ["OpenAIResponsesAdapter", "ResponsesStreamParser"]

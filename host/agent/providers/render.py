@@ -1,6 +1,7 @@
 """Rendering helpers shared by the adapters: call/result pairing, wire ids, result text.
 
-Pairing (bug cases BR-01, BR-02): each assistant turn's calls are paired with the results that
+Pairing (every call id sent has exactly one result, or the APIs answer 400): each assistant turn's calls are paired
+with the results that
 follow it by call id, in call order, one slot per call. Duplicate ids (two calls sharing
 ``call_X`` in one turn, or ``list_dir:0`` reused in a later turn) are renamed deterministically on
 the wire by :func:`host.agent.transcript.rename_duplicate_ids` (after ``sanitize``): the first
@@ -11,7 +12,7 @@ exactly one result; a result whose call is not in the previous assistant turn ra
 ``host.pipeline.results.error_result``: it carries no text block, so :func:`result_text` renders
 its error line once.)
 
-Result text (BR-17, BR-19): failures carry their error text; media never becomes base64 text.
+Result text: failures carry their error text; media never becomes base64 text.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from host.calls import AudioBlock, ErrorInfo, ImageBlock, ResourceBlock, ResultStatus, TextBlock, ToolCall, ToolResult
-from host.agent.transcript import rename_duplicate_ids
 from host.agent.providers.arguments import parse_arguments_object
 from host.agent.providers.base import AssistantTurn, Conversation, ResultsTurn, UserTurn
 from host.agent.providers.errors import HistoryError
+from host.agent.transcript import rename_duplicate_ids
+from host.calls import AudioBlock, ErrorInfo, ImageBlock, ResourceBlock, ResultStatus, TextBlock, ToolCall, ToolResult
 from registry.naming import MAX_NAME_CHARS, is_valid_name, sanitize_part
 
 __all__ = [
@@ -51,7 +52,7 @@ _ANTHROPIC_ID = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 def wire_name(name: str) -> str:
-    """A tool name every API accepts (``^[a-zA-Z0-9_-]{1,64}$``, BR-14), for replayed history.
+    """A tool name every API accepts (``^[a-zA-Z0-9_-]{1,64}$``), for replayed history.
 
     Valid names (every qualified name) are unchanged; others (``calendar.respondToEvent``, a
     68-character name) get illegal characters replaced by ``_`` and, when too long, are cut and
@@ -71,7 +72,9 @@ def sanitize_anthropic_id(call_id: str) -> str:
 
 
 def arguments_object(call: ToolCall) -> dict[str, Any]:
-    """The call's arguments as an object for history (BR-06): ``""``/non-object text → ``{}``."""
+    """The call's arguments as an object for history: ``""``/non-object text → ``{}``.
+
+    A non-object replayed in history would fail every later turn."""
     if call.arguments is not None:
         return dict(call.arguments)
     parsed = parse_arguments_object(call.raw_arguments)

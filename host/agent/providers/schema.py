@@ -5,7 +5,7 @@ turns one schema into what an API accepts **without narrowing it** (the pipeline
 every call against the original schema, so widening is safe, narrowing is not):
 
 * The root is ``{"type": "object", "properties": {...}}`` even when the server omitted
-  ``type`` or ``properties`` (OpenAI 400 "object schema missing properties", bug case BR-10).
+  ``type`` or ``properties`` (OpenAI 400 "object schema missing properties").
   A root ``anyOf``/``oneOf``/``allOf`` of object schemas (Anthropic 400 "input_schema does not
   support oneOf, allOf, or anyOf at the top level") is flattened into one object whose
   properties are the union and whose ``required`` is what every branch requires: wider, noted.
@@ -14,7 +14,8 @@ every call against the original schema, so widening is safe, narrowing is not):
   (``{"minimum": 0, "exclusiveMinimum": true}`` → ``{"exclusiveMinimum": 0}``) before
   ``$schema`` is dropped, so the APIs (which read 2020-12) keep the same bounds.
 * ``definitions`` is renamed ``$defs`` and local refs rewritten; ``$schema``/``$id`` at the root
-  are dropped. Local ``$ref``/``$defs`` are **kept** (all three APIs accept them, BR-09); a
+  are dropped. Local ``$ref``/``$defs`` are **kept** (all three APIs accept them; dropping ``$defs`` leaves a dangling
+  ref); a
   dangling or remote ``$ref`` becomes ``{}`` (accepts anything, noted). :func:`inline_refs`
   dereferences local refs for callers that need it and raises :class:`SchemaCycle` on recursion.
 

@@ -4,7 +4,7 @@ events", event stream interpretation).
 All three APIs stream ``text/event-stream``: Chat Completions sends ``data: {chunk}`` lines and
 ends with ``data: [DONE]``; Responses and Anthropic send ``event: <type>`` + ``data: {json}``.
 :class:`SSEDecoder` buffers **bytes** until a blank line ends an event and only then decodes
-UTF-8, so a character split across network chunks survives byte-identical (bug case BR-07).
+UTF-8, so a character split across network chunks survives byte-identical.
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ Run: ``python hostile_stdio.py [FLAGS as JSON]``. It answers ``server/discover``
 
 * ``garbage``: before every reply, write a non-JSON line, a line of bytes that are not UTF-8,
   a JSON-RPC message of the wrong shape and a reply to an unknown id.
-* ``exit_after_list``: seconds after the first ``tools/list`` reply to exit (crash loop, BR-40).
+* ``exit_after_list``: seconds after the first ``tools/list`` reply to exit (crash loop).
 * ``exit_idle``: seconds after the first ``tools/list`` reply to exit, same as above (idle death).
-* ``tools``: extra raw tool definitions appended to the listing (bad schemas, BR-37/38).
+* ``tools``: extra raw tool definitions appended to the listing (bad schemas).
 * ``storm``: on ``notifications/initialized``, send this many ``tools/list_changed`` at 100/s.
 * ``storm_changes``: during a storm, change the ``echo`` description on every notification.
 * ``starts_file``: a file to which one line (the pid) is appended per start (counts respawns).

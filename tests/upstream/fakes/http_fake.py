@@ -8,7 +8,7 @@ prints ``LISTENING <port>``; ``modern`` lets clients negotiate 2026-07-28 (no se
 Control (JSON over HTTP, outside MCP): ``POST /control {"mode": M}`` with M one of
 
 * ``normal``; ``forget``: forget every session seen so far (later requests carrying one get
-  404 ``Session not found``, as an idle reaper or a restart would cause; BR-27);
+  404 ``Session not found``, as an idle reaper or a restart would cause);
 * ``unauthorized`` / ``forbidden``: answer every MCP request 401 / 403 with
   ``WWW-Authenticate: Bearer realm="fake", error="invalid_token"``;
 * ``hang``: never answer MCP requests that carry a session id (pings time out).
