@@ -14,7 +14,7 @@ import time
 
 from host.search.fill import FillStats, fill_memory_vectors, fill_vectors
 from host.search.vector_cache import VectorCache
-from registry.search import Embedder, SearchIndex, embedding_text, text_key
+from registry.search import Embedder, SearchIndex, text_key
 
 __all__ = ["VectorWorker"]
 
@@ -60,7 +60,7 @@ class VectorWorker:
         cache = self.cache
         if cache is None or len(cache) <= 2 * len(self.index) + 1000:
             return
-        keep = [text_key(embedding_text(rec), self.embedder.model_id) for rec in self.index.records()]
+        keep = [text_key(self.index.embedding_text(rec), self.embedder.model_id) for rec in self.index.records()]
         kept = cache.compact(keep)
         log.info("tool_search: vector cache compacted to %d vectors", kept)
 

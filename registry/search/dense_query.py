@@ -80,16 +80,18 @@ class DenseCandidates:
 
 
 def cosines(matrix: np.ndarray, cap: int, slots: np.ndarray, qv: np.ndarray) -> np.ndarray:
-    """Cosine per slot (``cap`` float32 values) of the rows that matter: all of them with one
-    matrix-vector product (it streams the whole matrix: memory-bound, about 0.6 ms at 10k tools and
-    8 ms at 100k), or only ``slots``'s rows when the caller may rank few (a gather then the product:
-    0.14 ms for 1k of 10k rows, 1 ms for 5k of 100k; past about a fifth of the rows the gather
-    costs more than it saves). Other slots get 0 (never read). Each row's value is the same either
-    way (one dot product per row, same kernel: checked bit for bit)."""
+    """Cosine per slot (``cap`` float32 values; ``(cap, parts)`` when ``qv`` is a ``(dim, parts)``
+    matrix of several models' query parts, ``registry.search.fusion.query_matrix``) of the rows
+    that matter: all of them with one matrix product (it streams the whole matrix: memory-bound,
+    about 0.6 ms at 10k tools and 8 ms at 100k for 512 dimensions), or only ``slots``'s rows when
+    the caller may rank few (a gather then the product: 0.14 ms for 1k of 10k rows, 1 ms for 5k of
+    100k; past about a fifth of the rows the gather costs more than it saves). Other slots get 0
+    (never read). Each row's value is the same either way (one dot product per row, same kernel:
+    checked bit for bit)."""
     rows = matrix[:cap]
     if len(slots) * FEW_CANDIDATES > cap:
         return rows @ qv
-    out = np.zeros(cap, dtype=np.float32)
+    out = np.zeros((cap, *qv.shape[1:]), dtype=np.float32)
     if len(slots):
         out[slots] = rows[slots] @ qv
     return out
