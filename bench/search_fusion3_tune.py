@@ -196,12 +196,14 @@ def fused(d: dict, wb: float, wu: float, wm: float, variant_u: str = "plain", va
 
 
 def gate_grid(data: dict) -> int:
+    """The lexical-confidence gate on the two-way fallback (BM25 + USE, plain text, as without
+    MiniLM or for a non-English query) and on the chosen three-way weights."""
     lex = report(data, "lexical (ours, BM25 + expansion)", lambda d: d["bm_raw"])
-    report(data, "today: minmax 0.6 BM25 + 0.4 USE", lambda d: fused(d, 0.6, 0.4, 0.0, "plain"), lex)
-    for wb, wu, wm in ((0.5, 0.2, 0.3), (0.5, 0.1, 0.4), (0.4, 0.2, 0.4), (0.6, 0.1, 0.3)):
-        report(data, f"3-way {wb}/{wu}/{wm}", lambda d: fused(d, wb, wu, wm), lex)
-        for gate, gw in itertools.product((0.3, 0.4, 0.5, 0.6), (0.7, 0.8, 0.9)):
-            report(data, f"3-way {wb}/{wu}/{wm} gate {gate}->{gw}", lambda d: fused(d, wb, wu, wm, gate=gate, gate_w=gw), lex)
+    for wb, wu, wm, vu in ((0.6, 0.4, 0.0, "plain"), (0.4, 0.2, 0.4, "server")):
+        report(data, f"{wb}/{wu}/{wm} use={vu}", lambda d: fused(d, wb, wu, wm, vu), lex)
+        for gate, gw in itertools.product((0.2, 0.3, 0.4, 0.5, 0.6), (0.7, 0.8, 0.9)):
+            report(data, f"{wb}/{wu}/{wm} use={vu} gate {gate}->{gw}",
+                   lambda d: fused(d, wb, wu, wm, vu, gate=gate, gate_w=gw), lex)
     return 0
 
 

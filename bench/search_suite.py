@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {name} | | | error: {res['error']} | | | | | | |")
             continue
         meta = res["meta"]
-        for system in ("ours", "lexical", "ours warm", "lexical warm", "baseline", "fastmcp"):
+        for system in ("ours", "today", "lexical", "ours warm", "lexical warm", "baseline", "fastmcp"):
             m = res.get(system)
             if m and not (system == "baseline" and m["r@5"] == 0 and m["p50_ms"] != m["p50_ms"]):
                 print(

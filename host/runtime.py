@@ -35,7 +35,7 @@ from host.upstream.executor import ProgressCallback
 from host.upstream.manager import ServerManager
 from host.pipeline import ApprovalHook, CallContext, CallScopedPolicy, Pipeline, call_scope
 from registry import ANONYMOUS, AllowAll, Policy, Principal, Risk, ToolRecord, ToolRegistry
-from host.search import VectorCache, VectorWorker, load_embedder
+from host.search import VectorWorker, load_embedder, open_cache
 from registry.search import SearchIndex, SearchResult
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class HostRuntime:
         self.search_index.attach(self.registry)  # incremental: one server's tools at a time
         self.vector_worker: VectorWorker | None = None
         if embedder is not None:
-            cache = VectorCache(data_dir / "search", embedder.model_id, embedder.dim)
+            cache = open_cache(data_dir / "search", embedder)
             self.vector_worker = VectorWorker(self.search_index, embedder, cache)
             self.registry.subscribe(lambda _server, _old, _new: self.vector_worker.notify())  # type: ignore[union-attr]
         self.manager = ServerManager(

@@ -396,7 +396,7 @@ class SearchIndex:
                 )
                 if active is not None:
                     slots, scores = fuse_parts(slots, scores, dense_slots, dense_mat, active, st.has_vec,
-                                               self.parted_fusion, bm_conf, cand_mat)
+                                               self.parted_fusion, cand_mat)
                 else:
                     slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion, cand_cos)
                 mode = "hybrid"
