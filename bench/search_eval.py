@@ -45,7 +45,6 @@ from pathlib import Path
 
 import numpy as np
 from rank_bm25 import BM25Okapi
-
 from search_data import (
     EvalTool,
     baseline_text,
@@ -58,7 +57,6 @@ from search_data import (
     summarize,
     to_records,
 )
-
 from search_hybrid import DEFAULT_CACHE, build_index, embedder, usage_memory
 
 from registry.search import FusionParams, SearchIndex

@@ -114,7 +114,7 @@ def prepare(every: int, names: list[str]) -> dict:
             ntok[i] = len(toks)
             if not toks:
                 continue
-            toks, w = index.expansion.expand(toks, lambda x: st.corpus.df(x, stats) > 0)
+            toks, w = index.expansion.expand(toks, lambda x, st=st, stats=stats: st.corpus.df(x, stats) > 0)
             s, v = st.corpus.score(toks, stats, w)
             bm_raw[i, s] = v
             conf[i] = bm25_confidence(index.params, v, w, len(toks), stats.n_docs)
@@ -167,7 +167,7 @@ def report(data: dict, label: str, fn, lexical: dict | None = None) -> dict:
         if lexical is not None:
             lx = lexical[name]
             worst = min(worst, 100 * (r5.mean() - lx.mean()))
-            for kn, sel in kinds(d).items():
+            for sel in kinds(d).values():
                 if sel.any():
                     worst = min(worst, 100 * (r5[sel].mean() - lx[sel].mean()))
     mean = 100 * np.mean([v.mean() for v in per.values()])
@@ -200,10 +200,10 @@ def gate_grid(data: dict) -> int:
     MiniLM or for a non-English query) and on the chosen three-way weights."""
     lex = report(data, "lexical (ours, BM25 + expansion)", lambda d: d["bm_raw"])
     for wb, wu, wm, vu in ((0.6, 0.4, 0.0, "plain"), (0.4, 0.2, 0.4, "server")):
-        report(data, f"{wb}/{wu}/{wm} use={vu}", lambda d: fused(d, wb, wu, wm, vu), lex)
+        report(data, f"{wb}/{wu}/{wm} use={vu}", lambda d, c=(wb, wu, wm, vu): fused(d, *c), lex)
         for gate, gw in itertools.product((0.2, 0.3, 0.4, 0.5, 0.6), (0.7, 0.8, 0.9)):
             report(data, f"{wb}/{wu}/{wm} use={vu} gate {gate}->{gw}",
-                   lambda d: fused(d, wb, wu, wm, vu, gate=gate, gate_w=gw), lex)
+                   lambda d, c=(wb, wu, wm, vu), g=(gate, gw): fused(d, *c, gate=g[0], gate_w=g[1]), lex)
     return 0
 
 
@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     report(data, "MiniLM only (plain text)", lambda d: d["dn"][("minilm", "plain")], lex)
     for vu, vm in (("plain", "server"), ("server", "server"), ("plain", "plain")):
         for wb, wu, wm in itertools.product((0.4, 0.5, 0.6), (0.1, 0.2, 0.3), (0.2, 0.3, 0.4)):
-            report(data, f"3-way {wb}/{wu}/{wm} use={vu} minilm={vm}", lambda d: fused(d, wb, wu, wm, vu, vm), lex)
+            report(data, f"3-way {wb}/{wu}/{wm} use={vu} minilm={vm}", lambda d, c=(wb, wu, wm, vu, vm): fused(d, *c), lex)
     return 0
 
 

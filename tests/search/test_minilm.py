@@ -78,3 +78,33 @@ def test_an_index_with_a_stacked_embedder_embeds_the_server_name_in_front():
     plain = SearchIndex(embedder=FakeEmbedder())
     plain.replace_servers(catalog())
     assert {n: t for n, _h, t in plain.missing_vectors()}["orders__cancel_order"].startswith("cancel order. ")
+
+
+def test_stacked_vectors_are_cached_per_model_and_served_from_the_cache(tmp_path):
+    from host.search import fill_memory_vectors, fill_vectors, open_cache
+
+    from ._tools import catalog
+
+    class Other(FakeEmbedder):
+        model_id = "fake-other@2"
+
+    emb = StackedEmbedder([FakeEmbedder(), Other()], english_only=[False, True])
+    first = SearchIndex(embedder=emb)
+    first.replace_servers(catalog())
+    st = fill_vectors(first, emb, open_cache(tmp_path, emb), batch=4)
+    assert (st.embedded, st.cached) == (9, 0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["vectors-fake-concepts_1.bin", "vectors-fake-other_2.bin"]
+    second = SearchIndex(embedder=emb)
+    second.replace_servers(catalog())
+    calls = [p.calls for p in emb.parts]
+    st = fill_vectors(second, emb, open_cache(tmp_path, emb))
+    assert (st.embedded, st.cached) == (0, 9) and [p.calls for p in emb.parts] == calls
+    name = "orders__cancel_order"
+    a, b = (ix._state.vectors.matrix[ix._state.corpus.slot_of[name]] for ix in (first, second))
+    assert np.array_equal(a, b)
+    # Remembered queries: each English-only part zero for a non-English query.
+    rec = second._state.by_name[name]
+    second.set_memory({name: (rec.definition_hash, ["取消订单", "cancel it"])})
+    assert fill_memory_vectors(second, emb, open_cache(tmp_path, emb)).embedded == 2
+    vecs = second._mem._vectors
+    assert not vecs["取消订单"][emb.part_dims[0]:].any() and vecs["cancel it"][emb.part_dims[0]:].any()
