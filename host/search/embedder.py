@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 
 import numpy as np
@@ -117,6 +118,8 @@ class StackedEmbedder:
         self.part_ids = tuple(str(p.model_id) for p in parts)
         self.dim = sum(self.part_dims)
         self.model_id = "+".join(self.part_ids)
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dim)`` float32: every part's unit rows side by side."""
@@ -125,17 +128,29 @@ class StackedEmbedder:
         return np.concatenate([p.embed(texts) for p in self.parts], axis=1).astype(np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        """``(dim,)`` float32; the English-only parts zero for a non-English ``text``."""
+        """``(dim,)`` float32; the English-only parts zero for a non-English ``text``.
+
+        The parts after the first embed in a worker thread while the first embeds in the
+        caller's (onnxruntime releases the GIL while it runs): a query costs about the slowest
+        part's time, not their sum (measured in ``bench/search_latency.py``)."""
         from registry.search.dense import english_query
 
         english = english_query(text)
-        out = []
-        for part, only_en in zip(self.parts, self.english_only):
-            if only_en and not english:
-                out.append(np.zeros(part.dim, dtype=np.float32))
-            else:
-                out.append(np.asarray(part.embed([text])[0], dtype=np.float32))
+        later = [
+            self._pool().submit(part.embed, [text]) if english or not only_en else None
+            for part, only_en in zip(self.parts[1:], self.english_only[1:])
+        ]
+        out = [np.asarray(self.parts[0].embed([text])[0], dtype=np.float32)]
+        for part, fut in zip(self.parts[1:], later):
+            out.append(np.zeros(part.dim, dtype=np.float32) if fut is None else np.asarray(fut.result()[0], np.float32))
         return np.concatenate(out)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=len(self.parts) - 1,
+                                                    thread_name_prefix="toolhost-embed-query")
+            return self._executor
 
 
 _shared: UseEmbedder | StackedEmbedder | None = None
