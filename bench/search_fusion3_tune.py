@@ -178,19 +178,16 @@ def report(data: dict, label: str, fn, lexical: dict | None = None) -> dict:
 
 def fused(d: dict, wb: float, wu: float, wm: float, variant_u: str = "plain", variant_m: str = "server",
           gate: float | None = None, gate_w: float = 0.9) -> np.ndarray:
-    """The fusion of ``registry.search.dense.fuse``: weights renormalised without MiniLM on a
+    """The fusion of ``registry.search.fusion.fuse_parts``: MiniLM's weight goes to USE on a
     non-English query; ``gate``: a query whose BM25 best has coverage-like confidence (its raw
     top score over the query's best possible) at least ``gate`` takes BM25 weight ``gate_w``."""
     bm, du, dm = d["bm"], d["dn"][("use", variant_u)], d["dn"][("minilm", variant_m)]
     eng = d["english"][:, None]
     wm_q = np.where(eng, wm, 0.0)
-    tot = wb + wu + wm_q
-    score = (wb * bm + wu * du + wm_q * dm) / tot
+    lex_share = wb / (wb + wu + wm)  # an inactive part's weight goes to the other dense part
     if gate is not None:
-        conf = d["conf"][:, None]
-        lex_share = np.where(conf >= gate, gate_w, wb / tot)
-        dense = (wu * du + wm_q * dm) / (wu + wm_q)
-        score = lex_share * bm + (1 - lex_share) * dense
+        lex_share = np.where(d["conf"][:, None] >= gate, gate_w, lex_share)
+    score = lex_share * bm + (1 - lex_share) * (wu * du + wm_q * dm) / (wu + wm_q)
     # A tool in neither top list scores 0 (the union of fuse); keep the ordering otherwise.
     return score
 

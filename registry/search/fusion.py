@@ -6,8 +6,9 @@ unit vectors side by side (``part_dims`` long each). The index then scores every
 matrix product (``(slots, dim) @ (dim, parts)``) and :func:`fuse_parts` combines BM25 with each
 part's cosines:
 
-    score = Σ_k w_k · minmax_k(score_k)  over BM25 and the parts active for this query,
-            with the weights of the active lists renormalised to sum 1.
+    score = w_bm25 · minmax(bm25) + (1 - w_bm25) · Σ_k w_k · minmax_k(cos_k) / Σ_k w_k
+            (weights summing to 1; k over the dense parts active for this query, so an
+            inactive part's weight goes to the other dense parts and BM25 keeps its share).
 
 Min-max runs over each list's own top ``depth`` candidates (lo = the ``depth``-th score), as in
 :func:`registry.search.dense.fuse`. A part is inactive for a query whose vector part is zero (an
@@ -56,7 +57,8 @@ class PartedFusion:
     """Weights of BM25 and each dense part.
 
     Attributes:
-        weights: ``(bm25, part 1, part 2, ...)``, each ≥ 0 (renormalised over the active lists).
+        weights: ``(bm25, part 1, part 2, ...)``, each ≥ 0, taken relative to their sum; an
+            inactive part's weight goes to the other dense parts (BM25's share stays).
         depth: candidates taken from each list.
     """
 
@@ -139,7 +141,6 @@ def fuse_parts(
     bm_part = np.zeros(len(union))
     if len(b_s):
         bm_part[np.searchsorted(union, b_s)] = _minmax(b_v)
-    w_bm = params.weights[0]
     dense_w = sum(params.weights[k + 1] for k, _s, _v in tops)
     dense_part = np.zeros(len(union))
     vec = has_vector[union]
@@ -150,7 +151,8 @@ def fuse_parts(
         dense_part += params.weights[k + 1] * norm
     if dense_w <= 0:
         return union, bm_part
-    lex_share = w_bm / (w_bm + dense_w)
+    # BM25 keeps its share whichever dense parts apply: an inactive part's weight goes to the others.
+    lex_share = params.weights[0] / sum(params.weights)
     fused = lex_share * bm_part + (1.0 - lex_share) * dense_part / dense_w
     if not vec.all():
         fused = np.where(vec, fused, bm_part)

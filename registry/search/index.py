@@ -62,7 +62,14 @@ from registry.search.dense_query import QUERY_VECTOR_CACHE, DenseCandidates, Que
 from registry.search.document import FieldWeights, document_tokens
 from registry.search.exact import MAX_REGEX_CHARS, regex_tools, select_tools
 from registry.search.expand import DEFAULT_EXPANSION, QueryExpansion
-from registry.search.fusion import DEFAULT_PARTED_FUSION, PartedEmbedder, PartedFusion, fuse_parts, query_matrix
+from registry.search.fusion import (
+    DEFAULT_PARTED_FUSION,
+    PartedEmbedder,
+    PartedFusion,
+    fuse_parts,
+    part_bounds,
+    query_matrix,
+)
 from registry.search.index_state import IndexState, empty_state, replaced_state
 from registry.search.memory import MemoryIndex
 from registry.search.ranking import ToolFilter, add_scores, bm25_confidence, top_hits
@@ -374,17 +381,25 @@ class SearchIndex:
                 assert self.embedder is not None
                 qv = self._qvecs.get(text, self.embedder)
                 parted = isinstance(self.embedder, PartedEmbedder)
-                active = None
+                active = bounds = None
                 if parted:
                     assert isinstance(self.embedder, PartedEmbedder)
-                    qv, active = query_matrix(qv, self.embedder.part_dims)
-                dense_mat = cosines(st.vectors.matrix, cap, dense_slots, qv)
+                    bounds = part_bounds(self.embedder.part_dims)
+                    dense_mat = cosines(st.vectors.matrix, cap, dense_slots, qv, bounds)
+                    qv, active = query_matrix(qv, self.embedder.part_dims)  # for the memory's rows
+                else:
+                    dense_mat = cosines(st.vectors.matrix, cap, dense_slots, qv)
                 if self._mem and self.memory_dense > 0:
                     # A remembered query close to this one lifts its tool's dense score.
                     m_slots, m_sims = self._mem.dense_scores(st.generation, st.by_name, st.corpus.slot_of, qv)
                     if len(m_slots):
+                        # Several models: the lift reads and moves the first (multilingual) model's
+                        # cosines only, the scale ``memory_dense`` was fitted on.
                         dense_mat = dense_mat.copy()
-                        dense_mat[m_slots] = np.maximum(dense_mat[m_slots], self.memory_dense * m_sims)
+                        if parted:
+                            dense_mat[m_slots, 0] = np.maximum(dense_mat[m_slots, 0], self.memory_dense * m_sims[:, 0])
+                        else:
+                            dense_mat[m_slots] = np.maximum(dense_mat[m_slots], self.memory_dense * m_sims)
                 # Every slot a candidate (all visible, all embedded, no free slot): no gather.
                 cand_mat = dense_mat if len(dense_slots) == cap else dense_mat[dense_slots]
                 # Signals read the (first) multilingual model's cosines.

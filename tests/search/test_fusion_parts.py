@@ -26,12 +26,12 @@ def test_three_way_min_max_values():
     assert np.allclose(scores, [0.2, 0.8, 0.1 + 0.4 * 2 / 3, 0.05 + 0.4 / 3])
 
 
-def test_an_inactive_part_leaves_the_others_their_weights_renormalised():
+def test_an_inactive_part_gives_its_weight_to_the_other_dense_parts():
     has = np.ones(4, dtype=bool)
     slots, scores = fuse_parts(np.array([1, 2]), np.array([4.0, 2.0]), np.arange(4), COS, np.array([True, False]), has,
                                PartedFusion(weights=(0.4, 0.2, 0.4)))
     assert slots.tolist() == [0, 1, 2, 3]
-    assert np.allclose(scores, [1 / 3, 2 / 3, 1 / 6, 1 / 12])  # 2/3 BM25 + 1/3 part 0
+    assert np.allclose(scores, [0.6, 0.4, 0.3, 0.15])  # BM25 keeps 0.4, part 0 takes the dense 0.6
 
 
 def test_a_tool_without_a_vector_is_ranked_by_bm25_alone():
@@ -121,3 +121,18 @@ def test_load_embedder_stacks_minilm_on_use_and_can_keep_to_use(monkeypatch):
     monkeypatch.setattr(mod, "_shared", None)
     monkeypatch.setenv("TOOLHOST_DENSE_SEARCH", "0")
     assert load_embedder() is None
+
+
+def test_cosines_of_a_stacked_vector_are_each_parts_own_and_the_same_for_few_candidates():
+    from registry.search import dense_query
+
+    rng = np.random.default_rng(3)
+    matrix = rng.standard_normal((40, 5)).astype(np.float32)
+    qv = np.array([1, 0, 0, 0.6, 0.8], dtype=np.float32)
+    every = dense_query.cosines(matrix, 40, np.arange(40), qv, [(0, 3), (3, 5)])
+    assert every.shape == (40, 2)
+    assert np.allclose(every[:, 0], matrix[:, :3] @ qv[:3]) and np.allclose(every[:, 1], matrix[:, 3:] @ qv[3:])
+    few = dense_query.cosines(matrix, 40, np.array([2, 7]), qv, [(0, 3), (3, 5)])
+    assert np.array_equal(few[[2, 7]], every[[2, 7]]) and not few[[0, 1, 3]].any()
+    off = dense_query.cosines(matrix, 40, np.arange(40), np.array([1, 0, 0, 0, 0], np.float32), [(0, 3), (3, 5)])
+    assert not off[:, 1].any()  # an inactive part is not computed
