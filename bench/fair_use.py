@@ -34,9 +34,9 @@ from host.access import AccessControl
 from host.config import parse_config
 from host.limits import RateLimitConfig, RateLimiter, RateRule, SessionLimits
 from host.runtime import HostRuntime
-from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver
-from servers.registry_server import create_registry_server
-from servers.serve import serve_http
+from servers.gateway.server import create_registry_server
+from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver
+from servers.http.runner import serve_http
 
 INIT = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -139,7 +139,7 @@ async def run(fair: bool, flood: int, calls: int) -> dict[str, object]:
 def main() -> None:
     import logging
 
-    logging.getLogger("servers.fair_sessions").setLevel(logging.ERROR)
+    logging.getLogger("servers.http.sessions").setLevel(logging.ERROR)
     logging.getLogger("mcp").setLevel(logging.ERROR)
     ap = argparse.ArgumentParser()
     ap.add_argument("--flood", type=int, default=600)

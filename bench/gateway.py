@@ -87,7 +87,7 @@ def write_config(folder: Path, servers: dict[str, list[str]]) -> Path:
 
 
 def serve_cmd(config: Path, data: Path, *extra: str) -> list[str]:
-    return [PY, "-m", "servers.cli", "serve", "--config", str(config), "--data-dir", str(data), *extra]
+    return [PY, "-m", "servers.cli.app", "serve", "--config", str(config), "--data-dir", str(data), *extra]
 
 
 SERVE_ENV = {**os.environ, "COLUMNS": "400", "NO_COLOR": "1"}
@@ -332,8 +332,8 @@ def memory_and_cli(tmp: Path, args: argparse.Namespace) -> None:
 
     runs = 1 if args.quick else 3
     default_data = tmp / "default-data"
-    search = [PY, "-m", "servers.cli", "search", "time", "--data-dir", str(default_data)]
-    with spawned([PY, "-m", "servers.cli", "serve", "--port", "0", "--data-dir", str(default_data)],
+    search = [PY, "-m", "servers.cli.app", "search", "time", "--data-dir", str(default_data)]
+    with spawned([PY, "-m", "servers.cli.app", "serve", "--port", "0", "--data-dir", str(default_data)],
                  env=SERVE_ENV, pattern=r"serving (\d+) tools", stream="stderr", timeout=120) as (proc, n):
         time.sleep(1.0)
         t.add_row(f"serve RSS idle, default config ({n} tools; serve process only)", f"{rss_mib(proc.pid):.0f} MiB")
@@ -346,7 +346,7 @@ def memory_and_cli(tmp: Path, args: argparse.Namespace) -> None:
         time.sleep(1.0)
         t.add_row(f"serve RSS idle, {n} tools from one upstream", f"{rss_mib(proc.pid):.0f} MiB")
 
-    t.add_row("`toolhost --help` (median)", f"{timed([PY, '-m', 'servers.cli', '--help'], runs):.2f} s")
+    t.add_row("`toolhost --help` (median)", f"{timed([PY, '-m', 'servers.cli.app', '--help'], runs):.2f} s")
     t.add_row("`toolhost search time --data-dir D` without a running serve (connects every server)",
               f"{timed(search, runs):.2f} s")
     t.add_row("`toolhost search time --data-dir D` with a running serve of D (asks its admin API)",
@@ -442,9 +442,9 @@ def run(tmp: Path, args: argparse.Namespace) -> None:
         if not args.only or "toolhost-http-key" in args.only:
             data = tmp / "d4"
             for cmd in (["users", "add", "bench"], ["grants", "add", "bench", "echo__*"]):
-                subprocess.run([PY, "-m", "servers.cli", *cmd, "--data-dir", str(data)], cwd=ROOT, check=True,
+                subprocess.run([PY, "-m", "servers.cli.app", *cmd, "--data-dir", str(data)], cwd=ROOT, check=True,
                                stdout=subprocess.DEVNULL, env=SERVE_ENV)
-            out = subprocess.run([PY, "-m", "servers.cli", "keys", "create", "bench", "--data-dir", str(data)],
+            out = subprocess.run([PY, "-m", "servers.cli.app", "keys", "create", "bench", "--data-dir", str(data)],
                                  cwd=ROOT, check=True, capture_output=True, text=True, env=SERVE_ENV).stdout
             token = re.search(r"(th_\w+_\S+)", out).group(1)
             key_pid, key_url = start(serve_cmd(cfg, data, "--port", "0"), env=SERVE_ENV, stream="stderr")

@@ -22,8 +22,8 @@ from rich.table import Table
 
 from host.config import load_config
 from host.runtime import HostRuntime
-from servers.registry_server import create_registry_server
-from servers.serve import serve_http
+from servers.gateway.server import create_registry_server
+from servers.http.runner import serve_http
 
 ARGS = {"order_id": "A1001"}
 

@@ -176,6 +176,14 @@ def _parse_server(
         kind = "stdio"
     data = _expand_tree({k: v for k, v in raw.items() if k not in ("type", "transport")}, environ, path, source, inputs)
     data["name"] = name
+    options = data.get("toolhost")
+    if isinstance(options, dict) and isinstance(options.get("sandbox"), dict):
+        # the toolhost block is not expanded, except the sandbox's folders (${workspaceFolder}, ${HOME})
+        sandbox = dict(options["sandbox"])
+        for key in ("writable", "hidden"):
+            if isinstance(sandbox.get(key), list):
+                sandbox[key] = _expand_tree(sandbox[key], environ, f"{path}.toolhost.sandbox.{key}", source, inputs)
+        data["toolhost"] = {**options, "sandbox": sandbox}
     cwd = data.get("cwd")
     if isinstance(cwd, str) and cwd and not os.path.isabs(os.path.expanduser(cwd)):
         base = Path(source).resolve().parent if source else Path.cwd()

@@ -3,6 +3,7 @@ defaults and the lifecycle policy derived from both. Parsing and loading: :mod:`
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -12,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from host.limits.config import RateLimitConfig, SessionLimits
 from registry import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_SECONDS, Risk, ToolOverrides
 from registry.naming import sanitize_prefix
+from registry.safety.flow import FlowConfig
+from registry.safety.taint import TaintRule
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
@@ -21,6 +24,7 @@ __all__ = [
     "LifecyclePolicy",
     "PACKAGE_RUNNERS",
     "RemoteServerConfig",
+    "SandboxOptions",
     "ServerConfig",
     "ServerOptions",
     "StdioServerConfig",
@@ -64,6 +68,39 @@ class OAuthOptions(BaseModel):
         return self
 
 
+class SandboxOptions(BaseModel):
+    """``toolhost.sandbox`` of a stdio server: run it under bubblewrap (``bwrap``,
+    :mod:`host.upstream.sandbox`). ``true`` means all defaults.
+
+    Attributes:
+        network: keep the host's network (default: none, only a private loopback).
+        writable: folders the server may write (bound read-write at the same path), e.g.
+            ``["${workspaceFolder}"]``; everything else is read-only.
+        hidden: extra paths covered by an empty folder (or, for a file, an empty file) inside the
+            sandbox, beyond the built-in ones (toolhost's data folder and the usual credential
+            folders of ``$HOME``: see :data:`host.upstream.sandbox.HIDDEN_IN_HOME`).
+        command: the bubblewrap executable (name on ``PATH`` or a full path).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    network: bool = False
+    writable: list[str] = Field(default_factory=list)
+    hidden: list[str] = Field(default_factory=list)
+    command: str = "bwrap"
+
+    @field_validator("writable", "hidden")
+    @classmethod
+    def _absolute(cls, value: list[str]) -> list[str]:
+        out = []
+        for raw in value:
+            path = os.path.expanduser(raw)
+            if not os.path.isabs(path):
+                raise ValueError(f"{raw!r} is not an absolute path (write e.g. \"${{workspaceFolder}}/out\")")
+            out.append(os.path.normpath(path))
+        return out
+
+
 class ServerOptions(BaseModel):
     """The ``toolhost`` block of one server entry.
 
@@ -90,6 +127,13 @@ class ServerOptions(BaseModel):
         max_message_mib: the largest message read from a stdio server's stdout (MiB; ``None``:
             16, :data:`host.upstream.stdio_pipe.MAX_LINE_BYTES`); a longer line is dropped as it
             arrives and the call it answers fails.
+        flow: data-flow label overrides for the server and its tools
+            (:class:`registry.safety.flow.FlowConfig`).
+        sandbox: run a stdio server under bubblewrap (:class:`SandboxOptions`; ``true``: defaults).
+        auto_accept: ``"cosmetic"``: a changed definition whose drift class
+            (:func:`registry.safety.drift.classify_drift`) is purely cosmetic is pinned without an
+            admin; ``"none"`` (default): every change is held. A risk downgrade, a new URL or a
+            scanner finding is never auto-accepted.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -111,6 +155,19 @@ class ServerOptions(BaseModel):
     protocol: Literal["auto", "legacy"] = "auto"
     oauth: OAuthOptions | None = None
     max_message_mib: float | None = Field(default=None, gt=0, le=1024)
+    flow: FlowConfig = Field(default_factory=FlowConfig)
+    sandbox: SandboxOptions | None = None
+    auto_accept: Literal["none", "cosmetic"] = "none"
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _sandbox_flag(cls, value: Any) -> Any:
+        """``true`` means every default; ``false`` none."""
+        if value is True:
+            return {}
+        if value is False:
+            return None
+        return value
 
     @field_validator("oauth", mode="before")
     @classmethod
@@ -243,6 +300,9 @@ class HostDefaults(BaseModel):
     audit_flush_seconds: float = Field(default=0.05, gt=0, le=60)
     rate_limits: RateLimitConfig | None = None  # issue 11: per-user / per-tool token buckets
     sessions: SessionLimits = Field(default_factory=SessionLimits)  # issue 11: fair HTTP sessions
+    taint: TaintRule = Field(default_factory=TaintRule)
+    """The session-taint rule's default decision for an egress call after private and untrusted
+    results (:mod:`registry.safety.taint`; ``{"decision": "approve"}``; grants may override it)."""
 
 
 class HostConfig(BaseModel):

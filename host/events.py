@@ -8,7 +8,7 @@ File: ``<root>/<safe conversation id>.jsonl``; one JSON object per line::
 Kinds written by toolhost:
 
 * ``message``: a message appended to the model-visible history (``data.message``, a
-  :class:`~host.pipeline.transcript.Message` dump);
+  :class:`~host.agent.transcript.Message` dump);
 * ``transform``: the history was rewritten on purpose (``data.op`` = ``trim`` / ``repair`` /
   ``compact``; ``data.messages`` is the complete new history), never a silent rewrite;
 * ``request``: a model request (``data``: model, tool names, ``history_len``);
@@ -37,8 +37,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from host.agent.transcript import Message
 from host.paths import safe_file_name
-from host.pipeline.transcript import Message
 from registry.redaction import REDACTED, SECRET_KEY, redact
 
 __all__ = ["FORMAT_VERSION", "REDACTED", "SECRET_KEY", "EventLog", "ReplayResult", "redact"]
@@ -146,7 +146,7 @@ class EventLog:
         """Queue appends made on the running event loop; write them at :meth:`flush` or ``within`` s.
 
         ``toolhost serve`` calls :meth:`flush` right after each answer is handed to the socket
-        (``servers.modern_http``) or the stdout pipe (``servers.stdio_wire``), so redacting and
+        (``servers.http.lean_entry``) or the stdout pipe (``servers.stdio.wire``), so redacting and
         writing a call's three events (~7% of serve's CPU per call, py-spy) no longer delays the
         answer. Nothing is lost on shutdown:
         :meth:`close` and :meth:`events` flush first, and at most ``_MAX_PENDING`` events wait. A

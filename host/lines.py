@@ -2,7 +2,7 @@
 
 The stdio transport of MCP (spec 2025-06-18 and later, "Transports", stdio) delimits messages by
 newlines. Both ends of toolhost that read such a stream (``serve --stdio`` reading its client,
-:mod:`servers.stdio_wire`; toolhost reading an upstream server's stdout,
+:mod:`servers.stdio.wire`; toolhost reading an upstream server's stdout,
 :mod:`host.upstream.stdio_pipe`) split it with :class:`LineFramer`:
 
 * each chunk is scanned once (a line arriving in many chunks is joined once, when it ends), so a

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from host.tracing import mark_result, span
+from host.access.call_scope import CallScopedPolicy, call_scope
 from host.access.gate import approval_record
 from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolResult
 from host.config import HostConfig
@@ -33,8 +34,8 @@ from host.upstream.connection import ServerStatus
 from host.events import EventLog
 from host.upstream.executor import ProgressCallback
 from host.upstream.manager import ServerManager
-from host.pipeline import ApprovalHook, CallContext, CallScopedPolicy, Pipeline, call_scope
-from registry import ANONYMOUS, AllowAll, Policy, Principal, Risk, ToolRecord, ToolRegistry
+from host.pipeline import ApprovalHook, CallContext, Pipeline
+from registry import ANONYMOUS, AllowAll, Principal, RequestPolicy, Risk, ToolRecord, ToolRegistry
 from host.search import VectorWorker, load_embedder, open_cache
 from registry.search import SearchIndex, SearchResult
 
@@ -56,9 +57,10 @@ class HostRuntime:
     Args:
         config: parsed configuration.
         data_dir: the data folder.
-        policy: decides what each principal may see and call (default: allow all). A policy
-            with ``for_request(principal)`` (e.g. :class:`host.access.AccessControl`) is asked
-            once per request for a consistent view (``.visible``, ``.visible_key``).
+        policy: decides what each principal may see and call (default: allow all); a
+            :class:`registry.policy.RequestPolicy` (:func:`host.access.build_policy` builds the
+            gateway's), asked once per request for a consistent view. The runtime wraps it in a
+            :class:`host.access.CallScopedPolicy` (one decision per tool per call): ``self.policy``.
         approvals: decides calls the policy marks ``approval`` (see :class:`host.pipeline.ApprovalHook`).
         reconnect: keep reconnecting failed servers (``serve``) or try once (CLI one-shots).
         on_status: called on every server status change (live display).
@@ -78,7 +80,7 @@ class HostRuntime:
         config: HostConfig,
         *,
         data_dir: Path,
-        policy: Policy | None = None,
+        policy: RequestPolicy | None = None,
         approvals: ApprovalHook | None = None,
         reconnect: bool = False,
         on_status: Callable[[ServerStatus], None] | None = None,
@@ -92,7 +94,7 @@ class HostRuntime:
         self.limiter = limiter
         self.conversation_id = conversation_id
         self.data_dir = data_dir
-        self.policy: Policy = policy or AllowAll()
+        self.policy = CallScopedPolicy(policy or AllowAll())  # one decision per tool per call (call_scope)
         self.registry = ToolRegistry()
         embedder = load_embedder(dense)
         self.search_index = SearchIndex(embedder=embedder)
@@ -106,11 +108,10 @@ class HostRuntime:
             config, data_dir=data_dir, registry=self.registry, reconnect=reconnect, on_status=on_status
         )
         self.event_log = EventLog(data_dir / "events")
-        self._decide = CallScopedPolicy(self.policy)  # one decision per tool per call (call_scope)
         self.pipeline = Pipeline(
             self.registry,
             self.manager,
-            self._decide,
+            self.policy,
             spill_dir=data_dir / "spill",
             event_log=self.event_log,
             approvals=approvals,
@@ -155,18 +156,12 @@ class HostRuntime:
         Tools of servers that are down (not ``connected``/``degraded``) are not visible here
         (listings, search), but remain callable by name, which answers ``upstream_unavailable``.
 
-        A policy with ``for_request`` answers from one consistent view (one revision read);
-        the key (caller + policy revision) lets the search index cache the visibility mask,
-        so grant changes apply on the next request. Other policies get no key (no caching)
-        unless they are :class:`~registry.AllowAll`.
+        The policy answers from one consistent view (one revision read); the view's key (caller +
+        policy revision, or ``None``) lets the search index cache the visibility mask, so grant
+        changes apply on the next request.
         """
-        for_request = getattr(self.policy, "for_request", None)
-        if for_request is not None:
-            view = for_request(principal)
-            visible, key = view.visible, view.visible_key
-        else:
-            key = (principal, "allow-all") if isinstance(self.policy, AllowAll) else None
-            visible = lambda tool: self.is_visible(principal, tool)  # noqa: E731
+        view = self.policy.for_request(principal)
+        visible, key = view.visible, view.visible_key
         down = self.manager.unavailable_servers()
         if not down:
             return visible, key
@@ -249,7 +244,7 @@ class HostRuntime:
                         status=status,
                         duration_seconds=time.perf_counter() - started,
                         tool=tool,
-                        decision=None if tool is None else self._decide.evaluate(principal, tool),
+                        decision=None if tool is None else self.policy.evaluate(principal, tool),
                         approval_id=used.approval_id,
                         approver=used.approver,
                         detail=result.error.message if status == "rate_limited" and result.error else None,
@@ -263,7 +258,7 @@ class HostRuntime:
         see: an invisible tool answers exactly like an unknown one, from the pipeline)."""
         if self.limiter is not None:
             tool = self.registry.snapshot().get(name)
-            if tool is not None and self._decide.evaluate(principal, tool).visible:
+            if tool is not None and self.policy.evaluate(principal, tool).visible:
                 verdict = await anyio.to_thread.run_sync(
                     partial(self.limiter.take, principal.user, tool.qualified_name, tool.server)
                 )

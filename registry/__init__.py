@@ -13,7 +13,19 @@ from registry.naming import (
     sanitize_prefix,
     split_qualified,
 )
-from registry.policy import ANONYMOUS, AllowAll, Decision, Effect, PatternPolicy, Policy, Principal, matches_pattern
+from registry.policy import (
+    ANONYMOUS,
+    AllowAll,
+    Decision,
+    Effect,
+    PatternPolicy,
+    Policy,
+    PolicyView,
+    Principal,
+    PurePolicy,
+    RequestPolicy,
+    matches_pattern,
+)
 from registry.schema_check import ToolCheck, check_schema, check_tool
 from registry.store import RegistrySnapshot, ToolRegistry
 from registry.tool import (
@@ -42,9 +54,12 @@ __all__ = [
     "NameConflict",
     "PatternPolicy",
     "Policy",
+    "PolicyView",
     "Principal",
+    "PurePolicy",
     "RegistryError",
     "RegistrySnapshot",
+    "RequestPolicy",
     "Risk",
     "ToolAnnotations",
     "ToolCheck",

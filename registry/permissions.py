@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from registry.errors import InvalidGrantPattern
-from registry.policy import Decision, Effect, Policy, Principal
+from registry.policy import Decision, Effect, Principal, PurePolicy
 from registry.tool import Risk, ToolRecord
 
 __all__ = [
@@ -190,7 +190,7 @@ class UserAccess:
     roles: tuple[str, ...] = ()
 
 
-class GrantPolicy:
+class GrantPolicy(PurePolicy):
     """Per-user grant evaluation (see module docstring for the exact rules).
 
     Args:
@@ -231,6 +231,10 @@ class GrantPolicy:
         names = set(grants_by_user) | set(user_roles)
         users = {u: UserAccess(tuple(grants_by_user.get(u, ())), tuple(user_roles.get(u, ()))) for u in names}
         return cls(users, {r.name: r for r in roles})
+
+    @property
+    def per_user(self) -> bool:
+        return True
 
     def users(self) -> list[str]:
         """Known user names, sorted."""
@@ -294,7 +298,7 @@ class GrantPolicy:
         return self.evaluate(principal, tool).visible
 
 
-class PinnedPolicy:
+class PinnedPolicy(PurePolicy):
     """A policy plus definition pins: tools whose served definition is not the pinned one are denied.
 
     Args:
@@ -310,11 +314,19 @@ class PinnedPolicy:
     """
 
     def __init__(
-        self, inner: Policy, pins: Mapping[str, tuple[str, str | None]], *, hold_unpinned: bool = False
+        self, inner: PurePolicy, pins: Mapping[str, tuple[str, str | None]], *, hold_unpinned: bool = False
     ) -> None:
         self.inner = inner
         self.pins = pins
         self.hold_unpinned = hold_unpinned
+
+    @property
+    def per_user(self) -> bool:
+        return self.inner.per_user
+
+    def catalog_decision(self, principal: Principal, item: ToolRecord) -> Decision:
+        """Prompts, resources and templates: the inner (grant) decision; pins hold tools only."""
+        return self.inner.catalog_decision(principal, item)
 
     def pin_blocks(self, tool: ToolRecord) -> str | None:
         """``"pin:changed"`` / ``"pin:held"`` when the pin refuses ``tool``, else ``None``."""

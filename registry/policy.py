@@ -4,17 +4,31 @@ A :class:`Policy` is a pure function of a :class:`Principal` (the caller) and a
 :class:`~registry.tool.ToolRecord`, returning a :class:`Decision`: ``allow``, ``deny`` or
 ``approval`` (allowed once a human approves), with a human-readable reason and the rule that
 decided. The same policy filters ``tools/list``, ``tool_search`` and ``call_tool`` so that
-what a caller can see and what they can run never diverge (bug case BR-26).
+what a caller can see and what they can run never diverge (a hidden tool answers exactly like an
+unknown one).
 
-Shipped here: :class:`AllowAll` and :class:`PatternPolicy` (config-driven allow/deny glob
-patterns plus a maximum risk). Per-user grants stored in a database build on the same
-interface.
+The seam every layer implements (declared here, pure):
+
+* :class:`Policy`: ``evaluate(principal, tool) -> Decision``, the decision itself.
+* :class:`RequestPolicy`: a :class:`Policy` that also answers :meth:`~RequestPolicy.for_request`,
+  one consistent :class:`PolicyView` per request (a database policy reads its revision once per
+  request, not once per tool), and :attr:`~RequestPolicy.per_user` (whether grants differ by caller).
+* :class:`PolicyView`: what one caller may see and do in one request: ``evaluate(tool)``,
+  ``visible(tool)`` (listings and search of tools), ``catalog_visible(item)`` (prompts, resources and
+  templates: grants decide, definition pins apply to tools only) and ``visible_key`` (the hashable
+  identity of ``visible`` under which a search mask may be cached, or ``None``).
+
+Implementations: the pure ones here and in :mod:`registry.permissions` subclass :class:`PurePolicy`
+(:class:`AllowAll`, :class:`PatternPolicy`, grants, pins); the stateful layers live in
+:mod:`host.access` (the permission store, open access, the local admin, the call-scoped cache).
+Wrappers delegate each method by name; nothing is probed with ``getattr``.
 """
 
 from __future__ import annotations
 
 import enum
 import fnmatch
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -27,7 +41,11 @@ __all__ = [
     "Effect",
     "PatternPolicy",
     "Policy",
+    "PolicyView",
     "Principal",
+    "PurePolicy",
+    "RequestPolicy",
+    "StaticView",
     "matches_pattern",
 ]
 
@@ -88,11 +106,112 @@ class Policy(Protocol):
         ...
 
 
-class AllowAll:
+class PolicyView(Protocol):
+    """What one caller may see and do in one request (see module docstring).
+
+    Obtained from :meth:`RequestPolicy.for_request`; immutable, so one view serves a whole request
+    (a listing of 10,000 tools costs one revision read).
+    """
+
+    @property
+    def principal(self) -> Principal:
+        """The caller this view decides for."""
+        ...
+
+    @property
+    def visible_key(self) -> Hashable | None:
+        """Hashable identity of :meth:`visible` (caller + policy revision) for caching a search mask
+        (``SearchIndex.search(visible_key=...)``); ``None``: do not cache."""
+        ...
+
+    def evaluate(self, tool: ToolRecord) -> Decision:
+        """The decision for this view's caller on ``tool`` (grants, then definition pins)."""
+        ...
+
+    def visible(self, tool: ToolRecord) -> bool:
+        """Whether ``tool`` may appear in ``tools/list`` and ``tool_search`` (allow or approval)."""
+        ...
+
+    def catalog_visible(self, item: ToolRecord) -> bool:
+        """Whether a prompt, resource or resource template (as a pseudo tool record of its server)
+        may be seen and used: the grants decide; definition pins apply to tools only."""
+        ...
+
+
+class RequestPolicy(Policy, Protocol):
+    """A :class:`Policy` that gives one consistent :class:`PolicyView` per request (module docstring)."""
+
+    @property
+    def per_user(self) -> bool:
+        """Whether decisions depend on who calls (grants per user); ``False`` for open access and
+        allow-all, where a call "as user X" would mean nothing."""
+        ...
+
+    def for_request(self, principal: Principal) -> PolicyView:
+        """The view of ``principal`` for one request. Raises what :meth:`evaluate` raises (e.g. a
+        store error when the permission database is down)."""
+        ...
+
+
+@dataclass(frozen=True)
+class StaticView:
+    """The :class:`PolicyView` of a :class:`PurePolicy` (decisions never change under it)."""
+
+    policy: PurePolicy
+    principal: Principal
+
+    @property
+    def visible_key(self) -> Hashable | None:
+        return self.policy.view_key(self.principal)
+
+    def evaluate(self, tool: ToolRecord) -> Decision:
+        return self.policy.evaluate(self.principal, tool)
+
+    def visible(self, tool: ToolRecord) -> bool:
+        return self.policy.evaluate(self.principal, tool).visible
+
+    def catalog_visible(self, item: ToolRecord) -> bool:
+        return self.policy.catalog_decision(self.principal, item).visible
+
+
+class PurePolicy:
+    """Base of the pure policies: subclasses implement :meth:`evaluate`; this makes them a
+    :class:`RequestPolicy` (their view is a :class:`StaticView`).
+
+    Override :meth:`catalog_decision` when prompts and resources are decided differently from tools
+    (definition pins), :meth:`view_key` when the policy is immutable and hashable (search masks may
+    then be cached), and :attr:`per_user` when grants differ by caller.
+    """
+
+    @property
+    def per_user(self) -> bool:
+        """See :attr:`RequestPolicy.per_user` (default ``False``)."""
+        return False
+
+    def evaluate(self, principal: Principal, tool: ToolRecord) -> Decision:
+        """Return the decision for ``principal`` on ``tool``."""
+        raise NotImplementedError
+
+    def catalog_decision(self, principal: Principal, item: ToolRecord) -> Decision:
+        """The decision for a prompt, resource or template (default: as for a tool)."""
+        return self.evaluate(principal, item)
+
+    def view_key(self, principal: Principal) -> Hashable | None:
+        """The :attr:`PolicyView.visible_key` of ``principal``'s view (default ``None``: not cached)."""
+        return None
+
+    def for_request(self, principal: Principal) -> StaticView:
+        return StaticView(self, principal)
+
+
+class AllowAll(PurePolicy):
     """Allows everything (single-user, trusted setups)."""
 
     def evaluate(self, principal: Principal, tool: ToolRecord) -> Decision:
         return Decision(Effect.ALLOW, "allow-all policy", "allow-all")
+
+    def view_key(self, principal: Principal) -> Hashable:
+        return (principal, "allow-all")
 
 
 def matches_pattern(pattern: str, tool: ToolRecord) -> bool:
@@ -107,7 +226,7 @@ def matches_pattern(pattern: str, tool: ToolRecord) -> bool:
 
 
 @dataclass(frozen=True)
-class PatternPolicy:
+class PatternPolicy(PurePolicy):
     """Config-driven policy: deny patterns win, then allow patterns, then a risk ceiling.
 
     Attributes:
@@ -121,6 +240,9 @@ class PatternPolicy:
     deny: tuple[str, ...] = ()
     max_risk: Risk = Risk.DESTRUCTIVE
     approval_risk: Risk | None = None
+
+    def view_key(self, principal: Principal) -> Hashable:
+        return (principal, self)  # frozen and hashable: decisions never change under one instance
 
     def evaluate(self, principal: Principal, tool: ToolRecord) -> Decision:
         for pat in self.deny:

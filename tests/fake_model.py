@@ -1,8 +1,8 @@
 """A deterministic scripted model for tests and demos (no network, no randomness).
 
 :class:`ScriptedModel` replays a list of steps, one per model turn. A step is an assistant
-:class:`~host.pipeline.transcript.Message`, a :class:`StreamedTurn` (provider-like stream events
-that go through :class:`~host.pipeline.accumulate.ArgumentAccumulator`, exactly as an adapter
+:class:`~host.agent.transcript.Message`, a :class:`StreamedTurn` (provider-like stream events
+that go through :class:`~host.agent.accumulate.ArgumentAccumulator`, exactly as an adapter
 would feed them), or a function ``history -> Message`` for replies that depend on results.
 Every history the model was shown is kept in :attr:`ScriptedModel.seen`.
 """
@@ -16,9 +16,9 @@ from typing import Any
 
 import anyio
 
+from host.agent.accumulate import ArgumentAccumulator
+from host.agent.transcript import Message
 from host.calls import ToolCall
-from host.pipeline.accumulate import ArgumentAccumulator
-from host.pipeline.transcript import Message
 
 __all__ = ["ScriptExhausted", "ScriptedModel", "StreamedTurn", "call", "say"]
 

@@ -43,12 +43,13 @@ import queue
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import anyio.to_thread
 
-from host.store import AuditLog
+from host.store import AuditLog, AuditRecord
 
 __all__ = ["DEFAULT_DURABILITY", "DEFAULT_FLUSH_INTERVAL_SECONDS", "AuditWriter", "Durability"]
 
@@ -63,9 +64,15 @@ RETRY_DELAYS_SECONDS = (0.05, 0.5, 2.0)
 beyond SQLite's busy timeout)."""
 
 
+def _stamped(entry: AuditRecord | Mapping[str, Any]) -> AuditRecord:
+    """``entry`` as a record, its time now unless it has one."""
+    record = AuditRecord.coerce(entry)
+    return record if record.at is not None else replace(record, at=time.time())
+
+
 @dataclass
 class _Row:
-    entry: dict[str, Any]
+    entry: AuditRecord
     done: concurrent.futures.Future[int] = field(default_factory=concurrent.futures.Future)
 
 
@@ -125,14 +132,15 @@ class AuditWriter:
         self.flush_interval_seconds = flush_interval_seconds
 
     # -- producers ------------------------------------------------------------------------------
-    def submit(self, entry: dict[str, Any], *, block: bool = True) -> concurrent.futures.Future[int]:
-        """Queue one row (:meth:`AuditLog.record` keyword arguments; ``at`` defaults to now);
-        the future gets its id once committed.
+    def submit(self, entry: AuditRecord | Mapping[str, Any], *, block: bool = True) -> concurrent.futures.Future[int]:
+        """Queue one row (an :class:`AuditRecord` or a mapping of its fields; ``at`` defaults to
+        now); the future gets its id once committed.
 
         Raises:
             queue.Full: ``block=False`` and ``max_pending`` rows are waiting.
+            TypeError: an unknown field or no ``action`` (nothing is queued).
         """
-        row = _Row({"at": time.time(), **entry})
+        row = _Row(_stamped(entry))
         with self._lock:
             closed = self._closed
             if not closed:
@@ -154,12 +162,12 @@ class AuditWriter:
             self._thread = threading.Thread(target=self._run, name="toolhost-audit-writer", daemon=True)
             self._thread.start()
 
-    def _write_inline(self, entry: dict[str, Any]) -> int | None:
+    def _write_inline(self, entry: AuditRecord | Mapping[str, Any]) -> int | None:
         """Commit one row right here when that needs no waiting (see module doc); ``None`` otherwise."""
         if self.durability != "commit" or self._queued_rows or self._closed:
             return None
         try:
-            ids = self.audit_log.try_record_many([{"at": time.time(), **entry}])
+            ids = self.audit_log.try_record_many([_stamped(entry)])
         except sqlite3.Error as e:  # the thread path retries it and reports a lasting failure
             _log.debug("toolhost: inline audit write failed (%s: %s); handing it to the writer thread",
                        type(e).__name__, e)
@@ -174,7 +182,7 @@ class AuditWriter:
                     self._q.put(_CHECKPOINT)
         return ids[0]
 
-    async def write(self, entry: dict[str, Any]) -> int | None:
+    async def write(self, entry: AuditRecord | Mapping[str, Any]) -> int | None:
         """Queue one row from the event loop: with ``commit`` durability, wait until it is committed
         and return its id; with ``interval``, return ``None`` at once. Never blocks the event loop
         (a full queue is waited for on a worker thread; an inline commit never waits for a lock)."""

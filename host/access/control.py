@@ -4,16 +4,16 @@
 
 * who is calling: :meth:`~AccessControl.authenticate` (HTTP bearer API key) and
   :meth:`~AccessControl.principal_for_user` (stdio ``--user``);
-* what they may do: :meth:`~AccessControl.policy` returns a :class:`registry.policy.Policy`
-  (grants + definition pins) that reflects the database on every call: one integer
-  (``meta.revision``) is read and the compiled policy is rebuilt only when it changed, so admin
-  changes from the CLI take effect on the next request without a restart;
-* what they may see: :meth:`~AccessControl.visible` (the predicate for ``tools/list`` and
-  ``tool_search``, the same decision as for calls, BR-26);
+* what they may do: it is a :class:`registry.policy.RequestPolicy`; :meth:`~AccessControl.for_request`
+  gives one request's :class:`RequestAccess` view (grants + definition pins) that reflects the
+  database: one integer (``meta.revision``) is read and the compiled policy is rebuilt only when it
+  changed, so admin changes from the CLI take effect on the next request without a restart;
+* what they may see: the view's ``visible`` (the predicate for ``tools/list`` and ``tool_search``,
+  the same decision as for calls, so a hidden tool answers exactly like an unknown one);
 * approvals: :meth:`~AccessControl.approval_hook` implements the pipeline's
   :class:`host.pipeline.prepare.ApprovalHook`;
 * pins: :meth:`~AccessControl.observe` / :meth:`~AccessControl.watch` record served definitions
-  (BR-24);
+  (a changed definition is held until an admin accepts it);
 * audit: :meth:`~AccessControl.audit`; the request path's :meth:`~AccessControl.audit_async` and
   :meth:`~AccessControl.audit_call_async` go through the batched write-behind
   (:mod:`host.access.audit_writer`).
@@ -29,15 +29,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio.to_thread
+from sqlalchemy.exc import SQLAlchemyError
 
 from host.access.audit_writer import AuditWriter
 from host.access.gate import ApprovalGate, ElicitApproval, approval_elicitation, approval_record
-from sqlalchemy.exc import SQLAlchemyError
-
 from host.store import (
     ApiKeys,
     Approvals,
     AuditLog,
+    AuditRecord,
     Grants,
     NotFound,
     PinReport,
@@ -86,6 +86,10 @@ class RequestAccess:
     def visible(self, tool: ToolRecord) -> bool:
         """The ``visible`` predicate for ``tools/list`` and ``SearchIndex.search``."""
         return self.policy.evaluate(self.principal, tool).visible
+
+    def catalog_visible(self, item: ToolRecord) -> bool:
+        """Prompts, resources and templates: the grants decide (pins hold tools only)."""
+        return self.policy.catalog_decision(self.principal, item).visible
 
     @property
     def visible_key(self) -> tuple[str, tuple[str, ...], int]:
@@ -193,6 +197,11 @@ class AccessControl:
         """The current access revision (changes with every grant/role/user/key/pin change); a
         search mask cached under ``(principal, revision)`` is therefore never stale."""
         return self.store.revision()
+
+    @property
+    def per_user(self) -> bool:
+        """Always ``True``: grants are per user (:class:`registry.policy.RequestPolicy`)."""
+        return True
 
     def for_request(self, principal: Principal) -> RequestAccess:
         """The caller's view for one request (one revision read; then pure evaluations)."""
@@ -304,47 +313,32 @@ class AccessControl:
         return registry.subscribe(listener)
 
     # -- audit ------------------------------------------------------------------------------
-    def audit(
-        self,
-        *,
-        action: str,
-        principal: Principal | None = None,
-        tool: str | None = None,
-        decision: Decision | str | None = None,
-        rule: str | None = None,
-        status: str | None = None,
-        duration_seconds: float | None = None,
-        arguments: Any = None,
-        detail: str | None = None,
-        definition_hash: str | None = None,
-        approval_id: str | None = None,
-        approver: str | None = None,
-    ) -> int:
-        """Append an audit entry (arguments are redacted, their digest kept); returns its id.
+    def audit(self, **fields: Any) -> int:
+        """Append the entry :meth:`AuditRecord.of(**fields) <host.store.AuditRecord.of>` (arguments
+        are redacted, their digest kept); returns its id.
 
-        ``decision`` may be a :class:`Decision` (its effect and rule are stored) or an effect string.
-        ``action``: ``call``, ``list``, ``search``, ``auth``, ``approval`` or ``pin``.
+        ``decision`` may be a :class:`Decision` (its effect and rule are stored) or an effect string;
+        ``principal`` gives the user and key id; ``duration_seconds`` the duration.
+        ``action``: ``call``, ``list``, ``search``, ``auth``, ``approval``, ``pin`` or ``admin``.
+
+        Raises:
+            TypeError: an unknown field.
         """
-        return self.audit_log.record(**_entry(
-            action=action, principal=principal, tool=tool, decision=decision, rule=rule, status=status,
-            duration_seconds=duration_seconds, arguments=arguments, detail=detail,
-            definition_hash=definition_hash, approval_id=approval_id, approver=approver,
-        ))
+        return self.audit_log.record(AuditRecord.of(**fields))
 
-    def _call_entry(
+    def call_record(
         self,
         principal: Principal,
         name: str,
         arguments: Any,
         *,
         status: str,
-        duration_seconds: float | None = None,
         tool: ToolRecord | None = None,
-        detail: str | None = None,
-        approval_id: str | None = None,
-        approver: str | None = None,
         decision: Decision | None = None,
-    ) -> dict[str, Any]:
+        **other: Any,
+    ) -> AuditRecord:
+        """The audit entry of one finished ``tools/call`` (see :meth:`audit_call`); ``other``:
+        ``duration_seconds``, ``detail``, ``approval_id``, ``approver``."""
         verdict: Decision | str
         if tool is None:
             verdict = "deny"
@@ -352,78 +346,26 @@ class AccessControl:
         else:
             verdict = decision if decision is not None else self.evaluate(principal, tool)
             rule = verdict.rule
-        return _entry(action="call", principal=principal, tool=name, decision=verdict, rule=rule, status=status,
-                      duration_seconds=duration_seconds, arguments=arguments, detail=detail,
-                      definition_hash=None if tool is None else tool.definition_hash,
-                      approval_id=approval_id, approver=approver)
+        return AuditRecord.of("call", principal=principal, tool=name, decision=verdict, rule=rule, status=status,
+                              arguments=arguments, definition_hash=None if tool is None else tool.definition_hash,
+                              **other)
 
-    def audit_call(
-        self,
-        principal: Principal,
-        name: str,
-        arguments: Any,
-        *,
-        status: str,
-        duration_seconds: float | None = None,
-        tool: ToolRecord | None = None,
-        detail: str | None = None,
-        approval_id: str | None = None,
-        approver: str | None = None,
-        decision: Decision | None = None,
-    ) -> int:
-        """Audit one ``tools/call`` after it finished (with the served definition hash, the approval
-        that let it run and its approver, and ``decision``: the verdict of the policy that really
-        decided, default this store's): the decision and rule are re-derived from the
-        current policy (``tool`` is the registry record, ``None`` when the name is unknown, which
-        is recorded as ``deny`` with rule ``unknown-tool``), so denied names the caller was told are
-        "unknown" still show their real deciding rule here. ``status`` is the result status
-        (``ok``, ``unknown_tool``, ``approval_required``, ...); arguments are redacted."""
-        return self.audit_log.record(**self._call_entry(
-            principal, name, arguments, status=status, duration_seconds=duration_seconds, tool=tool, detail=detail,
-            approval_id=approval_id, approver=approver, decision=decision,
-        ))
+    def audit_call(self, principal: Principal, name: str, arguments: Any, **outcome: Any) -> int:
+        """Audit one ``tools/call`` after it finished (:meth:`call_record`: with the served
+        definition hash, the approval that let it run and its approver, and ``decision``: the
+        verdict of the policy that really decided, default this store's): the decision and rule are
+        re-derived from the current policy (``tool`` is the registry record, ``None`` when the name
+        is unknown, which is recorded as ``deny`` with rule ``unknown-tool``), so denied names the
+        caller was told are "unknown" still show their real deciding rule here. ``status`` is the
+        result status (``ok``, ``unknown_tool``, ``approval_required``, ...); ``duration_seconds``,
+        ``detail``, ``approval_id`` and ``approver`` are optional; arguments are redacted."""
+        return self.audit_log.record(self.call_record(principal, name, arguments, **outcome))
 
-    async def audit_call_async(self, principal: Principal, name: str, arguments: Any, **kwargs: Any) -> int | None:
+    async def audit_call_async(self, principal: Principal, name: str, arguments: Any, **outcome: Any) -> int | None:
         """:meth:`audit_call` through the write-behind (:attr:`audit_writer`, batched, off the event
         loop): returns the row id once committed (``commit`` durability) or ``None`` (``interval``)."""
-        return await self.audit_writer.write(self._call_entry(principal, name, arguments, **kwargs))
+        return await self.audit_writer.write(self.call_record(principal, name, arguments, **outcome))
 
-    async def audit_async(self, **kwargs: Any) -> int | None:
+    async def audit_async(self, **fields: Any) -> int | None:
         """:meth:`audit` through the write-behind (see :meth:`audit_call_async`)."""
-        return await self.audit_writer.write(_entry(**kwargs))
-
-
-def _entry(
-    *,
-    action: str,
-    principal: Principal | None = None,
-    tool: str | None = None,
-    decision: Decision | str | None = None,
-    rule: str | None = None,
-    status: str | None = None,
-    duration_seconds: float | None = None,
-    arguments: Any = None,
-    detail: str | None = None,
-    definition_hash: str | None = None,
-    approval_id: str | None = None,
-    approver: str | None = None,
-) -> dict[str, Any]:
-    """:meth:`host.store.AuditLog.record` keyword arguments of one audit entry."""
-    if isinstance(decision, Decision):
-        rule = rule or decision.rule
-        decision = decision.effect.value
-    return {
-        "action": action,
-        "user": principal.user if principal else None,
-        "key_id": principal.key_id if principal else None,
-        "tool": tool,
-        "decision": decision,
-        "rule": rule,
-        "status": status,
-        "duration_ms": None if duration_seconds is None else duration_seconds * 1000.0,
-        "arguments": arguments,
-        "detail": detail,
-        "definition_hash": definition_hash,
-        "approval_id": approval_id,
-        "approver": approver,
-    }
+        return await self.audit_writer.write(AuditRecord.of(**fields))

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 
 from host.pipeline.prepare import ApprovalOutcome
-from host.store import ApprovalInfo, ApprovalNotPending, NotFound, StoreError
-from host.store.identity import self_approval_enabled
+from host.store import ApprovalInfo, ApprovalNotPending, AuditRecord, NotFound, StoreError
+from host.store.users import self_approval_enabled
 from registry.policy import Principal
 from registry.tool import ToolRecord
 
@@ -146,20 +146,11 @@ def decide(
             raise NotAnApprover(approval_id, approver_user, "it is their own call; another approver must decide")
     method = access.approvals.approve if approve else access.approvals.deny
     info = method(approval_id, by=by, how=how)
-    access.audit_log.record(
-        action="approval",
-        user=info.user,
-        key_id=info.key_id,
-        tool=info.tool,
-        decision="allow" if approve else "deny",
-        rule=info.rule,
-        status=info.status,
-        detail=f"{how}: {info.status} by {by}",
-        definition_hash=info.definition_hash,
-        approval_id=info.id,
-        arguments_digest=info.arguments_hash,
-        approver=by,
-    )
+    access.audit_log.record(AuditRecord(
+        "approval", user=info.user, key_id=info.key_id, tool=info.tool, decision="allow" if approve else "deny",
+        rule=info.rule, status=info.status, detail=f"{how}: {info.status} by {by}",
+        definition_hash=info.definition_hash, approval_id=info.id, arguments_digest=info.arguments_hash, approver=by,
+    ))
     return info
 
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 
 import anyio
 
+from host.agent.transcript import Message, rename_duplicate_ids
 from host.calls import ToolCall
 from host.pipeline.context import CallContext
 from host.pipeline.pipeline import Pipeline
-from host.pipeline.transcript import Message, rename_duplicate_ids
 from registry.validation import parse_arguments
 
 __all__ = ["LoopOutcome", "ModelCallable", "StopReason", "normalize_for_history", "run_conversation"]

@@ -1,6 +1,6 @@
 """The :class:`Pipeline` facade: N tool calls in, N tool results out, in call order.
 
-Stages: (accumulate, done by the adapter with :class:`~host.pipeline.accumulate.ArgumentAccumulator`)
+Stages: (accumulate, done by the adapter with :class:`~host.agent.accumulate.ArgumentAccumulator`)
 → look up + visibility → parse → validate (+ lossless coercion) → authorize/approval → execute
 (timeouts, cancellation, scheduling) → format/limit (+ spill) → pair. Each stage's failure is a
 result for that call; only :class:`~host.pipeline.errors.PipelineFatal` escapes.
@@ -32,7 +32,7 @@ from host.pipeline.format import SpillStore
 from host.pipeline.prepare import ApprovalHook, Prepared, ValidatorCache, prepare_call
 from host.pipeline.results import error_result
 from host.tracing import span
-from registry.policy import AllowAll, Policy
+from registry.policy import AllowAll, RequestPolicy
 from registry.store import ToolRegistry
 
 __all__ = ["SINGLE_ID_PREFIX", "Pipeline"]
@@ -67,7 +67,7 @@ class Pipeline:
         self,
         registry: ToolRegistry,
         executor: ToolExecutor,
-        policy: Policy | None = None,
+        policy: RequestPolicy | None = None,
         *,
         spill_dir: Path,
         event_log: Any | None = None,
@@ -76,7 +76,7 @@ class Pipeline:
     ) -> None:
         self.registry = registry
         self.executor = executor
-        self.policy: Policy = policy or AllowAll()
+        self.policy: RequestPolicy = policy or AllowAll()
         self.spill = SpillStore(spill_dir)
         self.event_log = event_log
         self.approvals = approvals

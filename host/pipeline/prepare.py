@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from host.calls import ResultStatus, ToolCall, ToolResult
 from host.pipeline.results import error_result
-from registry.policy import Decision, Effect, Policy, Principal
+from registry.policy import Decision, Effect, Principal, RequestPolicy
 from registry.store import RegistrySnapshot
 from registry.tool import ToolRecord
 from registry.validation import (
@@ -99,14 +99,12 @@ class ValidatorCache:
 
 
 def unknown_tool_result(
-    call: ToolCall, snapshot: RegistrySnapshot, policy: Policy, principal: Principal, suggest: Any
+    call: ToolCall, snapshot: RegistrySnapshot, policy: RequestPolicy, principal: Principal, suggest: Any
 ) -> ToolResult:
     """``unknown_tool`` with close names among the tools ``principal`` may see."""
-    # One consistent view for the whole loop when the policy offers one (a live database policy
-    # would otherwise re-read its revision once per tool: a round trip each on PostgreSQL).
-    for_request = getattr(policy, "for_request", None)
-    sees = for_request(principal).visible if for_request is not None else (
-        lambda r: policy.evaluate(principal, r).visible)
+    # One consistent view for the whole loop (a live database policy would otherwise re-read its
+    # revision once per tool: a round trip each on PostgreSQL).
+    sees = policy.for_request(principal).visible
     visible = [r.qualified_name for r in snapshot.by_name.values() if sees(r)]
     close = suggest(call.name, 3, visible) if call.name else []
     did = f" Did you mean: {', '.join(close)}?" if close else ""
@@ -121,7 +119,7 @@ async def prepare_call(
     call: ToolCall,
     *,
     snapshot: RegistrySnapshot,
-    policy: Policy,
+    policy: RequestPolicy,
     principal: Principal,
     validators: ValidatorCache,
     approvals: ApprovalHook | None,

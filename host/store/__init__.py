@@ -7,7 +7,7 @@ repositories below (or use :class:`host.access.AccessControl`, which holds them 
 """
 
 from host.store.approvals import APPROVED_TTL_SECONDS, PENDING_TTL_SECONDS, ApprovalInfo, Approvals, arguments_hash
-from host.store.audit import AuditEntry, AuditLog, redact, redacted_full_json, redacted_json
+from host.store.audit import AuditEntry, AuditLog, AuditRecord, redact, redacted_full_json, redacted_json
 from host.store.db import Store
 from host.store.engine import DB_FILE_NAME, default_url, normalize_url, open_engine, redact_url
 from host.store.errors import (
@@ -21,10 +21,10 @@ from host.store.errors import (
     SchemaTooNew,
     StoreError,
 )
-from host.store.identity import Grants, RoleInfo, Roles, UserInfo, Users, load_policy, parse_risk
 from host.store.keys import ApiKeys, KeyInfo, parse_token
 from host.store.migrations import SCHEMA_VERSION, migrate
 from host.store.pins import PinInfo, PinReport, PinReview, Pins, definition_json
+from host.store.users import Grants, RoleInfo, Roles, UserInfo, Users, load_policy, parse_risk
 
 __all__ = [
     "APPROVED_TTL_SECONDS",
@@ -39,6 +39,7 @@ __all__ = [
     "DatabaseUnavailable",
     "AuditEntry",
     "AuditLog",
+    "AuditRecord",
     "Grants",
     "InvalidValue",
     "KeyInfo",

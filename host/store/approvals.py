@@ -72,9 +72,13 @@ class ApprovalInfo:
     decided_how: str | None = None
 
 
-def _same_definition(definition_hash: str | None) -> Any:
-    col = s.approvals.c.definition_hash
-    return col.is_(None) if definition_hash is None else col == definition_hash
+def _same_call(user: str, tool: str, arguments_hash: str, definition_hash: str | None) -> Any:
+    """The "same call" clause: approvals of ``user`` for ``tool`` with these arguments (their
+    :func:`arguments_hash`) against this served definition (``None`` matches only rows bound to no
+    definition). A request and its consumption match on exactly this."""
+    a = s.approvals.c
+    same_definition = a.definition_hash.is_(None) if definition_hash is None else a.definition_hash == definition_hash
+    return and_(a.user == user, a.tool == tool, a.arguments_hash == arguments_hash, same_definition)
 
 
 def _info(r) -> ApprovalInfo:
@@ -123,10 +127,7 @@ class Approvals:
                 select(s.approvals)
                 .where(
                     and_(
-                        s.approvals.c.user == user,
-                        s.approvals.c.tool == tool,
-                        s.approvals.c.arguments_hash == h,
-                        _same_definition(definition_hash),
+                        _same_call(user, tool, h, definition_hash),
                         or_(
                             s.approvals.c.status == "pending",
                             and_(
@@ -221,13 +222,7 @@ class Approvals:
             row = conn.execute(
                 select(s.approvals)
                 .where(
-                    and_(
-                        s.approvals.c.user == user,
-                        s.approvals.c.tool == tool,
-                        s.approvals.c.arguments_hash == h,
-                        _same_definition(definition_hash),
-                        s.approvals.c.status == "approved",
-                    )
+                    and_(_same_call(user, tool, h, definition_hash), s.approvals.c.status == "approved")
                 )
                 .order_by(s.approvals.c.decided_at)
                 .limit(1)

@@ -17,10 +17,9 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from collections.abc import Iterator
 
 from sqlalchemy import and_, insert, select, update
 
@@ -35,6 +34,7 @@ from host.store.audit_chain import (
     set_head,
     verify_rows,
 )
+from host.store.audit_record import AuditRecord
 from host.store.db import Store, fit_row
 from registry.redaction import REDACTED
 from registry.redaction import redact as redact_secrets
@@ -45,6 +45,7 @@ __all__ = [
     "REDACTED",
     "AuditEntry",
     "AuditLog",
+    "AuditRecord",
     "ChainBreak",
     "redact",
     "redacted_full_json",
@@ -131,57 +132,46 @@ class AuditEntry:
 _ENTRY_FIELDS = tuple(AuditEntry.__dataclass_fields__)
 
 
-_ENTRY_KEYS = frozenset(
-    {
-        "action", "user", "key_id", "tool", "decision", "rule", "status", "duration_ms", "arguments", "detail",
-        "definition_hash", "approval_id", "arguments_digest", "approver", "at",
-    }
-)
-
-
-def _row_values(entry: dict[str, Any]) -> dict[str, Any]:
+def _row_values(entry: AuditRecord | Mapping[str, Any]) -> dict[str, Any]:
     """The stored columns of one entry: redacted, cut, with the argument digest (of the unredacted
-    arguments, so a call can be matched to its approval) and the time."""
-    unknown = set(entry) - _ENTRY_KEYS
-    if unknown:
-        raise TypeError(f"unknown audit entry field(s) {sorted(unknown)}; expected some of {sorted(_ENTRY_KEYS)}")
-    if not entry.get("action"):
+    arguments, so a call can be matched to its approval) and the time.
+
+    Raises:
+        TypeError: a mapping with an unknown field, or no ``action``.
+    """
+    e = AuditRecord.coerce(entry)
+    if not e.action:
         raise TypeError("an audit entry needs 'action' (call, list, search, auth, approval, pin, admin)")
-    arguments = entry.get("arguments")
-    tool = entry.get("tool")
-    detail = entry.get("detail")
-    digest = entry.get("arguments_digest")
+    arguments, tool, detail, digest = e.arguments, e.tool, e.detail, e.arguments_digest
     stored = None
     if arguments is not None:
         clean = redact(arguments)
         if digest is None and isinstance(arguments, dict) and arguments and clean == arguments:
             # nothing masked or cut (the usual call): the stored text is the canonical text the
-            # digest hashes, so it is encoded once (issue 12)
+            # digest hashes, so it is encoded once
             stored = CANONICAL(clean)
             digest = digest_of(stored)
         else:
             stored = CANONICAL(clean)
             if digest is None:
                 digest = arguments_digest(arguments)
-    at = entry.get("at")
-    duration = entry.get("duration_ms")
     # escape, then cut to the column sizes before hashing: the hash covers what is stored
     return fit_row(s.audit, _storable({
-        "at": float(time.time() if at is None else at),
-        "user": entry.get("user"),
-        "key_id": entry.get("key_id"),
-        "action": entry["action"],
+        "at": float(time.time() if e.at is None else e.at),
+        "user": e.user,
+        "key_id": e.key_id,
+        "action": e.action,
         "tool": _cut(redact_secrets(tool)) if tool is not None else None,
-        "decision": entry.get("decision"),
-        "rule": entry.get("rule"),
-        "status": entry.get("status"),
-        "duration_ms": None if duration is None else float(duration),
+        "decision": e.decision,
+        "rule": e.rule,
+        "status": e.status,
+        "duration_ms": None if e.duration_ms is None else float(e.duration_ms),
         "arguments": stored,
         "detail": None if detail is None else _cut(redact_secrets(detail)),
-        "definition_hash": entry.get("definition_hash"),
-        "approval_id": entry.get("approval_id"),
+        "definition_hash": e.definition_hash,
+        "approval_id": e.approval_id,
         "arguments_digest": digest,
-        "approver": entry.get("approver"),
+        "approver": e.approver,
     }))
 
 
@@ -223,43 +213,14 @@ class AuditLog:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def record(
-        self,
-        *,
-        action: str,
-        user: str | None = None,
-        key_id: str | None = None,
-        tool: str | None = None,
-        decision: str | None = None,
-        rule: str | None = None,
-        status: str | None = None,
-        duration_ms: float | None = None,
-        arguments: Any = None,
-        detail: str | None = None,
-        definition_hash: str | None = None,
-        approval_id: str | None = None,
-        arguments_digest: str | None = None,
-        approver: str | None = None,
-    ) -> int:
-        """Append an entry (``arguments`` are redacted here, their digest taken before); return its id.
+    def record(self, entry: AuditRecord) -> int:
+        """Append ``entry`` (its ``arguments`` are redacted here, their digest taken before); return its id."""
+        return self.record_many([entry])[0]
 
-        ``definition_hash``: sha256 of the served tool definition the call ran against;
-        ``approval_id``/``approver``: the approval that let it run and who decided it."""
-        return self.record_many(
-            [
-                {
-                    "action": action, "user": user, "key_id": key_id, "tool": tool, "decision": decision,
-                    "rule": rule, "status": status, "duration_ms": duration_ms, "arguments": arguments,
-                    "detail": detail, "definition_hash": definition_hash, "approval_id": approval_id,
-                    "arguments_digest": arguments_digest, "approver": approver,
-                }
-            ]
-        )[0]
-
-    def record_many(self, entries: list[dict[str, Any]]) -> list[int]:
+    def record_many(self, entries: Sequence[AuditRecord | Mapping[str, Any]]) -> list[int]:
         """Append several entries in one transaction, in order; returns their ids.
 
-        Each entry is a dict of :meth:`record`'s keyword arguments (plus optional ``at``, UNIX
+        Each entry is an :class:`AuditRecord` or a mapping of its attribute names (``at``, UNIX
         seconds, for entries recorded earlier and written late). All are redacted and chained.
 
         Raises:
@@ -274,7 +235,7 @@ class AuditLog:
         with self.store.write() as conn:
             return _append(conn, rows)
 
-    def try_record_many(self, entries: list[dict[str, Any]]) -> list[int] | None:
+    def try_record_many(self, entries: Sequence[AuditRecord | Mapping[str, Any]]) -> list[int] | None:
         """:meth:`record_many` without waiting: ``None`` (nothing written) when the write cannot
         happen at once: another writer holds the database lock, or the database is not a SQLite
         file (whose plain appender, :mod:`host.store.audit_sqlite`, makes a write cost
@@ -406,11 +367,8 @@ class AuditLog:
                     conn.execute(insert(s.audit_tally).values(audit_id=row.id, attempts=2))
                 return int(row.id)
             stamp = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime(now))
-            values = _row_values(
-                {
-                    "at": now, "user": user, "key_id": key_id, "action": "auth", "decision": "deny",
-                    "rule": rule, "status": "invalid_key",
-                    "detail": f"1 failed attempt since {stamp}: {_cut(redact_secrets(reason))}",
-                }
-            )
+            values = _row_values(AuditRecord(
+                "auth", at=now, user=user, key_id=key_id, decision="deny", rule=rule, status="invalid_key",
+                detail=f"1 failed attempt since {stamp}: {_cut(redact_secrets(reason))}",
+            ))
             return _append(conn, [values])[0]

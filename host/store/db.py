@@ -71,7 +71,7 @@ class Store:
     """The permission database.
 
     Use :meth:`open` (migrates) rather than the constructor. Repositories live in sibling modules
-    and take the store: :class:`~host.store.identity.Users`, ``Roles``, ``Grants``,
+    and take the store: :class:`~host.store.users.Users`, ``Roles``, ``Grants``,
     :class:`~host.store.keys.ApiKeys`, :class:`~host.store.approvals.Approvals`,
     :class:`~host.store.pins.Pins`, :class:`~host.store.audit.AuditLog`.
 

@@ -11,7 +11,7 @@
 * :mod:`host.upstream.backoff` — reconnect delays that reset only after a healthy period;
 * :mod:`host.upstream.guard` — the transport guard: garbage skipped and logged, end of stream
   noticed at once, sent/not-sent per call, expired HTTP sessions;
-* :mod:`host.upstream.calls` — one ``tools/call`` with truthful outcomes;
+* :mod:`host.upstream.forward_call` — one ``tools/call`` with truthful outcomes;
 * :mod:`host.upstream.liveness` — ping/discover probes of remote sessions;
 * :mod:`host.upstream.listing` — ``tools/list`` checked tool by tool (bad definitions held);
 * :mod:`host.upstream.relist` — ``list_changed`` storm control;

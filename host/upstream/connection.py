@@ -51,11 +51,11 @@ from host.config import LifecyclePolicy, ServerConfig, StdioServerConfig
 from host.errors import CallTimeout, UpstreamUnavailable
 from host.paths import logs_dir, safe_file_name
 from host.upstream.backoff import Backoff
-from host.upstream.calls import SessionExpired, call_client_tool, describe_exception
+from host.upstream.forward_call import SessionExpired, call_client_tool, describe_exception
 from host.upstream.diagnose import diagnose
 from host.upstream.catalog import UpstreamCatalog
 from host.upstream.executor import ProgressCallback
-from host.upstream.identity import client_info
+from host.upstream.implementation import client_info
 from host.upstream.relay import Relay
 from host.upstream.guard import TransportGuard, guarded, quiet_sdk_logs
 from host.upstream.listen import UpstreamListener

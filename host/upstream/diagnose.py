@@ -17,7 +17,7 @@ import socket
 from dataclasses import dataclass
 
 from host.config import RemoteServerConfig, ServerConfig, StdioServerConfig
-from host.upstream.calls import describe_exception
+from host.upstream.forward_call import describe_exception
 
 __all__ = ["Problem", "diagnose", "preflight"]
 

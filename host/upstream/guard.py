@@ -33,10 +33,10 @@ import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 import anyio
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
 
@@ -61,7 +61,7 @@ class CallSlot:
 
 
 CALL_SLOT: contextvars.ContextVar[CallSlot | None] = contextvars.ContextVar("toolhost_call_slot", default=None)
-"""Set by :func:`host.upstream.calls.call_client_tool` around one ``tools/call``."""
+"""Set by :func:`host.upstream.forward_call.call_client_tool` around one ``tools/call``."""
 
 
 def _key(request_id: Any) -> str:
@@ -201,13 +201,17 @@ def _exception_text(exc: Exception) -> str:
     return str(exc)
 
 
-class _GuardedReceive:
+class _GuardedReceive(ObjectReceiveStream[Any]):
+    """The SDK transport's read stream with :meth:`TransportGuard.inbound` applied; iteration and
+    ``async with`` come from anyio's :class:`~anyio.abc.ObjectReceiveStream`."""
+
     def __init__(self, inner: Any, guard: TransportGuard) -> None:
         self._inner = inner
         self._guard = guard
 
     @property
     def last_context(self) -> Any:
+        # the SDK reads the sender's context this way (mcp.shared._stream_protocols.ReadStream)
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
@@ -224,31 +228,17 @@ class _GuardedReceive:
             if out is not None:
                 return out
 
-    def __aiter__(self) -> _GuardedReceive:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
     async def aclose(self) -> None:
         await self._inner.aclose()
 
     def close(self) -> None:
-        close = getattr(self._inner, "close", None)
-        if close is not None:
-            close()
-
-    async def __aenter__(self) -> _GuardedReceive:
-        return self
-
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
+        _close(self._inner)
 
 
-class _GuardedSend:
+class _GuardedSend(ObjectSendStream[SessionMessage]):
+    """The SDK transport's write stream with :meth:`TransportGuard.outbound` applied (anyio's
+    :class:`~anyio.abc.ObjectSendStream` gives ``async with``)."""
+
     def __init__(self, inner: Any, guard: TransportGuard) -> None:
         self._inner = inner
         self._guard = guard
@@ -261,15 +251,15 @@ class _GuardedSend:
         await self._inner.aclose()
 
     def close(self) -> None:
-        close = getattr(self._inner, "close", None)
-        if close is not None:
-            close()
+        _close(self._inner)
 
-    async def __aenter__(self) -> _GuardedSend:
-        return self
 
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
+def _close(inner: Any) -> None:
+    """Close ``inner`` at once where it can (anyio's memory streams and the SDK's context streams
+    have ``close``; the SDK's stream protocols declare only ``aclose``)."""
+    close = getattr(inner, "close", None)
+    if close is not None:
+        close()
 
 
 @asynccontextmanager

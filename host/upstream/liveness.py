@@ -15,7 +15,7 @@ from collections.abc import Callable
 import anyio
 from mcp import Client
 
-from host.upstream.calls import describe_exception
+from host.upstream.forward_call import describe_exception
 
 __all__ = ["MISSES_TO_DROP", "probe", "watch_liveness"]
 

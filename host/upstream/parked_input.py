@@ -13,7 +13,7 @@ two, toolhost keeps the upstream call running in the background across the clien
    ``inputRequests`` hold the upstream's requests unchanged (keys ``toolhost-1``,
    ``toolhost-2``, ...) and whose ``requestState`` names the parked call (toolhost's state is
    sealed and bound to the user, method, tool and arguments by
-   :func:`servers.input_flow.request_state_boundary`).
+   :func:`servers.gateway.input_flow.request_state_boundary`).
 3. The retry carries the answers: each goes to the waiting upstream request, and the retry waits
    for the next question or the result, as in step 2.
 

@@ -24,8 +24,8 @@ from mcp.types import (
     ToolListChangedNotification,
 )
 
-from host.upstream.calls import describe_exception
 from host.upstream.catalog import UpstreamCatalog, list_catalog
+from host.upstream.forward_call import describe_exception
 from host.upstream.listing import list_all_tools
 from host.upstream.liveness import watch_liveness
 from host.upstream.status import ConnectionState

@@ -15,7 +15,7 @@ streams but does the work in the tasks that already run:
   does, for :class:`~host.upstream.guard.TransportGuard` to turn into an error for the request it
   names or skip and log. Nothing is read ahead of the consumer (the SDK's backpressure).
 
-Measured together with :mod:`servers.stdio_wire` (same run, 30 alternating rounds of 200
+Measured together with :mod:`servers.stdio.wire` (same run, 30 alternating rounds of 200
 sequential ``call_tool`` calls through ``serve --stdio`` on a loaded 2-core machine, against a
 checkout without both): 389 vs 347 calls/s, p50 1.87 vs 2.02 ms, serve + echo CPU 1.71 vs
 1.83 ms per call. ``bench/gateway.py --baseline-tree PATH`` reruns it with the issue's tables.

@@ -27,6 +27,7 @@ from host.upstream.diagnose import preflight
 from host.upstream.guard import TransportGuard
 from host.upstream.oauth import oauth_provider
 from host.upstream.pdeath import wrap
+from host.upstream.sandbox import check_sandbox, sandbox_command
 from host.upstream.serverlog import ServerLog
 from host.upstream.stdio_pipe import MAX_LINE_BYTES, stdio_pipe_client
 
@@ -59,8 +60,11 @@ async def open_transport(
     A streamable-HTTP server with ``toolhost.oauth`` gets the SDK's OAuth client as the HTTP
     client's ``auth`` (:mod:`host.upstream.oauth`; tokens under ``data_dir``).
 
+    A stdio server with ``toolhost.sandbox`` runs under bubblewrap (:mod:`host.upstream.sandbox`).
+
     Raises:
-        Preflight: a stdio server whose command or working folder does not exist.
+        Preflight: a stdio server whose command or working folder does not exist, or whose sandbox
+            cannot run here (bwrap missing, namespaces refused).
     """
     if isinstance(config, StdioServerConfig):
         errlog = log.open(f"starting {config.command}")
@@ -68,7 +72,13 @@ async def open_transport(
         problem = preflight(config, env)
         if problem is not None:
             raise Preflight(problem.reason)
-        command, args = wrap(config.command, list(config.args))  # the child's group dies with this process
+        command, args = config.command, list(config.args)
+        if config.toolhost.sandbox is not None:
+            problem_text, bwrap = await check_sandbox(config, env)
+            if problem_text is not None:
+                raise Preflight(problem_text)
+            command, args = sandbox_command(config, env, data_dir=data_dir, bwrap=bwrap)
+        command, args = wrap(command, args)  # the child's group dies with this process
         params = StdioServerParameters(
             command=command, args=args, env=env, cwd=config.cwd, encoding_error_handler="replace"
         )

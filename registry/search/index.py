@@ -196,7 +196,7 @@ class SearchIndex:
 
         Same meaning as that tool's entry in :meth:`set_memory`, but costs O(that tool's
         queries) instead of rebuilding the whole memory: the usage learner calls it after each
-        learned call (``servers.search_usage``) and reloads everything only now and then.
+        learned call (``servers.gateway.search_usage``) and reloads everything only now and then.
         """
         self._mem.remember(name, definition_hash, queries)
 

@@ -1,5 +1,7 @@
 """Administering a running ``toolhost serve``: the admin API, the web console, config reload.
 
+* :class:`AdminActions` - the admin actions as a protocol (:class:`AdminService` and
+  :class:`servers.cli.admin_remote.RemoteAdmin` implement it);
 * :class:`AdminService` - every admin action, implemented once (API, console and CLI use it);
 * :func:`admin_routes` - the ``/admin/api`` JSON API and the ``/admin`` console as Starlette routes;
 * :class:`AdminAuth`, :func:`write_local_token`, :func:`read_local_token` - who may administer;
@@ -14,11 +16,13 @@ from starlette.routing import Mount, Route
 
 from servers.admin.actions import ADMIN_ROLE, AdminService
 from servers.admin.auth import TOKEN_FILE, AdminAuth, read_local_token, write_local_token
+from servers.admin.protocol import AdminActions
 from servers.admin.reload import ConfigReloader
 
 __all__ = [
     "ADMIN_ROLE",
     "TOKEN_FILE",
+    "AdminActions",
     "AdminAuth",
     "AdminService",
     "ConfigReloader",

@@ -19,6 +19,7 @@ from typing import Any
 from host.access import AccessControl
 from host.access import decide as decide_approval
 from registry import Principal
+from servers.admin.protocol import AdminActions
 
 __all__ = ["ADMIN_ROLE", "AdminService", "StoreOff"]
 
@@ -60,8 +61,9 @@ def grant_row(g: Any) -> dict[str, Any]:
     }
 
 
-class AdminService:
-    """Admin actions over one permission store and (when serving) one running host.
+class AdminService(AdminActions):
+    """Admin actions (:class:`servers.admin.protocol.AdminActions`) over one permission store and
+    (when serving) one running host.
 
     Args:
         access: the permission store (``None`` for a serve with ``--auth off``: server, tool, search
@@ -90,16 +92,22 @@ class AdminService:
             raise StoreOff
         return self._access
 
+    @property
+    def has_store(self) -> bool:
+        """Whether a permission store is open (``False`` for ``--auth off``)."""
+        return self._access is not None
+
     def _pin_states(self) -> dict[str, tuple[str, str]]:
         """``{tool: (pin status, hash)}``; empty without a store (nothing is pinned then)."""
         return {} if self._access is None else self._access.pins.states()
 
     # -- servers and tools -----------------------------------------------------------------
     def servers(self) -> list[dict[str, Any]]:
-        """Every configured server as :func:`servers.server_rows.server_row` (``toolhost servers --json``'s rows)."""
+        """Every configured server as :func:`servers.admin.server_rows.server_row`
+        (``toolhost servers --json``'s rows)."""
         if self.runtime is None:
             return []
-        from servers.server_rows import server_row  # noqa: PLC0415
+        from servers.admin.server_rows import server_row  # noqa: PLC0415
 
         return [server_row(s) for s in self.runtime.statuses()]
 
@@ -117,13 +125,13 @@ class AdminService:
                 "held": held}
 
     def principal(self, user: str | None) -> Principal:
-        """``user``'s principal (grants apply), or the local admin's (see :mod:`servers.admin.local_admin`).
+        """``user``'s principal (grants apply), or the local admin's (see :mod:`host.access.local_admin`).
 
         Raises:
             host.store.NotFound: no such user.
         """
-        from servers.admin.local_admin import local_admin_principal  # noqa: PLC0415
-        from servers.identity import local_principal_name  # noqa: PLC0415
+        from host.access import local_admin_principal  # noqa: PLC0415
+        from servers.shared.local_principal import local_principal_name  # noqa: PLC0415
 
         if user:
             return self.access.principal_for_user(user)

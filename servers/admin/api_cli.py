@@ -56,7 +56,6 @@ def cli_routes(api: Any) -> list[Route]:
         return await t(lambda: s.visible_tools(user))
 
     async def call(r: Request, s: AdminService, auth_user: str) -> Any:
-        from servers.access_mode import OpenAccessPolicy  # noqa: PLC0415
 
         d = await body_of(r)
         name = need(d, "name")
@@ -70,7 +69,7 @@ def cli_routes(api: Any) -> list[Route]:
             raise ApiError(501, "unsupported", "tool calls need a running toolhost serve")
         if user is None and auth_user != LOCAL_ADMIN:
             user = auth_user  # an admin user's key calls as that user (their grants apply)
-        if user is not None and isinstance(getattr(s.runtime.policy, "inner", None), OpenAccessPolicy):
+        if user is not None and s.has_store and not s.runtime.policy.per_user:
             raise ApiError(501, "unsupported", "this serve runs without permissions (open access): "
                            "calls as a user run in the CLI itself")
         principal = await t(s.principal, user)

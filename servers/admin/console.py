@@ -29,7 +29,7 @@ from starlette.staticfiles import StaticFiles
 from servers.admin.actions import APPROVAL_STATUSES, AdminService
 from servers.admin.api import ApiError, audit_filters, classify
 from servers.admin.auth import SESSION_COOKIE, SESSION_IDLE_SECONDS, AdminAuth, AdminSession, same_origin
-from servers.admin_common import when
+from servers.shared.times import when
 
 __all__ = ["console_routes"]
 

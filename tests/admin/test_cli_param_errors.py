@@ -9,7 +9,7 @@ import typer
 from typer.core import TyperGroup, TyperOption
 from typer.testing import CliRunner
 
-from servers.cli import app
+from servers.cli.app import app
 
 runner = CliRunner()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from host.access import AccessControl
-from servers.cli import app
+from servers.cli.app import app
 
 TOOLHOST = str(Path(sys.executable).parent / "toolhost")
 runner = CliRunner()

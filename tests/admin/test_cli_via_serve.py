@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from servers.identity import local_principal_name
-from servers.serve_client import RunningServe, endpoint_record, running_serve, store_fingerprint
+from servers.cli.serve_client import RunningServe, running_serve
+from servers.shared.endpoint import endpoint_record, store_fingerprint
+from servers.shared.local_principal import local_principal_name
 from tests.admin.support import TOOLHOST, Serve, config, people
 
 
@@ -130,7 +131,7 @@ def test_the_local_admin_token_never_leaves_loopback(tmp_path) -> None:
 
 def test_the_cli_spells_the_approver_role_as_the_store_does() -> None:
     from host.access import APPROVER_ROLE
-    from servers.admin_review import APPROVER_ROLE as cli_spelling
+    from servers.cli.review_commands import APPROVER_ROLE as cli_spelling
 
     assert cli_spelling == APPROVER_ROLE == "approver"
 

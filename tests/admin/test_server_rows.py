@@ -1,4 +1,4 @@
-"""``toolhost servers --json`` prints the admin API's rows (servers/server_rows.py): the same keys and
+"""``toolhost servers --json`` prints the admin API's rows (servers/admin/server_rows.py): the same keys and
 values whether a running serve answers or the CLI connects the servers itself."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 
-from servers.server_rows import SERVER_ROW_KEYS
+from servers.admin.server_rows import SERVER_ROW_KEYS
 from tests.admin.support import PY, TOOLHOST, Serve
 
 

@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from host.store.db import Store
 from host.store.usage import HALF_LIFE_SECONDS, MAX_PER_TOOL, UsageMemory
-from servers.cli import app
+from servers.cli.app import app
 
 
 def _mem(url_or_dir) -> UsageMemory:

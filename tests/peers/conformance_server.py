@@ -485,7 +485,7 @@ def main() -> None:
         return
     import uvicorn
 
-    from servers.event_store import SessionEventStore
+    from servers.http.event_store import SessionEventStore
 
     # one store for the fixture's few sessions (toolhost serve keeps one per session)
     app = build_server().streamable_http_app(host="127.0.0.1", event_store=SessionEventStore(), retry_interval=100)

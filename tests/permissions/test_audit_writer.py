@@ -40,7 +40,7 @@ async def test_concurrent_rows_share_commits_in_queue_order(access: AccessContro
     real = log.record_many
 
     def spy(entries):
-        batches.append([e["detail"] for e in entries])
+        batches.append([e.detail for e in entries])  # AuditRecord values
         first_started.set()
         return real(entries)
 

@@ -1,4 +1,4 @@
-"""One policy decision per forwarded call (issue 12, :mod:`host.pipeline.call_policy`): the authorize
+"""One policy decision per forwarded call (:mod:`host.access.call_scope`): the authorize
 stage, the rate limit and the audit row share it, and the next call decides afresh, so a grant
 revoked mid-session denies the very next call."""
 
@@ -9,19 +9,18 @@ import sys
 import anyio
 import pytest
 
-from host.access import AccessControl
+from host.access import AccessControl, CallScopedPolicy, call_scope
 from host.calls import ResultStatus
 from host.config import parse_config
 from host.limits import RateLimitConfig, RateLimiter, RateRule
-from host.pipeline import CallScopedPolicy, call_scope
 from host.runtime import HostRuntime
-from registry.policy import Decision, Principal
+from registry.policy import Decision, Principal, PurePolicy
 from registry.tool import ToolRecord
 
 from tests.permissions.conftest import make_record
 
 
-class CountingPolicy:
+class CountingPolicy(PurePolicy):
     """``access`` as the policy, counting evaluations; ``revoke_after_next`` removes alice's grant
     right after the next evaluation (a grant changed while that call runs)."""
 
@@ -37,10 +36,6 @@ class CountingPolicy:
             self.revoke_after_next = False
             self.access.grants.remove("alice", "orders__get_order")
         return decision
-
-    @property
-    def revision(self) -> int:
-        return self.access.revision
 
 
 @pytest.mark.anyio
@@ -73,7 +68,7 @@ async def test_one_evaluation_per_call_and_a_revoked_grant_denies_the_next_call(
 def test_decisions_are_remembered_only_inside_a_scope_and_per_definition() -> None:
     calls: list[str] = []
 
-    class Inner:
+    class Inner(PurePolicy):
         def evaluate(self, principal: Principal, tool: ToolRecord) -> Decision:
             calls.append(tool.definition_hash)
             if principal.user == "broken":

@@ -10,7 +10,7 @@ import httpx2
 import pytest
 
 from host.access import AccessControl
-from servers.auth import ApiKeyVerifier
+from servers.http.api_keys import ApiKeyVerifier
 
 from tests.permissions.test_perm_http import client, serving, text
 

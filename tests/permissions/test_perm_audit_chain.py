@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from host.access import AccessControl
 from host.store import schema as s
 from host.store.audit_chain import GENESIS, row_hash
-from servers.admin_cli import register
+from servers.cli.admin_commands import register
 
 
 def _fill(access: AccessControl) -> list[int]:

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from host.access import AccessControl
 from registry.policy import Principal
-from servers.admin_cli import register
+from servers.cli.admin_commands import register
 
 
 @pytest.fixture

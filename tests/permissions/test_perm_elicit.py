@@ -13,7 +13,7 @@ from mcp.types import CallToolRequestParams, CallToolResult, ElicitResult, ListT
 from host.access import AccessControl
 from registry.policy import Principal
 from registry.tool import ToolAnnotations, ToolDefinition, build_record
-from servers.approval_elicit import approval_elicitation, elicitor_for
+from servers.gateway.approval_elicit import approval_elicitation, elicitor_for
 
 pytestmark = pytest.mark.anyio
 

@@ -22,9 +22,9 @@ from mcp.client.streamable_http import streamable_http_client
 from host.access import AccessControl
 from host.config import parse_config
 from host.runtime import HostRuntime
-from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver
-from servers.registry_server import create_registry_server
-from servers.serve import serve_http
+from servers.gateway.server import create_registry_server
+from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver
+from servers.http.runner import serve_http
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from host.access import AccessControl
-from servers.cli import app
+from servers.cli.app import app
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def config(tmp_path):
 
 def _serve(tmp_path, config, data, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "servers.cli", "serve", "--stdio", "--config", str(config), "--data-dir", str(data),
+        [sys.executable, "-m", "servers.cli.app", "serve", "--stdio", "--config", str(config), "--data-dir", str(data),
          *extra],
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
     )

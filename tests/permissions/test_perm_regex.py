@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from registry.safe_regex import RegexTooComplex, check_pattern
-from registry.search.guard import search_pattern_problem
+from registry.search.query_check import search_pattern_problem
 
 CHILD = Path(__file__).parent / "hostile" / "regex_under_cap.py"
 

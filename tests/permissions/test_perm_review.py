@@ -20,9 +20,9 @@ from host.store import PinHashMismatch
 from registry.policy import Effect, Principal
 from registry.store import ToolRegistry
 from registry.tool import ToolAnnotations, ToolDefinition, build_record
-from servers.admin_cli import register
-from servers.approval_elicit import approval_message
-from servers.auth import ApiKeyVerifier
+from servers.cli.admin_commands import register
+from servers.gateway.approval_elicit import approval_message
+from servers.http.api_keys import ApiKeyVerifier
 
 SQL = "SELECT * FROM customers WHERE id = 1" + " " * 200 + "; DROP TABLE customers"
 QUERY = build_record(

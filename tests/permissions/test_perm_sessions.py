@@ -21,10 +21,10 @@ from host.access import AccessControl
 from host.config import parse_config
 from host.limits import SessionLimits
 from host.runtime import HostRuntime
-from servers.auth import ApiKeyVerifier, auth_settings, principal_resolver
-from servers.fair_sessions import BUSY_RETRY_SECONDS, FairSessionManager
-from servers.registry_server import create_registry_server
-from servers.serve import serve_http
+from servers.gateway.server import create_registry_server
+from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver
+from servers.http.runner import serve_http
+from servers.http.sessions import BUSY_RETRY_SECONDS, FairSessionManager, session_manager_of
 
 pytestmark = pytest.mark.anyio
 
@@ -83,7 +83,7 @@ async def test_one_user_flooding_sessions_does_not_lock_out_another(tmp_path, ac
     limits = SessionLimits(max_per_user=4, idle_seconds=900, max_total=50)
     with anyio.fail_after(90):
         async with serving(tmp_path, access, limits) as (url, server):
-            manager = server._session_manager
+            manager = session_manager_of(server)
             assert isinstance(manager, FairSessionManager) and manager.session_idle_timeout == 900
             async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {mallory}"}) as flood, AsyncExitStack() as busy:
                 opened = [await _open(flood, url) for _ in range(4)]
@@ -120,7 +120,8 @@ async def test_in_open_access_a_client_opening_sessions_in_a_loop_churns_idle_se
     limits = SessionLimits(max_per_user=4, idle_seconds=900, max_total=50)
     with anyio.fail_after(90):
         async with serving(tmp_path, None, limits) as (url, server), httpx2.AsyncClient() as http:
-            manager = server._session_manager
+            manager = session_manager_of(server)
+            assert isinstance(manager, FairSessionManager) and manager.max_sessions_per_user == 4
             opened = [await _open(http, url) for _ in range(12)]
             assert [s for s, _, _ in opened] == [200] * 12  # each new one reclaimed the oldest idle one
             assert manager.sessions_of("<unauthenticated>") == 4

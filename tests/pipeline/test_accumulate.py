@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from host.pipeline import ArgumentAccumulator, CallAlreadyFinished, DuplicateCall, InvalidEncoding, UnknownCall
+from host.agent.accumulate import ArgumentAccumulator, InvalidEncoding
+from host.pipeline import CallAlreadyFinished, DuplicateCall, UnknownCall
 
 
 def test_br04_interleaved_parallel_calls_to_the_same_tool_stay_separate():

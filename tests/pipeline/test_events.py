@@ -10,7 +10,8 @@ from host.calls import ToolCall
 from host.events import FORMAT_VERSION, EventLog
 from tests.fake_model import ScriptedModel, call, calls, say
 from host.agent.loop import run_conversation
-from host.pipeline import CallContext, Message, history_bytes, trim_history
+from host.agent.transcript import Message, history_bytes, trim_history
+from host.pipeline import CallContext
 from servers.examples import flaky, orders
 
 from .conftest import connect
@@ -112,7 +113,7 @@ def test_keys_that_merely_contain_token_are_not_redacted(tmp_path):
 @pytest.mark.anyio
 async def test_crashed_conversation_is_rebuilt_repaired_and_resumed(tmp_path):
     from host.agent.loop import StopReason
-    from host.pipeline import check_transcript, repair_transcript
+    from host.agent.transcript import check_transcript, repair_transcript
 
     log = EventLog(tmp_path / "events")
     # The process died after the model's turn was logged, before any result was.

@@ -8,7 +8,8 @@ import pytest
 from host.calls import ResultStatus
 from tests.fake_model import ScriptedModel, ScriptExhausted, StreamedTurn, call, calls, say
 from host.agent.loop import StopReason, run_conversation
-from host.pipeline import BatchCancel, CallContext, Message, check_transcript
+from host.agent.transcript import Message, check_transcript
+from host.pipeline import BatchCancel, CallContext
 
 USER = [Message(role="system", text="be brief"), Message(role="user", text="status of A1?")]
 

@@ -10,10 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.types import CallToolResult, TextContent
 
+from host.agent.accumulate import ArgumentAccumulator
+from host.agent.transcript import Message, check_transcript
 from host.calls import ResultStatus, ToolCall
 from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
-from host.pipeline import ArgumentAccumulator, BatchCancel, CallContext, Pipeline, check_transcript
-from host.pipeline.transcript import Message
+from host.pipeline import BatchCancel, CallContext, Pipeline
 from registry import ToolAnnotations, ToolDefinition, ToolOverrides, ToolRegistry, build_record
 
 BEHAVIOURS = ["ok", "slow", "raise", "iserror", "huge", "rate", "down", "cancel"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from registry.validation import compile_validator, validate_arguments
+from registry.policy import PurePolicy
 
 
 @pytest.mark.timeout(10)  # stdlib re needs hours for this input
@@ -52,7 +53,7 @@ def test_secret_values_never_appear_in_violations_or_coercions(key):
     assert [(c.path, c.given, c.value) for c in good.coercions if c.path == "$.n"] == [("$.n", "5", 5)]
 
 
-class _BrokenPolicy:
+class _BrokenPolicy(PurePolicy):
     def evaluate(self, principal, tool):
         raise RuntimeError("permission database is locked")
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from host.agent.transcript import Message, check_transcript, rename_duplicate_ids, repair_transcript, trim_history
 from host.calls import ResultStatus, TextBlock, ToolCall, ToolResult
-from host.pipeline import Message, check_transcript, rename_duplicate_ids, repair_transcript, trim_history
 
 
 def call(cid, name="t", args="{}"):

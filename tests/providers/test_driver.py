@@ -7,7 +7,7 @@ import pytest
 
 from host.calls import TextBlock, ToolCall, ToolResult
 from host.pipeline import CallContext
-from host.pipeline.transcript import Message
+from host.agent.transcript import Message
 from host.agent.providers import (
     TOOL_SEARCH_NAME,
     AnthropicMessagesAdapter,

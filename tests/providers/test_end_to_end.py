@@ -19,7 +19,7 @@ from host.calls import ImageBlock, ResultStatus
 from host.agent.loop import StopReason, run_conversation
 from host.upstream.manager import tool_definition
 from host.pipeline import CallContext, Pipeline
-from host.pipeline.transcript import Message
+from host.agent.transcript import Message
 from host.agent.providers import (
     TOOL_SEARCH_NAME,
     AnthropicMessagesAdapter,

@@ -22,7 +22,7 @@ def test_public_names_resolve():
 
 
 def test_every_adapter_implements_the_shared_interface():
-    from host.pipeline.accumulate import ArgumentAccumulator
+    from host.agent.accumulate import ArgumentAccumulator
     from host.agent.providers import AccumulatorLike, ProviderAdapter, StreamParser, adapter_for
 
     assert isinstance(ArgumentAccumulator(), AccumulatorLike)

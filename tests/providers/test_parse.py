@@ -11,7 +11,7 @@ import json
 import pytest
 
 from host.calls import TextBlock, ToolCall
-from host.pipeline.accumulate import ArgumentAccumulator
+from host.agent.accumulate import ArgumentAccumulator
 from host.agent.providers import (
     TOOL_SEARCH_NAME,
     AnthropicMessagesAdapter,

@@ -441,7 +441,7 @@ def test_chat_assistant_message_replayed_as_received():
 
 def test_wire_ids_follow_the_pipeline_renaming_rule():
     """Renaming is transcript.rename_duplicate_ids: ``a``, ``a_dup1``, then a real ``a_dup1`` → ``a_dup1_dup1``."""
-    from host.pipeline.transcript import rename_duplicate_ids
+    from host.agent.transcript import rename_duplicate_ids
 
     calls = [ToolCall(call_id=cid, name="t__x") for cid in ("a", "a", "a_dup1")]
     conv = Conversation(turns=[UserTurn.text("x"), AssistantTurn(parts=calls)])

@@ -7,7 +7,7 @@ import json
 import anyio
 import pytest
 
-from host.pipeline.accumulate import ArgumentAccumulator
+from host.agent.accumulate import ArgumentAccumulator
 from host.agent.providers import (
     AnthropicMessagesAdapter,
     MalformedResponse,

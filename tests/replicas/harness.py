@@ -30,7 +30,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
-from servers.cli import app
+from servers.cli.app import app
 
 __all__ = ["FLAKY", "ORDERS", "Cluster", "Replica", "admin_cli", "call", "error_code"]
 

@@ -184,7 +184,7 @@ def _slow_started(replica: Replica) -> bool:
 WRITER = r"""
 import sys
 from typer.testing import CliRunner
-from servers.cli import app
+from servers.cli.app import app
 url, tag, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 runner = CliRunner()
 print("ready", flush=True)

@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 from host.store import AuditLog, Store
-from servers.cli import app
+from servers.cli.app import app
 
 runner = CliRunner()
 WORKERS = 4

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from servers.cli import app
+from servers.cli.app import app
 from tests.servers.conftest import PY, everything, git_server
 
 runner = CliRunner()

@@ -30,9 +30,9 @@ from mcp.types import (
 from host.access import AccessControl
 from host.config import parse_config
 from host.runtime import HostRuntime
-from host.upstream.identity import toolhost_version
+from host.upstream.implementation import toolhost_version
 from registry import Principal
-from servers.registry_server import create_registry_server
+from servers.gateway.server import create_registry_server
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests/peers/conformance_server.py"
@@ -189,7 +189,7 @@ async def test_two_users_see_different_prompts_and_a_hidden_uri_reads_like_an_un
         current: dict[str, Principal] = {}
         config = _config()
         with anyio.fail_after(90):
-            async with HostRuntime(config, data_dir=tmp_path / "data", policy=access) as rt:
+            async with HostRuntime(config, data_dir=tmp_path / "data", policy=access, auditor=access) as rt:
                 server = create_registry_server(rt, expose="all", access=access,
                                                 principal_for=lambda _ctx: current["who"])
                 async with Client(server, mode="legacy") as c:

@@ -21,9 +21,9 @@ from host.access import AccessControl
 from host.config import parse_config
 from host.runtime import HostRuntime
 from registry import Principal
-from servers.listen_relay import MAX_URIS
-from servers.notify import ToolsChangedNotifier
-from servers.registry_server import create_registry_server
+from servers.gateway.listen_relay import MAX_URIS
+from servers.gateway.notify import ToolsChangedNotifier
+from servers.gateway.server import create_registry_server
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests/peers/conformance_server.py"
@@ -88,7 +88,7 @@ async def test_resource_updates_reach_2026_listeners_who_may_see_the_uri_only(tm
         users = {"alice": access.principal_for_user("alice"), "bob": access.principal_for_user("bob")}
         current: dict[str, Principal] = {}
         with anyio.fail_after(120):
-            async with HostRuntime(_config(), data_dir=tmp_path / "data", policy=access) as rt:
+            async with HostRuntime(_config(), data_dir=tmp_path / "data", policy=access, auditor=access) as rt:
                 conn = rt.manager.connection("fx")
                 assert conn.status.protocol_version == "2026-07-28"
                 server = create_registry_server(rt, expose="all", access=access,
@@ -133,7 +133,7 @@ async def test_a_listen_stream_watching_too_many_uris_is_refused_with_the_limit(
 
 
 async def test_over_http_a_listen_stream_gets_updates_and_ends_cleanly_when_toolhost_stops(tmp_path) -> None:
-    from servers.serve import serve_http  # noqa: PLC0415
+    from servers.http.runner import serve_http  # noqa: PLC0415
 
     got: list[Any] = []
     with anyio.fail_after(120):

@@ -1,4 +1,4 @@
-"""The lean 2026-07-28 request path (``servers.modern_http``, issue 12): the SDK's answers, and the
+"""The lean 2026-07-28 request path (``servers.http.lean_entry``, issue 12): the SDK's answers, and the
 event log written once each answer is out.
 
 A real upstream (our conformance fixture over stdio) behind ``serve_http``; raw HTTP requests.
@@ -20,9 +20,9 @@ from mcp.server import _streamable_http_modern as sdk_modern
 
 from host.config import parse_config
 from host.runtime import HostRuntime
-from servers.fair_sessions import MODERN_HTTP_ENV
-from servers.registry_server import create_registry_server
-from servers.serve import serve_http
+from servers.gateway.server import create_registry_server
+from servers.http.runner import serve_http
+from servers.http.sessions import MODERN_HTTP_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests/peers/conformance_server.py"

@@ -13,7 +13,7 @@ import anyio
 from mcp import Client
 from typer.testing import CliRunner
 
-from servers.cli import app
+from servers.cli.app import app
 from tests.servers.conftest import PY
 
 TOOLHOST = str(Path(sys.executable).parent / "toolhost")

@@ -1,4 +1,4 @@
-"""The SDK's per-request span middleware runs only while tracing is on (issue 12, servers.otel_gate)."""
+"""The SDK's per-request span middleware runs only while tracing is on (issue 12, servers.gateway.otel_gate)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import anyio
 import pytest
 from mcp.server import Server
 
-import servers.otel_gate as gate
-from servers.otel_gate import spans_when_tracing
+import servers.gateway.otel_gate as gate
+from servers.gateway.otel_gate import spans_when_tracing
 
 
 def test_the_sdk_span_middleware_is_gated_and_the_others_are_kept() -> None:

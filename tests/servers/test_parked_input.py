@@ -20,7 +20,7 @@ from host.config import parse_config
 from host.runtime import HostRuntime
 from host.upstream import relay
 from host.upstream.parked_input import CALL_GONE
-from servers.registry_server import create_registry_server
+from servers.gateway.server import create_registry_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ASKING = ROOT / "tests/peers/asking_server.py"

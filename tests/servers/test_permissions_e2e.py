@@ -19,7 +19,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
-from servers.cli import app
+from servers.cli.app import app
 
 TOOLHOST = str(Path(sys.executable).parent / "toolhost")
 runner = CliRunner()

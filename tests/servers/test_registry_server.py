@@ -7,8 +7,8 @@ import pytest
 from mcp import Client
 
 from registry import PatternPolicy, Principal
-from servers.registry_server import create_registry_server
-from servers.serve import serve_http
+from servers.gateway.server import create_registry_server
+from servers.http.runner import serve_http
 from tests.servers.conftest import everything, example, runtime
 
 pytestmark = pytest.mark.anyio
@@ -197,7 +197,7 @@ async def test_a_query_that_cannot_run_is_an_invalid_arguments_error_with_its_co
 
 async def test_clients_are_told_when_the_registry_changes(tmp_path):
     from registry import ToolDefinition, build_record
-    from servers.notify import ToolsChangedNotifier
+    from servers.gateway.notify import ToolsChangedNotifier
 
     async with runtime({"orders": example("servers.examples.orders")}, tmp_path) as rt:
         notifier = ToolsChangedNotifier()
@@ -219,3 +219,30 @@ async def test_clients_are_told_when_the_registry_changes(tmp_path):
                     await changed.wait()
                     assert "late__ping" in [t.name for t in (await c.list_tools()).tools]
                 tg.cancel_scope.cancel()
+
+
+async def test_each_gateway_call_is_audited_once_by_the_runtime_and_an_unaudited_runtime_is_refused(tmp_path):
+    from host.access import AccessControl
+
+    access = AccessControl.open(tmp_path / "acl")
+    try:
+        servers = {"orders": example("servers.examples.orders")}
+        async with runtime(servers, tmp_path / "plain", policy=access) as rt:
+            with pytest.raises(ValueError, match=r"needs a runtime that audits its calls: build it with "
+                                                 r"HostRuntime\(\.\.\., auditor=access\)"):
+                create_registry_server(rt, access=access)
+        access.users.add("u")
+        access.grants.add("u", "orders__get_order")
+        user = access.principal_for_user("u")
+        async with runtime(servers, tmp_path / "audited", policy=access, auditor=access) as rt:
+            srv = create_registry_server(rt, access=access, principal_for=lambda _ctx: user)
+            with anyio.fail_after(60):
+                async with Client(srv, mode="legacy") as c:
+                    ok = await c.call_tool("call_tool", {"name": "orders__get_order",
+                                                         "arguments": {"order_id": "A1001"}})
+                    hidden = await c.call_tool("orders__cancel_order", {"order_id": "A1001"})
+            assert not ok.is_error and hidden.is_error
+        rows = [(r.user, r.tool, r.status) for r in access.audit_log.query(action="call")]
+        assert sorted(rows) == [("u", "orders__cancel_order", "unknown_tool"), ("u", "orders__get_order", "ok")]
+    finally:
+        access.close()

@@ -1,4 +1,4 @@
-"""Request-id checks of ``toolhost serve``'s HTTP sessions (:mod:`servers.session_transport`).
+"""Request-id checks of ``toolhost serve``'s HTTP sessions (:mod:`servers.http.transport`).
 
 Hostile-caller findings: two requests with one id in flight in one session crossed (the second
 POST received the first call's result, the first never got an answer); a request with an id that
@@ -16,7 +16,7 @@ import anyio
 import httpx2
 import pytest
 
-from servers.session_transport import id_keys, id_problem
+from servers.http.transport import id_keys, id_problem
 from tests.servers.test_sse_resume import ACCEPT, _events, served
 
 pytestmark = pytest.mark.anyio

@@ -9,8 +9,8 @@ from mcp import Client
 
 from host.access import AccessControl
 from host.store.usage import UsageMemory
-from servers.access_mode import OpenAccessPolicy
-from servers.registry_server import create_registry_server
+from host.access import OpenAccessPolicy
+from servers.gateway.server import create_registry_server
 from tests.servers.conftest import example, runtime
 
 
@@ -19,7 +19,7 @@ async def test_search_then_successful_call_is_remembered_and_hits_carry_context(
     access = AccessControl.open(tmp_path)
     try:
         async with runtime({"orders": example("servers.examples.orders")}, tmp_path,
-                           policy=OpenAccessPolicy(access), dense=True) as rt:
+                           policy=OpenAccessPolicy(access), auditor=access, dense=True) as rt:
             assert rt.vector_worker is not None
             with anyio.fail_after(60):
                 assert await anyio.to_thread.run_sync(rt.vector_worker.wait_idle, 60)

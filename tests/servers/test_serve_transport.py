@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from servers.serve import _CoalescingTransport, bind_socket, http_protocol
+from servers.http.runner import _CoalescingTransport, bind_socket, http_protocol
 
 
 class Recorder:

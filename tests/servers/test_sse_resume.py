@@ -1,4 +1,4 @@
-"""Resumable SSE on ``toolhost serve`` (issue 9; :mod:`servers.event_store`) and header whitespace.
+"""Resumable SSE on ``toolhost serve`` (issue 9; :mod:`servers.http.event_store`) and header whitespace.
 
 A real upstream (our conformance fixture over stdio) behind ``serve_http``; the client is raw
 HTTP (httpx2), so the test controls exactly when the connection drops.
@@ -20,9 +20,9 @@ from mcp.types import JSONRPCResponse
 
 from host.config import parse_config
 from host.runtime import HostRuntime
-from servers.event_store import RETRY_INTERVAL_MS, ResumableTransport, SessionEventStore
-from servers.registry_server import create_registry_server
-from servers.serve import serve_http
+from servers.gateway.server import create_registry_server
+from servers.http.event_store import RETRY_INTERVAL_MS, ResumableTransport, SessionEventStore
+from servers.http.runner import serve_http
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests/peers/conformance_server.py"
@@ -231,13 +231,17 @@ async def test_a_resumed_stream_gets_no_priming_event_so_nothing_waits_before_th
 def test_serve_sessions_use_the_resumable_transport() -> None:
     from mcp.server.lowlevel import Server
 
-    from servers.fair_sessions import FairSessionManager, fair_http_app
-    from servers.session_transport import GatewayTransport
+    from servers.http.sessions import FairSessionManager, fair_http_app, session_manager_of
+    from servers.http.transport import GatewayTransport
 
     server: Server[Any] = Server("t")
     fair_http_app(server)
-    manager = server._session_manager
+    manager = session_manager_of(server)
     assert isinstance(manager, FairSessionManager)
-    transport = manager._admit_session(None)
-    assert type(transport) is GatewayTransport and isinstance(transport._event_store, SessionEventStore)
-    assert isinstance(transport, ResumableTransport)
+    assert server._session_manager is None  # built by toolhost, not set on the SDK's server
+    first, second = manager._admit_session(None), manager._admit_session(None)
+    assert type(first) is GatewayTransport and isinstance(first, ResumableTransport)
+    assert isinstance(first._event_store, SessionEventStore) and isinstance(second._event_store, SessionEventStore)
+    assert first._event_store is not second._event_store  # one store per session
+    assert first._event_store.on_response == first.answered  # a stored response frees its request id
+    assert manager.open_sessions() == 2 and manager.sessions_of("<unauthenticated>") == 2

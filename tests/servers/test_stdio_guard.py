@@ -1,4 +1,4 @@
-"""Malformed lines on ``toolhost serve --stdio`` get an answer (:mod:`servers.stdio_guard`).
+"""Malformed lines on ``toolhost serve --stdio`` get an answer (:mod:`servers.stdio.malformed`).
 
 Hostile-caller finding: ``not json``, ``[]``, two messages on one line or a request with an
 object id got no reply and no log line; the client waited forever. A real ``serve --stdio``
@@ -112,7 +112,7 @@ async def test_on_the_fallback_path_an_oversized_line_is_answered_too() -> None:
     from pydantic import ValidationError  # noqa: PLC0415
 
     import mcp_types as types  # noqa: PLC0415
-    from servers.stdio_guard import OVERSIZED_LINE, line_error  # noqa: PLC0415
+    from servers.stdio.malformed import OVERSIZED_LINE, line_error  # noqa: PLC0415
 
     with pytest.raises(ValidationError) as e:
         types.jsonrpc_message_adapter.validate_json(OVERSIZED_LINE)  # what the SDK's reader does with it

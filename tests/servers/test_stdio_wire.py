@@ -1,4 +1,4 @@
-"""The loop-native stdio wire of ``toolhost serve --stdio`` (:mod:`servers.stdio_wire`) on real pipes.
+"""The loop-native stdio wire of ``toolhost serve --stdio`` (:mod:`servers.stdio.wire`) on real pipes.
 
 End to end (a real ``serve --stdio`` process, malformed lines answered) is
 ``tests/servers/test_stdio_guard.py``; these check what only shows under pressure: a full pipe,
@@ -19,7 +19,7 @@ import pytest
 from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCNotification, JSONRPCRequest
 
-from servers.stdio_wire import PAUSE_READING_BYTES, StdinLines, StdoutWire, WireReceive, WireSend
+from servers.stdio.wire import PAUSE_READING_BYTES, StdinLines, StdoutWire, WireReceive, WireSend
 
 pytestmark = pytest.mark.anyio
 

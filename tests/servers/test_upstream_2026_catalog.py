@@ -19,7 +19,7 @@ from mcp.types import ResourceUpdatedNotification
 
 from host.config import parse_config
 from host.runtime import HostRuntime
-from servers.registry_server import create_registry_server
+from servers.gateway.server import create_registry_server
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests/peers/conformance_server.py"

@@ -12,7 +12,7 @@ from host.store.db import Store
 from host.store.usage import UsageMemory
 from registry.search import SearchIndex, SearchTrail
 from registry.store import ToolRegistry
-from servers.search_usage import UsageLearner
+from servers.gateway.search_usage import UsageLearner
 from tests.search._tools import catalog
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from host.store import Store, Users
-from servers.cli import app
+from servers.cli.app import app
 
 TOOLHOST = str(Path(sys.executable).parent / "toolhost")
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from host.config import load_config, parse_config
 from host.upstream.manager import ServerManager
 from host.upstream.status import ConnectionState
-from servers.cli import app
+from servers.cli.app import app
 from tests.upstream.support import HOSTILE, config, hostile
 
 PY = sys.executable

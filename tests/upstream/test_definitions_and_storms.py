@@ -13,7 +13,7 @@ from host.runtime import HostRuntime
 from host.upstream.manager import ServerManager
 from host.upstream.status import ConnectionState
 from registry import check_tool
-from servers.meta_tools import as_mcp_tool
+from servers.gateway.meta_tools import as_mcp_tool
 from tests.upstream.support import config, hostile
 
 pytestmark = pytest.mark.anyio

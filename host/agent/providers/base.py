@@ -216,7 +216,7 @@ class PreparedRequest:
 
 @runtime_checkable
 class AccumulatorLike(Protocol):
-    """What stream parsers feed (``host.pipeline.accumulate.ArgumentAccumulator``)."""
+    """What stream parsers feed (``host.agent.accumulate.ArgumentAccumulator``)."""
 
     def start(self, *, index: int | None = None, call_id: str | None = None, name: str | None = None) -> None: ...
     def feed(self, fragment: str | bytes, *, index: int | None = None, call_id: str | None = None) -> None: ...

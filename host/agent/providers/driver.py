@@ -1,12 +1,12 @@
 """Glue between the adapters and the loop driver (:func:`host.agent.loop.run_conversation`).
 
 * :func:`to_conversation` / :func:`to_messages` convert the loop's history
-  (:class:`host.pipeline.transcript.Message`: system/user/assistant/tool) to and from the
+  (:class:`host.agent.transcript.Message`: system/user/assistant/tool) to and from the
   provider-neutral :class:`~host.agent.providers.base.Conversation`.
 * :class:`ProviderModel` is a ``ModelCallable``: it renders the history with an adapter, sends the
   request through a transport you give it (``async send(params) -> response dict | async
   iterator of stream events``), parses the answer (streams through a fresh
-  :class:`~host.pipeline.accumulate.ArgumentAccumulator`), decodes strict-mode arguments, and
+  :class:`~host.agent.accumulate.ArgumentAccumulator`), decodes strict-mode arguments, and
   remembers each assistant turn so reasoning (thinking signatures, encrypted reasoning items)
   is replayed verbatim on the next request.
 * :class:`WithToolSearch` wraps a :class:`~host.pipeline.Pipeline`: ``tool_search`` calls are
@@ -22,9 +22,9 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequenc
 from typing import Any
 
 from host.calls import TextBlock, ToolCall, ToolResult
-from host.pipeline.accumulate import ArgumentAccumulator
+from host.agent.accumulate import ArgumentAccumulator
 from host.pipeline.context import CallContext
-from host.pipeline.transcript import Message
+from host.agent.transcript import Message
 from host.agent.providers.base import AssistantTurn, Conversation, ProviderAdapter, ResultsTurn, StopReason, UserTurn
 from host.agent.providers.choice import ToolChoice
 from host.agent.providers.deferred import TOOL_SEARCH_NAME, run_tool_search

@@ -3,7 +3,7 @@
 Pairing (bug cases BR-01, BR-02): each assistant turn's calls are paired with the results that
 follow it by call id, in call order, one slot per call. Duplicate ids (two calls sharing
 ``call_X`` in one turn, or ``list_dir:0`` reused in a later turn) are renamed deterministically on
-the wire by :func:`host.pipeline.transcript.rename_duplicate_ids` (after ``sanitize``): the first
+the wire by :func:`host.agent.transcript.rename_duplicate_ids` (after ``sanitize``): the first
 keeps its id, later ones get ``_dup1``, ``_dup2``…, and each result follows its call's new id.
 A call with no recorded result gets a ``not_executed`` error result, so every call id sent has
 exactly one result; a result whose call is not in the previous assistant turn raises
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from host.calls import AudioBlock, ErrorInfo, ImageBlock, ResourceBlock, ResultStatus, TextBlock, ToolCall, ToolResult
-from host.pipeline.transcript import rename_duplicate_ids
+from host.agent.transcript import rename_duplicate_ids
 from host.agent.providers.arguments import parse_arguments_object
 from host.agent.providers.base import AssistantTurn, Conversation, ResultsTurn, UserTurn
 from host.agent.providers.errors import HistoryError

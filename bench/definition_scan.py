@@ -1,0 +1,125 @@
+"""Poisoned-definition scanner: recall on the poisoned fixtures, false positives on real tools, cost.
+
+    .venv/bin/python bench/definition_scan.py [--eval-dir ../shared/eval-data] [--show-fp 20] [--rounds 5]
+
+Data:
+* poisoned: ``tests/registry/fixtures/poisoned_tools.json`` (in the repo; each case cites its
+  public source; ``split`` tune / holdout);
+* real: every tool of ``<eval-dir>/*/normalized/*tools*.jsonl`` deduplicated on (server, name)
+  (3,379 tools; see that folder's README). The eval data is not part of the repo: put the shared
+  ``eval-data`` folder next to the checkout (``../shared/eval-data``) or pass ``--eval-dir``.
+  Rules were tuned looking at the even-numbered real tools (``tune``) and the fixtures' tune
+  split; the table reports every part separately and all together.
+
+Prints one table: recall per split, false-positive rate per part, and the scan cost per tool
+(µs: CPU time and wall time, median of ``--rounds`` alternating rounds over all tools, one thread;
+CPU p50/p99/max of single real tools). The machine's load average is printed first: on a shared machine the wall
+times grow with it, the CPU times much less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from search_data import EVAL_DIR, dedupe_tools, load_tools
+
+from registry.safety.definition_scan import scan_definition
+
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "registry" / "fixtures" / "poisoned_tools.json"
+REAL_FILES = (
+    "toollens/normalized/tools.jsonl",
+    "toollens/normalized/toolbench_g3_corpus_tools.jsonl",
+    "livemcpbench/normalized/tools.jsonl",
+    "metatool/normalized/tools.jsonl",
+    "docker-mcp-registry/normalized/tools.jsonl",
+)
+
+
+def real_tools(eval_dir: Path) -> list[dict]:
+    """The deduplicated real tools as ``tools/list``-shaped dicts (``id`` kept for the report)."""
+    missing = [f for f in REAL_FILES if not (eval_dir / f).exists()]
+    if missing:
+        raise SystemExit(f"eval data not found under {eval_dir} (missing {missing[0]}); pass --eval-dir")
+    tools = dedupe_tools(t for f in REAL_FILES for t in load_tools(eval_dir / f))
+    return [{"id": t.id, "name": t.name, "description": t.description,
+             "inputSchema": t.input_schema or {"type": "object", "properties": {}}} for t in tools]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--eval-dir", type=Path, default=EVAL_DIR)
+    ap.add_argument("--show-fp", type=int, default=10, help="print up to N flagged real tools with reasons")
+    ap.add_argument("--show-missed", action="store_true", help="print the poisoned cases not flagged")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args(argv)
+
+    cases = json.loads(FIXTURES.read_text(encoding="utf-8"))["cases"]
+    real = real_tools(args.eval_dir)
+
+    rows = []
+    for split in ("tune", "holdout", "fresh", "fresh2", None):
+        part = [c for c in cases if split is None or c["split"] == split]
+        hit = sum(scan_definition(c["tool"]).suspicious for c in part)
+        rows.append((f"recall, poisoned {split or 'all'}", hit, len(part), 100.0 * hit / len(part)))
+    flagged = [(i, t, scan_definition(t)) for i, t in enumerate(real)]
+    flagged = [(i, t, r) for i, t, r in flagged if r.suspicious]
+    for name, keep in (("tune (even)", lambda i: i % 2 == 0), ("report (odd)", lambda i: i % 2 == 1),
+                       ("all", lambda i: True)):
+        n = sum(1 for i in range(len(real)) if keep(i))
+        fp = sum(1 for i, _, _ in flagged if keep(i))
+        rows.append((f"false positives, real {name}", fp, n, 100.0 * fp / n))
+
+    docs = [c["tool"] for c in cases] + real
+    wall, cpu = [], []
+    for r in range(args.rounds):  # alternate the order so caches and frequency scaling even out
+        order = docs if r % 2 == 0 else docs[::-1]
+        t0, c0 = time.perf_counter(), time.process_time()
+        for d in order:
+            scan_definition(d)
+        wall.append((time.perf_counter() - t0) / len(order) * 1e6)
+        cpu.append((time.process_time() - c0) / len(order) * 1e6)
+    single = []
+    for d in real:  # CPU time of one tool (other processes' load does not count)
+        c0 = time.process_time_ns()
+        scan_definition(d)
+        single.append((time.process_time_ns() - c0) / 1e3)
+    single.sort()
+    hostile = []  # worst shapes seen while bounding the rules, 200,000 characters each
+    for text in ("a" + "\n" * 200_000, "a\u200b" * 100_000, "when a_b " * 22_222, "send http://x " * 14_285,
+                 "word " * 40_000):
+        c0 = time.process_time()
+        scan_definition({"name": "t", "description": text,
+                         "inputSchema": {"type": "object", "properties": {"p": {"type": "string", "description": text}}}})
+        hostile.append((time.process_time() - c0) * 1e3)
+
+    load = os.getloadavg()[0]
+    print(f"# machine load average {load:.1f} on {os.cpu_count()} CPUs (costs are inflated when it exceeds the CPU count)")
+    print(f"{'measure':38} {'hits':>6} {'of':>6} {'%':>8}")
+    for name, hit, n, pct in rows:
+        print(f"{name:38} {hit:6d} {n:6d} {pct:8.2f}")
+    print(f"{'cost per tool, CPU, median round (µs)':38} {statistics.median(cpu):21.1f}")
+    print(f"{'cost per tool, wall, median round (µs)':38} {statistics.median(wall):21.1f}")
+    print(f"{'cost, CPU, p50 single real tool (µs)':38} {single[len(single) // 2]:21.1f}")
+    print(f"{'cost, CPU, p99 single real tool (µs)':38} {single[int(len(single) * 0.99)]:21.1f}")
+    print(f"{'cost, CPU, max single real tool (µs)':38} {single[-1]:21.1f}")
+    print(f"{'cost, CPU, worst hostile 400 kB tool (ms)':38} {max(hostile):21.1f}")
+    if args.show_missed:
+        for c in cases:
+            if not scan_definition(c["tool"]).suspicious:
+                print(f"missed {c['id']} ({c['split']}): {c['technique']}")
+    for i, t, r in flagged[: args.show_fp]:
+        print(f"FP #{i} {t['id']}: " + " | ".join(r.reasons()[:3]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""Code mode's pool size, limits and timeouts (the config model; the config-file key is wired by the gateway).
+
+Two clocks bound a script (pydantic-monty's execution clock stops while the guest awaits a host
+call, https://github.com/pydantic/monty ``ResourceLimits``): :attr:`ScriptLimits.cpu_seconds` is
+sandbox execution time, :attr:`ScriptLimits.wall_clock_seconds` is real time including inner calls.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+__all__ = ["CodeModeConfig", "PoolConfig", "ScriptLimits"]
+
+
+@dataclass(frozen=True)
+class ScriptLimits:
+    """What one script may use. Every limit, when hit, ends the run with ``status="limit_exceeded"``.
+
+    Attributes:
+        wall_clock_seconds: real time from start to result, inner calls included (s).
+        cpu_seconds: sandbox execution time, waits on the host excluded (monty ``max_feed_duration_secs``).
+        max_memory_bytes: sandbox heap (monty ``max_memory``); covers allocation bombs.
+        max_recursion_depth: call-stack depth (monty ``max_recursion_depth``).
+        max_inner_calls: tool calls per script (counted by toolhost; the next one is refused and the run ends).
+        max_output_bytes: JSON size of the script's result value (bytes).
+        max_print_bytes: ``print()`` output kept (bytes; monty ``CollectString``; more fails the run).
+        gc_interval: run the sandbox's garbage collector every N allocations (monty ``gc_interval``; None: monty default).
+    """
+
+    wall_clock_seconds: float = 30.0
+    cpu_seconds: float = 10.0
+    max_memory_bytes: int = 64 * 1024 * 1024
+    max_recursion_depth: int = 200
+    max_inner_calls: int = 100
+    max_output_bytes: int = 1024 * 1024
+    max_print_bytes: int = 64 * 1024
+    gc_interval: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in (
+            "wall_clock_seconds",
+            "cpu_seconds",
+            "max_memory_bytes",
+            "max_recursion_depth",
+            "max_inner_calls",
+            "max_output_bytes",
+            "max_print_bytes",
+        ):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"code mode limit {name} must be > 0, got {getattr(self, name)!r}")
+
+    def monty_limits(self) -> dict[str, float | int | None]:
+        """The pydantic-monty ``ResourceLimits`` dict for one checkout.
+
+        ``max_suspensions`` (monty's own count of host calls, name lookups and future resolutions) is a
+        backstop set well above :attr:`max_inner_calls`: toolhost counts the calls itself.
+        """
+        limits: dict[str, float | int | None] = {
+            "max_feed_duration_secs": self.cpu_seconds,
+            "max_memory": self.max_memory_bytes,
+            "max_recursion_depth": self.max_recursion_depth,
+            "max_suspensions": 4 * self.max_inner_calls + 100,
+            "max_total_sleep_secs": self.wall_clock_seconds,
+        }
+        if self.gc_interval is not None:
+            limits["gc_interval"] = self.gc_interval
+        return limits
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    """The worker processes (pydantic-monty's ``monty subprocess`` workers, an empty environment each).
+
+    Attributes:
+        min_workers: kept warm (spawned at start).
+        max_workers: most live workers; more scripts wait (default: CPU count, at most 4).
+        checkout_timeout_seconds: how long a script waits for a free worker before it fails (s).
+        turn_timeout_seconds: parent-side deadline of one sandbox turn (between host calls); a worker
+            past it is killed (monty ``request_timeout``; a backstop above ``cpu_seconds``).
+        max_scripts_per_worker: recycle a worker after this many scripts.
+    """
+
+    min_workers: int = 1
+    max_workers: int = field(default_factory=lambda: max(1, min(4, os.cpu_count() or 1)))
+    checkout_timeout_seconds: float = 10.0
+    turn_timeout_seconds: float = 15.0
+    max_scripts_per_worker: int = 200
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_workers <= self.max_workers or self.max_workers < 1:
+            raise ValueError(
+                f"code mode pool needs 0 <= min_workers <= max_workers >= 1, got {self.min_workers}, {self.max_workers}"
+            )
+
+
+@dataclass(frozen=True)
+class CodeModeConfig:
+    """Code mode as a whole: ``enabled`` (off until the gateway wiring lands), the pool and the limits."""
+
+    enabled: bool = False
+    pool: PoolConfig = field(default_factory=PoolConfig)
+    limits: ScriptLimits = field(default_factory=ScriptLimits)

@@ -1,0 +1,133 @@
+"""stdio servers in a sandbox: the command line that runs one under bubblewrap (``bwrap``).
+
+With ``"toolhost": {"sandbox": {...}}`` (:class:`host.config_model.SandboxOptions`) a stdio
+server runs as ``bwrap <options> -- <command> <args>`` (Debian package ``bubblewrap``,
+https://github.com/containers/bubblewrap, ``bwrap(1)``):
+
+* the whole filesystem read-only (``--ro-bind / /``), a fresh ``/dev`` and ``/proc``, a private
+  empty ``/tmp`` and ``/var/tmp`` (``--tmpfs``);
+* the folders in ``writable`` bound read-write at the same path (``--bind``), e.g.
+  ``${workspaceFolder}``;
+* hidden (an empty tmpfs over a folder, ``/dev/null`` over a file): toolhost's data folder, the
+  usual credential folders of ``$HOME`` (:data:`HIDDEN_IN_HOME`) and the paths in ``hidden``;
+  these come after the writable binds, so a writable folder cannot re-expose them;
+* no network unless ``"network": true`` (``--unshare-net``: only a private loopback), and
+  private PID, IPC and UTS namespaces; ``--die-with-parent`` ties it to the launcher
+  (:mod:`host.upstream.pdeath`), which runs outside the sandbox.
+
+Before the first start, :func:`check_sandbox` runs ``bwrap … true`` once per (executable, network;
+the answer is remembered for the process, except a timeout or an exec error) and reports a missing executable or a kernel that refuses namespaces (containers without
+``CAP_SYS_ADMIN``, ``kernel.unprivileged_userns_clone=0``, AppArmor's
+``restrict_unprivileged_userns``) as a one-line, fatal reason naming the setting.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+import anyio
+
+from host.config_model import SandboxOptions, StdioServerConfig
+
+__all__ = ["HIDDEN_IN_HOME", "PROBE_TIMEOUT_SECONDS", "check_sandbox", "sandbox_args", "sandbox_command"]
+
+HIDDEN_IN_HOME = (
+    ".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure", ".config/gcloud", ".config/gh", ".password-store",
+    ".netrc", ".npmrc", ".pypirc", ".git-credentials", ".pgpass", ".vault-token",
+)
+"""Paths under ``$HOME`` hidden inside every sandbox (when they exist)."""
+
+PROBE_TIMEOUT_SECONDS = 10.0
+"""Budget of the one-time ``bwrap … true`` check (seconds)."""
+
+_probed: dict[tuple[str, bool], str | None] = {}
+
+
+def _namespace_flags(options: SandboxOptions) -> list[str]:
+    flags = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent"]
+    if not options.network:
+        flags.append("--unshare-net")
+    return flags
+
+
+def _hide(path: str) -> list[str]:
+    if os.path.isdir(path):
+        return ["--tmpfs", path]
+    if os.path.exists(path):
+        return ["--ro-bind", "/dev/null", path]
+    return []
+
+
+def sandbox_args(
+    options: SandboxOptions, *, data_dir: Path | None, cwd: str | None, home: str | None
+) -> list[str]:
+    """The bwrap options (everything before ``--``) for one server (module docstring for the layout).
+
+    ``data_dir`` (toolhost's data folder) and ``home`` (the child's ``$HOME``) are hidden as described;
+    ``cwd`` becomes the sandbox's working folder.
+    """
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+    args += _namespace_flags(options)
+    for folder in options.writable:
+        args += ["--bind", folder, folder]
+    hidden = [str(data_dir)] if data_dir is not None else []
+    if home:
+        hidden += [os.path.join(home, p) for p in HIDDEN_IN_HOME]
+    hidden += options.hidden
+    for path in dict.fromkeys(os.path.realpath(p) for p in hidden):
+        args += _hide(path)
+    if cwd:
+        args += ["--chdir", cwd]
+    return args
+
+
+def sandbox_command(
+    config: StdioServerConfig, env: Mapping[str, str], *, data_dir: Path | None, bwrap: str
+) -> tuple[str, list[str]]:
+    """``(bwrap, [options..., "--", command, *args])`` for a server with ``toolhost.sandbox`` set."""
+    assert config.toolhost.sandbox is not None
+    options = sandbox_args(config.toolhost.sandbox, data_dir=data_dir, cwd=config.cwd, home=env.get("HOME"))
+    return bwrap, [*options, "--", config.command, *config.args]
+
+
+async def check_sandbox(config: StdioServerConfig, env: Mapping[str, str]) -> tuple[str | None, str]:
+    """``(problem, bwrap)``: ``problem`` is ``None`` when bwrap runs here, else one line naming
+    ``mcpServers.<name>.toolhost.sandbox`` and the fix; ``bwrap`` is the resolved executable."""
+    options = config.toolhost.sandbox
+    assert options is not None
+    where = f"mcpServers.{config.name}.toolhost.sandbox"
+    found = shutil.which(options.command, path=env.get("PATH", os.defpath)) if os.sep not in options.command else (
+        options.command if os.access(options.command, os.X_OK) else None)
+    if found is None:
+        missing = (f"{where}: bubblewrap ({options.command!r}) was not found (install it: apt-get install bubblewrap; "
+                   f"or set {where}.command to its full path; or remove {where} to run the server unsandboxed)")
+        return missing, options.command
+    for folder in options.writable:
+        if not os.path.isdir(folder):
+            return (f"{where}.writable: folder {folder!r} does not exist (create it, or remove it from the list)",
+                    found)
+    key = (found, options.network)
+    if key not in _probed:
+        argv = [found, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_namespace_flags(options), "--",
+                "true"]
+        try:
+            with anyio.fail_after(PROBE_TIMEOUT_SECONDS):
+                done = await anyio.run_process(argv, check=False)
+        except TimeoutError:  # not remembered: a loaded machine may do better next time
+            return f"{where}: {found} did not finish a test run in {PROBE_TIMEOUT_SECONDS:g} s", found
+        except OSError as err:
+            return f"{where}: {found} cannot be run: {err.strerror or err}", found
+        else:
+            if done.returncode == 0:
+                _probed[key] = None
+            else:
+                said = (done.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+                _probed[key] = (
+                    f"{where}: the kernel refused the sandbox's namespaces ({found} said: "
+                    f"{said[-1] if said else f'exit status {done.returncode}'}); allow user namespaces "
+                    "(sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0; "
+                    f"in a container: --cap-add SYS_ADMIN or a seccomp profile that permits them), or remove {where}")
+    return _probed[key], found

@@ -1,0 +1,408 @@
+"""Poisoned-definition scanner: hidden instructions in a tool's name, description, schemas and annotations.
+
+A tool definition is text the model reads as instructions ("tool poisoning", Invariant Labs,
+https://invariantlabs.ai/blog/mcp-security-notification-tool-poisoning-attacks; "line jumping",
+Trail of Bits, https://blog.trailofbits.com/2025/04/21/jumping-the-line-how-mcp-servers-can-attack-you-before-you-ever-use-them/).
+Every field the model sees can carry it ("full-schema poisoning", CyberArk,
+https://www.cyberark.com/resources/threat-research-blog/poison-everywhere-no-output-from-your-mcp-server-is-safe),
+so :func:`scan_definition` walks the name, title, description, every string and every property
+name in ``inputSchema`` / ``outputSchema`` (all nested levels) and the annotations.
+
+Finding kinds (:class:`FindingKind`); *strong* findings alone make a tool suspicious, *weak* ones
+only in the combinations of :func:`ScanResult.suspicious`:
+
+========================  =====================================================================
+kind                      what fires (strong unless marked weak)
+========================  =====================================================================
+``instruction``           fake control tags (``<IMPORTANT>``, ``<SYSTEM>``), HTML comments,
+                          "ignore previous instructions", concealment ("do not tell the user"),
+                          "the user has already consented", "from now on", "otherwise the tool
+                          will not work", redirecting recipients, BCC to an address, "never use any
+                          other tool", piping curl into a shell; weak: "before using this tool …
+                          read/send/include", "the assistant must", "silently", "VERY important"
+``tool_reference``        weak: an imperative naming another tool ("call export_chat",
+                          "when send_message is invoked"); informative, never flags on its own
+``secret_reference``      credential/local paths (``~/.ssh``, ``id_rsa``, ``.env``, ``.aws``,
+                          ``mcp.json``, ``/etc/passwd`` …); weak: "API key", "token", "password",
+                          "private key", "conversation history", "environment variables"
+``exfiltration``          weak: send/post/upload/forward … to a URL, e-mail address or phone number
+``invisible_unicode``     Unicode tag characters U+E0000–E007F (emoji flag sequences excepted), bidi
+                          overrides/isolates U+202A–202E, U+2066–2069, runs of ≥ 2 zero-width
+                          characters, or one inside an ASCII word
+``control_chars``         C0/C1 control characters other than tab/newline/CR (ANSI escapes)
+``encoded_payload``       base64 (≥ 40 chars) or hex (≥ 64 chars) that decodes to printable text;
+                          weak when it decodes to binary (an example key or hash)
+``padding``               ≥ 40 spaces/tabs or ≥ 12 consecutive line breaks (pushes text off-screen)
+``oversized``             weak: description over the budget (2,000 + 250 per schema property chars);
+                          strong over 3× the budget
+========================  =====================================================================
+
+A tool is suspicious (:attr:`ScanResult.suspicious`) when it has a strong finding, or a weak
+``secret_reference`` together with a weak ``instruction`` or ``exfiltration``, or a weak
+``instruction`` together with a weak ``exfiltration``. Measured recall and false positives:
+``bench/definition_scan.py``.
+
+Shapes: input is a ``tools/list`` entry (``{"name", "title"?, "description"?, "inputSchema",
+"outputSchema"?, "annotations"?}``), a :class:`~registry.tool.ToolDefinition` or a
+:class:`~registry.tool.ToolRecord`. Paths are JSON paths from the tool object, e.g.
+``inputSchema.properties.note.description``; a property *name* is reported as
+``inputSchema.properties.note`` with ``in_key=True``. Spans are escaped (:func:`escape_span`) so
+invisible characters show as ``\\U000e0041``. Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from registry.safety import scan_rules as rules
+from registry.safety.scan_rules import FindingKind
+from registry.tool import ToolDefinition, ToolRecord
+
+__all__ = [
+    "Finding",
+    "FindingKind",
+    "ScanResult",
+    "escape_span",
+    "scan_definition",
+    "scan_text",
+    "tool_document",
+]
+
+MAX_SPAN_CHARS = 160
+"""Longest span reported (escaped characters); longer spans end with ``…``."""
+
+MAX_FIELD_CHARS = 65_536
+"""Characters of one field that are scanned; a longer field is a strong ``oversized`` finding."""
+
+MAX_TOTAL_CHARS = 262_144
+"""Characters of one definition that are scanned (all fields); past it: a strong ``oversized`` finding.
+Scanning is linear (≈ 1–1.5 µs per character), so one hostile definition costs at most ~0.4 s."""
+
+MAX_FINDINGS = 100
+"""Findings kept per tool (strong ones first)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One suspicious span.
+
+    Attributes:
+        kind: :class:`FindingKind`.
+        path: JSON path of the field (``description``, ``inputSchema.properties.a.description``).
+        span: the offending text, escaped (:func:`escape_span`), at most :data:`MAX_SPAN_CHARS`.
+        start, end: character offsets of the span in the field's text.
+        strong: alone enough to call the tool suspicious.
+        rule: short rule name (``fake_tag``, ``tag_chars`` …).
+        in_key: the text is a property name (the key at ``path``), not a value.
+    """
+
+    kind: FindingKind
+    path: str
+    span: str
+    start: int
+    end: int
+    strong: bool
+    rule: str
+    in_key: bool = False
+
+    def describe(self) -> str:
+        """One line for people: ``instruction (fake_tag) at description[12:23]: '<IMPORTANT>'``."""
+        where = f"{self.path} (property name)" if self.in_key else f"{self.path}[{self.start}:{self.end}]"
+        return f"{self.kind.value} ({self.rule}) at {where}: '{self.span}'"
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """All findings of one tool, in document order."""
+
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def suspicious(self) -> bool:
+        """A strong finding, or two weak ones that together read as an attack (a secret with an
+        instruction, exfiltration or tool reference; an instruction with exfiltration) in the same
+        field within :data:`WEAK_PAIR_CHARS` of each other."""
+        if any(f.strong for f in self.findings):
+            return True
+        weak = [f for f in self.findings if f.kind in _PAIRS]
+        for i, a in enumerate(weak):
+            for b in weak[i + 1:]:
+                same_field = a.path == b.path and a.in_key == b.in_key
+                if (a.kind, b.kind) in _PAIRS[a.kind] and same_field and abs(a.start - b.start) <= WEAK_PAIR_CHARS:
+                    return True
+        return False
+
+    @property
+    def kinds(self) -> frozenset[FindingKind]:
+        """The kinds found."""
+        return frozenset(f.kind for f in self.findings)
+
+    def reasons(self) -> list[str]:
+        """One line per finding (:meth:`Finding.describe`), strong ones first."""
+        return [f.describe() for f in sorted(self.findings, key=lambda f: not f.strong)]
+
+
+WEAK_PAIR_CHARS = 300
+"""Two weak findings count together only this close (characters between their starts, same field)."""
+
+_K = FindingKind
+_PAIR_LIST = ((_K.SECRET_REFERENCE, _K.INSTRUCTION), (_K.SECRET_REFERENCE, _K.EXFILTRATION),
+              (_K.SECRET_REFERENCE, _K.TOOL_REFERENCE), (_K.INSTRUCTION, _K.EXFILTRATION))
+_PAIRS: dict[FindingKind, set[tuple[FindingKind, FindingKind]]] = {}
+for _a, _b in _PAIR_LIST:
+    for _x, _y in ((_a, _b), (_b, _a)):
+        _PAIRS.setdefault(_x, set()).add((_x, _y))
+
+DESCRIPTION_BUDGET_CHARS = 2000
+"""Description allowance of a tool without parameters (characters)."""
+DESCRIPTION_CHARS_PER_PROPERTY = 250
+"""Extra allowance per schema property (characters, counted at every nesting level)."""
+
+
+def escape_span(text: str, limit: int = MAX_SPAN_CHARS) -> str:
+    """``text`` with every character outside printable ASCII/letters escaped (``\\u200b``,
+    ``\\U000e0041``, ``\\x1b``, ``\\n``), cut to ``limit`` characters with ``…``."""
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "'":
+            out.append("\\'")
+        elif o < 0x20 or 0x7F <= o < 0xA0:
+            out.append(f"\\x{o:02x}")
+        elif o > 0xFFFF:
+            out.append(f"\\U{o:08x}" if not ch.isprintable() or 0xE0000 <= o <= 0xE007F else ch)
+        elif not ch.isprintable() or ch in rules.ZERO_WIDTH or 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    s = "".join(out)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _decoded_text(raw: bytes) -> str | None:
+    """``raw`` as text when it is mostly printable ASCII with a space (an encoded message), else ``None``."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(1 for c in text if c.isprintable() or c in "\n\t")
+    if len(text) >= 12 and printable / len(text) >= 0.95 and " " in text:
+        return text
+    return None
+
+
+def _encoded(text: str, path: str, in_key: bool) -> Iterator[Finding]:
+    for m in rules.BASE64.finditer(text):
+        run = m.group(0)
+        if not (re.search(r"[a-z]", run) and re.search(r"[A-Z]", run) and re.search(r"[0-9+/]", run)):
+            continue  # a long word or identifier, not base64
+        try:
+            decoded = _decoded_text(base64.b64decode(run + "=" * (-len(run) % 4), validate=False))
+        except (binascii.Error, ValueError):
+            decoded = None
+        span = escape_span(run) + (f" (decodes to '{escape_span(decoded, 80)}')" if decoded else "")
+        yield Finding(FindingKind.ENCODED_PAYLOAD, path, span, m.start(), m.end(), decoded is not None, "base64", in_key)
+    for m in rules.HEX.finditer(text):
+        decoded = _decoded_text(bytes.fromhex(m.group(0)))
+        span = escape_span(m.group(0)) + (f" (decodes to '{escape_span(decoded, 80)}')" if decoded else "")
+        yield Finding(FindingKind.ENCODED_PAYLOAD, path, span, m.start(), m.end(), decoded is not None, "hex", in_key)
+
+
+def _unusual_chars(text: str, path: str, in_key: bool) -> Iterator[Finding]:
+    def hit(kind: FindingKind, rule: str, m: re.Match[str], strong: bool = True) -> Finding:
+        return Finding(kind, path, escape_span(m.group(0)), m.start(), m.end(), strong, rule, in_key)
+
+    flags = {m.span() for m in rules.EMOJI_TAG_SEQUENCE.finditer(text)}
+    for m in rules.TAG_RUN.finditer(text):
+        if not any(a <= m.start() and m.end() <= b for a, b in flags):
+            yield hit(FindingKind.INVISIBLE_UNICODE, "tag_chars", m)
+    for m in rules.BIDI.finditer(text):
+        yield hit(FindingKind.INVISIBLE_UNICODE, "bidi_control", m)
+    seen: set[int] = set()
+    for m in rules.ZW_RUN.finditer(text):
+        seen.update(range(m.start(), m.end()))
+        yield hit(FindingKind.INVISIBLE_UNICODE, "zero_width_run", m)
+    for m in rules.ZW_IN_WORD.finditer(text):
+        if m.start() not in seen:
+            yield hit(FindingKind.INVISIBLE_UNICODE, "zero_width_in_word", m)
+    for m in rules.CONTROL.finditer(text):
+        yield hit(FindingKind.CONTROL_CHARS, "ansi_escape" if "\x1b" in m.group(0) else "control_char", m)
+
+
+def _segment_findings(text: str, path: str, in_key: bool) -> list[Finding]:
+    """The per-field checks: unusual characters, encoded payloads, padding."""
+    out: list[Finding] = []
+    if rules.PRE_FILTER.search(text):  # only text with unusual characters pays for these scans
+        out.extend(_unusual_chars(text, path, in_key))
+    if len(text) >= 40:
+        out.extend(_encoded(text, path, in_key))
+        if "    " in text or text.count("\n") >= 12:
+            for m in rules.PADDING.finditer(text):
+                if "\n" in m.group(0):  # line breaks: padding when any visible text follows
+                    hides = bool(text[m.end():].strip())
+                else:  # spaces: padding when visible text follows on the same line
+                    hides = bool(text[m.end():].split("\n", 1)[0].strip())
+                if hides:
+                    out.append(Finding(FindingKind.PADDING, path, escape_span(m.group(0), 40), m.start(), m.end(),
+                                       True, "whitespace_padding", in_key))
+    return out
+
+
+_SEPARATOR = "\n\n"
+
+
+def _scan_segments(segments: list[tuple[str, str, bool]]) -> list[Finding]:
+    """Findings of many fields at once: the word rules run once over all fields joined by blank
+    lines (no rule crosses a blank line; a match is reported in the field where it starts)."""
+    out: list[Finding] = []
+    starts: list[int] = []
+    probes: list[str] = []
+    pos = 0
+    for path, text, in_key in segments:
+        out.extend(_segment_findings(text, path, in_key))
+        starts.append(pos)
+        probe = text.replace("_", " ").replace("-", " ") if in_key else text
+        probes.append(probe)
+        pos += len(probe) + len(_SEPARATOR)
+    joined = _SEPARATOR.join(probes)
+    lowered = joined.lower()
+    same_length = len(lowered) == len(joined)  # lower() keeps offsets except for a few letters (İ)
+    for kind, rule, strong, triggers, lower_pattern, any_case_pattern in rules.RULES:
+        # literal pre-check (every group needs one of its words): most tools skip most rules
+        if not all(any(t in lowered for t in group) for group in triggers):
+            continue
+        pattern, text_in = (lower_pattern, lowered) if same_length else (any_case_pattern, joined)
+        for m in pattern.finditer(text_in):
+            i = bisect.bisect_right(starts, m.start()) - 1
+            path, text, in_key = segments[i]
+            a, b = m.start() - starts[i], min(m.end() - starts[i], len(text))
+            out.append(Finding(kind, path, escape_span(text[a:b]), a, b, strong, rule, in_key))
+    return out
+
+
+def scan_text(text: str, path: str, *, in_key: bool = False) -> list[Finding]:
+    """Findings in one field's text (every kind except ``oversized``), in order of position.
+
+    ``in_key``: ``text`` is a property name; ``_`` and ``-`` are read as spaces.
+    """
+    if not text:
+        return []
+    return sorted(_scan_segments([(path, text, in_key)]), key=lambda f: f.start)
+
+
+def tool_document(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> dict[str, Any]:
+    """The wire-shaped dict of ``tool`` (``name``, ``title``, ``description``, ``inputSchema``,
+    ``outputSchema``, ``annotations``) whatever form it came in."""
+    if isinstance(tool, ToolRecord):
+        return {"name": tool.original_name, "title": tool.title, "description": tool.description,
+                "inputSchema": tool.input_schema, "outputSchema": tool.output_schema,
+                "annotations": tool.annotations.to_wire()}
+    if isinstance(tool, ToolDefinition):
+        return {"name": tool.name, "title": tool.title, "description": tool.description,
+                "inputSchema": tool.input_schema, "outputSchema": tool.output_schema,
+                "annotations": tool.annotations.to_wire()}
+    return dict(tool)
+
+
+def _key_path(path: str, key: str) -> str:
+    return f"{path}.{key}" if re.fullmatch(r"[A-Za-z_$][\w$-]*", key) else f"{path}[{key!r}]"
+
+
+def _walk(node: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str, bool]]:
+    """``(path, text, in_key)`` for every string and every object key under ``node`` (depth ≤ 64)."""
+    if depth > 64:
+        return
+    if isinstance(node, str):
+        yield path, node, False
+    elif isinstance(node, Mapping):
+        for key, value in node.items():
+            key = str(key)
+            sub = _key_path(path, key)
+            if path.endswith((".properties", ".patternProperties", ".$defs", ".definitions")):
+                yield sub, key, True
+            yield from _walk(value, sub, depth + 1)
+    elif isinstance(node, list | tuple):
+        for i, value in enumerate(node):
+            yield from _walk(value, f"{path}[{i}]", depth + 1)
+
+
+def _count_properties(node: Any, depth: int = 0) -> int:
+    if depth > 64 or not isinstance(node, Mapping):
+        return 0
+    n = 0
+    props = node.get("properties")
+    if isinstance(props, Mapping):
+        n += len(props)
+        n += sum(_count_properties(v, depth + 1) for v in props.values())
+    for key in ("items", "additionalProperties"):
+        n += _count_properties(node.get(key), depth + 1)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(node.get(key), list):
+            n += sum(_count_properties(v, depth + 1) for v in node[key])
+    return n
+
+
+def _bounded(segments: list[tuple[str, str, bool]]) -> tuple[list[tuple[str, str, bool]], list[Finding]]:
+    """The segments cut to :data:`MAX_FIELD_CHARS` each and :data:`MAX_TOTAL_CHARS` together, and one
+    strong ``oversized`` finding per cut (a definition that large is held for review anyway)."""
+    out: list[tuple[str, str, bool]] = []
+    cut: list[Finding] = []
+    total = 0
+    for path, text, in_key in segments:
+        if total >= MAX_TOTAL_CHARS:
+            cut.append(Finding(FindingKind.OVERSIZED, path, f"definition text over {MAX_TOTAL_CHARS} characters; "
+                               "this field and the rest were not scanned", 0, len(text), True, "scan_budget", in_key))
+            break
+        if len(text) > MAX_FIELD_CHARS:
+            cut.append(Finding(FindingKind.OVERSIZED, path, f"{len(text)} characters; only the first "
+                               f"{MAX_FIELD_CHARS} were scanned", MAX_FIELD_CHARS, len(text), True, "scan_budget",
+                               in_key))
+            text = text[:MAX_FIELD_CHARS]
+        total += len(text)
+        out.append((path, text, in_key))
+    return out, cut
+
+
+def scan_definition(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> ScanResult:
+    """Scan one tool definition (module docstring: fields, kinds, verdict).
+
+    ``tool`` is a ``tools/list`` entry dict, a :class:`~registry.tool.ToolDefinition` or a
+    :class:`~registry.tool.ToolRecord`. Unknown or non-string fields are skipped, never an error.
+    """
+    doc = tool_document(tool)
+    segments: list[tuple[str, str, bool]] = []
+    name = doc.get("name")
+    if isinstance(name, str) and name:
+        segments.append(("name", name, True))
+    for field in ("title", "description"):
+        if isinstance(doc.get(field), str) and doc[field]:
+            segments.append((field, doc[field], False))
+    for field in ("inputSchema", "outputSchema", "annotations"):
+        segments.extend(seg for seg in _walk(doc.get(field), field) if seg[1])
+    segments, cut = _bounded(segments)
+    order = {seg[0]: i for i, seg in enumerate(segments)}
+    findings = sorted(_scan_segments(segments), key=lambda f: (order.get(f.path, 0), f.in_key is False, f.start))
+    findings += cut
+    description = doc.get("description")
+    if isinstance(description, str):
+        budget = DESCRIPTION_BUDGET_CHARS + DESCRIPTION_CHARS_PER_PROPERTY * _count_properties(doc.get("inputSchema"))
+        if len(description) > budget:
+            findings.append(Finding(FindingKind.OVERSIZED, "description",
+                                    f"{len(description)} characters (budget {budget})", 0, len(description),
+                                    len(description) > 3 * budget, "description_budget"))
+    if len(findings) > MAX_FINDINGS:  # keep every strong finding first, then the earliest weak ones
+        keep = set(map(id, sorted(findings, key=lambda f: not f.strong)[:MAX_FINDINGS]))
+        findings = [f for f in findings if id(f) in keep]
+    return ScanResult(tuple(findings))

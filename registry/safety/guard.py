@@ -1,0 +1,101 @@
+"""The seams the call path and the pin store use: :class:`FlowGuard` (labels + session taint) and
+:func:`definition_hold` / :func:`triage` (poisoned definitions, drift).
+
+Wiring (one object per host, built with the registry; every method is synchronous, pure and O(1)
+per call apart from the first label derivation of a definition):
+
+* authorize stage, after the policy allowed the call: ``verdict = guard.check(session, call_id,
+  record)``; ``approve`` → ask for an approval whose reason is ``verdict.reasons``; ``deny`` →
+  an error result with ``verdict.message(record.qualified_name)``;
+* when a result is handed back: ``guard.record_result(session, call_id, record)``;
+* when a session ends: ``guard.end_session(session)``;
+* on discovery and every re-list: ``definition_hold(record)`` (``None`` or the scan to hold it
+  with), and for a changed pin ``triage(pinned_definition, record)``.
+
+Protocols :class:`TaintCheck` and :class:`DefinitionCheck` let layers take part without knowing
+this class (see the brief: a decision several layers share gets a ``Protocol``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from registry.safety.definition_scan import ScanResult, scan_definition
+from registry.safety.drift import DriftClass, classify_drift
+from registry.safety.flow import FlowConfig, FlowLabels, derive_labels
+from registry.safety.taint import SeenCall, TaintRule, TaintTracker, TaintVerdict
+from registry.tool import ToolDefinition, ToolRecord
+
+__all__ = ["DefinitionCheck", "FlowGuard", "TaintCheck", "definition_hold", "triage"]
+
+
+class TaintCheck(Protocol):
+    """What the call path needs from session taint."""
+
+    def check(self, session_id: str, call_id: str, record: ToolRecord, rule: TaintRule | None = None
+              ) -> TaintVerdict: ...
+
+    def record_result(self, session_id: str, call_id: str, record: ToolRecord) -> SeenCall: ...
+
+    def end_session(self, session_id: str) -> None: ...
+
+
+class DefinitionCheck(Protocol):
+    """What discovery / re-list needs: the scan that holds a tool, or ``None``."""
+
+    def __call__(self, record: ToolRecord) -> ScanResult | None: ...
+
+
+class FlowGuard:
+    """Labels per tool (cached by qualified name and definition hash) and taint per session.
+
+    Args:
+        server_flow: ``{server: FlowConfig}`` (each server's ``toolhost.flow``).
+        rule: the default rule (config ``toolhost.taint``); :meth:`check` may get a grant's rule.
+        max_sessions: sessions kept (least recently used dropped).
+    """
+
+    def __init__(self, server_flow: Mapping[str, FlowConfig] | None = None, *, rule: TaintRule | None = None,
+                 max_sessions: int = 10_000) -> None:
+        self.server_flow = dict(server_flow or {})
+        self.rule = rule or TaintRule()
+        self.sessions = TaintTracker(max_sessions)
+        self._labels: dict[tuple[str, str], FlowLabels] = {}
+
+    def labels(self, record: ToolRecord) -> FlowLabels:
+        """The labels of ``record`` (:func:`registry.safety.flow.derive_labels` with its server's config)."""
+        key = (record.qualified_name, record.definition_hash)
+        found = self._labels.get(key)
+        if found is None:
+            if len(self._labels) > 100_000:
+                self._labels.clear()
+            found = self._labels[key] = derive_labels(record, self.server_flow.get(record.server))
+        return found
+
+    def check(self, session_id: str, call_id: str, record: ToolRecord, rule: TaintRule | None = None
+              ) -> TaintVerdict:
+        """The rule's verdict for calling ``record`` now in ``session_id``."""
+        return self.sessions.session(session_id).check(call_id, record.qualified_name, self.labels(record),
+                                                       rule or self.rule)
+
+    def record_result(self, session_id: str, call_id: str, record: ToolRecord) -> SeenCall:
+        """Record that the result of ``call_id`` reached the caller of ``session_id``."""
+        return self.sessions.session(session_id).record_result(call_id, record.qualified_name, self.labels(record))
+
+    def end_session(self, session_id: str) -> None:
+        """Forget ``session_id``."""
+        self.sessions.end(session_id)
+
+
+def definition_hold(record: ToolRecord | ToolDefinition | Mapping[str, Any]) -> ScanResult | None:
+    """The scan of a definition that must be held (suspicious), else ``None``."""
+    result = scan_definition(record)
+    return result if result.suspicious else None
+
+
+def triage(pinned: str | Mapping[str, Any] | ToolRecord, served: ToolRecord | Mapping[str, Any]) -> DriftClass:
+    """The drift class of a held change; ``pinned`` may be the pin's stored JSON text."""
+    old = json.loads(pinned) if isinstance(pinned, str) else pinned
+    return classify_drift(old, served)

@@ -1,0 +1,181 @@
+"""Everything an operator sees of a running ``toolhost serve``, wired in one place.
+
+:class:`OperatorSurface` builds, for one running host: Prometheus metrics (and instruments the
+runtime), the event reporter (console + log lines), the admin service/API/console with the local
+admin token, ``/healthz`` ``/readyz`` ``/metrics``, and the config reloader; :meth:`routes` goes
+to :func:`servers.http.runner.serve_http`, :meth:`run_background` runs SIGHUP/file-watch reloads and
+the approval/held-tool watchers until cancelled, :meth:`close` removes the token file.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import anyio
+from rich.console import Console
+from sqlalchemy import text
+
+from servers.admin import AdminAuth, AdminService, ConfigReloader, admin_routes, write_local_token
+from servers.observability import EventReporter, Metrics, health_routes, instrument
+from servers.shared.endpoint import ENDPOINT_FILE, endpoint_record
+
+__all__ = ["OperatorSurface"]
+
+_logger = logging.getLogger("toolhost.serve")
+
+WATCH_APPROVALS_SECONDS = 1.0
+
+
+class OperatorSurface:
+    """See module docstring.
+
+    Args:
+        runtime: the :class:`host.runtime.HostRuntime` (entered or about to be).
+        access: the permission store (``None`` with ``--auth off``).
+        data_dir: the data folder (the local admin token goes there).
+        config_path: the config file to reload (``None``: the bundled one).
+        console: where event lines are printed (``None``: log only).
+        watch_config: also reload when the config file changes.
+        http: serving over HTTP (the admin API exists, so the local admin token is written).
+    """
+
+    def __init__(self, runtime: Any, access: Any, data_dir: Path, config_path: Path | None,
+                 console: Console | None, *, watch_config: bool = False, http: bool = True,
+                 db_url: str | None = None) -> None:
+        self.runtime = runtime
+        self.config_path = config_path
+        self.db_url = db_url
+        self.access = access
+        self.data_dir = data_dir
+        self.watch_config = watch_config
+        self.server: Any = None  # the MCP server, for the open-sessions gauge (set by serve)
+        self.metrics = Metrics(
+            runtime.statuses,
+            pending_approvals=self._pending_count,
+            held_tools=self._held_count,
+            open_sessions=self._open_sessions,
+        )
+        instrument(runtime, self.metrics)
+        self.events = EventReporter(console, self.metrics)
+        self.reloader = ConfigReloader(runtime, config_path, data_dir, self.events)
+        self.token_path: Path | None = None
+        token = None
+        if http:
+            self.token_path, token = write_local_token(data_dir)
+        self.auth = AdminAuth(access, token)
+        # without a store (--auth off) the server, tool, search and call views still answer;
+        # store actions answer 503 no_store (AdminService raises StoreOff)
+        self.service = AdminService(access, runtime, on_approval=self.events.approval)
+        self._seen_approvals: set[str] = set()
+        self._held: set[str] = set()
+        if access is not None:
+            runtime.registry.subscribe(self._registry_changed)
+
+    # -- gauges --------------------------------------------------------------------------------
+    def _pending_count(self) -> int:
+        return 0 if self.access is None else len(self.access.approvals.list(status="pending", limit=100_000))
+
+    def _held_count(self) -> int:
+        if self.access is None:
+            return 0
+        return sum(1 for status, _h in self.access.pins.states().values() if status in ("held", "changed"))
+
+    def _open_sessions(self) -> int:
+        from servers.http.sessions import open_sessions  # noqa: PLC0415
+
+        return open_sessions(self.server)
+
+    # -- events --------------------------------------------------------------------------------
+    def server_status(self, status: Any) -> None:
+        """The manager's ``on_status`` listener once serving (events, log, reconnect counter)."""
+        self.events.server_status(status)
+
+    def status_listener(self, printer: Any = None) -> Any:
+        """An ``on_status`` listener: ``printer``
+        (e.g. :func:`servers.observability.status_events.status_event_printer`) prints the console line,
+        this surface logs the event and counts reconnects; with no printer the event reporter prints
+        server states itself."""
+        self.events.print_server_states = printer is None
+
+        def listener(status: Any) -> None:
+            if printer is not None:
+                printer(status)
+            self.server_status(status)
+
+        return listener
+
+    def _registry_changed(self, server: str, _old: Any, new: Any) -> None:
+        try:
+            states = self.access.pins.states()
+            names = [getattr(r, "qualified_name", r) for r in (new or ())]
+            held = {n for n in names if states.get(n, ("", None))[0] in ("held", "changed")}
+            fresh = sorted(held - self._held)
+            self._held = (self._held - set(names)) | held
+            self.events.tools_held(server, fresh)
+        except Exception:  # noqa: BLE001 - an event is never worth a failed listing
+            _logger.exception("toolhost: reporting held tools failed")
+
+    async def _watch_approvals(self) -> None:
+        while True:
+            try:
+                rows = await anyio.to_thread.run_sync(lambda: self.access.approvals.list(status="pending", limit=500))
+                for r in rows:
+                    if r.id not in self._seen_approvals:
+                        self._seen_approvals.add(r.id)
+                        self.events.approval(r.id, r.user, r.tool, "pending")
+            except Exception:  # noqa: BLE001
+                _logger.exception("toolhost: reading pending approvals failed")
+            await anyio.sleep(WATCH_APPROVALS_SECONDS)
+
+    # -- wiring --------------------------------------------------------------------------------
+    def _store_check(self) -> None:
+        with self.access.store.read() as conn:
+            conn.execute(text("SELECT 1"))
+
+    async def restart(self, name: str) -> None:
+        await self.runtime.manager.restart_server(name)
+
+    def routes(self) -> list[Any]:
+        """Health, metrics, admin API and console routes for :func:`servers.http.runner.serve_http`."""
+        return [
+            *health_routes(self.runtime.statuses, self.metrics, self._store_check if self.access else None),
+            *admin_routes(self.service, self.auth, restart=self.restart, reload=self.reloader.reload),
+        ]
+
+    async def run_background(self) -> None:
+        """SIGHUP (and optional file watch) reloads, pending-approval events; until cancelled."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.reloader.on_sighup)
+            if self.watch_config:
+                tg.start_soon(self.reloader.watch_file)
+            if self.access is not None:
+                tg.start_soon(self._watch_approvals)
+
+    def announce(self, mcp_url: str) -> None:
+        """Write ``<data_dir>/serve.json`` (:func:`servers.shared.endpoint.endpoint_record`): where the CLI of
+        this data folder finds the running serve (with the local admin token)."""
+        import json  # noqa: PLC0415
+
+        base = mcp_url.rsplit("/", 1)[0]
+        self.endpoint_path = self.data_dir / ENDPOINT_FILE
+        record = endpoint_record(base, self.data_dir, self.db_url, self.config_path)
+        from host.paths import private_opener  # noqa: PLC0415
+
+        with open(self.endpoint_path, "w", encoding="utf-8", opener=private_opener) as fh:  # 0600
+            fh.write(json.dumps(record))
+
+    def close(self) -> None:
+        """Remove the local admin token and endpoint files (the CLI then knows no serve runs here)."""
+        endpoint = getattr(self, "endpoint_path", None)
+        if endpoint is not None:
+            try:
+                endpoint.unlink()
+            except OSError:
+                pass
+        if self.token_path is not None:
+            try:
+                self.token_path.unlink()
+            except OSError:
+                pass

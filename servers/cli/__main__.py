@@ -1,0 +1,7 @@
+"""``python -m servers.cli``: the ``toolhost`` command line."""
+
+import sys
+
+from servers.cli.app import main
+
+sys.exit(main())

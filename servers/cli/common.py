@@ -1,0 +1,148 @@
+"""Shared pieces of the ``toolhost`` commands: consoles, option types, loading the config, running
+the host for one command (connect every server, run, disconnect), opening the permission store, and
+finding a running serve of the data folder (:mod:`servers.cli.serve_client`).
+
+Heavy imports (SDK, SQLAlchemy) happen inside the functions, so `toolhost --help` stays instant.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+
+from servers.cli.admin_common import AsJson, DataDir, DbUrl
+
+if TYPE_CHECKING:
+    from host.access import AccessControl
+    from host.config import HostConfig
+    from host.limits import RateLimiter
+    from host.runtime import HostRuntime
+
+__all__ = ["ConfigOpt", "DataDirOpt", "DbUrlOpt", "JsonOpt", "UserOpt", "err", "out"]
+
+out = Console()
+err = Console(stderr=True)
+
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", "-c", exists=True, dir_okay=False, readable=True,
+                              help="mcpServers JSON config (default: the bundled one).")
+]
+# The same options as the admin commands (one definition of each).
+DataDirOpt = DataDir
+JsonOpt = AsJson
+DbUrlOpt = DbUrl
+UserOpt = Annotated[
+    str | None, typer.Option("--user", help="Act as this user: only their grants apply (default: full local access).")
+]
+
+
+def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]:
+    from host.config import load_config  # noqa: PLC0415 - lazy imports keep `toolhost --help` instant
+    from host.errors import ConfigError  # noqa: PLC0415
+    from host.paths import data_dir as resolve_data_dir  # noqa: PLC0415
+
+    root = resolve_data_dir(data_dir)
+    try:
+        cfg = load_config(config, data_dir=root)
+    except ConfigError as e:
+        err.print(f"[red]config error:[/red] {e}")
+        raise typer.Exit(2) from None
+    for warning in cfg.warnings:
+        err.print(f"[yellow]config warning:[/yellow] {warning}")
+    return cfg, root
+
+
+def _run(coro_fn: Any, *args: Any, backend_options: dict[str, Any] | None = None) -> Any:
+    import anyio  # noqa: PLC0415
+
+    try:
+        return anyio.run(coro_fn, *args, backend_options=backend_options)
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        raise typer.Exit(130) from None
+
+
+async def _with_runtime(
+    cfg: HostConfig, root: Path, body: Any, report_failures: bool = True, user: str | None = None,
+    db_url: str | None = None,
+) -> Any:
+    """Connect every server (live status on a terminal), run ``body(runtime, principal)``, disconnect.
+
+    With ``user``, that user's grants, pins and approvals apply; otherwise full local access.
+    """
+    from host.runtime import HostRuntime  # noqa: PLC0415
+    from host.store import StoreError  # noqa: PLC0415
+    from registry import Principal  # noqa: PLC0415
+    from host.access import local_policy  # noqa: PLC0415
+    from servers.cli.display import live_status  # noqa: PLC0415
+    from servers.cli.local_user import UnknownUser, require_user  # noqa: PLC0415
+    from servers.shared.local_principal import local_principal_name  # noqa: PLC0415
+
+    access = principal = None
+    if user is not None:
+        access, _enforce = _open_access(root, "on", db_url)
+        try:
+            require_user(access, user, root)  # type: ignore[arg-type]
+            principal = access.principal_for_user(user)  # type: ignore[union-attr]
+        except (StoreError, UnknownUser) as e:
+            err.print(f"[red]error:[/red] {e}", highlight=False, markup=True)
+            access.close()  # type: ignore[union-attr]
+            raise typer.Exit(2) from None
+    else:
+        access, _enforce = _open_access(root, "auto", db_url)
+    rt = HostRuntime(cfg, data_dir=root, conversation_id="cli", policy=local_policy(access, user=user),
+                     approvals=access.approval_hook() if user is not None and access is not None else None,
+                     auditor=access,  # every CLI call is audited (principal local:<os user> without --user)
+                     limiter=_limiter(access, cfg))
+    try:
+        if access is not None:
+            access.watch(rt.registry)
+        with live_status(err, rt.statuses()) as refresh:
+            rt.manager.on_status = refresh
+            async with rt:
+                rt.manager.on_status = None
+                if report_failures:
+                    _report_failures(rt)
+                return await body(rt, principal or Principal(user=local_principal_name()))
+    finally:
+        if access is not None:
+            access.close()
+
+
+def _limiter(access: AccessControl | None, cfg: HostConfig) -> RateLimiter | None:
+    """The config's rate limits over the permission database (shared by every process using it)."""
+    from host.limits import RateLimiter  # noqa: PLC0415
+    if access is None or cfg.defaults.rate_limits is None:
+        return None
+    return RateLimiter(access.store, cfg.defaults.rate_limits)
+
+
+def _report_failures(rt: HostRuntime) -> None:
+    from servers.cli.display import servers_table  # noqa: PLC0415
+
+    failed = [s for s in rt.statuses() if s.error]
+    if failed:
+        err.print(servers_table(failed))
+
+
+
+def _open_access(root: Path, mode: str, db_url: str | None) -> tuple[AccessControl | None, bool]:
+    from host.store import StoreError  # noqa: PLC0415
+    from host.access import open_access  # noqa: PLC0415
+
+    try:
+        return open_access(root, mode, db_url=db_url)  # type: ignore[arg-type]
+    except (ValueError, StoreError) as e:
+        err.print(f"[red]{e}[/red]")
+        raise typer.Exit(2) from None
+
+
+
+def _serve(config: Path | None, data_dir: Path | None, db_url: str | None) -> Any:
+    """The running serve of this data folder and store (same config when --config is given), or ``None``."""
+    from servers.cli.serve_client import running_serve  # noqa: PLC0415
+
+    return running_serve(data_dir, db_url=db_url, config=config)
+

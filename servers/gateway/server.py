@@ -1,0 +1,370 @@
+"""The registry MCP server: every connected tool behind ``tool_search`` and ``call_tool``.
+
+``tools/list`` shows (filtered by the caller's permissions):
+
+* ``tool_search(query, limit=5)`` — hybrid search (BM25 + multilingual embeddings, learning
+  from searches followed by successful calls) over names, descriptions and parameters
+  (:mod:`registry.search`; also ``select:a,b`` and ``regex:PATTERN``); returns compact lines
+  for the model plus the matching tools' full definitions (qualified name, description,
+  input schema, risk, ``needs_approval``, ``available``) as JSON text and as
+  ``structuredContent`` ``{"tools": [...], "weak": bool}`` (``weak``: no tool fits well);
+* ``call_tool(name, arguments)`` — runs a tool by qualified name through the call pipeline;
+* every ``always_load`` tool, directly, and — deferred loading — every tool a search on this
+  client connection returned (handshake-era connections; a ``tools/list_changed`` notification
+  announces them; 2026-07-28 exchanges are stateless and keep the short list);
+* with ``expose="all"``, every visible tool directly instead (small setups).
+
+A tool may also be called directly by its qualified name. Unknown, invisible and denied
+names all give the same answer, so names cannot be probed. Upstream ``isError`` results
+pass through as errors; upstream progress notifications are forwarded to the caller.
+
+Built on the SDK's low-level :class:`mcp.server.Server` (raw JSON Schemas, results built by
+hand so the model always sees why a call failed). No import-time side effects.
+
+Split by job: this module builds the server and routes requests; :mod:`servers.gateway.meta_tools`
+defines ``tool_search`` / ``call_tool`` and builds the ``tool_search`` result.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any, Literal
+
+from mcp.server import Server, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    InputRequiredResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+)
+
+from host.access import AccessControl, approval_elicitation
+from host.runtime import HostRuntime
+from host.upstream.implementation import toolhost_version
+from host.upstream.input_required import input_exchange
+from host.upstream.relay import downstream_scope
+from registry import ANONYMOUS, Principal
+from registry.catalog import qualify_uri
+from registry.search import DeferredLoadingState, SearchTrail
+from servers.gateway.approval_elicit import elicitor_for
+from servers.gateway.catalog import CatalogHandlers
+from servers.gateway.downstream import downstream_for
+from servers.gateway.input_flow import exchange_for, pending_result, request_state_boundary
+from servers.gateway.listen_relay import ListenRelay
+from servers.gateway.mcp_results import to_mcp_result
+from servers.gateway.meta_tools import (
+    CALL_TOOL,
+    CALL_TOOL_TOOL,
+    SEARCH_TOOL,
+    TOOL_SEARCH,
+    as_mcp_tool,
+    run_search,
+    text_error,
+)
+from servers.gateway.notify import ToolsChangedNotifier
+from servers.gateway.otel_gate import spans_when_tracing
+from servers.gateway.search_usage import UsageLearner
+
+__all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "RegistryHandlers", "create_registry_server"]
+
+Expose = Literal["search", "all"]
+PrincipalResolver = Callable[[ServerRequestContext[Any, Any]], Principal]
+"""Maps a request to the caller (HTTP: from the bearer token; stdio: the ``--user``)."""
+
+
+class _NoRequest:
+    """A stand-in request context for :func:`create_registry_server`'s schema lookup, which the SDK
+    calls outside any handler: resolvers then fall back to the SDK's auth context variable."""
+
+    request = None
+    session = None
+    protocol_version = "2026-07-28"
+
+
+_NO_REQUEST: Any = _NoRequest()
+
+
+async def _announce_list_changed(ctx: ServerRequestContext[Any, Any]) -> None:
+    """Tell the client its tool list grew (legacy sessions; best effort, never fails the call)."""
+    try:
+        await ctx.session.send_tool_list_changed()
+    except Exception:  # noqa: BLE001 - a client that cannot take notifications still gets the result
+        return
+
+
+class RegistryHandlers:
+    """The ``tools/list``, ``tools/call`` and schema-lookup handlers of the registry server, with
+    their per-connection state (see module docstring and :func:`create_registry_server`).
+
+    Args:
+        runtime: connections, registry, search and policy; audits every call itself when
+            ``access`` is given (``HostRuntime(auditor=...)``).
+        expose: ``"search"`` or ``"all"``.
+        resolve: maps each request to its caller.
+        access: audits lists and searches; approvals are asked through MCP elicitation.
+        notifier: remembers client connections to tell them when the registry changes.
+        catalog: the prompt/resource handlers (log levels and input parking are shared).
+    """
+
+    def __init__(
+        self,
+        runtime: HostRuntime,
+        *,
+        expose: Expose,
+        resolve: PrincipalResolver,
+        access: AccessControl | None,
+        notifier: ToolsChangedNotifier | None,
+        catalog: CatalogHandlers,
+    ) -> None:
+        self.runtime = runtime
+        self.expose = expose
+        self.resolve = resolve
+        self.access = access
+        self.notifier = notifier
+        self.catalog = catalog
+        self.learner = UsageLearner.for_runtime(runtime, access)
+        self._loaded: weakref.WeakKeyDictionary[Any, DeferredLoadingState] = weakref.WeakKeyDictionary()
+        """Deferred loading per client connection: tools a search returned stay listed for it."""
+        self._trails: weakref.WeakKeyDictionary[Any, SearchTrail] = weakref.WeakKeyDictionary()
+        """Searches of each connection, so a successful call of a hit teaches the usage memory."""
+
+    # -- per-connection state -------------------------------------------------------------
+    def trail_of(self, ctx: ServerRequestContext[Any, Any]) -> SearchTrail | None:
+        """The connection's searches (``None`` without a usage memory or a connection)."""
+        conn = getattr(ctx.session, "_connection", None)
+        if conn is None or self.learner is None:
+            return None
+        trail = self._trails.get(conn)
+        if trail is None:
+            trail = self._trails[conn] = SearchTrail()
+        return trail
+
+    def state_of(self, ctx: ServerRequestContext[Any, Any]) -> DeferredLoadingState:
+        """The connection's loaded tools. Handshake-era connections (stdio, stateful HTTP) keep
+        state across requests; a 2026-07-28 exchange is stateless, so it gets a fresh, empty state
+        (its tools stay reachable through call_tool)."""
+        conn = getattr(ctx.session, "_connection", None)
+        if conn is None or ctx.protocol_version >= "2026":
+            return DeferredLoadingState()
+        state = self._loaded.get(conn)
+        if state is None:
+            state = self._loaded[conn] = DeferredLoadingState()
+        return state
+
+    # -- handlers -------------------------------------------------------------------------
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        """``tools/list``: the meta tools and loaded tools, or (``expose="all"``) every visible tool."""
+        if self.notifier is not None:
+            self.notifier.remember(ctx)
+        principal = self.resolve(ctx)
+        runtime = self.runtime
+        if self.expose == "all":
+            tools = [as_mcp_tool(t) for t in runtime.visible_tools(principal)]
+        else:
+            visible, _key = runtime.visibility(principal)
+            declared = self.state_of(ctx).declared(runtime.registry.snapshot(), visible)
+            tools = [SEARCH_TOOL, CALL_TOOL_TOOL] + [as_mcp_tool(t) for t in declared]
+        if self.access is not None:
+            await self.access.audit_async(action="list", principal=principal, status="ok",
+                                          detail=f"{len(tools)} tools")
+        return ListToolsResult(tools=tools)
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
+        """``tools/call``: ``tool_search``, ``call_tool`` or a tool by its qualified name."""
+        if self.notifier is not None:
+            self.notifier.remember(ctx)
+        principal = self.resolve(ctx)
+        args = dict(params.arguments or {})
+        if params.name == TOOL_SEARCH:
+            result, hits = run_search(self.runtime, principal, args, self.trail_of(ctx))
+            if self.access is not None:
+                await self.access.audit_async(action="search", principal=principal, status="ok",
+                                              detail=f"{len(hits)} hits for {str(args.get('query'))[:100]!r}")
+            if self.expose == "search" and self.state_of(ctx).mark_loaded(hits):
+                await _announce_list_changed(ctx)
+            return result
+        if params.name == CALL_TOOL:
+            target = args.get("name")
+            if not isinstance(target, str) or not target:
+                return text_error("call_tool needs 'name': the exact tool name from tool_search")
+            inner = args.get("arguments", {})
+            if inner is None:
+                inner = {}
+            if not isinstance(inner, (dict, str)):
+                return text_error(f"call_tool 'arguments' must be an object, got {type(inner).__name__}")
+            # A JSON string is parsed by the pipeline (with a precise error when it is not an object).
+            return await self.run_call(ctx, principal, target, inner, params)
+        return await self.run_call(ctx, principal, params.name, args, params)
+
+    async def run_call(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        principal: Principal,
+        target: str,
+        arguments: dict[str, Any] | str,
+        params: CallToolRequestParams,
+    ) -> CallToolResult | InputRequiredResult:
+        """One call of ``target`` through the runtime (which authorizes, limits and audits it), with
+        approvals asked by elicitation, upstream progress forwarded and upstream input requests
+        handed to 2026-07-28 clients."""
+        runtime, catalog = self.runtime, self.catalog
+
+        async def forward_progress(progress: float, total: float | None, message: str | None) -> None:
+            try:
+                await ctx.session.report_progress(progress, total, message)
+            except Exception:  # noqa: BLE001 - a parked call's first request may be over; progress is best effort
+                return
+
+        scope = downstream_for(ctx, catalog.levels)
+        exchange = exchange_for(ctx, params)  # 2026-07-28 clients: upstream input requests come back to them
+
+        async def invoke() -> Any:
+            return await runtime.call(target, arguments, principal, progress_callback=forward_progress)
+
+        elicitor = elicitor_for(ctx) if self.access is not None else None
+        with approval_elicitation(elicitor), downstream_scope(scope), input_exchange(exchange):
+            if catalog.parking.applies(exchange, catalog.upstream_protocol(target)):
+                # a 2026-07-28 client and a handshake-era upstream: the call's parked round
+                assert exchange is not None
+                result = await catalog.parking.run(exchange, principal.user, invoke)
+            else:
+                result = await invoke()
+        if (pending := pending_result(exchange)) is not None:
+            return pending
+        await self._learn(ctx, target, result)
+        return to_mcp_result(result, uri_for=self._uri_mapper(target))
+
+    def input_schema_of(self, name: str) -> dict[str, Any] | None:
+        """The SDK's ``get_tool_input_schema`` hook (2026-07-28 ``Mcp-Param-*`` header checks).
+
+        Without it the SDK runs the whole ``tools/list`` handler (and its audit row) before every
+        2026-07-28 ``tools/call`` just to find one schema. A tool the caller may not see answers
+        ``None`` (no header check), exactly like a name that does not exist, so names cannot be
+        probed; the caller comes from the request's bearer token (the SDK's auth context).
+        """
+        if name == CALL_TOOL:
+            return CALL_TOOL_TOOL.input_schema
+        if name == TOOL_SEARCH:
+            return SEARCH_TOOL.input_schema
+        record = self.runtime.registry.snapshot().get(name)
+        if record is None:
+            return None
+        visible, _key = self.runtime.visibility(self.resolve(_NO_REQUEST))
+        return record.input_schema if visible(record) else None
+
+    # -- helpers --------------------------------------------------------------------------
+    def _uri_mapper(self, target: str) -> Callable[[str], str] | None:
+        tool = self.runtime.registry.snapshot().get(target)
+        server = self.runtime.config.servers.get(tool.server) if tool is not None else None
+        if server is None or not server.prefix:
+            return None
+        return lambda uri, prefix=server.prefix: qualify_uri(prefix, uri)
+
+    async def _learn(self, ctx: ServerRequestContext[Any, Any], target: str, result: Any) -> None:
+        trail = self.trail_of(ctx)
+        if self.learner is not None and trail is not None and result.status.value == "ok":
+            await self.learner.learned(trail, target)
+
+
+def create_registry_server(
+    runtime: HostRuntime,
+    *,
+    expose: Expose = "search",
+    principal_for: PrincipalResolver | None = None,
+    access: AccessControl | None = None,
+    notifier: ToolsChangedNotifier | None = None,
+    name: str = "toolhost",
+) -> Server[Any]:
+    """Build the registry MCP server over a running :class:`HostRuntime`.
+
+    Args:
+        runtime: connections, registry, search and policy.
+        expose: ``"search"`` (tool_search + call_tool + always_load tools) or ``"all"``.
+        principal_for: maps each request to its caller (default: the anonymous local user).
+        access: per-user access control: every list and search is audited (every call is audited
+            by the runtime, so it must be built with ``HostRuntime(auditor=...)``), and calls that
+            need approval ask the user through MCP elicitation when the client supports it.
+        notifier: remembers client connections so they can be told when the registry changes
+            (subscribe it to ``runtime.registry`` and run it; see :mod:`servers.gateway.notify`); its bus
+            feeds the ``subscriptions/listen`` streams of 2026-07-28 clients
+            (:mod:`servers.gateway.listen_relay`, reachable as ``server.listen_relay``).
+        name: the server name reported to clients.
+
+    Returns:
+        A low-level ``Server``; run it with ``stdio_server()`` or ``streamable_http_app()``.
+
+    Raises:
+        ValueError: ``access`` is given but ``runtime`` has no auditor (its calls would go unaudited).
+    """
+    if access is not None and runtime.auditor is None:
+        raise ValueError("create_registry_server(access=...) needs a runtime that audits its calls: "
+                         "build it with HostRuntime(..., auditor=access)")
+    resolve = principal_for or (lambda _ctx: ANONYMOUS)
+    catalog = CatalogHandlers(runtime, resolve, access)
+    listen = ListenRelay(catalog, notifier.bus if notifier is not None else None)
+    tools = RegistryHandlers(runtime, expose=expose, resolve=resolve, access=access, notifier=notifier,
+                             catalog=catalog)
+    server = _RegistryServer(
+        catalog,
+        name,
+        version=toolhost_version(),
+        get_tool_input_schema=tools.input_schema_of,
+        instructions=(
+            "toolhost: one MCP server in front of many. Use tool_search to find a tool for the task, "
+            "then call_tool with its exact name and arguments."
+        ),
+        on_list_tools=tools.list_tools,
+        on_call_tool=tools.call_tool,
+        on_subscriptions_listen=listen,
+        **catalog.handlers(),
+    )
+    server.listen_relay = listen
+    server.middleware.append(request_state_boundary(name, resolve))
+    spans_when_tracing(server)  # the SDK's per-request span only while a tracer provider is installed
+    return server
+
+
+class _RegistryServer(Server[Any]):
+    """The low-level server with capabilities that tell the truth (issue 9, BR-35).
+
+    ``tools.listChanged`` is true (toolhost sends ``notifications/tools/list_changed`` after a
+    ``tool_search`` and on registry changes); ``prompts``, ``resources`` (with ``subscribe`` and
+    ``listChanged``), ``completions`` and ``logging`` are declared only when some connected
+    upstream offers them.
+    """
+
+    def __init__(self, catalog: CatalogHandlers, *args: Any, **kwargs: Any) -> None:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # logging is deprecated at 2026-07-28; still relayed on older sessions
+            super().__init__(*args, **kwargs)
+        self._catalog = catalog
+        self.listen_relay: ListenRelay | None = None
+
+    def get_capabilities(  # type: ignore[override]
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> Any:
+        options = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+        caps = super().get_capabilities(options, experimental_capabilities, extensions, protocol_version=protocol_version)
+        offered = self._catalog.offered()
+        update: dict[str, Any] = {}
+        if caps.tools is not None and not (protocol_version or "") >= "2026":
+            update["tools"] = caps.tools.model_copy(update={"list_changed": True})
+        for key, attr in (("prompts", "prompts"), ("resources", "resources"),
+                          ("completions", "completions"), ("logging", "logging")):
+            if not offered[key]:
+                update[attr] = None
+        return caps.model_copy(update=update)

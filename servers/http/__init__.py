@@ -1,0 +1,1 @@
+"""The HTTP wire of ``toolhost serve``: runner, per-user sessions, transport, 2026 entry, events, headers, keys."""

@@ -1,0 +1,50 @@
+"""AdminService (over the store) and RemoteAdmin (over a running serve) are one seam: the same
+public methods with the same signatures as the AdminActions protocol."""
+
+from __future__ import annotations
+
+import inspect
+
+from servers.admin import AdminActions, AdminService
+from servers.cli.admin_remote import RemoteAdmin
+
+SERVICE_ONLY = {"principal"}
+"""AdminService's own public method: the server-side lookup of a caller's Principal (not JSON, not an action)."""
+
+
+def public_methods(cls: type) -> dict[str, inspect.Signature]:
+    """The public methods ``cls`` defines itself (not inherited from the protocol's stubs)."""
+    return {
+        name: inspect.signature(value)
+        for name, value in vars(cls).items()
+        if not name.startswith("_") and inspect.isfunction(value)
+    }
+
+
+def test_both_implementations_have_exactly_the_protocol_methods() -> None:
+    protocol = public_methods(AdminActions)
+    service = public_methods(AdminService)
+    remote = public_methods(RemoteAdmin)
+    assert len(protocol) == 31
+    assert sorted(set(service) - SERVICE_ONLY) == sorted(protocol)
+    assert sorted(remote) == sorted(protocol)
+
+
+def test_signatures_agree_parameter_by_parameter() -> None:
+    protocol = public_methods(AdminActions)
+    service = public_methods(AdminService)
+    remote = public_methods(RemoteAdmin)
+    for name, declared in protocol.items():
+        assert str(service[name]) == str(declared), name
+        assert str(remote[name]) == str(declared), name
+    assert str(protocol["audit"]) == (
+        "(self, *, user: 'str | None' = None, tool: 'str | None' = None, status: 'str | None' = None, "
+        "action: 'str | None' = None, since: 'float | None' = None, after_id: 'int | None' = None, "
+        "limit: 'int' = 50) -> 'list[dict[str, Any]]'"
+    )
+
+
+def test_both_are_declared_implementations() -> None:
+    assert issubclass(AdminService, AdminActions)
+    assert issubclass(RemoteAdmin, AdminActions)
+    assert AdminActions in AdminService.__mro__ and AdminActions in RemoteAdmin.__mro__
