@@ -16,6 +16,8 @@ Systems (same queries, same metrics, top 10 each):
 * ``ours``: ``registry.search.SearchIndex`` hybrid: BM25 (tokenizer, field document,
   inverted-index BM25Plus, query expansion with related words; ``--no-expansion`` turns that off)
   fused with the multilingual dense model (``host.search``); ``--lexical`` runs BM25 only;
+* ``today``: the two-way hybrid as it shipped before MiniLM (BM25 + USE, BM25 weight 0.6), when
+  ``ours`` stacks MiniLM (``--models stacked``, the default);
 * ``lexical``: the same index without the dense part (BM25 only), for comparison;
 * ``ours warm`` / ``lexical warm`` (with ``--usage-queries Q --usage-qrels R``): the same, after
   feeding a usage memory (each Q query remembered for its gold tools in R);
@@ -57,10 +59,12 @@ from search_data import (
 )
 from search_hybrid import DEFAULT_CACHE, build_index, embedder, usage_memory
 
-from registry.search import SearchIndex
+from registry.search import FusionParams, SearchIndex
 from registry.tool import ToolDefinition, build_record
 
 TOP_K = 10
+TODAY_FUSION = FusionParams(method="minmax", bm25_weight=0.6)
+"""The two-way fusion as it shipped before MiniLM (the ``today`` system)."""
 DEFAULT_FASTMCP_PYTHON = "/tmp/fastmcp-venv/bin/python"
 RUNNER = Path(__file__).resolve().parent / "fastmcp_runner.py"
 
@@ -76,16 +80,19 @@ def run_ours(
     usage: tuple[list[tuple[str, str]], dict[str, set[str]]] | None = None,
     abstain_tools: list[EvalTool] | None = None,
     honest_tools: list[EvalTool] | None = None,
+    models: str = "stacked",
+    fusion: FusionParams | None = None,
 ) -> tuple[dict, dict, dict]:
     """Rankings, latencies and extras (index memory, build/vector times, update times, the
     weak flag per query, and with ``abstain_tools`` the share of queries flagged weak there)."""
     records, qname_to_id = to_records(tools)
     extra: dict = {}
     if dense:
-        embedder().embed(["load the model before measuring the index"])
+        embedder(models).embed(["load the model before measuring the index"])
     if measure:
         tracemalloc.start()
-    index, info = build_index(records, dense=dense, cache_dir=cache_dir, expansion=expansion, query_cache=0)
+    index, info = build_index(records, dense=dense, cache_dir=cache_dir, expansion=expansion, query_cache=0,
+                              models=models, fusion=fusion)
     extra.update(info)
     if measure:
         extra["index_mib"] = tracemalloc.get_traced_memory()[0] / 2**20
@@ -102,11 +109,13 @@ def run_ours(
         weak[qid] = res.weak
     extra["weak"] = weak
     if abstain_tools is not None:
-        other, _ = build_index(to_records(abstain_tools)[0], dense=dense, cache_dir=cache_dir, expansion=expansion)
+        other, _ = build_index(to_records(abstain_tools)[0], dense=dense, cache_dir=cache_dir, expansion=expansion,
+                               models=models)
         flagged = sum(other.search(text, limit=TOP_K).weak for _qid, text in queries)
         extra["unanswerable_flagged_pct"] = 100.0 * flagged / max(1, len(queries))
     if honest_tools is not None:
-        other, _ = build_index(to_records(honest_tools)[0], dense=dense, cache_dir=cache_dir, expansion=expansion)
+        other, _ = build_index(to_records(honest_tools)[0], dense=dense, cache_dir=cache_dir, expansion=expansion,
+                               models=models)
         flagged = sum(other.search(text, limit=TOP_K).weak for _qid, text in queries)
         extra["unanswerable_honest_pct"] = 100.0 * flagged / max(1, len(queries))
     if measure:
@@ -191,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vector-cache", type=Path, default=DEFAULT_CACHE, help="vector cache folder")
     ap.add_argument("--no-vector-cache", action="store_true", help="embed every tool (cold start without cache)")
     ap.add_argument("--skip-baselines", action="store_true", help="only ours (and lexical)")
+    ap.add_argument("--models", choices=("stacked", "use"), default="stacked",
+                    help="ours' dense models: USE + MiniLM (default; also runs 'today', USE alone) or USE alone")
     args = ap.parse_args(argv)
     if bool(args.usage_queries) != bool(args.usage_qrels):
         ap.error("--usage-queries and --usage-qrels go together")
@@ -213,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     abstain = dedupe_tools([t for p in args.abstain_tools for t in load_tools(p)]) if args.abstain_tools else None
     r_ours, t_ours, extra = run_ours(
         tools, queries, measure=True, expansion=not args.no_expansion, dense=dense, cache_dir=cache,
-        abstain_tools=abstain,
+        abstain_tools=abstain, models=args.models,
         honest_tools=dedupe_tools([t for p in args.abstain_honest_tools for t in load_tools(p)])
         if args.abstain_honest_tools else None,
     )
@@ -223,6 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     kept = {q: ([] if weak.get(q) else r) for q, r in r_ours.items()}
     results["ours"]["weak_pct"] = 100.0 * sum(weak.values()) / max(1, len(weak))
     results["ours"]["r@5_abstaining"] = summarize(kept, qrels, [0.0])["r@5"]
+    if dense and args.models == "stacked" and not args.skip_baselines:
+        r_td, t_td, x_td = run_ours(tools, queries, measure=False, expansion=not args.no_expansion, dense=True,
+                                    cache_dir=cache, models="use", fusion=TODAY_FUSION)
+        x_td.pop("weak")
+        results["today"] = summarize(r_td, qrels, t_td["lat"])
     if dense:
         r_lex, t_lex, x_lex = run_ours(tools, queries, measure=False, expansion=not args.no_expansion)
         x_lex.pop("weak")
@@ -231,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         usage = (load_queries(args.usage_queries), load_qrels(args.usage_qrels))
         for label, d in (("ours warm", dense), ("lexical warm", False)) if dense else (("ours warm", False),):
             r_w, t_w, x_w = run_ours(tools, queries, measure=False, expansion=not args.no_expansion, dense=d,
-                                     cache_dir=cache, usage=usage)
+                                     cache_dir=cache, usage=usage, models=args.models)
             results[label] = summarize(r_w, qrels, t_w["lat"]) | {"memory_queries": x_w["memory_queries"]}
     if args.skip_baselines:
         results["baseline"] = summarize({q: [] for q, _ in queries}, qrels, [float("nan")])

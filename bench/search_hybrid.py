@@ -13,19 +13,24 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from host.search import UseEmbedder, VectorCache, fill_memory_vectors, fill_vectors
+from host.search import StackedEmbedder, UseEmbedder, fill_memory_vectors, fill_vectors, open_cache
 from registry.search import FusionParams, SearchIndex
 from registry.tool import ToolRecord
 
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "toolhost-bench-vectors"
-_EMBEDDER: UseEmbedder | None = None
+_EMBEDDERS: dict[str, UseEmbedder | StackedEmbedder] = {}
 
 
-def embedder() -> UseEmbedder:
-    global _EMBEDDER
-    if _EMBEDDER is None:
-        _EMBEDDER = UseEmbedder()
-    return _EMBEDDER
+def embedder(models: str = "stacked") -> UseEmbedder | StackedEmbedder:
+    """``"use"``: the multilingual model alone (the two-way hybrid); ``"stacked"``: USE + MiniLM
+    (what ``host.search.load_embedder`` gives with MiniLM installed)."""
+    if models not in _EMBEDDERS:
+        from host.search.minilm import MiniLmEmbedder
+
+        use = _EMBEDDERS.setdefault("use", UseEmbedder())
+        if models == "stacked":
+            _EMBEDDERS[models] = StackedEmbedder([use, MiniLmEmbedder()], english_only=[False, True])
+    return _EMBEDDERS[models]
 
 
 def build_index(
@@ -37,16 +42,17 @@ def build_index(
     expansion: bool = True,
     query_cache: int = 256,
     random_vectors: bool = False,
+    models: str = "stacked",
 ) -> tuple[SearchIndex, dict]:
     """The index over ``records`` (one update for all servers) and timings: ``build_s`` (BM25),
     ``embed_s`` / ``embedded`` / ``cached`` (vectors; ``cache_dir=None`` embeds everything).
     ``random_vectors`` gives every tool a random unit vector instead (latency runs only: the
-    query is still embedded by the real model)."""
+    query is still embedded by the real model). ``models``: see :func:`embedder`."""
     kw: dict = {}
     if not expansion:
         kw["expansion"] = None
     if dense:
-        kw["embedder"] = embedder()
+        kw["embedder"] = embedder(models)
         if fusion is not None:
             kw["fusion"] = fusion
     index = SearchIndex(**kw)
@@ -63,21 +69,29 @@ def build_index(
 
         rng = np.random.default_rng(7)
         missing = index.missing_vectors()
-        vecs = rng.standard_normal((len(missing), embedder().dim)).astype(np.float32)
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        emb = embedder(models)
+        vecs = rng.standard_normal((len(missing), emb.dim)).astype(np.float32)
+        for a, b in _bounds(emb):
+            vecs[:, a:b] /= np.linalg.norm(vecs[:, a:b], axis=1, keepdims=True)
         t0 = time.perf_counter()
         index.set_vectors((n, h, vecs[i]) for i, (n, h, _t) in enumerate(missing))
         info.update(vectors_s=time.perf_counter() - t0, embed_s=0.0, embedded=0, cached=0, random=len(missing))
     elif dense:
-        emb = embedder()
+        emb = embedder(models)
         emb.embed(["load the model"])  # model load is not embedding time
-        cache = VectorCache(cache_dir, emb.model_id, emb.dim) if cache_dir is not None else None
+        cache = open_cache(cache_dir, emb) if cache_dir is not None else None
         t0 = time.perf_counter()
         st = fill_vectors(index, emb, cache)
         info.update(
             vectors_s=time.perf_counter() - t0, embed_s=st.embed_seconds, embedded=st.embedded, cached=st.cached
         )
     return index, info
+
+
+def _bounds(emb) -> list[tuple[int, int]]:
+    from registry.search.fusion import part_bounds
+
+    return part_bounds(emb.part_dims) if isinstance(emb, StackedEmbedder) else [(0, emb.dim)]
 
 
 def usage_memory(
@@ -100,5 +114,5 @@ def usage_memory(
     index.set_memory(memory)
     if index.embedder is not None:
         emb = index.embedder
-        fill_memory_vectors(index, emb, VectorCache(DEFAULT_CACHE, emb.model_id, emb.dim))
+        fill_memory_vectors(index, emb, open_cache(DEFAULT_CACHE, emb))
     return sum(len(v[1]) for v in memory.values())

@@ -9,7 +9,8 @@ and then hybrid (query embedding included: the query-vector cache is off), so bo
 machine load. Also prints the vectors' memory (float32 matrix) and how long giving the index its
 vectors took (from the bench vector cache in ``$TMPDIR/toolhost-bench-vectors``; the first run
 at a size embeds and fills it). Timings on a shared machine are noisy: compare the two columns
-of one run, not runs with each other. From ``--random-vectors-from`` tools on (default 20k), tools
+of one run, not runs with each other. ``--models stacked`` (default) times the three-way hybrid
+(USE + MiniLM query embeddings) and, in the same rounds, the two-way USE hybrid. From ``--random-vectors-from`` tools on (default 20k), tools
 get random unit vectors instead of being embedded (embedding 100k tools takes minutes; the
 search cost does not depend on the vectors' values); the CPU columns (this thread's CPU time per search) are
 less sensitive to other processes than wall time. ``--visible-share F`` searches as a caller who
@@ -38,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="from this size on, tools get random unit vectors instead of embeddings (latency only)")
     ap.add_argument("--visible-share", type=float, default=1.0,
                     help="search as a caller who may see only this share of the tools (default: all)")
+    ap.add_argument("--models", choices=("stacked", "use"), default="stacked",
+                    help="hybrid's dense models: USE + MiniLM (default; the two-way USE hybrid runs beside it) or USE")
     args = ap.parse_args(argv)
     visible = None
     if args.visible_share < 1.0:
@@ -62,16 +65,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average at start: {' / '.join(f'{x:.2f}' for x in os.getloadavg())} (1 / 5 / 15 min, "
           f"{os.cpu_count()} cores)")
     print("| tools | lexical p50 / p95 ms | hybrid p50 / p95 ms | hybrid / lexical p50 | lexical / hybrid CPU p50 ms "
-          "| hybrid, query vector cached, p50 ms | vectors MiB | vectors load s |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| hybrid, query vector cached, p50 ms | vectors MiB | vectors load s | two-way (USE) hybrid p50 / p95 ms, "
+          "CPU p50 |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
         records, _ = to_records(pad_tools(pool, n))
-        index, info = build_index(records, dense=True, query_cache=0, random_vectors=n >= args.random_vectors_from)
+        rnd = n >= args.random_vectors_from
+        index, info = build_index(records, dense=True, query_cache=0, random_vectors=rnd, models=args.models)
+        two = build_index(records, dense=True, query_cache=0, random_vectors=rnd, models="use")[0] \
+            if args.models == "stacked" else None
         emb = index.embedder
         lex: list[float] = []
         hyb: list[float] = []
         lex_cpu: list[float] = []
         hyb_cpu: list[float] = []
+        two_ms: list[float] = []
+        two_cpu: list[float] = []
         for _ in range(args.rounds):
             index.embedder = None
             for q in qs:
@@ -85,6 +94,11 @@ def main(argv: list[str] | None = None) -> int:
                 index.search(q, limit=10, **kw)
                 hyb.append((time.perf_counter() - t0) * 1000)
                 hyb_cpu.append((time.thread_time() - c0) * 1000)
+            for q in qs if two is not None else ():
+                c0, t0 = time.thread_time(), time.perf_counter()
+                two.search(q, limit=10, **kw)
+                two_ms.append((time.perf_counter() - t0) * 1000)
+                two_cpu.append((time.thread_time() - c0) * 1000)
         # The same searches with their query vectors cached (agents repeat searches): the cost of
         # the dense scoring and fusion without the query embedding.
         index.query_cache_size = len(qs) + 1
@@ -101,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {label} | {lp:.3f} / {percentile(lex, 95):.3f} | {hp:.3f} / {percentile(hyb, 95):.3f} | "
               f"{hp / lp:.1f}x | {percentile(lex_cpu, 50):.3f} / {percentile(hyb_cpu, 50):.3f} | "
               f"{percentile(cached, 50):.3f} | {mib:.1f} | "
-              f"{info['vectors_s']:.2f} |", flush=True)
+              f"{info['vectors_s']:.2f} | "
+              + (f"{percentile(two_ms, 50):.3f} / {percentile(two_ms, 95):.3f}, {percentile(two_cpu, 50):.3f} |"
+                 if two_ms else "– |"), flush=True)
     print(f"load average at end: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

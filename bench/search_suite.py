@@ -166,7 +166,8 @@ def sets(e: Path, split_dir: Path | None = None) -> list[dict]:
     return out
 
 
-def run_one(spec: dict, fastmcp_python: str, quick: bool, no_expansion: bool = False, lexical: bool = False) -> dict:
+def run_one(spec: dict, fastmcp_python: str, quick: bool, no_expansion: bool = False, lexical: bool = False,
+            max_queries: int = 1000, old_abstain: bool = True) -> dict:
     cmd = [sys.executable, str(HERE / "search_eval.py"), "--tools", *map(str, spec["tools"])]
     cmd += ["--queries", str(spec["queries"]), "--qrels", str(spec["qrels"]), "--label", spec["name"]]
     cmd += ["--fastmcp-python", fastmcp_python]
@@ -174,7 +175,7 @@ def run_one(spec: dict, fastmcp_python: str, quick: bool, no_expansion: bool = F
         cmd += ["--pad", str(spec["pad"])]
     if no_expansion:
         cmd += ["--no-expansion"]
-    if spec.get("abstain"):
+    if spec.get("abstain") and old_abstain:
         cmd += ["--abstain-tools", *map(str, spec["abstain"])]
     if spec.get("honest"):
         cmd += ["--abstain-honest-tools", *map(str, spec["honest"])]
@@ -186,7 +187,7 @@ def run_one(spec: dict, fastmcp_python: str, quick: bool, no_expansion: bool = F
         cmd += ["--lexical"]
     maxq = spec.get("max_queries", 0)
     if quick:
-        maxq = min(maxq or 1000, 1000)
+        maxq = min(maxq or max_queries, max_queries)
     if maxq:
         cmd += ["--max-queries", str(maxq)]
     t0 = time.perf_counter()
@@ -202,7 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--eval-dir", type=Path, default=DEFAULT_EVAL)
     ap.add_argument("--fastmcp-python", default="/tmp/fastmcp-venv/bin/python")
-    ap.add_argument("--quick", action="store_true", help="at most 1,000 queries per set")
+    ap.add_argument("--quick", action="store_true", help="at most 1,000 queries per set (--quick-queries)")
+    ap.add_argument("--quick-queries", type=int, default=1000, help="queries per set with --quick")
+    ap.add_argument("--no-old-abstain", action="store_true",
+                    help="skip the old abstention protocol (queries on another eval set's tools); the honest one stays")
     ap.add_argument("--no-expansion", action="store_true", help="ours without query expansion")
     ap.add_argument("--only", nargs="*", help="run only sets whose name contains one of these words")
     ap.add_argument("--lexical", action="store_true", help="ours without the dense part")
@@ -214,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         for spec in sets(args.eval_dir, Path(tmp)):
             if args.only and not any(w.lower() in spec["name"].lower() for w in args.only):
                 continue
-            results[spec["name"]] = run_one(spec, args.fastmcp_python, args.quick, args.no_expansion, args.lexical)
+            results[spec["name"]] = run_one(spec, args.fastmcp_python, args.quick, args.no_expansion, args.lexical,
+                                            args.quick_queries, not args.no_old_abstain)
 
     print("| set | tools | queries | system | R@1 | R@5 | R@10 | NDCG@10 | p50 ms | p95 ms |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -223,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {name} | | | error: {res['error']} | | | | | | |")
             continue
         meta = res["meta"]
-        for system in ("ours", "lexical", "ours warm", "lexical warm", "baseline", "fastmcp"):
+        for system in ("ours", "today", "lexical", "ours warm", "lexical warm", "baseline", "fastmcp"):
             m = res.get(system)
             if m and not (system == "baseline" and m["r@5"] == 0 and m["p50_ms"] != m["p50_ms"]):
                 print(

@@ -37,7 +37,7 @@ from host.code_mode.script_run import InnerStep
 from host.config import HostConfig
 from host.events import EventLog
 from host.pipeline import ApprovalHook, CallContext, Pipeline
-from host.search import VectorCache, VectorWorker, load_embedder
+from host.search import VectorWorker, load_embedder, open_cache
 from host.store import AuditUnavailable
 from host.tracing import mark_result, span
 from host.upstream.connection import ServerStatus
@@ -139,7 +139,7 @@ class HostRuntime:
         self.search_index.attach(self.registry)  # incremental: one server's tools at a time
         self.vector_worker: VectorWorker | None = None
         if embedder is not None:
-            cache = VectorCache(data_dir / "search", embedder.model_id, embedder.dim)
+            cache = open_cache(data_dir / "search", embedder)
             self.vector_worker = VectorWorker(self.search_index, embedder, cache)
             self.registry.subscribe(lambda _server, _old, _new: self.vector_worker.notify())  # type: ignore[union-attr]
         self.manager = ServerManager(

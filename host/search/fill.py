@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from host.search.embedder import StackedEmbedder
+from host.search.stacked_cache import StackedCache, stacked_vectors
 from host.search.vector_cache import VectorCache
 from registry.search import Embedder, SearchIndex, text_key
 
@@ -29,13 +31,26 @@ class FillStats:
     embed_seconds: float = 0.0
 
 
-def fill_vectors(index: SearchIndex, embedder: Embedder, cache: VectorCache | None, batch: int = BATCH) -> FillStats:
+def fill_vectors(index: SearchIndex, embedder: Embedder, cache: VectorCache | StackedCache | None,
+                 batch: int = BATCH) -> FillStats:
     """Vectors for every tool of ``index`` that lacks one. Tools that change meanwhile are
-    skipped by the index (hash check) and picked up by the next run."""
+    skipped by the index (hash check) and picked up by the next run. A stacked embedder takes a
+    :class:`host.search.stacked_cache.StackedCache` (or ``None``)."""
     stats = FillStats()
     missing = index.missing_vectors()
     if not missing:
         return stats
+    if isinstance(embedder, StackedEmbedder):
+        assert cache is None or isinstance(cache, StackedCache)
+        for start in range(0, len(missing), batch):
+            chunk = missing[start : start + batch]
+            vecs, cached, spent = stacked_vectors(embedder, cache, [t for _n, _h, t in chunk])
+            stats.embed_seconds += spent
+            n = index.set_vectors((m[0], m[1], vecs[i]) for i, m in enumerate(chunk))
+            stats.cached += min(cached, n)
+            stats.embedded += n - min(cached, n)
+        return stats
+    assert not isinstance(cache, StackedCache)
     keys = [text_key(text, embedder.model_id) for _n, _h, text in missing]
     todo = list(zip(missing, keys, strict=True))
     if cache is not None:
@@ -73,7 +88,7 @@ def embed_queries(embedder: Embedder, texts: list[str]) -> np.ndarray:
 
 
 def fill_memory_vectors(
-    index: SearchIndex, embedder: Embedder, cache: VectorCache | None, batch: int = BATCH
+    index: SearchIndex, embedder: Embedder, cache: VectorCache | StackedCache | None, batch: int = BATCH
 ) -> FillStats:
     """Vectors for the remembered queries of ``index``'s usage memory that lack one (from the
     cache, else embedded as queries)."""
@@ -81,6 +96,17 @@ def fill_memory_vectors(
     texts = index.missing_memory_vectors()
     if not texts:
         return stats
+    if isinstance(embedder, StackedEmbedder):
+        assert cache is None or isinstance(cache, StackedCache)
+        for start in range(0, len(texts), batch):
+            chunk = texts[start : start + batch]
+            vecs, cached, spent = stacked_vectors(embedder, cache, chunk, queries=True)
+            stats.embed_seconds += spent
+            n = index.set_memory_vectors((t, vecs[i]) for i, t in enumerate(chunk))
+            stats.cached += min(cached, n)
+            stats.embedded += n - min(cached, n)
+        return stats
+    assert not isinstance(cache, StackedCache)
     keys = [query_text_key(t, embedder.model_id) for t in texts]
     todo = list(zip(texts, keys, strict=True))
     if cache is not None:

@@ -14,8 +14,9 @@ import threading
 import time
 
 from host.search.fill import FillStats, fill_memory_vectors, fill_vectors
+from host.search.stacked_cache import StackedCache
 from host.search.vector_cache import VectorCache
-from registry.search import Embedder, SearchIndex, embedding_text, text_key
+from registry.search import Embedder, SearchIndex, text_key
 
 __all__ = ["VectorWorker"]
 
@@ -23,9 +24,10 @@ log = logging.getLogger("toolhost.search")
 
 
 class VectorWorker:
-    """Args: the index, the embedder, the cache (``None``: embed every time)."""
+    """Args: the index, the embedder, the cache (``None``: embed every time; per part for a
+    stacked embedder, :func:`host.search.stacked_cache.open_cache`)."""
 
-    def __init__(self, index: SearchIndex, embedder: Embedder, cache: VectorCache | None) -> None:
+    def __init__(self, index: SearchIndex, embedder: Embedder, cache: VectorCache | StackedCache | None) -> None:
         self.index = index
         self.embedder = embedder
         self.cache = cache
@@ -61,8 +63,11 @@ class VectorWorker:
         cache = self.cache
         if cache is None or len(cache) <= 2 * len(self.index) + 1000:
             return
-        keep = [text_key(embedding_text(rec), self.embedder.model_id) for rec in self.index.records()]
-        kept = cache.compact(keep)
+        texts = [self.index.embedding_text(rec) for rec in self.index.records()]
+        if isinstance(cache, StackedCache):
+            kept = cache.compact(texts)
+        else:
+            kept = cache.compact(text_key(t, self.embedder.model_id) for t in texts)
         log.info("tool_search: vector cache compacted to %d vectors", kept)
 
     def _run(self) -> None:

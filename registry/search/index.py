@@ -63,6 +63,14 @@ from registry.search.dense_query import QUERY_VECTOR_CACHE, DenseCandidates, Que
 from registry.search.document import FieldWeights, document_tokens
 from registry.search.exact import MAX_REGEX_CHARS, regex_tools, select_tools
 from registry.search.expand import DEFAULT_EXPANSION, QueryExpansion
+from registry.search.fusion import (
+    DEFAULT_PARTED_FUSION,
+    PartedEmbedder,
+    PartedFusion,
+    fuse_parts,
+    part_bounds,
+    query_matrix,
+)
 from registry.search.index_state import IndexState, empty_state, replaced_state
 from registry.search.memory import MemoryIndex
 from registry.search.ranking import ToolFilter, add_scores, bm25_confidence, top_hits
@@ -98,6 +106,12 @@ class SearchIndex:
             computed here: the owner feeds them with :meth:`set_vectors` (see
             :meth:`missing_vectors`); a tool without one is ranked lexically.
         fusion: how BM25 and dense rankings combine (``registry.search.dense``).
+        parted_fusion: the same for an embedder of several models
+            (:class:`registry.search.fusion.PartedEmbedder`: BM25 and each model's cosines,
+            ``registry.search.fusion``); signals and "no tool fits" read the first model's.
+        embed_server: the server name in front of each embedded tool text
+            (:func:`registry.search.dense.embedding_text`); ``None``: with an embedder of
+            several models only (dev grid, ``bench/search_fusion3_tune.py``).
         abstain: the "no tool fits" thresholds.
         memory_weight: weight of the usage-memory score (BM25 over each tool's remembered
             queries, :meth:`set_memory`) added to the tool's BM25 score when the dense part does
@@ -117,6 +131,8 @@ class SearchIndex:
         expansion: QueryExpansion | None = DEFAULT_EXPANSION,
         embedder: Embedder | None = None,
         fusion: FusionParams = DEFAULT_FUSION,
+        parted_fusion: PartedFusion = DEFAULT_PARTED_FUSION,
+        embed_server: bool | None = None,
         abstain: Abstain = DEFAULT_ABSTAIN,
         memory_weight: float = 0.3,
         hybrid_memory_weight: float = 0.0,
@@ -125,6 +141,8 @@ class SearchIndex:
         self.params = params
         self.embedder = embedder
         self.fusion = fusion
+        self.parted_fusion = parted_fusion
+        self.embed_server = isinstance(embedder, PartedEmbedder) if embed_server is None else embed_server
         self.abstain = abstain
         self.memory_weight = memory_weight
         self.memory_dense = memory_dense
@@ -206,8 +224,12 @@ class SearchIndex:
         out = []
         for slot, rec in enumerate(st.records):
             if rec is not None and not st.has_vec[slot]:
-                out.append((rec.qualified_name, rec.definition_hash, embedding_text(rec)))
+                out.append((rec.qualified_name, rec.definition_hash, self.embedding_text(rec)))
         return out
+
+    def embedding_text(self, record: ToolRecord) -> str:
+        """The text this index embeds for ``record`` (:func:`registry.search.dense.embedding_text`)."""
+        return embedding_text(record, server=self.embed_server)
 
     def set_vectors(self, items: Iterable[tuple[str, str, np.ndarray]]) -> int:
         """Give tools their vectors: ``(qualified name, definition hash, unit vector)``.
@@ -360,20 +382,40 @@ class SearchIndex:
             if len(dense_slots):
                 assert self.embedder is not None
                 qv = self._qvecs.get(text, self.embedder)
-                dense_all = cosines(st.vectors.matrix, cap, dense_slots, qv)
+                parted = isinstance(self.embedder, PartedEmbedder)
+                active = bounds = None
+                if parted:
+                    assert isinstance(self.embedder, PartedEmbedder)
+                    bounds = part_bounds(self.embedder.part_dims)
+                    dense_mat = cosines(st.vectors.matrix, cap, dense_slots, qv, bounds)
+                    qv, active = query_matrix(qv, self.embedder.part_dims)  # for the memory's rows
+                else:
+                    dense_mat = cosines(st.vectors.matrix, cap, dense_slots, qv)
                 if self._mem and self.memory_dense > 0:
                     # A remembered query close to this one lifts its tool's dense score.
                     m_slots, m_sims = self._mem.dense_scores(st.generation, st.by_name, st.corpus.slot_of, qv)
                     if len(m_slots):
-                        dense_all = dense_all.copy()
-                        dense_all[m_slots] = np.maximum(dense_all[m_slots], self.memory_dense * m_sims)
+                        # Several models: the lift reads and moves the first (multilingual) model's
+                        # cosines only, the scale ``memory_dense`` was fitted on.
+                        dense_mat = dense_mat.copy()
+                        if parted:
+                            dense_mat[m_slots, 0] = np.maximum(dense_mat[m_slots, 0], self.memory_dense * m_sims[:, 0])
+                        else:
+                            dense_mat[m_slots] = np.maximum(dense_mat[m_slots], self.memory_dense * m_sims)
                 # Every slot a candidate (all visible, all embedded, no free slot): no gather.
-                cand_cos = dense_all if len(dense_slots) == cap else dense_all[dense_slots]
+                cand_mat = dense_mat if len(dense_slots) == cap else dense_mat[dense_slots]
+                # Signals read the (first) multilingual model's cosines.
+                dense_all = dense_mat[:, 0] if parted else dense_mat
+                cand_cos = cand_mat[:, 0] if parted else cand_mat
                 dense_top, dense_z, dense_margin = dense_signals(cand_cos)
                 lex_dense_rank, dense_lex_rank = rank_agreement(
                     slots, scores, dense_slots, cand_cos, dense_all, st.has_vec
                 )
-                slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion, cand_cos)
+                if active is not None:
+                    slots, scores = fuse_parts(slots, scores, dense_slots, dense_mat, active, st.has_vec,
+                                               self.parted_fusion, cand_mat)
+                else:
+                    slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion, cand_cos)
                 mode = "hybrid"
         hits = top_hits(st.records, slots, scores, limit)
         if not hits:
