@@ -15,7 +15,7 @@ validate → look up → authorize → execute → limit → pair, with events i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable
+from collections.abc import Callable, Collection, Hashable, Sequence
 from pathlib import Path
 from types import TracebackType
 import secrets
@@ -34,7 +34,8 @@ from host.upstream.connection import ServerStatus
 from host.events import EventLog
 from host.upstream.executor import ProgressCallback
 from host.upstream.manager import ServerManager
-from host.pipeline import ApprovalHook, CallContext, Pipeline
+from host.pipeline import ApprovalHook, CallContext, Pipeline, TaintListener, TaintStage
+from registry.safety import FlowGuard, TaintCheck
 from registry import ANONYMOUS, AllowAll, Principal, RequestPolicy, Risk, ToolRecord, ToolRegistry
 from host.search import VectorCache, VectorWorker, load_embedder
 from registry.search import SearchIndex, SearchResult
@@ -73,6 +74,12 @@ class HostRuntime:
         dense: hybrid search with the bundled multilingual model (``None``: on unless
             ``$TOOLHOST_DENSE_SEARCH=0``; without the model, BM25 only and one log line). Tool
             vectors are cached in ``<data_dir>/search/`` and computed in a background thread.
+        flow_guard: data-flow labels and session taint (:class:`registry.safety.TaintCheck`);
+            default :meth:`flow_guard_for` of ``config`` (each server's ``toolhost.flow``, the
+            ``toolhost.taint`` rule). Checked after the policy allowed a call
+            (:mod:`host.pipeline.taint`): ``self.taint``.
+        taint_listeners: told of every call the taint rule decided (audit row, console event);
+            more with ``self.taint.subscribe``.
     """
 
     def __init__(
@@ -88,6 +95,8 @@ class HostRuntime:
         auditor: CallAuditor | None = None,
         limiter: RateLimiter | None = None,
         dense: bool | None = None,
+        flow_guard: TaintCheck | None = None,
+        taint_listeners: Sequence[TaintListener] = (),
     ) -> None:
         self.config = config
         self.auditor = auditor
@@ -108,6 +117,7 @@ class HostRuntime:
             config, data_dir=data_dir, registry=self.registry, reconnect=reconnect, on_status=on_status
         )
         self.event_log = EventLog(data_dir / "events")
+        self.taint = TaintStage(flow_guard or self.flow_guard_for(config), taint_listeners)
         self.pipeline = Pipeline(
             self.registry,
             self.manager,
@@ -115,7 +125,19 @@ class HostRuntime:
             spill_dir=data_dir / "spill",
             event_log=self.event_log,
             approvals=approvals,
+            taint=self.taint,
         )
+
+    @staticmethod
+    def flow_guard_for(config: HostConfig) -> FlowGuard:
+        """The :class:`registry.safety.FlowGuard` of ``config``: every server's ``toolhost.flow``
+        overrides and the top-level ``toolhost.taint`` rule (default ``approve``)."""
+        return FlowGuard({name: server.toolhost.flow for name, server in config.servers.items()},
+                         rule=config.defaults.taint)
+
+    def end_session(self, session_id: str) -> None:
+        """Forget the taint of ``session_id`` (its connection closed)."""
+        self.taint.end_session(session_id)
 
     async def __aenter__(self) -> HostRuntime:
         if self.vector_worker is not None:
@@ -198,6 +220,7 @@ class HostRuntime:
         conversation_id: str | None = None,
         call_id: str | None = None,
         progress_callback: ProgressCallback | None = None,
+        session_id: str | None = None,
     ) -> ToolResult:
         """Run one call by qualified name through the pipeline.
 
@@ -208,13 +231,14 @@ class HostRuntime:
             conversation_id: names the event-log file and spill folder (default: the runtime's).
             call_id: the caller's id for the call (generated when ``None``).
             progress_callback: receives upstream progress notifications.
+            session_id: the caller's session for session taint (default: the conversation id).
 
         Returns:
             Exactly one :class:`~host.calls.ToolResult`; failures are results, never exceptions
             (only :class:`host.pipeline.PipelineFatal` escapes, for broken invariants).
         """
         ctx = CallContext(principal=principal, conversation_id=conversation_id or self.conversation_id,
-                          progress_callback=progress_callback)
+                          progress_callback=progress_callback, session_id=session_id)
         record = self.registry.snapshot().get(name)
         with span("toolhost.call", **{"toolhost.tool": name, "toolhost.server": record.server if record else None,
                                       "toolhost.user": principal.user, "toolhost.call_id": call_id}) as sp:

@@ -16,6 +16,7 @@ from host.pipeline.format import EMPTY_PLACEHOLDER, FormattedOutput, SpillStore,
 from host.pipeline.pipeline import Pipeline
 from host.pipeline.prepare import ApprovalHook, ApprovalOutcome, Prepared
 from host.pipeline.results import classify_exception, error_result, rate_limit_info
+from host.pipeline.taint import TaintEvent, TaintListener, TaintStage
 
 __all__ = [
     "EMPTY_PLACEHOLDER",
@@ -33,6 +34,9 @@ __all__ = [
     "Prepared",
     "ResultCallback",
     "SpillStore",
+    "TaintEvent",
+    "TaintListener",
+    "TaintStage",
     "UnknownCall",
     "classify_exception",
     "convert_content",

@@ -31,6 +31,7 @@ from host.pipeline.execute import execute_batch
 from host.pipeline.format import SpillStore
 from host.pipeline.prepare import ApprovalHook, Prepared, ValidatorCache, prepare_call
 from host.pipeline.results import error_result
+from host.pipeline.taint import TaintStage
 from host.tracing import span
 from registry.policy import AllowAll, RequestPolicy
 from registry.store import ToolRegistry
@@ -61,6 +62,8 @@ class Pipeline:
             ``result`` events.
         approvals: optional hook deciding calls the policy marks ``approval``.
         coerce: apply the lossless string→number coercion (``registry.validation``).
+        taint: the session-taint stage (:class:`host.pipeline.taint.TaintStage`; ``None``: no
+            trifecta rule): checked after the policy allowed a call, fed every result that ran.
     """
 
     def __init__(
@@ -73,6 +76,7 @@ class Pipeline:
         event_log: Any | None = None,
         approvals: ApprovalHook | None = None,
         coerce: bool = True,
+        taint: TaintStage | None = None,
     ) -> None:
         self.registry = registry
         self.executor = executor
@@ -81,6 +85,7 @@ class Pipeline:
         self.event_log = event_log
         self.approvals = approvals
         self.coerce = coerce
+        self.taint = taint
         self._validators = ValidatorCache()
 
     def _log(self, ctx: CallContext, kind: str, data: dict[str, Any]) -> None:
@@ -110,7 +115,7 @@ class Pipeline:
                     out = await prepare_call(
                         call, snapshot=snapshot, policy=self.policy, principal=ctx.principal,
                         validators=self._validators, approvals=self.approvals, suggest=self.registry.suggest,
-                        coerce=self.coerce,
+                        coerce=self.coerce, taint=self.taint, session_id=ctx.taint_session,
                     )
                     _trace_prepared(sp, out)
             except Exception as exc:  # noqa: BLE001 - a failing policy/approval store fails closed, for this call only
@@ -140,8 +145,13 @@ class Pipeline:
 
         done: set[str] = set()
 
+        ran = {p.call.call_id: p.record for p in preps} if self.taint is not None else {}
+
         async def completed(res: ToolResult) -> None:
             done.add(res.call_id)
+            record = ran.get(res.call_id)
+            if record is not None and res.status is not ResultStatus.NOT_EXECUTED:
+                self.taint.record_result(ctx.taint_session, res.call_id, record)  # type: ignore[union-attr]
             await self._completed(ctx, res)
 
         if preps:

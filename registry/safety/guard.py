@@ -34,6 +34,8 @@ __all__ = ["DefinitionCheck", "FlowGuard", "TaintCheck", "definition_hold", "tri
 class TaintCheck(Protocol):
     """What the call path needs from session taint."""
 
+    def labels(self, record: ToolRecord) -> FlowLabels: ...
+
     def check(self, session_id: str, call_id: str, record: ToolRecord, rule: TaintRule | None = None
               ) -> TaintVerdict: ...
 
