@@ -33,6 +33,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from host.access.audit_writer import AuditWriter
 from host.access.gate import ApprovalGate, ElicitApproval, approval_elicitation, approval_record
+from host.pipeline.taint import TaintEvent
 from host.store import (
     ApiKeys,
     Approvals,
@@ -365,6 +366,18 @@ class AccessControl:
         """:meth:`audit_call` through the write-behind (:attr:`audit_writer`, batched, off the event
         loop): returns the row id once committed (``commit`` durability) or ``None`` (``interval``)."""
         return await self.audit_writer.write(self.call_record(principal, name, arguments, **outcome))
+
+    async def audit_taint(self, event: TaintEvent) -> None:
+        """The audit row of a call the session-taint rule decided (a :class:`host.pipeline.TaintListener`):
+        action ``taint``, rule ``taint:trifecta``, decision the rule's (``allow``/``approve``/``deny``),
+        status what became of the call (``allowed``, ``denied``, ``approval_required``, ``approved``,
+        ``rejected``), detail the calls that brought private data and untrusted content."""
+        await self.audit_async(
+            action="taint", principal=event.principal, tool=event.tool.qualified_name,
+            decision=event.verdict.decision.value, rule="taint:trifecta", status=event.outcome,
+            detail=f"session {event.session_id}, call {event.call_id}: {event.detail()}",
+            definition_hash=event.tool.definition_hash, approval_id=event.approval_id,
+        )
 
     async def audit_async(self, **fields: Any) -> int | None:
         """:meth:`audit` through the write-behind (see :meth:`audit_call_async`)."""

@@ -166,9 +166,11 @@ def serve(
             reconnect=True,
             conversation_id=run_id,
             policy=build_policy(access, enforce=enforce),
-            approvals=access.approval_hook() if enforce and access is not None else None,
+            # with a store, also in open access: the session-taint rule's approvals wait there
+            approvals=access.approval_hook() if access is not None else None,
             auditor=access,  # every call audited, whatever the transport (also in open access)
             limiter=_limiter(access, cfg),
+            taint_listeners=[access.audit_taint] if access is not None else (),
         )
         if access is not None:
             access.watch(rt.registry)  # pin definitions from the first listing on (BR-24)
