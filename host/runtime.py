@@ -135,6 +135,11 @@ class HostRuntime:
         return FlowGuard({name: server.toolhost.flow for name, server in config.servers.items()},
                          rule=config.defaults.taint)
 
+    def auto_accepts(self, server: str) -> bool:
+        """Whether ``server``'s ``toolhost.auto_accept`` is ``"cosmetic"`` (current config)."""
+        found = self.config.servers.get(server)
+        return found is not None and found.toolhost.auto_accept == "cosmetic"
+
     def end_session(self, session_id: str) -> None:
         """Forget the taint of ``session_id`` (its connection closed)."""
         self.taint.end_session(session_id)

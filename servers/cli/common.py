@@ -98,7 +98,7 @@ async def _with_runtime(
                      limiter=_limiter(access, cfg))
     try:
         if access is not None:
-            access.watch(rt.registry)
+            access.watch(rt.registry, auto_accept=rt.auto_accepts)
         with live_status(err, rt.statuses()) as refresh:
             rt.manager.on_status = refresh
             async with rt:

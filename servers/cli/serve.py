@@ -173,7 +173,7 @@ def serve(
             taint_listeners=[access.audit_taint] if access is not None else (),
         )
         if access is not None:
-            access.watch(rt.registry)  # pin definitions from the first listing on (BR-24)
+            access.watch(rt.registry, auto_accept=rt.auto_accepts)  # pin definitions from the first listing on
         surface = OperatorSurface(rt, access, root, config, err if log_format is LogFormat.text else None,
                                   watch_config=watch_config, http=not stdio, db_url=db_url)
         verifier = settings = None
