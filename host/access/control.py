@@ -259,9 +259,8 @@ class AccessControl:
             found = report.findings.get(name, [])
             self.audit(action="pin", tool=name, decision="deny", rule="pin:suspicious",
                        status="held" if name in report.held else "changed",
-                       detail=f"the scanner holds {name}: " + "; ".join(found[:5])
-                       + (f" (+{len(found) - 5} more)" if len(found) > 5 else "")
-                       + f". Review `toolhost pins diff {name}`; accept with `toolhost pins accept {name} --hash HASH`")
+                       detail=f"held by the definition scanner ({len(found)} finding(s); `toolhost pins diff {name}`, "
+                       f"then `toolhost pins accept {name} --hash HASH` or fix the server): " + "; ".join(found[:5]))
         for name in (n for n in report.auto_accepted if n in fresh):
             self.audit(action="pin", tool=name, decision="allow", rule="pin:auto-accepted", status="trusted",
                        detail=f"{server}: cosmetic change pinned at once (toolhost.auto_accept cosmetic; drift "
