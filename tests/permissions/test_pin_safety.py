@@ -99,3 +99,33 @@ def test_an_accepted_suspicious_definition_is_not_held_again(access):
 def test_review_of_an_unknown_pin_is_not_found(access):
     with pytest.raises(NotFound):
         access.pins.review("calc__nope")
+
+
+def test_cli_pins_diff_prints_the_drift_class_and_the_scan_reasons(tmp_path):
+    import typer
+    from typer.testing import CliRunner
+
+    from servers.cli.admin_commands import register
+
+    app = typer.Typer()
+    register(app)
+    app.command("version")(lambda: None)
+    data = tmp_path / "data"
+    access = AccessControl.open(data)
+    try:
+        destructive = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+        safer = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+        access.observe("calc", [tool("wipe", "Deletes a table.", destructive), tool("add")])
+        access.observe("calc", [tool("wipe", "Deletes a table.", safer), tool("add", POISON)])
+    finally:
+        access.close()
+    run = lambda *a: CliRunner().invoke(app, [*a, "--data-dir", str(data)])  # noqa: E731
+    wipe = run("pins", "diff", "calc__wipe")
+    assert wipe.exit_code == 0, wipe.output
+    assert "drift class: risk_downgrade (never auto-accepted)\n" in wipe.output
+    assert "  risk_downgrade at annotations.destructiveHint: true → false\n" in wipe.output
+    assert "definition scanner" not in wipe.output
+    add = run("pins", "diff", "calc__add").output
+    assert "drift class: new_finding, new_url" not in add  # the poison names no URL
+    assert "drift class: new_finding, cosmetic (never auto-accepted)" in add
+    assert "held by the definition scanner:" in add and "instruction (fake_tag) at description" in add
