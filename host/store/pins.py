@@ -76,6 +76,11 @@ class PinInfo:
     pending_hash: str | None
     pinned_at: float | None
     updated_at: float
+    drift_class: str | None = None
+    """The drift class of the pending change (``cosmetic``, ``risk_downgrade, schema_widened`` …)."""
+    held_reason: str | None = None
+    """Why the tool is held or changed, for lists: the scanner's first finding, the drift class, or
+    ``new tool``; ``None`` for a trusted pin."""
 
 
 @dataclass
@@ -123,7 +128,18 @@ class PinReview:
 
 
 def _info(r) -> PinInfo:
-    return PinInfo(r.tool, r.server, r.status, r.definition_hash, r.pending_hash, r.pinned_at, r.updated_at)
+    drift = parse_drift(r.drift)
+    reason = None
+    if r.status != "trusted":
+        found = parse_findings(r.findings)
+        if found:
+            reason = f"definition scanner ({len(found)} finding(s)): {found[0]}"
+        elif r.status == "held":
+            reason = "new tool, held until accepted"
+        else:
+            reason = f"changed: {drift.label}" if drift else "changed"
+    return PinInfo(r.tool, r.server, r.status, r.definition_hash, r.pending_hash, r.pinned_at, r.updated_at,
+                   drift.label if drift else None, reason)
 
 
 class Pins:

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import anyio
 import httpx2
@@ -67,11 +67,11 @@ class Site:
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> Site:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 
-    def __exit__(self, *_: Any) -> None:
+    def __exit__(self, *_: object) -> None:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=10)
@@ -89,7 +89,7 @@ def site() -> Iterator[Site]:
         yield s
 
 
-def serve(tmp_path: Path, mode: str) -> tuple[subprocess.Popen, str, Path, str | None]:
+def write_config(tmp_path: Path) -> Path:
     private = tmp_path / "private"
     private.mkdir()
     (private / "secret.txt").write_text("customer list: ACME Corp, 42 Wallaby Way\n")
@@ -102,6 +102,11 @@ def serve(tmp_path: Path, mode: str) -> tuple[subprocess.Popen, str, Path, str |
         # by name cue alone "post"/"message" would also make it an untrusted source)
         "posting": {"command": PY, "args": [str(POSTING)], "toolhost": {"flow": {"untrusted_source": False}}},
     }}))
+    return cfg
+
+
+def serve(tmp_path: Path, mode: str) -> tuple[subprocess.Popen, str, Path, str | None]:
+    cfg = write_config(tmp_path)
     data = tmp_path / "home"
     key = None
     if mode == "keys":
@@ -125,7 +130,7 @@ class Session:
     def __init__(self, url: str, key: str | None, era: str) -> None:
         self.url, self.key, self.era = url, key, era
 
-    async def __aenter__(self) -> Session:
+    async def __aenter__(self) -> Self:
         headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
         self.http = httpx2.AsyncClient(headers=headers, timeout=60)
         self.client = Client(streamable_http_client(self.url, http_client=self.http), mode=self.era)
@@ -133,7 +138,7 @@ class Session:
         await self.client.__aenter__()
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.client.__aexit__(*exc)
         await self.http.__aexit__(*exc)
 
@@ -199,3 +204,25 @@ def run_scenario(tmp_path: Path, site: Site, mode: str, era: str) -> None:
 @pytest.mark.parametrize("mode", ["open", "keys"])
 def test_trifecta_is_held_until_approved_and_other_orders_run(tmp_path, site, mode, era):
     run_scenario(tmp_path, site, mode, era)
+
+
+def test_tools_and_search_show_the_data_flow_labels(tmp_path):
+    cfg, data = write_config(tmp_path), tmp_path / "home"
+    listed = runner.invoke(app, ["tools", "--config", str(cfg), "--data-dir", str(data), "--json"])
+    assert listed.exit_code == 0, listed.output
+    flow = {t["name"]: t["flow"] for t in json.loads(listed.stdout)}
+    assert flow["files__read_text_file"]["labels"] == ["private_source"]
+    assert flow["files__read_text_file"]["reasons"]["private_source"] == "name cue 'file' and the tool reads"
+    assert flow["files__write_file"]["labels"] == []  # local write, closed world: carries nothing out
+    assert flow["web__fetch"]["labels"] == ["untrusted_source"]
+    assert flow["web__fetch"]["reasons"]["egress"] == "read-only (risk read)"
+    assert flow["posting__post_message"]["labels"] == ["egress"]
+    assert flow["posting__post_message"]["reasons"]["untrusted_source"] == "config toolhost.flow.untrusted_source"
+    table = runner.invoke(app, ["tools", "--config", str(cfg), "--data-dir", str(data)], terminal_width=300)
+    assert "data flow" in table.stdout
+    row = next(line for line in table.stdout.splitlines() if "web__fetch" in line)
+    assert "untrusted" in row
+    found = runner.invoke(app, ["search", "post a message to a url", "--config", str(cfg), "--data-dir", str(data),
+                                "--json"])
+    hits = {h["name"]: h["flow"]["short"] for h in json.loads(found.stdout)}
+    assert hits["posting__post_message"] == "egress"
