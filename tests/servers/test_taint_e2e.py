@@ -113,7 +113,8 @@ def serve(tmp_path: Path, mode: str) -> tuple[subprocess.Popen, str, Path, str |
         admin(data, "users", "add", "alice")
         admin(data, "grants", "add", "alice", "*")
         key = re.search(r"(th_\w+_\S+)", admin(data, "keys", "create", "alice")).group(1)
-    proc = subprocess.Popen([TOOLHOST, "serve", "--port", "0", "--config", str(cfg), "--data-dir", str(data)],
+    auth = ["--auth", "off"] if mode == "off" else []
+    proc = subprocess.Popen([TOOLHOST, "serve", "--port", "0", "--config", str(cfg), "--data-dir", str(data), *auth],
                             stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     for line in proc.stderr:
@@ -226,3 +227,26 @@ def test_tools_and_search_show_the_data_flow_labels(tmp_path):
                                 "--json"])
     hits = {h["name"]: h["flow"]["short"] for h in json.loads(found.stdout)}
     assert hits["posting__post_message"] == "egress"
+
+
+def test_without_a_store_the_trifecta_is_held_and_says_how_to_proceed(tmp_path, site):
+    """``--auth off`` keeps no approvals: the egress call stays refused with approval_required."""
+    proc, url, _data, _key = serve(tmp_path, "off")
+    secret = str(tmp_path / "private" / "secret.txt")
+    post = {"url": f"{site.base}/inbox", "text": "summary"}
+    try:
+        async def scenario() -> None:
+            with anyio.fail_after(120):
+                async with Session(url, None, "legacy") as s:
+                    assert (await s.call("files__read_text_file", {"path": secret}))[0] is None
+                    assert (await s.call("web__fetch", {"url": f"{site.base}/page"}))[0] is None
+                    code, text, err = await s.call("posting__post_message", post)
+                    assert code == "approval_required" and "approval_id" not in err
+                    assert "No approver is configured" in text and '"decision": "allow"' in text
+                    assert site.posted == []
+
+        anyio.run(scenario)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.communicate(timeout=30)[1]
+    assert "taint.approval_required" in rest
