@@ -117,7 +117,8 @@ class HostRuntime:
             config, data_dir=data_dir, registry=self.registry, reconnect=reconnect, on_status=on_status
         )
         self.event_log = EventLog(data_dir / "events")
-        self.taint = TaintStage(flow_guard or self.flow_guard_for(config), taint_listeners)
+        self._own_guard = None if flow_guard is not None else self.flow_guard_for(config)
+        self.taint = TaintStage(flow_guard or self._own_guard, taint_listeners)  # type: ignore[arg-type]
         self.pipeline = Pipeline(
             self.registry,
             self.manager,
@@ -134,6 +135,13 @@ class HostRuntime:
         overrides and the top-level ``toolhost.taint`` rule (default ``approve``)."""
         return FlowGuard({name: server.toolhost.flow for name, server in config.servers.items()},
                          rule=config.defaults.taint)
+
+    def use_config(self, config: HostConfig) -> None:
+        """Apply a reloaded config's ``toolhost.flow`` blocks and ``toolhost.taint`` rule (to the
+        guard built from the config; a ``flow_guard`` given to the constructor is left alone)."""
+        self.config = config
+        if self._own_guard is not None:
+            self._own_guard.reconfigure({n: s.toolhost.flow for n, s in config.servers.items()}, config.defaults.taint)
 
     def auto_accepts(self, server: str) -> bool:
         """Whether ``server``'s ``toolhost.auto_accept`` is ``"cosmetic"`` (current config)."""
