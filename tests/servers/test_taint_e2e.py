@@ -93,7 +93,7 @@ def write_config(tmp_path: Path) -> Path:
     private = tmp_path / "private"
     private.mkdir()
     (private / "secret.txt").write_text("customer list: ACME Corp, 42 Wallaby Way\n")
-    assert FILESYSTEM.exists(), "run scripts/test.sh: it installs the npm peer server-filesystem into peers/"
+    assert FILESYSTEM.exists(), "run scripts/test.sh (or npm ci in peers/): it installs the npm peer server-filesystem"
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({"toolhost": {"connect_timeout_seconds": 60}, "mcpServers": {
         "files": {"command": NODE, "args": [str(FILESYSTEM), str(private)]},
