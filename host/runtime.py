@@ -36,7 +36,7 @@ from host.code_mode.runner import CodeMode
 from host.code_mode.script_run import InnerStep
 from host.config import HostConfig
 from host.events import EventLog
-from host.pipeline import ApprovalHook, CallContext, Pipeline
+from host.pipeline import ApprovalHook, CallContext, Pipeline, TaintListener, TaintStage
 from host.search import VectorWorker, load_embedder, open_cache
 from host.store import AuditUnavailable
 from host.tracing import mark_result, span
@@ -44,6 +44,7 @@ from host.upstream.connection import ServerStatus
 from host.upstream.executor import ProgressCallback
 from host.upstream.manager import ServerManager
 from registry import ANONYMOUS, Effect, PatternPolicy, Principal, RequestPolicy, Risk, ToolRecord, ToolRegistry
+from registry.safety import FlowGuard, TaintCheck
 from registry.search import SearchIndex, SearchResult
 
 if TYPE_CHECKING:
@@ -104,6 +105,12 @@ class HostRuntime:
             script's inner calls are covered (:class:`host.code_mode.cover.CoveringApprovals`).
         script_approvals: decides scripts whose manifest needs approval (``None``: such scripts
             answer ``approval_required``).
+        flow_guard: data-flow labels and session taint (:class:`registry.safety.TaintCheck`);
+            default :meth:`flow_guard_for` of ``config`` (each server's ``toolhost.flow``, the
+            ``toolhost.taint`` rule). Checked after the policy allowed a call
+            (:mod:`host.pipeline.taint`): ``self.taint``.
+        taint_listeners: told of every call the taint rule decided (audit row, console event);
+            more with ``self.taint.subscribe``.
     """
 
     def __init__(
@@ -122,6 +129,8 @@ class HostRuntime:
         dense: bool | None = None,
         code_mode: CodeModeConfig | None = None,
         script_approvals: ScriptApprovals | None = None,
+        flow_guard: TaintCheck | None = None,
+        taint_listeners: Sequence[TaintListener] = (),
     ) -> None:
         self.config = config
         self.code_mode: CodeMode | None = CodeMode(code_mode) if code_mode is not None and code_mode.enabled else None
@@ -147,6 +156,8 @@ class HostRuntime:
             connect_in_background=connect_in_background,
         )
         self.event_log = EventLog(data_dir / "events")
+        self._own_guard = None if flow_guard is not None else self.flow_guard_for(config)
+        self.taint = TaintStage(flow_guard or self._own_guard, taint_listeners)  # type: ignore[arg-type]
         self.pipeline = Pipeline(
             self.registry,
             self.manager,
@@ -155,7 +166,31 @@ class HostRuntime:
             event_log=self.event_log,
             approvals=approvals,
             send_gate=None if auditor is None else AuditSendGate(auditor, config.defaults.audit_read_calls),
+            taint=self.taint,
         )
+
+    @staticmethod
+    def flow_guard_for(config: HostConfig) -> FlowGuard:
+        """The :class:`registry.safety.FlowGuard` of ``config``: every server's ``toolhost.flow``
+        overrides and the top-level ``toolhost.taint`` rule (default ``approve``)."""
+        return FlowGuard({name: server.toolhost.flow for name, server in config.servers.items()},
+                         rule=config.defaults.taint)
+
+    def use_config(self, config: HostConfig) -> None:
+        """Apply a reloaded config's ``toolhost.flow`` blocks and ``toolhost.taint`` rule (to the
+        guard built from the config; a ``flow_guard`` given to the constructor is left alone)."""
+        self.config = config
+        if self._own_guard is not None:
+            self._own_guard.reconfigure({n: s.toolhost.flow for n, s in config.servers.items()}, config.defaults.taint)
+
+    def auto_accepts(self, server: str) -> bool:
+        """Whether ``server``'s ``toolhost.auto_accept`` is ``"cosmetic"`` (current config)."""
+        found = self.config.servers.get(server)
+        return found is not None and found.toolhost.auto_accept == "cosmetic"
+
+    def end_session(self, session_id: str) -> None:
+        """Forget the taint of ``session_id`` (its connection closed)."""
+        self.taint.end_session(session_id)
 
     async def __aenter__(self) -> HostRuntime:
         if self.code_mode is not None:
@@ -260,6 +295,7 @@ class HostRuntime:
         call_id: str | None = None,
         progress_callback: ProgressCallback | None = None,
         script_step: InnerStep | None = None,
+        session_id: str | None = None,
     ) -> ToolResult:
         """Run one call by qualified name through the pipeline.
 
@@ -272,13 +308,14 @@ class HostRuntime:
             progress_callback: receives upstream progress notifications.
             script_step: set for a code-mode script's inner call (its audit row's ``detail`` names
                 the script id, sha256, parent call id and step; the approval that covered it).
+            session_id: the caller's session for session taint (default: the conversation id).
 
         Returns:
             Exactly one :class:`~host.calls.ToolResult`; failures are results, never exceptions
             (only :class:`host.pipeline.PipelineFatal` escapes, for broken invariants).
         """
         ctx = CallContext(principal=principal, conversation_id=conversation_id or self.conversation_id,
-                          progress_callback=progress_callback)
+                          progress_callback=progress_callback, session_id=session_id)
         record = self.registry.snapshot().get(name)
         with span("toolhost.call", **{"toolhost.tool": name, "toolhost.server": record.server if record else None,
                                       "toolhost.user": principal.user, "toolhost.call_id": call_id}) as sp:

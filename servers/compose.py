@@ -298,14 +298,16 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
             connect_in_background=True,
             conversation_id=f"serve-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}",
             policy=build_policy(access, enforce=enforce),
-            approvals=access.approval_hook() if enforce and access is not None else None,
+            # with a store, also in open access: the session-taint rule's approvals wait there
+            approvals=access.approval_hook() if access is not None else None,
             auditor=access,  # every call audited, whatever the transport (also in open access)
             limiter=rate_limiter_for(access.store if access is not None else None, cfg.defaults.rate_limits),
             code_mode=cfg.defaults.code_mode.to_config(enabled=True if o.code_mode else None),
             script_approvals=ScriptApprovalGate(access) if enforce and access is not None else None,
+            taint_listeners=[access.audit_taint] if access is not None else (),
         )
         if access is not None:
-            access.watch(rt.registry)  # pin definitions from the first listing on
+            access.watch(rt.registry, auto_accept=rt.auto_accepts)  # pin definitions from the first listing on
         surface = OperatorSurface(rt, access, root, o.config, console, watch_config=o.watch_config,
                                   http=not o.stdio, db_url=o.db_url)
         verifier = settings = None

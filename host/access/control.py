@@ -33,6 +33,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from host.access.audit_writer import AuditWriter
 from host.access.gate import ApprovalGate, ElicitApproval, approval_elicitation, approval_record
+from host.pipeline.taint import TaintEvent
 from host.store import (
     ApiKeys,
     Approvals,
@@ -248,31 +249,52 @@ class AccessControl:
         return ApprovalGate(self, elicit)
 
     # -- pins -------------------------------------------------------------------------------
-    def observe(self, server: str, records: tuple[ToolRecord, ...] | list[ToolRecord]) -> PinReport:
-        """Record the definitions ``server`` serves now (pins new tools, holds changed ones)."""
-        report = self.pins.observe(server, records)
+    def observe(self, server: str, records: tuple[ToolRecord, ...] | list[ToolRecord], *,
+                auto_accept: bool = False) -> PinReport:
+        """Record the definitions ``server`` serves now (pins new tools, holds changed and suspicious
+        ones; ``auto_accept``: pins a cosmetic-only change, see :class:`host.store.Pins`).
+
+        Audit rows (action ``pin``): ``pin:suspicious`` (the scanner's findings in ``detail``),
+        ``pin:changed`` (with the drift class), ``pin:held``, ``pin:auto-accepted``."""
+        report = self.pins.observe(server, records, auto_accept=auto_accept)
         fresh = set(report.written)
+        suspicious = set(report.suspicious)
+        for name in (n for n in report.suspicious if n in fresh):
+            found = report.findings.get(name, [])
+            self.audit(action="pin", tool=name, decision="deny", rule="pin:suspicious",
+                       status="held" if name in report.held else "changed",
+                       detail=f"held by the definition scanner ({len(found)} finding(s); `toolhost pins diff {name}`, "
+                       f"then `toolhost pins accept {name} --hash HASH` or fix the server): " + "; ".join(found[:5]))
+        for name in (n for n in report.auto_accepted if n in fresh):
+            self.audit(action="pin", tool=name, decision="allow", rule="pin:auto-accepted", status="trusted",
+                       detail=f"{server}: cosmetic change pinned at once (toolhost.auto_accept cosmetic; drift "
+                       f"{report.drift.get(name, 'cosmetic')})")
         for name in report.changed:
             # what was approved is no longer what would run: void pending and approved requests
             for voided in self.approvals.void_tool(name):
                 self.audit(action="approval", tool=name, decision="deny", rule="pin:changed", status="expired",
                            detail=f"approval {voided} voided: the served definition changed")
-        for name in (n for n in report.changed if n in fresh):
+        for name in (n for n in report.changed if n in fresh and n not in suspicious):
             self.audit(
                 action="pin",
                 tool=name,
                 decision="deny",
                 rule="pin:changed",
                 status="changed",
-                detail=f"served definition of {server} changed; held until an admin reviews "
+                detail=f"served definition of {server} changed ({report.drift.get(name, 'not triaged')}); held "
+                "until an admin reviews "
                 f"`toolhost pins diff {name}` and runs `toolhost pins accept {name} --hash HASH`",
             )
-        for name in (n for n in report.held if n in fresh):
+        for name in (n for n in report.held if n in fresh and n not in suspicious):
             self.audit(action="pin", tool=name, decision="deny", rule="pin:held", status="held")
         return report
 
-    def watch(self, registry: ToolRegistry) -> Callable[[], None]:
+    def watch(self, registry: ToolRegistry, *, auto_accept: Callable[[str], bool] | None = None
+              ) -> Callable[[], None]:
         """Observe every server already in ``registry`` and each later change; returns unsubscribe.
+
+        ``auto_accept(server)``: whether a cosmetic-only change of ``server`` is pinned at once (its
+        ``toolhost.auto_accept`` is ``"cosmetic"``; asked on every observation, so a config reload applies).
 
         The listener runs synchronously inside ``registry.replace_server`` (on the event loop, in
         the connection task) and writes one short transaction (~1 ms on WAL SQLite). **Blocking:**
@@ -290,7 +312,7 @@ class AccessControl:
 
         def observe_safely(server: str, records: Any) -> None:
             try:
-                self.observe(server, records)
+                self.observe(server, records, auto_accept=auto_accept is not None and auto_accept(server))
             except (StoreError, SQLAlchemyError, OSError) as e:
                 if not failed:
                     _log.warning(
@@ -392,3 +414,14 @@ class AccessControl:
                 queued), so a listing or search is not held for minutes by a locked database.
         """
         return await self.audit_writer.write(AuditRecord.of(**fields), timeout=timeout)
+    async def audit_taint(self, event: TaintEvent) -> None:
+        """The audit row of a call the session-taint rule decided (a :class:`host.pipeline.TaintListener`):
+        action ``taint``, rule ``taint:trifecta``, decision the rule's (``allow``/``approve``/``deny``),
+        status what became of the call (``allowed``, ``denied``, ``approval_required``, ``approved``,
+        ``rejected``), detail the calls that brought private data and untrusted content."""
+        await self.audit_async(
+            action="taint", principal=event.principal, tool=event.tool.qualified_name,
+            decision=event.verdict.decision.value, rule="taint:trifecta", status=event.outcome,
+            detail=f"session {event.session_id}, call {event.call_id}: {event.detail()}",
+            definition_hash=event.tool.definition_hash, approval_id=event.approval_id,
+        )

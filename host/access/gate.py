@@ -174,7 +174,10 @@ class ApprovalGate:
             rec.approval_id, rec.approver = used.id, used.decided_by
         return ApprovalOutcome(True, used.id, f"approved by {used.decided_by}")
 
-    async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any]) -> ApprovalOutcome:
+    async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any], *,
+                    reason: str | None = None) -> ApprovalOutcome:
+        """``reason`` (a session-taint hold) is stored after the deciding rule in the request's
+        ``rule`` text, so ``toolhost approvals list`` and the console show why it waits."""
         approvals = self.access.approvals
         name = tool.qualified_name
         dh = tool.definition_hash
@@ -184,8 +187,8 @@ class ApprovalGate:
             return await self._used(used)
         rule = self.access.evaluate(principal, tool).rule
         req = await anyio.to_thread.run_sync(
-            partial(approvals.request, principal.user, name, arguments, key_id=principal.key_id, rule=rule,
-                    definition_hash=dh)
+            partial(approvals.request, principal.user, name, arguments, key_id=principal.key_id,
+                    rule=rule if reason is None else f"{rule}; {reason}" if rule else reason, definition_hash=dh)
         )
         if req.status == "denied":
             return ApprovalOutcome(False, req.id, f"approval {req.id} was denied by {req.decided_by}", rejected=True)

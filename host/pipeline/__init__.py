@@ -17,6 +17,7 @@ from host.pipeline.pipeline import Pipeline
 from host.pipeline.prepare import ApprovalHook, ApprovalOutcome, Prepared
 from host.pipeline.results import classify_exception, error_result, rate_limit_info
 from host.pipeline.send_gate import SendGate
+from host.pipeline.taint import TaintEvent, TaintListener, TaintStage
 
 __all__ = [
     "EMPTY_PLACEHOLDER",
@@ -35,6 +36,9 @@ __all__ = [
     "ResultCallback",
     "SendGate",
     "SpillStore",
+    "TaintEvent",
+    "TaintListener",
+    "TaintStage",
     "UnknownCall",
     "classify_exception",
     "convert_content",

@@ -64,6 +64,8 @@ class CallContext:
         on_result: called with each result in completion order.
         call_id: set in the per-call view (:meth:`for_call`), else ``None``.
         adapter: name of the provider adapter that produced the calls (for the event log).
+        session_id: the session whose results session taint tracks (an HTTP session, a stdio
+            connection; ``None``: the ``conversation_id``), see :mod:`host.pipeline.taint`.
     """
 
     principal: Principal = ANONYMOUS
@@ -75,6 +77,12 @@ class CallContext:
     call_id: str | None = None
     adapter: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    session_id: str | None = None
+
+    @property
+    def taint_session(self) -> str:
+        """The session id session taint uses: :attr:`session_id`, else :attr:`conversation_id`."""
+        return self.session_id if self.session_id is not None else self.conversation_id
 
     @classmethod
     def with_budget(cls, time_budget_seconds: float | None, **kwargs: object) -> CallContext:

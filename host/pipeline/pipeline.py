@@ -31,6 +31,7 @@ from host.pipeline.format import SpillStore
 from host.pipeline.prepare import ApprovalHook, Prepared, ValidatorCache, prepare_call
 from host.pipeline.results import error_result
 from host.pipeline.send_gate import SendGate
+from host.pipeline.taint import TaintStage
 from host.tracing import span
 from host.upstream.executor import ToolExecutor
 from registry.policy import AllowAll, RequestPolicy
@@ -63,6 +64,8 @@ class Pipeline:
         approvals: optional hook deciding calls the policy marks ``approval``.
         send_gate: optional last check right before a call is sent upstream (:class:`SendGate`).
         coerce: apply the lossless string→number coercion (``registry.validation``).
+        taint: the session-taint stage (:class:`host.pipeline.taint.TaintStage`; ``None``: no
+            trifecta rule): checked after the policy allowed a call, fed every result that ran.
     """
 
     def __init__(
@@ -76,6 +79,7 @@ class Pipeline:
         approvals: ApprovalHook | None = None,
         send_gate: SendGate | None = None,
         coerce: bool = True,
+        taint: TaintStage | None = None,
     ) -> None:
         self.registry = registry
         self.executor = executor
@@ -85,6 +89,7 @@ class Pipeline:
         self.approvals = approvals
         self.send_gate = send_gate
         self.coerce = coerce
+        self.taint = taint
         self._validators = ValidatorCache()
 
     def _log(self, ctx: CallContext, kind: str, data: dict[str, Any]) -> None:
@@ -114,7 +119,7 @@ class Pipeline:
                     out = await prepare_call(
                         call, snapshot=snapshot, policy=self.policy, principal=ctx.principal,
                         validators=self._validators, approvals=self.approvals, suggest=self.registry.suggest,
-                        coerce=self.coerce,
+                        coerce=self.coerce, taint=self.taint, session_id=ctx.taint_session,
                     )
                     _trace_prepared(sp, out)
             except Exception as exc:  # a failing policy/approval store fails closed, for this call only
@@ -144,8 +149,13 @@ class Pipeline:
 
         done: set[str] = set()
 
+        ran = {p.call.call_id: p.record for p in preps} if self.taint is not None else {}
+
         async def completed(res: ToolResult) -> None:
             done.add(res.call_id)
+            record = ran.get(res.call_id)
+            if record is not None and res.status is not ResultStatus.NOT_EXECUTED:
+                self.taint.record_result(ctx.taint_session, res.call_id, record)  # type: ignore[union-attr]
             await self._completed(ctx, res)
 
         if preps:

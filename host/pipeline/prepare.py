@@ -9,7 +9,11 @@ Order (name first, so names cannot be probed: a denied name answers like an unkn
 3. **validate** against the tool's full ``inputSchema`` with the lossless coercion policy
    (``registry.validation``: the whole schema, lossless number coercion);
 4. **approval**: a policy ``approval`` decision asks the optional :class:`ApprovalHook`; without
-   one, or while pending, the result is ``approval_required`` with the policy's reason.
+   one, or while pending, the result is ``approval_required`` with the policy's reason;
+5. **session taint** (:mod:`host.pipeline.taint`), once the policy allowed the call: an egress call
+   after private and untrusted results in the same session gets the ``toolhost.taint`` rule —
+   ``deny`` → ``permission_denied``, ``approve`` → the approval hook asked with the taint reasons
+   (one approval covers a policy approval too), ``allow`` → runs.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from host.calls import ResultStatus, ToolCall, ToolResult
 from host.pipeline.results import error_result
+from host.pipeline.taint import TaintEvent, TaintStage
 from registry.policy import Decision, Effect, Principal, RequestPolicy
+from registry.safety import TaintDecision, TaintVerdict
 from registry.store import RegistrySnapshot
 from registry.tool import ToolRecord
 from registry.validation import (
@@ -55,9 +61,15 @@ class ApprovalOutcome:
 
 @runtime_checkable
 class ApprovalHook(Protocol):
-    """Decides calls that the policy marked ``approval`` (implemented by the permissions layer)."""
+    """Decides calls that the policy marked ``approval`` (implemented by the permissions layer).
 
-    async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any]) -> ApprovalOutcome:
+    ``reason`` is given only for a call the session-taint rule holds (``toolhost.taint``
+    ``approve``): the taint reasons (which calls brought private data and untrusted content), to be
+    shown to the approver with the request.
+    """
+
+    async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any], *,
+                    reason: str | None = None) -> ApprovalOutcome:
         ...
 
 
@@ -125,8 +137,13 @@ async def prepare_call(
     approvals: ApprovalHook | None,
     suggest: Any,
     coerce: bool = True,
+    taint: TaintStage | None = None,
+    session_id: str = "default",
 ) -> Prepared | ToolResult:
-    """Run stages 1–4 for one call: a :class:`Prepared` call, or the error :class:`ToolResult`."""
+    """Run stages 1–5 for one call: a :class:`Prepared` call, or the error :class:`ToolResult`.
+
+    ``taint``/``session_id``: the session-taint stage and the caller's session (``None``: no taint rule).
+    """
     record = snapshot.get(call.name)
     decision = policy.evaluate(principal, record) if record is not None else None
     if record is None or decision is None or decision.effect is Effect.DENY:
@@ -155,6 +172,23 @@ async def prepare_call(
     if outcome.schema_problem:
         notes["schema_problem"] = outcome.schema_problem
 
+    tainted: TaintVerdict | None = None
+    if taint is not None:
+        verdict = taint.check(session_id, call.call_id, record)
+        if verdict.triggered:
+            tainted = verdict
+            if verdict.decision is TaintDecision.DENY:
+                await taint.decided(TaintEvent(principal, session_id, call.call_id, record, verdict, "denied"))
+                return error_result(call, ResultStatus.PERMISSION_DENIED, verdict.message(record.qualified_name),
+                                    where="authorize", details=_taint_details(verdict))
+            if verdict.decision is TaintDecision.ALLOW:
+                await taint.decided(TaintEvent(principal, session_id, call.call_id, record, verdict, "allowed"))
+                tainted = None
+    if tainted is not None:
+        return await _taint_approval(call, record, outcome.arguments, decision, outcome.coercions, notes,
+                                     principal=principal, approvals=approvals, taint=taint, session_id=session_id,
+                                     verdict=tainted)
+
     if decision.effect is Effect.APPROVAL:
         if approvals is None:
             return error_result(call, ResultStatus.APPROVAL_REQUIRED, f"{record.qualified_name} needs a human's "
@@ -170,3 +204,47 @@ async def prepare_call(
                                 f"human's approval ({verdict.reason or decision.reason})", where="authorize",
                                 details={"rule": decision.rule}, approval_id=verdict.approval_id)
     return Prepared(call, record, outcome.arguments, decision, outcome.coercions, notes)
+
+
+def _taint_details(verdict: TaintVerdict) -> dict[str, Any]:
+    """``details`` of a result the taint rule decided: the rule, its decision, the calls behind it."""
+    def calls(seen: Any) -> list[dict[str, Any]]:
+        return [{"call_id": c.call_id, "tool": c.tool, "seq": c.seq} for c in seen]
+
+    return {"rule": "taint", "decision": verdict.decision.value, "private_calls": calls(verdict.private_calls),
+            "untrusted_calls": calls(verdict.untrusted_calls), "reasons": list(verdict.reasons)}
+
+
+async def _taint_approval(
+    call: ToolCall, record: ToolRecord, arguments: dict[str, Any], decision: Decision, coercions: tuple[Coercion, ...],
+    notes: dict[str, Any], *, principal: Principal, approvals: ApprovalHook | None, taint: TaintStage,
+    session_id: str, verdict: TaintVerdict,
+) -> Prepared | ToolResult:
+    """The approval stage of a call the taint rule holds (``approve``): one approval, whose reason
+    names the labels and the calls behind them, covers a policy ``approval`` too."""
+    name = record.qualified_name
+    details = _taint_details(verdict)
+    reason = " ".join(verdict.reasons)
+    if decision.effect is Effect.APPROVAL:
+        reason = f"{decision.reason}; {reason}"
+    event = lambda outcome, approval_id=None: TaintEvent(  # noqa: E731
+        principal, session_id, call.call_id, record, verdict, outcome, approval_id)
+    if approvals is None:
+        await taint.decided(event("approval_required"))
+        return error_result(call, ResultStatus.APPROVAL_REQUIRED, verdict.message(name) + " No approver is "
+                            "configured for this host: a human approves from a gateway with a permission store, "
+                            "or an admin sets \"toolhost\": {\"taint\": {\"decision\": \"allow\"}}.",
+                            where="authorize", details=details)
+    answer = await approvals.check(principal, record, arguments, reason=f"taint: {reason}")
+    if answer.rejected:
+        await taint.decided(event("rejected", answer.approval_id))
+        return error_result(call, ResultStatus.PERMISSION_DENIED, f"the call to {name} was refused "
+                            f"({answer.reason or 'approval rejected'}); do not retry it unchanged. "
+                            + " ".join(verdict.reasons), where="authorize", details=details,
+                            approval_id=answer.approval_id)
+    if not answer.approved:
+        await taint.decided(event("approval_required", answer.approval_id))
+        return error_result(call, ResultStatus.APPROVAL_REQUIRED, f"{verdict.message(name)} ({answer.reason})",
+                            where="authorize", details=details, approval_id=answer.approval_id)
+    await taint.decided(event("approved", answer.approval_id))
+    return Prepared(call, record, arguments, decision, coercions, {**notes, "taint": "approved"})

@@ -66,7 +66,17 @@ def _v3_usage_memory(conn: Connection) -> None:
     usage_memory.create(conn, checkfirst=True)
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1_initial, _v2_security, _v3_usage_memory]
+def _v4_pin_safety(conn: Connection) -> None:
+    """Pins keep the scanner's findings, the drift triage of a pending change and the hash an admin
+    accepted despite findings (``host.store.pin_safety``)."""
+    have = {c["name"] for c in inspect(conn).get_columns("pins")}
+    for name in ("findings", "drift", "scan_ok_hash"):
+        if name not in have:
+            ddl_type = s.pins.c[name].type.compile(dialect=conn.dialect)
+            conn.execute(text(f"ALTER TABLE pins ADD COLUMN {name} {ddl_type}"))
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1_initial, _v2_security, _v3_usage_memory, _v4_pin_safety]
 """Ordered migrations; index 0 creates version 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

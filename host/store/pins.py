@@ -20,6 +20,15 @@ that reviewed hash (a conditional UPDATE), so a server flipping v2 → v3 betwee
 ``pins accept`` cannot get v3 accepted unseen (:class:`~host.store.errors.PinHashMismatch`).
 
 Statuses: ``trusted``, ``changed``, ``held`` (a new tool waiting for acceptance).
+
+Safety (:mod:`host.store.pin_safety`): every served definition is scanned for hidden instructions
+(:func:`registry.safety.definition_hold`, once per definition hash). A suspicious new tool is
+``held`` and a suspicious pinned one ``changed`` (also when its hash did not change: a pin made
+before the scan existed), whatever ``new_tools`` says, with the findings stored; an admin accepting
+it records the hash as scanned-ok. A changed definition is triaged against the pinned one
+(:func:`registry.safety.triage`, stored as ``drift``); with ``auto_accept`` (the server's
+``toolhost.auto_accept: "cosmetic"``) a change that is only cosmetic — no risk downgrade, no new URL,
+no scanner finding — is pinned at once (``auto_accepted``).
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ from sqlalchemy import and_, insert, select, update
 from host.store import schema as s
 from host.store.db import Store, bump_revision
 from host.store.errors import InvalidValue, NotFound, PinHashMismatch
+from host.store.pin_safety import DriftSummary, PinSafety, drift_json, findings_json, parse_drift, parse_findings
 from registry.tool import ToolRecord
 
 __all__ = ["PinInfo", "PinReport", "PinReview", "Pins", "TrustDefault", "definition_json"]
@@ -68,6 +78,11 @@ class PinInfo:
     pending_hash: str | None
     pinned_at: float | None
     updated_at: float
+    drift_class: str | None = None
+    """The drift class of the pending change (``cosmetic``, ``risk_downgrade, schema_widened`` …)."""
+    held_reason: str | None = None
+    """Why the tool is held or changed, for lists: the scanner's first finding, the drift class, or
+    ``new tool``; ``None`` for a trusted pin."""
 
 
 @dataclass
@@ -78,6 +93,14 @@ class PinReport:
     held: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
+    suspicious: list[str] = field(default_factory=list)
+    """Names held or changed because the scanner finds their served definition suspicious."""
+    auto_accepted: list[str] = field(default_factory=list)
+    """Names whose cosmetic-only change was pinned at once (``auto_accept``)."""
+    findings: dict[str, list[str]] = field(default_factory=dict)
+    """Scanner findings of each suspicious name."""
+    drift: dict[str, str] = field(default_factory=dict)
+    """Drift class label of each changed or auto-accepted name."""
     written: list[str] = field(default_factory=list)
     """Names whose pin row this observation created or changed (a relist that changes nothing
     writes nothing: no revision bump, no new audit rows)."""
@@ -100,10 +123,25 @@ class PinReview:
     pinned_hash: str | None
     pending_hash: str | None
     diff: str
+    drift: DriftSummary | None = None
+    """The drift triage of the pending change (``None``: nothing pending or nothing pinned to compare)."""
+    findings: tuple[str, ...] = ()
+    """The scanner's findings on the pending (or served) definition, strong first."""
 
 
 def _info(r) -> PinInfo:
-    return PinInfo(r.tool, r.server, r.status, r.definition_hash, r.pending_hash, r.pinned_at, r.updated_at)
+    drift = parse_drift(r.drift)
+    reason = None
+    if r.status != "trusted":
+        found = parse_findings(r.findings)
+        if found:
+            reason = f"definition scanner ({len(found)} finding(s)): {found[0]}"
+        elif r.status == "held":
+            reason = "new tool, held until accepted"
+        else:
+            reason = f"changed: {drift.label}" if drift else "changed"
+    return PinInfo(r.tool, r.server, r.status, r.definition_hash, r.pending_hash, r.pinned_at, r.updated_at,
+                   drift.label if drift else None, reason)
 
 
 class Pins:
@@ -118,9 +156,12 @@ class Pins:
         self.store = store
         self.new_tools = new_tools
         self.first_seen = first_seen
+        self.safety = PinSafety()
 
-    def observe(self, server: str, records: Iterable[ToolRecord]) -> PinReport:
-        """Compare the tools ``server`` serves now with their pins and update them (one transaction)."""
+    def observe(self, server: str, records: Iterable[ToolRecord], *, auto_accept: bool = False) -> PinReport:
+        """Compare the tools ``server`` serves now with their pins and update them (one transaction).
+
+        ``auto_accept``: pin a cosmetic-only change at once (module docstring)."""
         records = list(records)
         report = PinReport()
         if not records:
@@ -139,8 +180,15 @@ class Pins:
             for rec in records:
                 qn, h = rec.qualified_name, rec.definition_hash
                 row = existing.get(qn)
+                scan = self.safety.suspicious(rec)
+                if scan is not None and (row is None or row.scan_ok_hash != h):
+                    report.suspicious.append(qn)
+                    report.findings[qn] = parse_findings(findings_json(scan))
+                else:
+                    scan = None
+                found = findings_json(scan)
                 if row is None:
-                    if default == "trusted":
+                    if default == "trusted" and scan is None:
                         conn.execute(
                             insert(s.pins).values(
                                 tool=qn,
@@ -162,6 +210,7 @@ class Pins:
                                 status="held",
                                 pending_hash=h,
                                 pending_json=definition_json(rec),
+                                findings=found,
                                 updated_at=now,
                             )
                         )
@@ -169,31 +218,62 @@ class Pins:
                         report.written.append(qn)
                     continue
                 if row.status == "held":
-                    if row.pending_hash != h:
+                    if row.pending_hash != h or row.findings != found:
                         conn.execute(
                             update(s.pins)
                             .where(s.pins.c.tool == qn)
-                            .values(pending_hash=h, pending_json=definition_json(rec), updated_at=now)
+                            .values(pending_hash=h, pending_json=definition_json(rec), findings=found, updated_at=now)
                         )
                         report.written.append(qn)
                     report.held.append(qn)
+                elif row.definition_hash == h and scan is not None:
+                    # pinned, but suspicious (pinned before the scan existed, or the scan got stricter)
+                    if row.status != "changed" or row.pending_hash != h or row.findings != found:
+                        conn.execute(
+                            update(s.pins)
+                            .where(s.pins.c.tool == qn)
+                            .values(status="changed", pending_hash=h, pending_json=definition_json(rec),
+                                    findings=found, drift=None, updated_at=now)
+                        )
+                        report.written.append(qn)
+                    report.changed.append(qn)
                 elif row.definition_hash == h:
                     if row.status != "trusted":
                         conn.execute(
                             update(s.pins)
                             .where(s.pins.c.tool == qn)
-                            .values(status="trusted", pending_hash=None, pending_json=None, updated_at=now)
+                            .values(status="trusted", pending_hash=None, pending_json=None, findings=None,
+                                    drift=None, updated_at=now)
                         )
                         report.restored.append(qn)
                         report.written.append(qn)
                 else:
-                    if row.status != "changed" or row.pending_hash != h:
+                    if row.status == "changed" and row.pending_hash == h and row.findings == found:
+                        report.changed.append(qn)  # already held for exactly this definition
+                        if row.drift:
+                            report.drift[qn] = parse_drift(row.drift).label  # type: ignore[union-attr]
+                        continue
+                    drift = self.safety.drift(row.definition_json, rec)
+                    if drift is not None:
+                        report.drift[qn] = drift.label
+                    if auto_accept and scan is None and drift is not None and drift.auto_acceptable:
                         conn.execute(
                             update(s.pins)
                             .where(s.pins.c.tool == qn)
-                            .values(status="changed", pending_hash=h, pending_json=definition_json(rec), updated_at=now)
+                            .values(status="trusted", definition_hash=h, definition_json=definition_json(rec),
+                                    pending_hash=None, pending_json=None, findings=None, drift=None,
+                                    pinned_at=now, updated_at=now)
                         )
+                        report.auto_accepted.append(qn)
                         report.written.append(qn)
+                        continue
+                    conn.execute(
+                        update(s.pins)
+                        .where(s.pins.c.tool == qn)
+                        .values(status="changed", pending_hash=h, pending_json=definition_json(rec), findings=found,
+                                drift=drift_json(drift), updated_at=now)
+                    )
+                    report.written.append(qn)
                     report.changed.append(qn)
             if report.written:
                 bump_revision(conn)
@@ -232,7 +312,8 @@ class Pins:
             old = (row.definition_json or "").splitlines(keepends=True)
             new = row.pending_json.splitlines(keepends=True)
             text = "".join(difflib.unified_diff(old, new, fromfile=f"{tool} (pinned)", tofile=f"{tool} (served now)"))
-        return PinReview(tool, row.status, row.definition_hash, row.pending_hash, text)
+        return PinReview(tool, row.status, row.definition_hash, row.pending_hash, text, parse_drift(row.drift),
+                         tuple(parse_findings(row.findings)))
 
     def diff(self, tool: str) -> str:
         """Unified diff from the pinned to the pending definition (``""`` when nothing is pending).
@@ -266,8 +347,11 @@ class Pins:
                     status="trusted",
                     definition_hash=s.pins.c.pending_hash,
                     definition_json=s.pins.c.pending_json,
+                    scan_ok_hash=s.pins.c.pending_hash,  # reviewed with its findings: not held for them again
                     pending_hash=None,
                     pending_json=None,
+                    findings=None,
+                    drift=None,
                     pinned_at=now,
                     updated_at=now,
                 )
@@ -307,8 +391,11 @@ class Pins:
                         status="trusted",
                         definition_hash=r.pending_hash,
                         definition_json=r.pending_json,
+                        scan_ok_hash=r.pending_hash,
                         pending_hash=None,
                         pending_json=None,
+                        findings=None,
+                        drift=None,
                         pinned_at=now,
                         updated_at=now,
                     )

@@ -142,6 +142,11 @@ pins = Table(
     Column("pending_json", Text, nullable=True),
     Column("pinned_at", Float, nullable=True),
     Column("updated_at", Float, nullable=False),
+    # v4: the scanner's findings on the served definition (JSON list; NULL: not suspicious), the drift
+    # triage of a pending change (JSON object) and the hash an admin accepted despite its findings
+    Column("findings", Text, nullable=True),
+    Column("drift", Text, nullable=True),
+    Column("scan_ok_hash", String(64), nullable=True),
     Index("ix_pins_server", "server"),
 )
 

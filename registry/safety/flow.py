@@ -158,6 +158,12 @@ class FlowLabels:
             if on
         )
 
+    def as_dict(self) -> dict[str, object]:
+        """JSON form: ``{"labels": ["private_source", ...], "short": "private,egress", "reasons":
+        {"private_source": "name cue 'file' and the tool reads", ...}}`` (reasons for every label)."""
+        return {"labels": [x.value for x in Label if x in self.labels], "short": self.short(),
+                "reasons": {k.value: v for k, v in self.reasons.items()}}
+
     def short(self) -> str:
         """Compact form for tables: ``private,untrusted,egress`` or ``-``."""
         names = {Label.PRIVATE_SOURCE: "private", Label.UNTRUSTED_SOURCE: "untrusted", Label.EGRESS: "egress"}

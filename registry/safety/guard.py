@@ -34,6 +34,8 @@ __all__ = ["DefinitionCheck", "FlowGuard", "TaintCheck", "definition_hold", "tri
 class TaintCheck(Protocol):
     """What the call path needs from session taint."""
 
+    def labels(self, record: ToolRecord) -> FlowLabels: ...
+
     def check(self, session_id: str, call_id: str, record: ToolRecord, rule: TaintRule | None = None
               ) -> TaintVerdict: ...
 
@@ -63,6 +65,13 @@ class FlowGuard:
         self.rule = rule or TaintRule()
         self.sessions = TaintTracker(max_sessions)
         self._labels: dict[tuple[str, str], FlowLabels] = {}
+
+    def reconfigure(self, server_flow: Mapping[str, FlowConfig], rule: TaintRule | None = None) -> None:
+        """New ``toolhost.flow`` blocks and default rule (a config reload); labels are derived again,
+        sessions keep what they have seen."""
+        self.server_flow = dict(server_flow)
+        self.rule = rule or TaintRule()
+        self._labels.clear()
 
     def labels(self, record: ToolRecord) -> FlowLabels:
         """The labels of ``record`` (:func:`registry.safety.flow.derive_labels` with its server's config)."""

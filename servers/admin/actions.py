@@ -128,7 +128,8 @@ class AdminService(AdminActions):
             return {"tools": [], "held": []}
         records = self.runtime.visible_tools(self.principal(user))
         held = [{"name": t, "server": s.name, "reason": r} for s in self.runtime.statuses() for t, r in s.held.items()]
-        return {"tools": [tool_definition(t) | {"timeout_seconds": t.timeout_seconds} for t in records],
+        return {"tools": [tool_definition(t) | {"timeout_seconds": t.timeout_seconds,
+                                                "flow": self.runtime.taint.labels(t).as_dict()} for t in records],
                 "held": held}
 
     def principal(self, user: str | None) -> Principal:
@@ -159,6 +160,8 @@ class AdminService(AdminActions):
                 "server": t.server,
                 "risk": t.risk.value,
                 "open_world": t.open_world,
+                "flow": self.runtime.taint.labels(t).short(),
+                "flow_reasons": "; ".join(f"{k.value}: {v}" for k, v in self.runtime.taint.labels(t).reasons.items()),
                 "timeout_seconds": t.timeout_seconds,
                 "description": t.description or "",
                 "pin": pin[0] if pin else "unpinned",
@@ -189,6 +192,7 @@ class AdminService(AdminActions):
                 "name": h.tool.qualified_name,
                 "server": h.tool.server,
                 "risk": h.tool.risk.value,
+                "flow": self.runtime.taint.labels(h.tool).short(),
                 "score": round(float(h.score), 4),
                 "why": _why(query, h.tool),
             })

@@ -59,6 +59,7 @@ class OperatorSurface:
         )
         instrument(runtime, self.metrics)
         self.events = EventReporter(console, self.metrics)
+        runtime.taint.subscribe(self.events.taint_decided)  # session-taint decisions: console + log
         self.reloader = ConfigReloader(runtime, config_path, data_dir, self.events)
         self.token_path: Path | None = None
         token = None

@@ -59,7 +59,7 @@ class ConfigReloader:
             changed = [n for n in new.servers if n in old and new.servers[n] != old[n]]
             unchanged = [n for n in new.servers if n in old and n not in changed]
             manager.use_config(new)
-            self.runtime.config = new
+            self.runtime.use_config(new)  # also the data-flow labels and the taint rule
             for name in removed + changed:
                 await manager.remove_server(name)
             async with anyio.create_task_group() as tg:

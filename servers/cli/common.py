@@ -99,7 +99,7 @@ async def _with_runtime(
     try:
         if access is not None:
             access.pins.new_tools = cfg.defaults.new_tools  # held (default) or trusted, as in serve
-            access.watch(rt.registry)
+            access.watch(rt.registry, auto_accept=rt.auto_accepts)
         with live_status(err, rt.statuses()) as refresh:
             rt.manager.on_status = refresh
             async with rt:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from rich.console import Console
@@ -11,6 +11,7 @@ from rich.table import Table
 
 from host.upstream.connection import ConnectionState, ServerStatus
 from registry import ToolRecord
+from registry.safety import FlowLabels
 
 __all__ = ["live_status", "servers_table", "tools_table"]
 
@@ -51,17 +52,20 @@ def servers_table(statuses: Sequence[ServerStatus], *, show_stderr: bool = True)
     return table
 
 
-def tools_table(tools: Sequence[ToolRecord], *, title: str = "Tools") -> Table:
-    """A table: name, server, risk, timeout, description (first line)."""
+def tools_table(tools: Sequence[ToolRecord], *, title: str = "Tools",
+                labels: Callable[[ToolRecord], FlowLabels] | None = None) -> Table:
+    """A table: name, server, risk, data flow (``labels``: e.g. ``HostRuntime.taint.labels``; the
+    column is left out without it), timeout, description (first line)."""
     table = Table(title=title, expand=False)
-    for col in ("name", "server", "risk", "timeout s", "description"):
+    for col in ("name", "server", "risk", *(("data flow",) if labels else ()), "timeout s", "description"):
         table.add_column(col, overflow="fold")
     risk_style = {"read": "green", "write": "yellow", "destructive": "red"}
     for t in tools:
         first_line = (t.description or "").strip().splitlines()[0] if t.description.strip() else ""
         r = t.risk.value
-        table.add_row(t.qualified_name, t.server, f"[{risk_style[r]}]{r}[/{risk_style[r]}]", f"{t.timeout_seconds:g}",
-                      first_line)
+        flow = (labels(t).short(),) if labels else ()
+        table.add_row(t.qualified_name, t.server, f"[{risk_style[r]}]{r}[/{risk_style[r]}]", *flow,
+                      f"{t.timeout_seconds:g}", first_line)
     return table
 
 

@@ -94,8 +94,9 @@ def print_remote_search(out: Console, query: str, found: dict[str, Any], as_json
         out.print(found.get("message") or f"No tool matches {query!r}.", soft_wrap=True)
         return
     table = Table(title=f"Top {len(hits)} for {query!r} (from the running serve)")
-    for col in ("name", "server", "risk", "score", "why"):
+    for col in ("name", "server", "risk", "data flow", "score", "why"):
         table.add_column(col)
     for h in hits:
-        table.add_row(h["name"], h["server"], h["risk"], f"{h['score']:.3f}", "; ".join(h["why"]) or "-")
+        table.add_row(h["name"], h["server"], h["risk"], h.get("flow") or "-", f"{h['score']:.3f}",
+                      "; ".join(h["why"]) or "-")
     out.print(table)

@@ -37,14 +37,15 @@ def _ask(serve: RunningServe, err: Console, method: str, path: str, **kwargs: An
 def tools_table(rows: list[dict[str, Any]], *, title: str) -> Table:
     """:func:`servers.cli.display.tools_table` over JSON tool definitions."""
     table = Table(title=title, expand=False)
-    for col in ("name", "server", "risk", "timeout s", "description"):
+    for col in ("name", "server", "risk", "data flow", "timeout s", "description"):
         table.add_column(col, overflow="fold")
     for t in rows:
         description = (t.get("description") or "").strip()
         first_line = description.splitlines()[0] if description else ""
         r = t["risk"]
         style = _RISK_STYLE.get(r, "")
-        table.add_row(t["name"], t["server"], f"[{style}]{r}[/{style}]", f"{t['timeout_seconds']:g}", first_line)
+        flow = (t.get("flow") or {}).get("short", "-")
+        table.add_row(t["name"], t["server"], f"[{style}]{r}[/{style}]", flow, f"{t['timeout_seconds']:g}", first_line)
     return table
 
 

@@ -178,6 +178,17 @@ def pins_diff(tool: str, data_dir: DataDir = None, db_url: DbUrl = None, as_json
         typer.echo(f"{tool}: no pending change")
         return
     typer.echo(review["diff"], nl=False)
+    drift = review.get("drift")
+    if drift:
+        never = " (never auto-accepted)" if drift["risk_downgrade"] or drift["poisoning"] else ""
+        typer.echo(f"drift class: {drift['label']}{never}")
+        for line in drift["reasons"]:
+            typer.echo(f"  {line}")
+    findings = review.get("findings") or []
+    if findings:
+        typer.echo(f"held by the definition scanner: {len(findings)} finding(s)")
+        for line in findings:
+            typer.echo(f"  {line}")
     typer.echo(f"pending definition hash: {pending}")
     typer.echo(f"accept exactly this definition with: toolhost pins accept {tool} --hash {pending}")
 

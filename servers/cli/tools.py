@@ -57,11 +57,11 @@ def tools(
         records = rt.visible_tools(principal)
         held = [(s.name, t, r) for s in rt.statuses() for t, r in s.held.items()] if show_all else []
         if as_json:
-            rows = [tool_definition(t) for t in records]
+            rows = [tool_definition(t) | {"flow": rt.taint.labels(t).as_dict()} for t in records]
             rows += [{"name": t, "server": srv, "held": True, "reason": r} for srv, t, r in held]
             out.print_json(json.dumps(rows))
         else:
-            out.print(tools_table(records, title=f"{len(records)} tools"))
+            out.print(tools_table(records, title=f"{len(records)} tools", labels=rt.taint.labels))
             for srv, t, r in held:
                 out.print(f"held: {srv}/{t}: {r}", markup=False, soft_wrap=True)
 
@@ -95,12 +95,14 @@ def search(
     async def body(rt: HostRuntime, principal: Principal) -> None:
         result = rt.search(query, principal, limit=limit)
         if as_json:
-            out.print_json(json.dumps([tool_definition(h.tool) | {"score": h.score} for h in result.hits]))
+            out.print_json(json.dumps([tool_definition(h.tool) | {"score": h.score, "flow": rt.taint.labels(h.tool).as_dict()}
+                                       for h in result.hits]))
             return
         if not result.hits:
             out.print(result.message or f"No tool matches {query!r}.", soft_wrap=True)
             return
-        out.print(tools_table([h.tool for h in result.hits], title=f"Top {len(result.hits)} for {query!r}"))
+        out.print(tools_table([h.tool for h in result.hits], title=f"Top {len(result.hits)} for {query!r}",
+                              labels=rt.taint.labels))
 
     _run(_with_runtime, cfg, root, body, True, user, db_url)
 

@@ -70,6 +70,7 @@ from servers.gateway.notify import ToolsChangedNotifier
 from servers.gateway.otel_gate import spans_when_tracing
 from servers.gateway.search_usage import UsageLearner
 from servers.gateway.settle import SettleMiddleware
+from servers.gateway.taint_sessions import TaintSessions
 
 __all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "RegistryHandlers", "create_registry_server"]
 
@@ -133,6 +134,8 @@ class RegistryHandlers:
         """Deferred loading per client connection: tools a search returned stay listed for it."""
         self._trails: weakref.WeakKeyDictionary[Any, SearchTrail] = weakref.WeakKeyDictionary()
         """Searches of each connection, so a successful call of a hit teaches the usage memory."""
+        self.taint_sessions = TaintSessions(runtime.end_session)
+        """The session-taint session of each connection (stateless exchanges: per caller)."""
 
     # -- per-connection state -------------------------------------------------------------
     def trail_of(self, ctx: ServerRequestContext[Any, Any]) -> SearchTrail | None:
@@ -235,7 +238,8 @@ class RegistryHandlers:
         exchange = exchange_for(ctx, params)  # 2026-07-28 clients: upstream input requests come back to them
 
         async def invoke() -> Any:
-            return await runtime.call(target, arguments, principal, progress_callback=forward_progress)
+            return await runtime.call(target, arguments, principal, progress_callback=forward_progress,
+                                      session_id=self.taint_sessions.of(ctx, principal))
 
         elicitor = elicitor_for(ctx) if self.access is not None else None
         with approval_elicitation(elicitor), downstream_scope(scope), input_exchange(exchange):

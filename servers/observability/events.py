@@ -144,6 +144,15 @@ class EventReporter:
         self.emit(f"approval.{status}", f"{approval_id}: {user} -> {tool} {status}{who}", level,
                   approval=approval_id, user=user, tool=tool, by=by)
 
+    async def taint_decided(self, event: Any) -> None:
+        """A call the session-taint rule decided (a :class:`host.pipeline.TaintEvent`): event
+        ``taint.<outcome>`` (``allowed``, ``denied``, ``approval_required``, ``approved``, ``rejected``)."""
+        level = "info" if event.outcome in ("allowed", "approved") else "warning"
+        self.emit(f"taint.{event.outcome}", f"{event.principal.user} -> {event.tool.qualified_name} "
+                  f"(session {event.session_id}): {' '.join(event.verdict.reasons)}", level,
+                  user=event.principal.user, tool=event.tool.qualified_name, session=event.session_id,
+                  call_id=event.call_id, decision=event.verdict.decision.value, approval=event.approval_id)
+
     def config_reloaded(
         self, added: list[str], removed: list[str], changed: list[str], error: str | None = None
     ) -> None:

@@ -48,3 +48,14 @@ def test_definition_hold_and_triage_of_pinned_json():
     drift = triage(pinned_json, OUT)
     assert [c.kind for c in drift.changes] == [ChangeKind.RISK_DOWNGRADE]
     assert not drift.auto_acceptable
+
+
+def test_reconfigure_derives_labels_again_and_keeps_sessions():
+    note = rec("notes", "lookup", read_only_hint=True, open_world_hint=False)
+    guard = FlowGuard()
+    assert guard.labels(note).private_source is False
+    guard.record_result("s1", "c1", WEB)
+    guard.reconfigure({"notes": FlowConfig(private_source=True)}, TaintRule(decision="deny"))
+    assert guard.labels(note).private_source is True
+    guard.record_result("s1", "c2", note)
+    assert guard.check("s1", "c3", OUT).decision is TaintDecision.DENY  # WEB seen before the reload still counts

@@ -1,0 +1,96 @@
+"""What the pin store keeps about a definition's safety: scanner findings and drift triage.
+
+:class:`PinSafety` scans each served definition once per definition hash
+(:func:`registry.safety.definition_hold`, cached, so a re-list of unchanged tools costs a dict
+look-up) and triages a change against the pinned JSON (:func:`registry.safety.triage`). The pin
+row stores both as JSON text:
+
+* ``findings``: ``["instruction (fake_tag) at description[0:11]: '<IMPORTANT>'", ...]`` (strong
+  first), ``NULL`` when the served definition is not suspicious;
+* ``drift``: ``{"class": "risk_downgrade, cosmetic", "reasons": [...], "auto_acceptable": false,
+  "risk_downgrade": true, "poisoning": false}``, ``NULL`` when nothing is pending;
+* ``scan_ok_hash``: the definition hash an admin accepted with its findings (not held again for them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from registry.safety import DriftClass, ScanResult, definition_hold, triage
+from registry.tool import ToolRecord
+
+__all__ = ["DriftSummary", "PinSafety", "drift_json", "findings_json", "parse_drift", "parse_findings"]
+
+MAX_STORED_REASONS = 50
+"""Findings / drift lines kept per pin (the rest are counted in a last line)."""
+
+
+def _cut(lines: list[str]) -> list[str]:
+    if len(lines) <= MAX_STORED_REASONS:
+        return lines
+    return lines[:MAX_STORED_REASONS] + [f"... and {len(lines) - MAX_STORED_REASONS} more"]
+
+
+def findings_json(scan: ScanResult | None) -> str | None:
+    """The ``findings`` column of a pin (``None``: not suspicious)."""
+    return None if scan is None else json.dumps(_cut(scan.reasons()), ensure_ascii=False)
+
+
+def drift_json(drift: DriftClass | None) -> str | None:
+    """The ``drift`` column of a pin (``None``: nothing pending or no pinned definition to compare)."""
+    if drift is None:
+        return None
+    return json.dumps({"class": drift.label, "reasons": _cut(drift.reasons()), "auto_acceptable": drift.auto_acceptable,
+                       "risk_downgrade": drift.risk_downgrade, "poisoning": drift.poisoning}, ensure_ascii=False)
+
+
+def parse_findings(text: str | None) -> list[str]:
+    """The stored findings (``[]`` for none)."""
+    return list(json.loads(text)) if text else []
+
+
+@dataclass(frozen=True)
+class DriftSummary:
+    """A stored drift triage: class label (most serious first), one reason per change, flags."""
+
+    label: str
+    reasons: tuple[str, ...]
+    auto_acceptable: bool
+    risk_downgrade: bool
+    poisoning: bool
+
+
+def parse_drift(text: str | None) -> DriftSummary | None:
+    """The stored drift triage (``None`` for none)."""
+    if not text:
+        return None
+    d: dict[str, Any] = json.loads(text)
+    return DriftSummary(d["class"], tuple(d["reasons"]), bool(d["auto_acceptable"]), bool(d["risk_downgrade"]),
+                        bool(d["poisoning"]))
+
+
+class PinSafety:
+    """Scans (cached by definition hash, at most ``max_entries``) and triage for :class:`host.store.Pins`."""
+
+    def __init__(self, max_entries: int = 20_000) -> None:
+        self._scans: OrderedDict[str, ScanResult | None] = OrderedDict()
+        self._max = max_entries
+
+    def suspicious(self, record: ToolRecord) -> ScanResult | None:
+        """The scan that holds ``record`` (suspicious), else ``None``."""
+        key = record.definition_hash
+        if key in self._scans:
+            self._scans.move_to_end(key)
+            return self._scans[key]
+        found = self._scans[key] = definition_hold(record)
+        while len(self._scans) > self._max:
+            self._scans.popitem(last=False)
+        return found
+
+    @staticmethod
+    def drift(pinned_json: str | None, record: ToolRecord) -> DriftClass | None:
+        """The triage of ``record`` against the pinned definition (``None`` without one)."""
+        return None if pinned_json is None else triage(pinned_json, record)
