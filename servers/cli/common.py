@@ -21,13 +21,17 @@ if TYPE_CHECKING:
     from host.limits import RateLimiter
     from host.runtime import HostRuntime
 
-__all__ = ["ConfigOpt", "DataDirOpt", "DbUrlOpt", "JsonOpt", "UserOpt", "err", "out"]
+__all__ = ["CONFIG_ENV", "ConfigOpt", "DataDirOpt", "DbUrlOpt", "JsonOpt", "UserOpt", "err", "out"]
 
 out = Console()
 err = Console(stderr=True)
 
+CONFIG_ENV = "TOOLHOST_CONFIG"
+"""Environment variable read when ``--config`` is not given (clients that own ``--config``, such as
+the MCP Inspector's stdio form, pass it with ``-e TOOLHOST_CONFIG=PATH``)."""
+
 ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", "-c", exists=True, dir_okay=False, readable=True,
+    Path | None, typer.Option("--config", "-c", exists=True, dir_okay=False, readable=True, envvar=CONFIG_ENV,
                               help="mcpServers JSON config (default: the bundled one).")
 ]
 # The same options as the admin commands (one definition of each).
