@@ -28,13 +28,14 @@ import anyio
 from host.tracing import mark_result, span
 from host.access.call_scope import CallScopedPolicy, call_scope
 from host.access.gate import approval_record
+from host.access.local_admin import LocalAdminDisclosure
 from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolResult
 from host.config import HostConfig
 from host.upstream.connection import ServerStatus
 from host.events import EventLog
 from host.upstream.executor import ProgressCallback
 from host.upstream.manager import ServerManager
-from host.pipeline import ApprovalHook, CallContext, Pipeline
+from host.pipeline import ApprovalHook, CallContext, DenialDisclosure, Pipeline
 from registry import ANONYMOUS, AllowAll, Principal, RequestPolicy, Risk, ToolRecord, ToolRegistry
 from host.search import VectorCache, VectorWorker, load_embedder
 from registry.search import SearchIndex, SearchResult
@@ -73,6 +74,11 @@ class HostRuntime:
         dense: hybrid search with the bundled multilingual model (``None``: on unless
             ``$TOOLHOST_DENSE_SEARCH=0``; without the model, BM25 only and one log line). Tool
             vectors are cached in ``<data_dir>/search/`` and computed in a background thread.
+        disclosure: which denials are explained instead of answered as ``unknown_tool`` (default:
+            :class:`host.access.LocalAdminDisclosure`, the local admin learns a definition is held
+            and how to review it). A name of a configured server that has listed no tools answers
+            ``upstream_unavailable`` with its reason (the manager is the pipeline's
+            :class:`host.upstream.executor.UnlistedTools`).
     """
 
     def __init__(
@@ -88,6 +94,7 @@ class HostRuntime:
         auditor: CallAuditor | None = None,
         limiter: RateLimiter | None = None,
         dense: bool | None = None,
+        disclosure: DenialDisclosure | None = None,
     ) -> None:
         self.config = config
         self.auditor = auditor
@@ -115,6 +122,8 @@ class HostRuntime:
             spill_dir=data_dir / "spill",
             event_log=self.event_log,
             approvals=approvals,
+            unlisted=self.manager,
+            disclosure=disclosure if disclosure is not None else LocalAdminDisclosure(),
         )
 
     async def __aenter__(self) -> HostRuntime:

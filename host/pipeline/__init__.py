@@ -14,7 +14,7 @@ from host.pipeline.errors import (
 )
 from host.pipeline.format import EMPTY_PLACEHOLDER, FormattedOutput, SpillStore, convert_content, format_result
 from host.pipeline.pipeline import Pipeline
-from host.pipeline.prepare import ApprovalHook, ApprovalOutcome, Prepared
+from host.pipeline.prepare import ApprovalHook, ApprovalOutcome, DenialDisclosure, NoDisclosure, Prepared
 from host.pipeline.results import classify_exception, error_result, rate_limit_info
 
 __all__ = [
@@ -23,6 +23,8 @@ __all__ = [
     "ApprovalHook",
     "ApprovalOutcome",
     "BatchCancel",
+    "DenialDisclosure",
+    "NoDisclosure",
     "CallAlreadyFinished",
     "CallContext",
     "DuplicateCall",

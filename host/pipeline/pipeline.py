@@ -24,12 +24,12 @@ from typing import Any
 import anyio
 
 from host.calls import ResultStatus, ToolCall, ToolResult
-from host.upstream.executor import ToolExecutor
+from host.upstream.executor import ToolExecutor, UnlistedTools
 from host.pipeline.context import CallContext
 from host.pipeline.errors import PipelineFatal
 from host.pipeline.execute import execute_batch
 from host.pipeline.format import SpillStore
-from host.pipeline.prepare import ApprovalHook, Prepared, ValidatorCache, prepare_call
+from host.pipeline.prepare import ApprovalHook, DenialDisclosure, Prepared, ValidatorCache, prepare_call
 from host.pipeline.results import error_result
 from host.tracing import span
 from registry.policy import AllowAll, RequestPolicy
@@ -61,6 +61,10 @@ class Pipeline:
             ``result`` events.
         approvals: optional hook deciding calls the policy marks ``approval``.
         coerce: apply the lossless string→number coercion (``registry.validation``).
+        unlisted: which down server owns a name it never listed (``upstream_unavailable`` instead
+            of ``unknown_tool``; :class:`host.upstream.executor.UnlistedTools`).
+        disclosure: which denials are explained to the caller (default: none;
+            :class:`host.pipeline.prepare.DenialDisclosure`).
     """
 
     def __init__(
@@ -73,7 +77,11 @@ class Pipeline:
         event_log: Any | None = None,
         approvals: ApprovalHook | None = None,
         coerce: bool = True,
+        unlisted: UnlistedTools | None = None,
+        disclosure: DenialDisclosure | None = None,
     ) -> None:
+        self.unlisted = unlisted
+        self.disclosure = disclosure
         self.registry = registry
         self.executor = executor
         self.policy: RequestPolicy = policy or AllowAll()
@@ -110,7 +118,7 @@ class Pipeline:
                     out = await prepare_call(
                         call, snapshot=snapshot, policy=self.policy, principal=ctx.principal,
                         validators=self._validators, approvals=self.approvals, suggest=self.registry.suggest,
-                        coerce=self.coerce,
+                        coerce=self.coerce, unlisted=self.unlisted, disclosure=self.disclosure,
                     )
                     _trace_prepared(sp, out)
             except Exception as exc:  # noqa: BLE001 - a failing policy/approval store fails closed, for this call only
