@@ -43,7 +43,10 @@ UserOpt = Annotated[
 ]
 
 
-def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]:
+def _load(config: Path | None, data_dir: Path | None, output: Any = None) -> tuple[HostConfig, Path]:
+    """The config and data folder; a config error exits 2. ``output``: a
+    :class:`servers.observability.serve_output.ServeOutput` that writes the error and warnings in
+    serve's ``--log-format`` (default: rich lines on stderr)."""
     from host.config import load_config  # noqa: PLC0415 - lazy imports keep `toolhost --help` instant
     from host.errors import ConfigError  # noqa: PLC0415
     from host.paths import data_dir as resolve_data_dir  # noqa: PLC0415
@@ -52,10 +55,16 @@ def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]
     try:
         cfg = load_config(config, data_dir=root)
     except ConfigError as e:
-        err.print(f"[red]config error:[/red] {e}")
+        if output is not None:
+            output.config_error(str(e))
+        else:
+            err.print(f"[red]config error:[/red] {e}")
         raise typer.Exit(2) from None
     for warning in cfg.warnings:
-        err.print(f"[yellow]config warning:[/yellow] {warning}")
+        if output is not None:
+            output.config_warning(warning)
+        else:
+            err.print(f"[yellow]config warning:[/yellow] {warning}")
     return cfg, root
 
 
