@@ -53,13 +53,13 @@ def test_text_without_a_terminal_never_wraps_and_lists_servers_one_per_line() ->
     out.serving("http://127.0.0.1:1/mcp", 3, api_key_required=True, console_url="http://127.0.0.1:1/admin",
                 token_file="/d/admin.token")
     assert stream.getvalue().splitlines() == [
-        "open access: no users are configured, so every client may use every tool (add users with `toolhost users "
-        "add` and restart, or pass --auth on).",
+        ("open access: no users are configured, so every client may use every tool (add users with `toolhost users "
+         "add` and restart, or pass --auth on)."),
         "server orders: connected — 3 tools",
         f"server gone: failed — {LONG}",
         "toolhost serving 3 tools at http://127.0.0.1:1/mcp (API key required) (Ctrl+C to stop)",
-        "admin console http://127.0.0.1:1/admin (log in with an admin user's API key or the token in "
-        "/d/admin.token); /healthz /readyz /metrics"]
+        ("admin console http://127.0.0.1:1/admin (log in with an admin user's API key or the token in "
+         "/d/admin.token); /healthz /readyz /metrics")]
     assert "\x1b[" not in stream.getvalue()  # no colour codes in a file
 
 
@@ -122,5 +122,5 @@ def test_config_warnings_and_errors_follow_the_format(tmp_path) -> None:
         _load(cfg, tmp_path / "d", ServeOutput("json", stream, terminal=False))
     [error] = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert (exited.value.exit_code, error["event"], error["message"]) == (
-        2, "config.error", f"{cfg}: $: invalid JSON at line 1, column 2: Expecting property name enclosed in double "
-                           "quotes")
+        2, "config.error",
+        f"{cfg}: $: invalid JSON at line 1, column 2: Expecting property name enclosed in double quotes")
