@@ -68,6 +68,7 @@ from host.config_model import (
 from host.config_vars import _expand_tree, _inputs, _workspace_folder, expand_vars, input_env_name
 from host.errors import ConfigError
 from registry import InvalidToolName
+from registry.naming import sanitize_prefix
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
@@ -328,9 +329,8 @@ def parse_config(
                     source,
                 )
         except ConfigError as err:  # one bad entry fails only itself
-            cfg.failed[name] = FailedServer(
-                name=name, transport=_guess_transport(raw), reason=f"{err.path}: {err.problem}"
-            )
+            cfg.failed[name] = FailedServer(name=name, transport=_guess_transport(raw), reason=f"{err.path}: {err.problem}",
+                                            prefix=_guess_prefix(name, raw))
             cfg.warnings.append(f"server {name!r} is not started: {err.path}: {err.problem}")
             continue
         prefixes[prefix] = name
@@ -338,6 +338,18 @@ def parse_config(
             server.toolhost.inherit_env = defaults.inherit_env  # the effective value, for child_env
         cfg.servers[name] = server
     return cfg
+
+
+def _guess_prefix(name: str, raw: Any) -> str | None:
+    """The prefix an unusable entry's tools would have had (see :class:`FailedServer`)."""
+    block = raw.get("toolhost") if isinstance(raw, dict) else None
+    given = block.get("prefix") if isinstance(block, dict) else None
+    if given == "":
+        return None  # un-namespaced: no name can be attributed to it
+    try:
+        return sanitize_prefix(given if isinstance(given, str) else name)
+    except InvalidToolName:
+        return None
 
 
 def _guess_transport(raw: Any) -> str:

@@ -303,11 +303,15 @@ class FailedServer(BaseModel):
         name: the entry's name.
         transport: ``stdio``, ``streamable-http`` or ``sse`` (best guess from the entry).
         reason: one line naming the JSON path and the fix.
+        prefix: the namespace its tools would have had (``toolhost.prefix`` when the entry gives a
+            usable one, else the sanitized name; ``None`` when neither is a valid prefix), so a call
+            to one of them can name this server and its reason.
     """
 
     name: str
     transport: str
     reason: str
+    prefix: str | None = None
 
 
 class CodeModePoolOptions(BaseModel):

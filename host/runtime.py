@@ -28,6 +28,7 @@ import anyio
 from host.access.audit_gate import AuditSendGate, outcome_unknown, send_record
 from host.access.call_scope import CallScopedPolicy, call_scope
 from host.access.gate import approval_record
+from host.access.local_admin import LocalAdminDisclosure
 from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolCall, ToolResult
 from host.code_mode.approval import ScriptApprovals
 from host.code_mode.config import CodeModeConfig
@@ -36,7 +37,7 @@ from host.code_mode.runner import CodeMode
 from host.code_mode.script_run import InnerStep
 from host.config import HostConfig
 from host.events import EventLog
-from host.pipeline import ApprovalHook, CallContext, Pipeline, TaintListener, TaintStage
+from host.pipeline import ApprovalHook, CallContext, DenialDisclosure, Pipeline, TaintListener, TaintStage
 from host.search import VectorWorker, load_embedder, open_cache
 from host.store import AuditUnavailable
 from host.tracing import mark_result, span
@@ -111,6 +112,11 @@ class HostRuntime:
             (:mod:`host.pipeline.taint`): ``self.taint``.
         taint_listeners: told of every call the taint rule decided (audit row, console event);
             more with ``self.taint.subscribe``.
+        disclosure: which denials are explained instead of answered as ``unknown_tool`` (default:
+            :class:`host.access.LocalAdminDisclosure`, the local admin learns a definition is held
+            and how to review it). A name of a configured server that has listed no tools answers
+            ``upstream_unavailable`` with its reason (the manager is the pipeline's
+            :class:`host.upstream.executor.UnlistedTools`).
     """
 
     def __init__(
@@ -131,6 +137,7 @@ class HostRuntime:
         script_approvals: ScriptApprovals | None = None,
         flow_guard: TaintCheck | None = None,
         taint_listeners: Sequence[TaintListener] = (),
+        disclosure: DenialDisclosure | None = None,
     ) -> None:
         self.config = config
         self.code_mode: CodeMode | None = CodeMode(code_mode) if code_mode is not None and code_mode.enabled else None
@@ -167,6 +174,8 @@ class HostRuntime:
             approvals=approvals,
             send_gate=None if auditor is None else AuditSendGate(auditor, config.defaults.audit_read_calls),
             taint=self.taint,
+            unlisted=self.manager,
+            disclosure=disclosure if disclosure is not None else LocalAdminDisclosure(),
         )
 
     @staticmethod

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from host.runtime import HostRuntime
     from servers.admin.operator_surface import OperatorSurface
     from servers.gateway.notify import ToolsChangedNotifier
+    from servers.observability.serve_output import ServeOutput
 
 __all__ = [
     "DEFER_EVENTS_ENV",
@@ -67,10 +68,12 @@ GC_YOUNG_THRESHOLD = 10_000
 class GatewayError(Exception):
     """The gateway cannot start as asked: ``message`` says why and what to do; ``exit_code`` for the CLI."""
 
-    def __init__(self, message: str, exit_code: int = 2) -> None:
+    def __init__(self, message: str, exit_code: int = 2, *, kind: str = "error") -> None:
         super().__init__(message)
         self.message = message
         self.exit_code = exit_code
+        self.kind = kind
+        """``config.error`` (the config cannot be used) or ``error``."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,8 @@ class Gateway:
         notifier: sends ``list_changed`` to connected clients when the registry changes.
         principal_for: who each MCP request is; verifier/auth: the API-key check for HTTP (or ``None``).
         sock: the bound HTTP socket (``None`` for stdio).
-        notices: lines for the operator (warnings, the open-access notice), printed by the CLI.
+        notices: ``(kind, text)`` for the operator, printed by the CLI: ``config.warning``,
+            ``open_access`` or ``warning``.
     """
 
     options: GatewayOptions
@@ -132,17 +136,15 @@ class Gateway:
     verifier: Any = None
     auth: Any = None
     sock: socket.socket | None = None
-    notices: list[str] = field(default_factory=list)
+    notices: list[tuple[str, str]] = field(default_factory=list)
 
-    async def run(self, console: Console | None) -> None:
+    async def run(self, output: ServeOutput) -> None:
         """Serve until a signal (SIGINT/SIGTERM), end of stdin (stdio) or a failure; see module docstring.
 
-        ``console`` gets the server table and banner (``None`` with ``--log-format json``: the event
-        log lines only)."""
-        from servers.cli.display import servers_table
+        ``output`` writes the listening line, the server table and the banner in ``--log-format``."""
         from servers.gateway.server import create_registry_server
         from servers.http.runner import serve_http, shutdown_on_signals
-        from servers.observability.status_events import status_event_printer
+        from servers.observability.http_metrics import with_http_metrics
         from servers.stdio.wire import serve_stdio
 
         o, rt, surface = self.options, self.runtime, self.surface
@@ -154,37 +156,25 @@ class Gateway:
             if os.environ.get(GC_FREEZE_ENV, "1") != "0":
                 _freeze_startup_heap()  # what start-up built (registry, search index) is never collected again
             statuses = rt.statuses()
-            printer = status_event_printer(console, seen=statuses) if console is not None else None
-            rt.manager.on_status = surface.status_listener(printer)  # one line per later state change
-            if console is not None:
-                console.print(servers_table(statuses))
+            rt.manager.on_status = surface.status_listener(output.status_printer(statuses))  # one line per change
+            output.servers(statuses)
             if o.stdio:
                 return
             await listening.wait()
             url = url_box[0]
             surface.announce(url)
-            if console is not None:
-                console.print(
-                    f"[green]toolhost serving {len(rt.registry)} tools at {url}[/green]"
-                    + (" (API key required)" if self.enforce else "")
-                    + " (Ctrl+C to stop)\n"
-                    + f"admin console {url.removesuffix(MCP_PATH)}/admin (log in with an admin user's "
-                    f"API key or the token in {surface.token_path}); /healthz /readyz /metrics",
-                    highlight=False,
-                )
+            output.serving(url, len(rt.registry), api_key_required=self.enforce,
+                           console_url=f"{url.removesuffix(MCP_PATH)}/admin", token_file=surface.token_path)
 
         def on_listening(url: str) -> None:
             url_box.append(url)
             listening.set()
-            if console is not None:
-                pending = sum(1 for s in rt.statuses() if s.state.value == "connecting")
-                console.print(f"toolhost listening on {url}" + (
-                    f" while {pending} server(s) connect" if pending else ""), highlight=False)
+            output.listening(url, sum(1 for s in rt.statuses() if s.state.value == "connecting"))
 
         async with shutdown_on_signals() as stop, anyio.create_task_group() as guard:
             guard.start_soon(_stop_when, stop, rt)  # Ctrl+C while connecting abandons the attempts at once
             # the first round is logged (and counted) but not printed: the server table follows it
-            rt.manager.on_status = surface.status_listener(_silent if console is not None else None)
+            rt.manager.on_status = surface.status_listener(_silent if output.fmt == "text" else None)
             rt.registry.subscribe(self.notifier.changed)  # late servers' tools: list_changed to the clients
             async with rt:
                 surface.events.seed(rt.statuses())
@@ -214,6 +204,7 @@ class Gateway:
                         auth=self.auth,
                         session_limits=self.config.defaults.sessions,
                         routes=surface.routes(),
+                        wrap_app=with_http_metrics(surface.metrics),
                         on_ready=on_listening,
                     )
             guard.cancel_scope.cancel()
@@ -264,8 +255,8 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
     try:
         cfg = load_config(o.config, data_dir=root)
     except ConfigError as e:
-        raise GatewayError(f"config error: {e}") from None
-    notices = [f"config warning: {w}" for w in cfg.warnings]
+        raise GatewayError(str(e), kind="config.error") from None
+    notices = [("config.warning", w) for w in cfg.warnings]
     try:
         access, enforce = open_access(root, o.auth, db_url=o.db_url)
     except (ValueError, StoreError) as e:
@@ -287,7 +278,8 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
             if o.auth != "off":
                 raise GatewayError(f"refusing to serve every tool without API keys on {o.host}: add users "
                                    "(`toolhost users add`, `toolhost keys create`) or pass --auth off to allow it")
-            notices.append(f"warning: --auth off on {o.host}: anyone who can reach this port may run every tool")
+            notices.append(("warning", f"warning: --auth off on {o.host}: anyone who can reach this port may run "
+                                       "every tool"))
         if enforce and o.stdio and not o.user:
             raise GatewayError("permissions are on: pass --user NAME for the stdio client (see `toolhost users list`)")
         sock = None if o.stdio else _bind(o.host, o.port)
@@ -314,8 +306,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
         if not enforce:
             local = Principal(user=o.user or "local")
             resolve: Callable[[Any], Any] = lambda _ctx: local  # noqa: E731 - one constant principal
-            notices.append("open access: no users are configured, so every client may use every tool "
-                           "(add users with `toolhost users add` and restart, or pass --auth on).")
+            notices.append(("open_access", "no users are configured, so every client may use every tool"))
         else:
             assert access is not None
             try:

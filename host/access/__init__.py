@@ -8,6 +8,13 @@ and :func:`build_policy` assembles them (:mod:`host.access.build`).
 from host.access.build import build_policy, local_policy
 from host.access.call_scope import CallScopedPolicy, call_scope
 from host.access.control import AccessControl, RequestAccess
+from host.access.local_admin import (
+    LOCAL_ADMIN_KEY,
+    LocalAdminDisclosure,
+    LocalAdminPolicy,
+    is_local_admin,
+    local_admin_principal,
+)
 from host.access.gate import (
     APPROVER_ROLE,
     ApprovalGate,
@@ -18,7 +25,6 @@ from host.access.gate import (
     approval_record,
     decide,
 )
-from host.access.local_admin import LOCAL_ADMIN_KEY, LocalAdminPolicy, is_local_admin, local_admin_principal
 from host.access.open_access import AuthMode, OpenAccessPolicy, OpenView, is_loopback, open_access
 
 __all__ = [
@@ -30,6 +36,7 @@ __all__ = [
     "AuthMode",
     "CallScopedPolicy",
     "ElicitApproval",
+    "LocalAdminDisclosure",
     "LocalAdminPolicy",
     "NotAnApprover",
     "OpenAccessPolicy",

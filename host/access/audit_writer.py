@@ -330,6 +330,13 @@ class AuditWriter:
         """Rows queued and not yet taken by the writer."""
         return self._q.qsize()
 
+    @property
+    def unwritten(self) -> int:
+        """Rows handed to the writer thread and not committed yet (queued, or in the batch it is
+        gathering or writing): what a crash could lose under ``interval`` durability."""
+        with self._lock:
+            return self._queued_rows
+
     # -- the writer thread ----------------------------------------------------------------------
     def _run(self) -> None:
         stop = False

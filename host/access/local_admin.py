@@ -11,10 +11,10 @@ everyone else with the gateway's.
 
 from __future__ import annotations
 
-from registry.policy import Decision, PolicyView, Principal, RequestPolicy
+from registry.policy import Decision, Effect, PolicyView, Principal, RequestPolicy
 from registry.tool import ToolRecord
 
-__all__ = ["LOCAL_ADMIN_KEY", "LocalAdminPolicy", "is_local_admin", "local_admin_principal"]
+__all__ = ["LOCAL_ADMIN_KEY", "LocalAdminDisclosure", "LocalAdminPolicy", "is_local_admin", "local_admin_principal"]
 
 LOCAL_ADMIN_KEY = "local-admin"
 
@@ -54,3 +54,14 @@ class LocalAdminPolicy:
 
     def for_request(self, principal: Principal) -> PolicyView:
         return self._for(principal).for_request(principal)
+
+
+class LocalAdminDisclosure:
+    """A :class:`host.pipeline.DenialDisclosure`: the local admin is told that a definition is held
+    (rules ``pin:changed`` / ``pin:held``) with the policy's reason, which names ``toolhost pins
+    diff`` and ``toolhost pins accept --hash``; every other caller and denial stays ``unknown_tool``
+    (a caller without the local admin token learns nothing about pins)."""
+
+    def explains(self, principal: Principal, decision: Decision) -> bool:
+        return (decision.effect is Effect.DENY and is_local_admin(principal)
+                and (decision.rule or "").startswith("pin:"))

@@ -14,7 +14,7 @@ from host.pipeline.errors import (
 )
 from host.pipeline.format import EMPTY_PLACEHOLDER, FormattedOutput, SpillStore, convert_content, format_result
 from host.pipeline.pipeline import Pipeline
-from host.pipeline.prepare import ApprovalHook, ApprovalOutcome, Prepared
+from host.pipeline.prepare import ApprovalHook, ApprovalOutcome, DenialDisclosure, NoDisclosure, Prepared
 from host.pipeline.results import classify_exception, error_result, rate_limit_info
 from host.pipeline.send_gate import SendGate
 from host.pipeline.taint import TaintEvent, TaintListener, TaintStage
@@ -27,8 +27,10 @@ __all__ = [
     "BatchCancel",
     "CallAlreadyFinished",
     "CallContext",
+    "DenialDisclosure",
     "DuplicateCall",
     "FormattedOutput",
+    "NoDisclosure",
     "Pipeline",
     "PipelineError",
     "PipelineFatal",

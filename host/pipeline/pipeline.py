@@ -24,16 +24,16 @@ from typing import Any
 import anyio
 
 from host.calls import ResultStatus, ToolCall, ToolResult
+from host.upstream.executor import ToolExecutor, UnlistedTools
 from host.pipeline.context import CallContext
 from host.pipeline.errors import PipelineFatal
 from host.pipeline.execute import execute_batch
 from host.pipeline.format import SpillStore
-from host.pipeline.prepare import ApprovalHook, Prepared, ValidatorCache, prepare_call
+from host.pipeline.prepare import ApprovalHook, DenialDisclosure, Prepared, ValidatorCache, prepare_call
 from host.pipeline.results import error_result
 from host.pipeline.send_gate import SendGate
 from host.pipeline.taint import TaintStage
 from host.tracing import span
-from host.upstream.executor import ToolExecutor
 from registry.policy import AllowAll, RequestPolicy
 from registry.store import ToolRegistry
 
@@ -66,6 +66,10 @@ class Pipeline:
         coerce: apply the lossless string→number coercion (``registry.validation``).
         taint: the session-taint stage (:class:`host.pipeline.taint.TaintStage`; ``None``: no
             trifecta rule): checked after the policy allowed a call, fed every result that ran.
+        unlisted: which down server owns a name it never listed (``upstream_unavailable`` instead
+            of ``unknown_tool``; :class:`host.upstream.executor.UnlistedTools`).
+        disclosure: which denials are explained to the caller (default: none;
+            :class:`host.pipeline.prepare.DenialDisclosure`).
     """
 
     def __init__(
@@ -80,7 +84,11 @@ class Pipeline:
         send_gate: SendGate | None = None,
         coerce: bool = True,
         taint: TaintStage | None = None,
+        unlisted: UnlistedTools | None = None,
+        disclosure: DenialDisclosure | None = None,
     ) -> None:
+        self.unlisted = unlisted
+        self.disclosure = disclosure
         self.registry = registry
         self.executor = executor
         self.policy: RequestPolicy = policy or AllowAll()
@@ -120,6 +128,7 @@ class Pipeline:
                         call, snapshot=snapshot, policy=self.policy, principal=ctx.principal,
                         validators=self._validators, approvals=self.approvals, suggest=self.registry.suggest,
                         coerce=self.coerce, taint=self.taint, session_id=ctx.taint_session,
+                        unlisted=self.unlisted, disclosure=self.disclosure,
                     )
                     _trace_prepared(sp, out)
             except Exception as exc:  # a failing policy/approval store fails closed, for this call only

@@ -4,7 +4,12 @@ Order (name first, so names cannot be probed: a denied name answers like an unkn
 
 1. **look up + visibility**: the qualified name must exist *and* the policy must not deny it;
    a denied or invisible tool gets exactly the same ``unknown_tool`` answer as a missing one
-   (suggestions are drawn only from names the caller may see);
+   (suggestions are drawn only from names the caller may see). Two exceptions, each for callers
+   entitled to know: a name of a configured server that never listed its tools
+   (:class:`host.upstream.executor.UnlistedTools`) answers ``upstream_unavailable`` with that
+   server's reason when the caller's grants cover the name; a denial a :class:`DenialDisclosure`
+   explains (the local admin asking for a held definition) answers ``permission_denied`` with the
+   policy's reason (which names ``toolhost pins diff`` / ``pins accept --hash``);
 2. **parse** (``registry.validation.parse_arguments``: ``""`` is ``{}``);
 3. **validate** against the tool's full ``inputSchema`` with the lossless coercion policy
    (``registry.validation``: the whole schema, lossless number coercion);
@@ -24,10 +29,11 @@ from typing import Any, Protocol, runtime_checkable
 from host.calls import ResultStatus, ToolCall, ToolResult
 from host.pipeline.results import error_result
 from host.pipeline.taint import TaintEvent, TaintStage
+from host.upstream.executor import UnlistedTools
 from registry.policy import Decision, Effect, Principal, RequestPolicy
 from registry.safety import TaintDecision, TaintVerdict
 from registry.store import RegistrySnapshot
-from registry.tool import ToolRecord
+from registry.tool import ToolDefinition, ToolRecord, build_record
 from registry.validation import (
     ArgumentParseError,
     Coercion,
@@ -37,7 +43,10 @@ from registry.validation import (
     validate_arguments,
 )
 
-__all__ = ["ApprovalHook", "ApprovalOutcome", "Prepared", "ValidatorCache", "prepare_call", "unknown_tool_result"]
+__all__ = [
+    "ApprovalHook", "ApprovalOutcome", "DenialDisclosure", "NoDisclosure", "Prepared", "ValidatorCache", "prepare_call",
+    "unknown_tool_result", "unlisted_tool_result",
+]
 
 TOOL_SEARCH_HINT = "use tool_search to find a tool by what it does"
 
@@ -71,6 +80,25 @@ class ApprovalHook(Protocol):
     async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any], *,
                     reason: str | None = None) -> ApprovalOutcome:
         ...
+
+
+@runtime_checkable
+class DenialDisclosure(Protocol):
+    """Whether a caller is told why the policy denied a tool, instead of ``unknown_tool``.
+
+    Implementations: :class:`NoDisclosure` (the default: every denial looks like an unknown name)
+    and :class:`host.access.LocalAdminDisclosure` (the local admin learns that a definition is held
+    and how to review it).
+    """
+
+    def explains(self, principal: Principal, decision: Decision) -> bool: ...
+
+
+class NoDisclosure:
+    """A :class:`DenialDisclosure` that explains nothing."""
+
+    def explains(self, principal: Principal, decision: Decision) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -127,6 +155,31 @@ def unknown_tool_result(
     )
 
 
+def unlisted_tool_result(
+    call: ToolCall, unlisted: UnlistedTools | None, policy: RequestPolicy, principal: Principal
+) -> ToolResult | None:
+    """``upstream_unavailable`` for a name of a server that listed no tools, or ``None``.
+
+    Only for a caller whose grants cover the name (checked as for a prompt or resource of that
+    server: grants decide, pins hold listed definitions only): anyone else gets ``unknown_tool``,
+    so server names cannot be probed.
+    """
+    owner = unlisted.unlisted_owner(call.name) if unlisted is not None and call.name else None
+    if owner is None:
+        return None
+    placeholder = build_record(server=owner.server, qualified_name=call.name,
+                               definition=ToolDefinition(name=call.name.partition("__")[2]))
+    if not policy.for_request(principal).catalog_visible(placeholder):
+        return None
+    return error_result(
+        call, ResultStatus.UPSTREAM_UNAVAILABLE,
+        f"{excerpt(call.name, 80)!r} would be a tool of the server {owner.server!r}, which has not listed "
+        f"its tools: {owner.reason}; the call was not sent. Fix that (`toolhost servers` shows each "
+        "server's state) and retry once the server is connected",
+        where="lookup", details={"server": owner.server, "reason": owner.reason, "sent": False},
+    )
+
+
 async def prepare_call(
     call: ToolCall,
     *,
@@ -139,6 +192,8 @@ async def prepare_call(
     coerce: bool = True,
     taint: TaintStage | None = None,
     session_id: str = "default",
+    unlisted: UnlistedTools | None = None,
+    disclosure: DenialDisclosure | None = None,
 ) -> Prepared | ToolResult:
     """Run stages 1–5 for one call: a :class:`Prepared` call, or the error :class:`ToolResult`.
 
@@ -146,7 +201,13 @@ async def prepare_call(
     """
     record = snapshot.get(call.name)
     decision = policy.evaluate(principal, record) if record is not None else None
-    if record is None or decision is None or decision.effect is Effect.DENY:
+    if record is None or decision is None:
+        return unlisted_tool_result(call, unlisted, policy, principal) or unknown_tool_result(
+            call, snapshot, policy, principal, suggest)
+    if decision.effect is Effect.DENY:
+        if disclosure is not None and disclosure.explains(principal, decision):
+            return error_result(call, ResultStatus.PERMISSION_DENIED, decision.reason, where="authorize",
+                                details={"rule": decision.rule})
         return unknown_tool_result(call, snapshot, policy, principal, suggest)
 
     if call.arguments is not None:

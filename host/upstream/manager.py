@@ -30,6 +30,8 @@ from host.upstream.catalog import UpstreamCatalog
 from host.upstream.connection import ConnectionState, ServerConnection, ServerStatus
 from host.upstream.executor import ProgressCallback
 from host.upstream.status import AVAILABLE_STATES
+from host.upstream.executor import UnlistedOwner
+from registry.catalog import Catalog, qualify_uri
 from registry import (
     NameConflict,
     ToolAnnotations,
@@ -39,7 +41,6 @@ from registry import (
     assign_qualified_names,
     build_record,
 )
-from registry.catalog import Catalog, qualify_uri
 
 __all__ = ["ServerManager", "records_from_tools", "tool_definition", "unmatched_tool_names"]
 
@@ -119,7 +120,8 @@ def _config_failures(config: HostConfig) -> list[ServerStatus]:
 class ServerManager:
     """Connections to every configured server plus the merged registry (see module docstring).
 
-    Implements :class:`host.upstream.executor.ToolExecutor`.
+    Implements :class:`host.upstream.executor.ToolExecutor` and
+    :class:`host.upstream.executor.UnlistedTools`.
 
     Args:
         config: the parsed configuration.
@@ -351,6 +353,25 @@ class ServerManager:
     def unavailable_servers(self) -> frozenset[str]:
         """Servers whose tools are registered but cannot be called right now."""
         return frozenset(n for n, c in self.connections.items() if c.status.state not in AVAILABLE_STATES)
+
+    def unlisted_owner(self, name: str) -> UnlistedOwner | None:
+        """The down server without registered tools whose prefix ``name`` carries (see
+        :class:`host.upstream.executor.UnlistedTools`): a connection that never listed (e.g. its
+        command is missing), or an entry the config could not use (e.g. an unset variable)."""
+        prefix, sep, rest = name.partition("__")
+        if not sep or not prefix or not rest:
+            return None
+        for conn in self.connections.values():
+            status = conn.status
+            if status.state in AVAILABLE_STATES or conn.config.prefix != prefix:
+                continue
+            if self.registry.by_server(conn.name):
+                return None  # its tools are registered: the pipeline answers for them
+            return UnlistedOwner(conn.name, status.error or f"the server is {status.state.value}")
+        for failed in self.config.failed.values():
+            if failed.prefix == prefix and failed.name not in self.connections:
+                return UnlistedOwner(failed.name, f"config: {failed.reason}")
+        return None
 
     # -- ToolExecutor ------------------------------------------------------------------
     async def call_tool(

@@ -146,15 +146,26 @@ class AdminService(AdminActions):
         return local_admin_principal(local_principal_name())
 
     def tools(self) -> list[dict[str, Any]]:
-        """Every registered tool with risk, pin state (``trusted``/``changed``/``held``/``unpinned``)
-        and availability (its server is connected)."""
+        """Every registered tool with risk, pin state (``trusted``/``changed``/``held``/``unpinned``),
+        availability (its server is connected *and* its served definition is the pinned one) and,
+        when unavailable, ``unavailable`` (why, and what to run)."""
         if self.runtime is None:
             return []
         states = self._pin_states()
-        up = {s.name for s in self.runtime.statuses() if s.state.value in ("connected", "degraded")}
+        statuses = {s.name: s for s in self.runtime.statuses()}
         rows = []
         for t in self.runtime.registry.tools():
             pin = states.get(t.qualified_name)
+            status = statuses.get(t.server)
+            held = pin is not None and (pin[0] != "trusted" or pin[1] != t.definition_hash)
+            if held:
+                why = (f"definition held: review `toolhost pins diff {t.qualified_name}`, then "
+                       f"`toolhost pins accept {t.qualified_name} --hash HASH`")
+            elif status is None or status.state.value not in ("connected", "degraded"):
+                why = f"server {t.server} is {status.state.value if status else 'not configured'}" + (
+                    f": {status.error}" if status is not None and status.error else "")
+            else:
+                why = None
             rows.append({
                 "name": t.qualified_name,
                 "server": t.server,
@@ -165,14 +176,17 @@ class AdminService(AdminActions):
                 "timeout_seconds": t.timeout_seconds,
                 "description": t.description or "",
                 "pin": pin[0] if pin else "unpinned",
-                "available": t.server in up,
+                "available": why is None,
+                "unavailable": why,
             })
         held = [] if self._access is None else [p for p in self._access.pins.list() if p.status in ("held", "changed")]
         listed = {r["name"] for r in rows}
         for p in held:  # held tools are not in the registry's visible set but must show up here
             if p.tool not in listed:
                 rows.append({"name": p.tool, "server": p.server, "risk": None, "open_world": None,
-                             "timeout_seconds": None, "description": "", "pin": p.status, "available": False})
+                             "timeout_seconds": None, "description": "", "pin": p.status, "available": False,
+                             "unavailable": f"definition held: review `toolhost pins diff {p.tool}`, then "
+                                            f"`toolhost pins accept {p.tool} --hash HASH`"})
         return sorted(rows, key=lambda r: r["name"])
 
     def search(self, query: str, user: str | None = None, limit: int = 10) -> dict[str, Any]:

@@ -56,6 +56,7 @@ class OperatorSurface:
             pending_approvals=self._pending_count,
             held_tools=self._held_count,
             open_sessions=self._open_sessions,
+            audit_pending=self._audit_pending,
         )
         instrument(runtime, self.metrics)
         self.events = EventReporter(console, self.metrics)
@@ -77,6 +78,9 @@ class OperatorSurface:
     # -- gauges --------------------------------------------------------------------------------
     def _pending_count(self) -> int:
         return 0 if self.access is None else len(self.access.approvals.list(status="pending", limit=100_000))
+
+    def _audit_pending(self) -> int:
+        return 0 if self.access is None else self.access.audit_writer.unwritten
 
     def _held_count(self) -> int:
         if self.access is None:

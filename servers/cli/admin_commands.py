@@ -53,7 +53,18 @@ def _approval_text(approval: bool | None) -> str:
 
 
 def _grant_cells(g: dict) -> tuple[str, ...]:
+    """A deny grant refuses at every risk, so its max risk and approval cells are empty ("-")."""
+    if g["effect"] == "deny":
+        return str(g["id"]), g["subject"], g["effect"], g["pattern"], "-", "-"
     return str(g["id"]), g["subject"], g["effect"], g["pattern"], g["max_risk"], _approval_text(g["approval"])
+
+
+def grant_summary(g: dict) -> str:
+    """``added grant #ID RULE`` plus what the grant covers: ``(max risk R, approval A)`` for an allow
+    grant, ``(deny wins over every allow, at every risk)`` for a deny grant."""
+    if g["effect"] == "deny":
+        return f"added grant #{g['id']} {g['rule']} (deny wins over every allow, at every risk)"
+    return f"added grant #{g['id']} {g['rule']} (max risk {g['max_risk']}, approval {_approval_text(g['approval'])})"
 
 
 GRANT_COLUMNS = ("id", "subject", "effect", "pattern", "max risk", "approval")
@@ -63,7 +74,7 @@ def _add_grant(subject: str, pattern: str, max_risk: RiskChoice, approval: bool 
                data_dir: DataDir, db_url: DbUrl) -> None:
     with service(data_dir, db_url) as svc:
         g = svc.add_grant(subject, pattern, max_risk=max_risk.value, approval=approval, deny=deny, kind=kind)
-    typer.echo(f"added grant #{g['id']} {g['rule']}")
+    typer.echo(grant_summary(g))
 
 
 # -- users --------------------------------------------------------------------------------------

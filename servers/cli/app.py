@@ -1,7 +1,7 @@
 """The ``toolhost`` command line (typer + rich).
 
 Commands: ``serve`` (:mod:`servers.cli.serve`), ``tools``, ``search``, ``call``, ``servers``
-(:mod:`servers.cli.tools`), ``reconnect``, the admin commands (:mod:`servers.cli.admin_commands`) and
+(:mod:`servers.cli.tools`), ``doctor`` (:mod:`servers.cli.doctor`), ``reconnect``, the admin commands (:mod:`servers.cli.admin_commands`) and
 ``usage``; shared pieces in :mod:`servers.cli.common`. Every command takes ``--config PATH``
 (default: the bundled config) and ``--data-dir PATH`` (default: ``$TOOLHOST_HOME``, else a
 per-user folder). This module is the only place that reads argv.
@@ -16,6 +16,7 @@ import typer
 
 from servers.cli.admin_commands import register as register_admin_commands
 from servers.cli.common import err
+from servers.cli.doctor import doctor
 from servers.cli.options import flags_without_placeholder
 from servers.cli.reconnect import reconnect_command
 from servers.cli.serve import serve
@@ -59,6 +60,7 @@ app.command()(tools)
 app.command()(search)
 app.command()(call)
 app.command()(servers)
+app.command()(doctor)
 register_admin_commands(app)
 app.command("reconnect")(reconnect_command)
 register_usage_commands(app)

@@ -21,13 +21,17 @@ if TYPE_CHECKING:
     from host.limits import RateLimiter
     from host.runtime import HostRuntime
 
-__all__ = ["ConfigOpt", "DataDirOpt", "DbUrlOpt", "JsonOpt", "UserOpt", "err", "out"]
+__all__ = ["CONFIG_ENV", "ConfigOpt", "DataDirOpt", "DbUrlOpt", "JsonOpt", "UserOpt", "err", "out"]
 
 out = Console()
 err = Console(stderr=True)
 
+CONFIG_ENV = "TOOLHOST_CONFIG"
+"""Environment variable read when ``--config`` is not given (clients that own ``--config``, such as
+the MCP Inspector's stdio form, pass it with ``-e TOOLHOST_CONFIG=PATH``)."""
+
 ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", "-c", exists=True, dir_okay=False, readable=True,
+    Path | None, typer.Option("--config", "-c", exists=True, dir_okay=False, readable=True, envvar=CONFIG_ENV,
                               help="mcpServers JSON config (default: the bundled one).")
 ]
 # The same options as the admin commands (one definition of each).
@@ -39,7 +43,10 @@ UserOpt = Annotated[
 ]
 
 
-def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]:
+def _load(config: Path | None, data_dir: Path | None, output: Any = None) -> tuple[HostConfig, Path]:
+    """The config and data folder; a config error exits 2. ``output``: a
+    :class:`servers.observability.serve_output.ServeOutput` that writes the error and warnings in
+    serve's ``--log-format`` (default: rich lines on stderr)."""
     from host.config import load_config  # lazy imports keep `toolhost --help` instant
     from host.errors import ConfigError
     from host.paths import data_dir as resolve_data_dir
@@ -48,10 +55,16 @@ def _load(config: Path | None, data_dir: Path | None) -> tuple[HostConfig, Path]
     try:
         cfg = load_config(config, data_dir=root)
     except ConfigError as e:
-        err.print(f"[red]config error:[/red] {e}")
+        if output is not None:
+            output.config_error(str(e))
+        else:
+            err.print(f"[red]config error:[/red] {e}")
         raise typer.Exit(2) from None
     for warning in cfg.warnings:
-        err.print(f"[yellow]config warning:[/yellow] {warning}")
+        if output is not None:
+            output.config_warning(warning)
+        else:
+            err.print(f"[yellow]config warning:[/yellow] {warning}")
     return cfg, root
 
 

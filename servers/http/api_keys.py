@@ -3,8 +3,8 @@
 :class:`ApiKeyVerifier` is the SDK's ``TokenVerifier`` (``mcp.server.auth.provider``) backed by
 :class:`host.access.AccessControl`: a valid, unrevoked key ``th_<key_id>_<secret>`` gives an
 ``AccessToken`` with ``client_id = subject = <user>``, ``scopes = ["tools"]`` and
-``claims = {"key_id": <key_id>}``; anything else gives ``None`` (the SDK answers 401 with
-``WWW-Authenticate``), and the failure is written to the audit log (action ``auth``, the token
+``claims = {"key_id": <key_id>}``; anything else gives ``None`` (a 401 whose text says whether the
+key is missing, not a ``Bearer`` token, or not recognised: :mod:`servers.http.key_challenge`), and the failure is written to the audit log (action ``auth``, the token
 redacted to its key id), aggregated to at most one row per key id (or for all unknown keys) per
 minute (:meth:`host.access.AccessControl.audit_auth_failure`).
 
@@ -116,13 +116,18 @@ def principal_resolver(
 
 
 def auth_settings(resource_server_url: str, *, issuer_url: str | None = None) -> AuthSettings:
-    """``AuthSettings`` for API-key auth: toolhost is its own issuer; scope ``tools`` required.
+    """``AuthSettings`` for API-key auth: scope ``tools`` required.
 
     ``resource_server_url`` is the public MCP endpoint, e.g. ``http://127.0.0.1:8765/mcp``.
+    Without ``issuer_url`` (toolhost's API keys: no OAuth authorization server exists) the settings
+    carry no ``resource_server_url``, so no RFC 9728 protected-resource metadata is served or named
+    in ``WWW-Authenticate``: a client that followed it would try dynamic client registration at an
+    authorization server that is not there. With ``issuer_url`` (a real authorization server that
+    issues tokens for this endpoint), the metadata is served and names it.
     """
     return AuthSettings(
         issuer_url=issuer_url or resource_server_url.rsplit("/mcp", 1)[0] or resource_server_url,
-        resource_server_url=resource_server_url,
+        resource_server_url=resource_server_url if issuer_url else None,
         required_scopes=[SCOPE],
         validate_token_resource=False,
     )

@@ -269,6 +269,7 @@ async def serve_http(
     session_limits: SessionLimits | None = None,
     routes: list[Any] | None = None,
     after_response: Callable[[], None] | None = None,
+    wrap_app: Callable[[Any], Any] | None = None,
 ) -> None:
     """Serve ``server`` on ``http://host:port/mcp`` until ``stop`` is set.
 
@@ -285,6 +286,8 @@ async def serve_http(
         routes: more Starlette routes served beside ``/mcp`` (health, metrics, admin).
         after_response: run after each 2026-07-28 answer went to the socket (the event log's
             deferred writes, :meth:`host.events.EventLog.defer`).
+        wrap_app: ASGI middleware around the whole app, e.g. counting every answer
+            (:func:`servers.observability.http_metrics.with_http_metrics`).
     """
     app = fair_http_app(
         server,
@@ -298,7 +301,7 @@ async def serve_http(
         after_response=after_response,
     )
     config = uvicorn.Config(
-        store_outage_guard(strip_header_whitespace(app)),  # 503 + Retry-After while the store is down
+        store_outage_guard(strip_header_whitespace(wrap_app(app) if wrap_app is not None else app)),  # 503 + Retry-After while the store is down
         host=host,
         port=port,
         log_level="warning",

@@ -41,7 +41,6 @@ from mcp.server.auth.middleware.bearer_auth import (
     AuthenticatedUser,
     AuthorizationContext,
     BearerAuthBackend,
-    RequireAuthMiddleware,
     authorization_context,
 )
 from mcp.server.auth.provider import TokenVerifier
@@ -61,6 +60,7 @@ from starlette.types import Receive, Scope, Send
 
 from host.limits import SessionLimits
 from servers.http.event_store import RETRY_INTERVAL_MS, SessionEventStore
+from servers.http.key_challenge import ApiKeyRequired
 from servers.http.lean_entry import handle_modern_post
 from servers.http.sdk_seams import check_sdk_seams
 from servers.http.transport import GatewayTransport
@@ -278,9 +278,12 @@ def fair_http_app(
     Mounted like the SDK's ``Server.streamable_http_app`` (mcp 2.3.0) with the same keyword
     arguments, whose meaning it keeps: DNS-rebinding protection for loopback ``host`` when no
     ``transport_security`` is given; with ``token_verifier``, bearer auth in front of
-    ``streamable_http_path`` (``auth.required_scopes``; ``WWW-Authenticate`` names the RFC 9728
-    metadata URL) and, with ``auth.resource_server_url``, the protected-resource metadata route.
-    toolhost is a resource server only: no authorization-server routes, no stateless mode.
+    ``streamable_http_path`` (``auth.required_scopes``; a 401 says whether the key is missing,
+    not a ``Bearer`` token, or not recognised: :class:`servers.http.key_challenge.ApiKeyRequired`)
+    and, with ``auth.resource_server_url`` (only when an authorization server is configured, see
+    :func:`servers.http.api_keys.auth_settings`), the protected-resource metadata route, named in
+    ``WWW-Authenticate``. toolhost is a resource server only: no authorization-server routes, no
+    stateless mode.
 
     Args:
         server: the MCP server (its lifespan runs with the app's).
@@ -326,7 +329,7 @@ def fair_http_app(
         if auth is not None and auth.resource_server_url:
             metadata_url = build_resource_metadata_url(auth.resource_server_url)
         required = (auth.required_scopes or []) if auth is not None else []
-        endpoint = RequireAuthMiddleware(endpoint, required, metadata_url)
+        endpoint = ApiKeyRequired(endpoint, required, metadata_url)
     routes.append(Route(streamable_http_path, endpoint=endpoint))
     if auth is not None and auth.resource_server_url:
         routes.extend(create_protected_resource_routes(

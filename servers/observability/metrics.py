@@ -12,20 +12,46 @@ Series (all prefixed ``toolhost_``):
 * ``upstream_up{server}`` (1 connected, 0 otherwise), ``upstream_tools{server}``,
   ``upstream_reconnects_total{server}``;
 * ``approvals_pending``, ``tools_held`` (definition pins holding a changed tool),
-  ``sessions_open`` (MCP HTTP sessions) - read at scrape time.
+  ``sessions_open`` (MCP HTTP sessions), ``audit_queue_depth`` (audit rows handed to the writer
+  thread and not committed yet) - read at scrape time;
+* ``build_info{version,python}`` - always 1, the labels say what runs;
+* ``http_requests_total{status}`` - HTTP answers by status code; ``auth_failures_total{reason}`` -
+  401 answers of the MCP endpoint by ``no_key`` / ``not_bearer`` / ``bad_key``;
+  ``rate_limit_rejections_total{scope}`` - ``call`` (a tool call refused by a rate limit) and
+  ``session`` (HTTP 429: a user's session limit) (:mod:`servers.observability.http_metrics`);
+* the client library's ``process_*`` (CPU, memory, open files, start time) and ``python_*``
+  (version, garbage collector) collectors, unprefixed, as every Python exporter names them.
+
+Counters have no ``_created`` series (``prometheus_client.disable_created_metrics()``): they double
+the exposition for a value no dashboard reads. Source: the Prometheus exposition format and
+prometheus-client's documentation ("Disabling _created metrics").
 """
 
 from __future__ import annotations
 
 import contextvars
 import logging
+import platform
 import time
 from collections.abc import Callable
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    GC_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    disable_created_metrics,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from host.upstream.implementation import toolhost_version
 
 __all__ = ["CONTENT_TYPE", "Metrics", "instrument"]
 
@@ -58,6 +84,8 @@ class _LiveCollector(Collector):
             ("toolhost_tools_held", "Tools held because their definition changed since it was pinned.", m.held_tools),
             ("toolhost_sessions_open", "Open MCP HTTP sessions (2025 protocol versions; 2026-07-28 requests carry "
                                        "none).", m.open_sessions),
+            ("toolhost_audit_queue_depth", "Audit rows handed to the writer thread and not committed yet.",
+             m.audit_pending),
         ):
             try:
                 value = float(read())
@@ -73,7 +101,8 @@ class Metrics:
 
     Args:
         statuses: returns every server's :class:`host.upstream.ServerStatus`.
-        pending_approvals, held_tools, open_sessions: read at scrape time (return 0 when unknown).
+        pending_approvals, held_tools, open_sessions, audit_pending: read at scrape time (return 0
+            when unknown).
     """
 
     def __init__(
@@ -83,13 +112,30 @@ class Metrics:
         pending_approvals: Callable[[], int] = lambda: 0,
         held_tools: Callable[[], int] = lambda: 0,
         open_sessions: Callable[[], int] = lambda: 0,
+        audit_pending: Callable[[], int] = lambda: 0,
     ) -> None:
+        disable_created_metrics()  # process-wide: no _created series (module docstring)
         self.statuses = statuses
         self.pending_approvals = pending_approvals
         self.held_tools = held_tools
         self.open_sessions = open_sessions
+        self.audit_pending = audit_pending
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        ProcessCollector(registry=r)
+        PlatformCollector(registry=r)
+        if GC_COLLECTOR is not None:  # None on interpreters without gc.get_stats
+            GCCollector(registry=r)
+        Gauge("toolhost_build_info", "Always 1; the labels say which toolhost and Python run.",
+              ["version", "python"], registry=r).labels(toolhost_version(), platform.python_version()).set(1)
+        self.http_requests = Counter("toolhost_http_requests", "HTTP answers by status code.", ["status"], registry=r)
+        self.auth_failures = Counter(
+            "toolhost_auth_failures", "Refused MCP requests: no_key, not_bearer or bad_key.", ["reason"], registry=r
+        )
+        self.rate_limited = Counter(
+            "toolhost_rate_limit_rejections", "Rejections by a rate limit: call (tool calls) or session (HTTP 429).",
+            ["scope"], registry=r,
+        )
         self.calls = Counter("toolhost_tool_calls", "Finished tool calls.", ["server", "tool", "status"], registry=r)
         self.call_seconds = Histogram(
             "toolhost_call_duration_seconds", "Whole tool call (gateway + upstream).", ["server"],
@@ -166,6 +212,8 @@ def instrument(runtime: Any, metrics: Metrics) -> None:
         server = record.server if record is not None else "-"
         tool = name if record is not None else "-"  # unknown names are not label values (cardinality)
         metrics.calls.labels(server, tool, result.status.value).inc()
+        if result.status.value == "rate_limited":
+            metrics.rate_limited.labels("call").inc()
         metrics.call_seconds.labels(server).observe(total)
         metrics.gateway_seconds.labels(server).observe(max(0.0, total - sum(spent)))
         return result

@@ -64,7 +64,7 @@ def test_tools_users_keys_and_grants(served) -> None:
         assert tools["orders__cancel_order"] | {"description": ""} == {
             "name": "orders__cancel_order", "server": "orders", "risk": "destructive", "open_world": False,
             "timeout_seconds": tools["orders__cancel_order"]["timeout_seconds"], "description": "",
-            "pin": "trusted", "available": True, "flow": "-",
+            "pin": "trusted", "available": True, "unavailable": None, "flow": "-",
             "flow_reasons": "private_source: no cue; untrusted_source: no cue; egress: no cue"}
         assert api.post("/users", json={"name": "bob"}).status_code == 201
         dup = api.post("/users", json={"name": "bob"})

@@ -75,7 +75,7 @@ def test_cli_commands_go_through_the_running_serve_and_fall_back_when_it_stops(t
         dup = cli(data, "users", "add", "bob")
         assert (dup.returncode, dup.stderr) == (1, "error: user 'bob' already exists\n")
         assert cli(data, "grants", "add", "bob", "orders__get_order", "--max-risk", "read").stdout == (
-            "added grant #3 allow:orders__get_order@user:bob\n")
+            "added grant #3 allow:orders__get_order@user:bob (max risk read, approval default (destructive))\n")
         [grant] = json.loads(cli(data, "grants", "list", "bob", "--json").stdout)
         assert (grant["pattern"], grant["max_risk"], grant["approval"]) == ("orders__get_order", "read", None)
         key = json.loads(cli(data, "keys", "create", "bob", "--json").stdout)

@@ -104,6 +104,10 @@ def test_operator_runs_the_team_from_the_browser(tmp_path, browser_page: Page) -
         serve.wait_for(r"tools\.held.*rug__daily_quote", 60, start)
         is_error, _text, err = call(base, keys["alice"], "rug__daily_quote", {})
         assert is_error and err["code"] == "unknown_tool"  # held: refused like an unknown tool
+        page.goto(base + "/admin/tools")  # a held definition is not shown as available, and says what to run
+        assert page.locator("tr", has_text="rug__daily_quote").inner_text().split("\t")[3:5] == [
+            "changed", ("no definition held: review `toolhost pins diff rug__daily_quote`, then `toolhost pins "
+                        "accept rug__daily_quote --hash HASH`")]
         page.goto(base + "/admin/pins")
         assert page.locator("tr", has_text="rug__daily_quote").inner_text().split("\t")[2] == "changed"
         shot(page, "pins")

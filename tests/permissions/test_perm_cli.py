@@ -50,15 +50,16 @@ def test_users_grants_keys_roundtrip(cli) -> None:
             .split()
         )
     )
-    assert (
-        "added grant #1 allow:orders__*@user:alice"
-        in cli("grants", "add", "alice", "orders__*", "--max-risk", "write").output
-    )
+    assert cli("grants", "add", "alice", "orders__*", "--max-risk", "write").output == (
+        "added grant #1 allow:orders__*@user:alice (max risk write, approval default (destructive))\n")
     assert "already exists" in cli("grants", "add", "alice", "orders__*", ok=False).output
-    cli("grants", "add", "alice", "orders__cancel_order", "--deny")
+    assert cli("grants", "add", "alice", "orders__cancel_order", "--deny").output == (
+        "added grant #2 deny:orders__cancel_order@user:alice (deny wins over every allow, at every risk)\n")
     cli("grants", "add", "alice", "server:notes", "--approval")
     listing = cli("grants", "list", "alice").output
     assert re.search(r"orders__\*\s+│ write\s+│ default", listing) and "always" in listing and "deny" in listing
+    # a deny grant refuses at every risk: no max risk or approval is listed for it
+    assert re.search(r"│ deny\s+│ orders__cancel_order\s+│ -\s+│ -\s", listing), listing
     created = cli("keys", "create", "alice", "--label", "laptop").output
     token = re.search(r"th_[0-9a-f]{12}_\S+", created).group(0)
     keys = cli("keys", "list", "alice").output

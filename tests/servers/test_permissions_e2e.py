@@ -20,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 from servers.cli.app import app
+from servers.http.key_challenge import NO_KEY, NOT_BEARER, bad_key_text
 
 TOOLHOST = str(Path(sys.executable).parent / "toolhost")
 runner = CliRunner()
@@ -110,11 +111,20 @@ def test_two_users_see_and_do_different_things(served):
             # No key or a wrong key: HTTP 401 with a WWW-Authenticate challenge, before any tool is reached.
             body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                     "params": {"name": "call_tool", "arguments": {"name": "orders__get_order"}}}
+            # Each problem has its own text, and no authorization server is advertised (toolhost runs none).
             async with httpx2.AsyncClient() as http:
-                for headers in ({}, {"Authorization": "Bearer th_000000000000_wrong"}):
+                texts = []
+                for headers in ({}, {"Authorization": "Bearer th_000000000000_wrong"},
+                                {"Authorization": f"Basic {keys['alice']}"}):
                     r = await http.post(url, json=body, headers={
                         "Accept": "application/json, text/event-stream", **headers})
-                    assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
+                    assert r.status_code == 401 and r.headers["www-authenticate"].startswith('Bearer realm="toolhost"')
+                    assert "resource_metadata" not in r.headers["www-authenticate"]
+                    texts.append((r.json()["error"], r.json()["error_description"]))
+                assert texts == [("invalid_request", NO_KEY), ("invalid_token", bad_key_text("th_000000000000_wrong")),
+                                 ("invalid_request", NOT_BEARER)]
+                gone = await http.get(url.removesuffix("/mcp") + "/.well-known/oauth-protected-resource/mcp")
+                assert gone.status_code == 404
 
     anyio.run(scenario)
     audit = admin(data, "audit", "--user", "bob", "--limit", "50")

@@ -21,6 +21,7 @@ from mcp.types import JSONRPCResponse
 from host.limits import SessionLimits
 from servers.http.api_keys import auth_settings
 from servers.http.event_store import SessionEventStore
+from servers.http.key_challenge import NO_KEY, NOT_BEARER, bad_key_text
 from servers.http.sdk_seams import SDK_VERSION_CHECKED, SEAMS, SdkSeamError, seam_problems
 from servers.http.sessions import FairSessionManager, fair_http_app, session_manager_of
 from servers.http.transport import GatewayTransport
@@ -115,10 +116,16 @@ async def _answers(app: Any, manager: StreamableHTTPSessionManager) -> list[tupl
     return answers
 
 
+AS = "https://login.example.com"
+"""A real authorization server (only then is protected-resource metadata served)."""
+
+
 async def test_the_fair_app_answers_like_the_sdks_app_for_auth_limits_and_host_checks() -> None:
     """Same route, auth middleware, protected-resource metadata, DNS-rebinding protection and
-    body limit as ``Server.streamable_http_app`` with the same arguments."""
-    kwargs: dict[str, Any] = {"token_verifier": _Keys(), "auth": auth_settings(URL), "max_request_body_size": 1000}
+    body limit as ``Server.streamable_http_app`` with the same arguments; only the 401 texts are
+    toolhost's (which of the key's problems, :mod:`servers.http.key_challenge`)."""
+    kwargs: dict[str, Any] = {"token_verifier": _Keys(), "auth": auth_settings(URL, issuer_url=AS),
+                              "max_request_body_size": 1000}
     sdk_server: Server[Any] = Server("t")
     sdk_app = sdk_server.streamable_http_app(**kwargs)
     fair_server: Server[Any] = Server("t")
@@ -128,11 +135,13 @@ async def test_the_fair_app_answers_like_the_sdks_app_for_auth_limits_and_host_c
     with anyio.fail_after(30):
         expected = await _answers(sdk_app, sdk_server.session_manager)
         got = await _answers(fair_app, fair_manager)
-    assert got == expected
-    assert [a[0] for a in got] == [401, 401, 200, 413, 421, 404, 400, 404]
-    assert got[0][2] == ('Bearer error="invalid_token", error_description="Authentication required", '
-                         'resource_metadata="http://127.0.0.1:8765/.well-known/oauth-protected-resource/mcp"')
-    assert json.loads(got[2][3])["resource"] == URL
+    assert got[2:] == expected[2:]
+    assert [a[0] for a in got] == [a[0] for a in expected] == [401, 401, 200, 413, 421, 404, 400, 404]
+    metadata = 'resource_metadata="http://127.0.0.1:8765/.well-known/oauth-protected-resource/mcp"'
+    assert got[0][2] == f'Bearer realm="toolhost", {metadata}'
+    assert got[1][2] == (f'Bearer realm="toolhost", error="invalid_token", error_description="{bad_key_text("bad")}", '
+                         f'{metadata}')
+    assert (json.loads(got[2][3])["resource"], json.loads(got[2][3])["authorization_servers"]) == (URL, [AS])
     assert fair_manager.open_sessions() == 0  # the refused opens left no session behind
 
 
@@ -143,3 +152,39 @@ async def test_each_session_gets_its_own_event_store_and_frees_ids_when_answered
     transport._ids_in_flight.update({"7"})
     await transport._event_store.store_event("7", JSONRPCResponse(jsonrpc="2.0", id=7, result={}))
     assert transport._ids_in_flight == set() and transport.idle() and not transport.closing()
+
+
+async def test_api_keys_alone_advertise_no_authorization_server_and_say_what_is_wrong() -> None:
+    """Without an authorization server: no protected-resource metadata (route or header), and a 401
+    that says whether the key is missing, not a Bearer token, or not recognised."""
+    server: Server[Any] = Server("t")
+    app = fair_http_app(server, token_verifier=_Keys(), auth=auth_settings(URL))
+    manager = session_manager_of(server)
+    assert manager is not None
+    body = json.dumps(INIT).encode()
+    with anyio.fail_after(30):
+        async with manager.run(), httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app),
+                                                     base_url="http://127.0.0.1:8765") as http:
+            answers = []
+            for auth in (None, "Basic YWxpY2U6cHc=", "Bearer", "Bearer th_0123456789ab_secret", "Bearer good"):
+                headers = HEADERS | ({"Authorization": auth} if auth else {})
+                r = await http.post("/mcp", headers=headers, content=body)
+                answers.append((r.status_code, r.headers.get("www-authenticate"),
+                                r.json() if r.status_code == 401 else None))
+            metadata = await http.get("/.well-known/oauth-protected-resource/mcp")
+    assert metadata.status_code == 404
+    assert answers[:4] == [
+        (401, 'Bearer realm="toolhost"', {"error": "invalid_request", "error_description": NO_KEY}),
+        (401, f'Bearer realm="toolhost", error="invalid_request", error_description="{NOT_BEARER}"',
+         {"error": "invalid_request", "error_description": NOT_BEARER}),
+        (401, f'Bearer realm="toolhost", error="invalid_request", error_description="{NOT_BEARER}"',
+         {"error": "invalid_request", "error_description": NOT_BEARER}),
+        (401, f'Bearer realm="toolhost", error="invalid_token", error_description="{bad_key_text("th_0123456789ab_secret")}"',
+         {"error": "invalid_token", "error_description": bad_key_text("th_0123456789ab_secret")}),
+    ]
+    assert answers[4][0] == 200
+    assert bad_key_text("th_0123456789ab_secret") == (
+        "API key th_0123456789ab_... (key id 0123456789ab) is not recognised or was revoked: check it was copied "
+        "whole, or ask an admin for a new one (`toolhost keys create USER`; `toolhost keys list USER` shows revoked "
+        "keys)")
+    assert "secret" not in answers[3][1]  # the key's secret part is never echoed

@@ -1,0 +1,139 @@
+"""``toolhost doctor``: check a config as ``serve`` would use it, server by server, and say what to fix.
+
+It validates the config (a fatal error names the JSON path and exits 2), starts every server once
+with the environment ``serve`` would give it (never through a running serve: a fresh connection is
+the point), and prints one block per server: ``ok`` with its tools, protocol and connect time, or
+``FAILED`` with the problem and the fix, the server's last stderr lines, and warnings (held tools,
+names in ``toolhost`` blocks that match nothing). Exit status 0 when every server connected, 1 when
+any failed; ``--json`` prints the same as one object (:func:`doctor_report`).
+
+The texts are the ones ``toolhost servers`` and the serve console show (the connection's
+``"<stage>: <problem> (<fix>)"``, :mod:`host.upstream` and :mod:`host.config`): doctor splits the
+trailing parenthesis off as the fix, or names the usual fix for that stage when the text has none.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from servers.cli.common import ConfigOpt, DataDirOpt, JsonOpt, _run, err, out
+
+__all__ = ["STAGE_FIXES", "doctor", "doctor_report", "split_fix"]
+
+STAGE_FIXES = {
+    "config": "edit the entry at the JSON path named above, then run `toolhost doctor` again",
+    "start": "check the command and its arguments run by hand in a shell",
+    "handshake": "run the command by hand: an MCP server over stdio prints nothing but JSON-RPC on stdout",
+    "list": "the server answered the handshake but not tools/list: check its logs (stderr below)",
+    "connection": "the server exited or dropped the connection: check its logs (stderr below)",
+}
+"""The usual fix per stage, for texts that carry none."""
+
+
+def split_fix(error: str) -> tuple[str, str]:
+    """``(problem, fix)`` of a status text ``"<stage>: <problem> (<fix>)"``: the final parenthesis
+    (balanced) is the fix; without one, :data:`STAGE_FIXES` of the stage (or a pointer to ``toolhost
+    servers``)."""
+    text = error.strip()
+    if text.endswith(")"):
+        depth = 0
+        for i in range(len(text) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(text[i], 0)
+            if depth == 0:
+                if i > 0 and text[i - 1] == " ":
+                    return text[: i - 1], text[i + 1 : -1]
+                break
+    stage = text.partition(":")[0]
+    return text, STAGE_FIXES.get(stage, "see `toolhost servers` and the server's own logs")
+
+
+def _server(status: Any) -> dict[str, Any]:
+    problem, fix = split_fix(status.error) if status.error else (None, None)
+    return {
+        "name": status.name,
+        "transport": status.transport,
+        "ok": status.error is None and status.state.value in ("connected", "degraded"),
+        "state": status.state.value,
+        "tools": status.tool_count,
+        "problem": problem,
+        "fix": fix,
+        "stderr_tail": status.stderr_tail,
+        "warnings": list(status.warnings),
+        "held": dict(status.held),
+        "protocol_version": status.protocol_version,
+        "server_info": status.server_info,
+        "connect_seconds": status.connect_seconds,
+    }
+
+
+def doctor_report(config_path: str, warnings: list[str], statuses: list[Any]) -> dict[str, Any]:
+    """``{"config", "ok", "warnings", "servers": [{name, transport, ok, state, tools, problem, fix,
+    stderr_tail, warnings, held, protocol_version, server_info, connect_seconds}]}``; servers in
+    config order, entries the config could not use last (as ``toolhost servers`` orders them)."""
+    servers = [_server(s) for s in statuses]
+    return {"config": config_path, "ok": all(s["ok"] for s in servers), "warnings": list(warnings),
+            "servers": servers}
+
+
+def _print(report: dict[str, Any]) -> None:
+    servers = report["servers"]
+    out.print(f"toolhost doctor: {report['config']} ({len(servers)} server{'s' if len(servers) != 1 else ''})",
+              highlight=False, soft_wrap=True)
+    for s in servers:
+        if s["ok"]:
+            seconds = f", connected in {s['connect_seconds']:.2f} s" if s["connect_seconds"] is not None else ""
+            out.print(f"[green]ok[/green]      {s['name']}: {s['tools']} tools over {s['transport']}"
+                      f" ({s['server_info'] or 'unnamed server'}, protocol {s['protocol_version']}{seconds})",
+                      highlight=False, soft_wrap=True)
+        else:
+            out.print(f"[red]FAILED[/red]  {s['name']}: {s['problem']}", highlight=False, soft_wrap=True, markup=True)
+            out.print(f"        fix: {s['fix']}", highlight=False, soft_wrap=True, markup=False)
+        for line in s["stderr_tail"].splitlines()[-5:]:
+            out.print(f"        stderr: {line}", highlight=False, soft_wrap=True, markup=False)
+        for warning in s["warnings"]:
+            out.print(f"        warning: {warning}", highlight=False, soft_wrap=True, markup=False)
+    failed = sum(1 for s in servers if not s["ok"])
+    out.print(f"{failed} of {len(servers)} servers failed" if failed else "every server connected",
+              highlight=False, soft_wrap=True)
+
+
+def doctor(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonOpt = False) -> None:
+    """Check the config and start every server once with its real environment: for each, ok or what
+    failed and the fix. Exits 1 when any server failed, 2 when the config itself is invalid."""
+    from host.config import DEFAULT_CONFIG_PATH, load_config  # noqa: PLC0415
+    from host.errors import ConfigError  # noqa: PLC0415
+    from host.paths import data_dir as resolve_data_dir  # noqa: PLC0415
+
+    root = resolve_data_dir(data_dir)
+    path = str(config if config is not None else DEFAULT_CONFIG_PATH)
+    try:
+        cfg = load_config(config, data_dir=root)
+    except ConfigError as e:
+        if as_json:
+            out.print_json(json.dumps({"config": path, "ok": False, "error": str(e), "warnings": [], "servers": []}))
+        else:
+            err.print(f"[red]config error:[/red] {e}", highlight=False)
+        raise typer.Exit(2) from None
+    report = _run(_check, cfg, root, path)
+    # an unusable entry's warning repeats its FAILED block: keep the other warnings only
+    report["warnings"] = [w for w in report["warnings"]
+                          if not any(w.startswith(f"server {name!r} is not started:") for name in cfg.failed)]
+    if as_json:
+        out.print_json(json.dumps(report))
+    else:
+        for warning in report["warnings"]:
+            err.print(f"[yellow]config warning:[/yellow] {warning}", highlight=False)
+        _print(report)
+    if not report["ok"]:
+        raise typer.Exit(1)
+
+
+async def _check(cfg: Any, root: Path, path: str) -> dict[str, Any]:
+    from host.upstream.manager import ServerManager  # noqa: PLC0415
+
+    async with ServerManager(cfg, data_dir=root, reconnect=False) as manager:
+        return doctor_report(path, cfg.warnings, manager.statuses())
