@@ -250,7 +250,8 @@ async def main(rounds: int) -> None:
             for col in ("what", "p50 ms", "p99 ms", "ratio p50 vs 10 direct"):
                 t2.add_column(col, justify="right" if col != "what" else "left")
             base = statistics.median(lat["direct"])
-            for kind, label in (("direct", "10 sequential call_tool"), ("script", "1 execute, 10 sequential inner calls"),
+            for kind, label in (("direct", "10 sequential call_tool"),
+                                ("script", "1 execute, 10 sequential inner calls"),
                                 ("empty", "1 execute, no call (`1 + 1`)")):
                 med = statistics.median(lat[kind])
                 t2.add_row(label, f"{med * 1000:.1f}", f"{pct(lat[kind], 0.99) * 1000:.1f}", f"{med / base:.2f}")

@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {group} | {n} | {mb:.1f} |")
         print(f"| {group} | **total** | **{tot:.1f}** |")
     e = EVAL_DIR
-    pool = dedupe_tools(load_tools(e / "toollens/normalized/tools.jsonl") + load_tools(e / "livemcpbench/normalized/tools.jsonl")
+    pool = dedupe_tools(load_tools(e / "toollens/normalized/tools.jsonl")
+                        + load_tools(e / "livemcpbench/normalized/tools.jsonl")
                         + load_tools(e / "metatool/normalized/tools.jsonl")
                         + load_tools(e / "docker-mcp-registry/normalized/tools.jsonl"))
     records, _ = to_records(pool[: args.tools])

@@ -127,8 +127,8 @@ def prepare(every: int, names: list[str]) -> dict:
             for variant, tx in texts.items():
                 cos[(m, variant)] = qv @ tool_vectors(emb, tx).T
         english = np.array([english_query(t) for _q, t in qs])
-        data[name] = {"qs": qs, "qrels": qrels, "ids": ids, "bm_raw": bm_raw, "present": present, "ntok": ntok, "conf": conf,
-                      "cos": cos, "english": english}
+        data[name] = {"qs": qs, "qrels": qrels, "ids": ids, "bm_raw": bm_raw, "present": present, "ntok": ntok,
+                      "conf": conf, "cos": cos, "english": english}
         print(f"{name}: {len(qs)} queries, {n} tools", file=sys.stderr, flush=True)
     return data
 
@@ -147,7 +147,7 @@ def metrics(d: dict, score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def normalised(d: dict) -> None:
     if "bm" in d:
         return
-    d["bm"] = np.stack([minmax_top(row, p) for row, p in zip(d["bm_raw"], d["present"])])
+    d["bm"] = np.stack([minmax_top(row, p) for row, p in zip(d["bm_raw"], d["present"], strict=True)])
     d["dn"] = {k: np.stack([minmax_top(row) for row in c]) for k, c in d["cos"].items()}
 
 
@@ -226,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     report(data, "MiniLM only (plain text)", lambda d: d["dn"][("minilm", "plain")], lex)
     for vu, vm in (("plain", "server"), ("server", "server"), ("plain", "plain")):
         for wb, wu, wm in itertools.product((0.4, 0.5, 0.6), (0.1, 0.2, 0.3), (0.2, 0.3, 0.4)):
-            report(data, f"3-way {wb}/{wu}/{wm} use={vu} minilm={vm}", lambda d, c=(wb, wu, wm, vu, vm): fused(d, *c), lex)
+            report(data, f"3-way {wb}/{wu}/{wm} use={vu} minilm={vm}",
+                   lambda d, c=(wb, wu, wm, vu, vm): fused(d, *c), lex)
     return 0
 
 

@@ -10,12 +10,13 @@ machine load. Also prints the vectors' memory (float32 matrix) and how long givi
 vectors took (from the bench vector cache in ``$TMPDIR/toolhost-bench-vectors``; the first run
 at a size embeds and fills it). Timings on a shared machine are noisy: compare the two columns
 of one run, not runs with each other. ``--models stacked`` (default) times the three-way hybrid
-(USE + MiniLM query embeddings) and, in the same rounds, the two-way USE hybrid. From ``--random-vectors-from`` tools on (default 20k), tools
-get random unit vectors instead of being embedded (embedding 100k tools takes minutes; the
-search cost does not depend on the vectors' values); the CPU columns (this thread's CPU time per search) are
-less sensitive to other processes than wall time. ``--visible-share F`` searches as a caller who
-may see only a share F of the tools (a fixed pseudo-random subset; its mask cached by
-``visible_key`` as the gateway does): hidden tools are neither scored lexically nor densely.
+(USE + MiniLM query embeddings) and, in the same rounds, the two-way USE hybrid. From
+``--random-vectors-from`` tools on (default 20k), tools get random unit vectors instead of being
+embedded (embedding 100k tools takes minutes; the search cost does not depend on the vectors'
+values); the CPU columns (this thread's CPU time per search) are less sensitive to other processes
+than wall time. ``--visible-share F`` searches as a caller who may see only a share F of the tools
+(a fixed pseudo-random subset; its mask cached by ``visible_key`` as the gateway does): hidden tools
+are neither scored lexically nor densely.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ def options(description: str, model: str) -> argparse.Namespace:
     ap.add_argument("--stream", action="store_true", help="stream the model's answer")
     ap.add_argument("--user", help="the toolhost user the agent acts for (required once users exist)")
     ap.add_argument("--config", type=Path, help="mcpServers config (default: toolhost's bundled one)")
-    ap.add_argument("--data-dir", type=Path, help="toolhost's data folder (default: $TOOLHOST_HOME or the per-user one)")
+    ap.add_argument("--data-dir", type=Path,
+                    help="toolhost's data folder (default: $TOOLHOST_HOME or the per-user one)")
     ns = ap.parse_args()
     ns.data_dir = data_dir(ns.data_dir)
     ns.loaded = load_config(ns.config, data_dir=ns.data_dir)

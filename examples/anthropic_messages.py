@@ -21,7 +21,8 @@ client = AsyncAnthropic()
 
 async def send(params: dict) -> object:
     if params.get("stream"):  # an async iterator of events: toolhost accumulates the streamed calls
-        return (event.model_dump(mode="json", exclude_unset=True) async for event in await client.messages.create(**params))
+        return (event.model_dump(mode="json", exclude_unset=True)
+                async for event in await client.messages.create(**params))
     return (await client.messages.create(**params)).model_dump(mode="json", exclude_unset=True)
 
 

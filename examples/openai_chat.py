@@ -20,7 +20,8 @@ client = AsyncOpenAI()
 
 async def send(params: dict) -> object:
     if params.get("stream"):  # an async iterator of chunks: toolhost accumulates the streamed calls
-        return (chunk.model_dump(mode="json", exclude_unset=True) async for chunk in await client.chat.completions.create(**params))
+        return (chunk.model_dump(mode="json", exclude_unset=True)
+                async for chunk in await client.chat.completions.create(**params))
     return (await client.chat.completions.create(**params)).model_dump(mode="json", exclude_unset=True)
 
 

@@ -329,8 +329,8 @@ def parse_config(
                     source,
                 )
         except ConfigError as err:  # one bad entry fails only itself
-            cfg.failed[name] = FailedServer(name=name, transport=_guess_transport(raw), reason=f"{err.path}: {err.problem}",
-                                            prefix=_guess_prefix(name, raw))
+            cfg.failed[name] = FailedServer(name=name, transport=_guess_transport(raw),
+                                            reason=f"{err.path}: {err.problem}", prefix=_guess_prefix(name, raw))
             cfg.warnings.append(f"server {name!r} is not started: {err.path}: {err.problem}")
             continue
         prefixes[prefix] = name

@@ -8,13 +8,6 @@ and :func:`build_policy` assembles them (:mod:`host.access.build`).
 from host.access.build import build_policy, local_policy
 from host.access.call_scope import CallScopedPolicy, call_scope
 from host.access.control import AccessControl, RequestAccess
-from host.access.local_admin import (
-    LOCAL_ADMIN_KEY,
-    LocalAdminDisclosure,
-    LocalAdminPolicy,
-    is_local_admin,
-    local_admin_principal,
-)
 from host.access.gate import (
     APPROVER_ROLE,
     ApprovalGate,
@@ -24,6 +17,13 @@ from host.access.gate import (
     approval_elicitation,
     approval_record,
     decide,
+)
+from host.access.local_admin import (
+    LOCAL_ADMIN_KEY,
+    LocalAdminDisclosure,
+    LocalAdminPolicy,
+    is_local_admin,
+    local_admin_principal,
 )
 from host.access.open_access import AuthMode, OpenAccessPolicy, OpenView, is_loopback, open_access
 

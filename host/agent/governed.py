@@ -121,7 +121,8 @@ async def governed_runtime(
                              "for; `toolhost users list`)")
         else:
             principal = Principal(user="agent")
-        rt = HostRuntime(config, data_dir=data_dir, conversation_id="agent", policy=build_policy(access, enforce=enforce),
+        rt = HostRuntime(config, data_dir=data_dir, conversation_id="agent",
+                         policy=build_policy(access, enforce=enforce),
                          approvals=access.approval_hook() if enforce else None, auditor=access)
         access.watch(rt.registry)  # pin definitions from the first listing on
         async with rt:

@@ -11,10 +11,11 @@ one script call (:meth:`CodeMode.run`):
    approver denied it) before anything runs; only read/allowed tools: it runs at once;
 3. the script runs in a worker; each inner call goes through the whole pipeline
    (:class:`host.code_mode.inner.PipelineInnerCaller`), covered by the script's approval;
-4. the script is one ``script`` event in the event log and one audited call: tool ``execute``, arguments ``{"code", "manifest"}``,
-   decision ``approval`` (rule ``code_mode:<tools>``) or ``allow`` (rule ``code_mode``), the approval
-   and approver, ``definition_hash`` = the manifest digest, and ``detail`` =
-   :meth:`host.code_mode.script_run.ScriptRun.audit_detail` (id, sha256, parent, counts, outcome).
+4. the script is one ``script`` event in the event log and one audited call: tool ``execute``,
+   arguments ``{"code", "manifest"}``, decision ``approval`` (rule ``code_mode:<tools>``) or
+   ``allow`` (rule ``code_mode``), the approval and approver, ``definition_hash`` = the manifest
+   digest, and ``detail`` = :meth:`host.code_mode.script_run.ScriptRun.audit_detail` (id, sha256,
+   parent, counts, outcome).
 
 Result: :func:`host.code_mode.results.outcome_result` (structured ``{"result", "printed", "calls",
 "script_id"}`` when ok).

@@ -24,7 +24,8 @@ SCRIPT_TOOL = "execute"
 ``tool`` of a script's audit row and of its approval."""
 
 _DETAIL = re.compile(
-    r"^script (?P<script_id>sc_[0-9a-f]{16}) sha256:(?P<sha256>[0-9a-f]{64}) parent:(?P<parent>\S+)(?: step:(?P<step>\d+))?"
+    r"^script (?P<script_id>sc_[0-9a-f]{16}) sha256:(?P<sha256>[0-9a-f]{64}) parent:(?P<parent>\S+)"
+    r"(?: step:(?P<step>\d+))?"
 )
 
 

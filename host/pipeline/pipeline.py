@@ -24,7 +24,6 @@ from typing import Any
 import anyio
 
 from host.calls import ResultStatus, ToolCall, ToolResult
-from host.upstream.executor import ToolExecutor, UnlistedTools
 from host.pipeline.context import CallContext
 from host.pipeline.errors import PipelineFatal
 from host.pipeline.execute import execute_batch
@@ -34,6 +33,7 @@ from host.pipeline.results import error_result
 from host.pipeline.send_gate import SendGate
 from host.pipeline.taint import TaintStage
 from host.tracing import span
+from host.upstream.executor import ToolExecutor, UnlistedTools
 from registry.policy import AllowAll, RequestPolicy
 from registry.store import ToolRegistry
 

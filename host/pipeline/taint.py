@@ -107,5 +107,5 @@ class TaintStage:
         for listener in list(self.listeners):
             try:
                 await listener(event)
-            except Exception:  # noqa: BLE001 - an audit/console failure never decides a call
+            except Exception:  # an audit/console failure never decides a call
                 _logger.exception("toolhost: a taint listener failed for call %s", event.call_id)

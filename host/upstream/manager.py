@@ -28,10 +28,8 @@ from host.config import HostConfig, ServerConfig
 from host.errors import UpstreamUnavailable
 from host.upstream.catalog import UpstreamCatalog
 from host.upstream.connection import ConnectionState, ServerConnection, ServerStatus
-from host.upstream.executor import ProgressCallback
+from host.upstream.executor import ProgressCallback, UnlistedOwner
 from host.upstream.status import AVAILABLE_STATES
-from host.upstream.executor import UnlistedOwner
-from registry.catalog import Catalog, qualify_uri
 from registry import (
     NameConflict,
     ToolAnnotations,
@@ -41,6 +39,7 @@ from registry import (
     assign_qualified_names,
     build_record,
 )
+from registry.catalog import Catalog, qualify_uri
 
 __all__ = ["ServerManager", "records_from_tools", "tool_definition", "unmatched_tool_names"]
 

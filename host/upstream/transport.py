@@ -3,11 +3,11 @@
 A stdio child gets a small safe environment (:data:`SAFE_ENV_VARS`), by default with the
 user's CA, proxy and package-manager settings (:mod:`host.upstream.child_env`), plus its
 configured ``env``; never the whole parent environment unless ``inherit_env: "all"`` says so.
-It is checked before it is spawned (:func:`host.upstream.diagnose.preflight`: a missing command or folder fails at once, as
-:class:`Preflight`, and is not retried). Its stderr goes to the server's log file. HTTP requests
-pass through the :class:`~host.upstream.guard.TransportGuard` response hook (expired sessions,
-authentication failures). A stdio child runs under :mod:`host.upstream.pdeath`, so its whole process
-group stops when this process dies, even by ``kill -9``. The stdio transport is
+It is checked before it is spawned (:func:`host.upstream.diagnose.preflight`: a missing command or
+folder fails at once, as :class:`Preflight`, and is not retried). Its stderr goes to the server's
+log file. HTTP requests pass through the :class:`~host.upstream.guard.TransportGuard` response hook
+(expired sessions, authentication failures). A stdio child runs under :mod:`host.upstream.pdeath`,
+so its whole process group stops when this process dies, even by ``kill -9``. The stdio transport is
 :mod:`host.upstream.stdio_pipe` (the SDK's ``stdio_client`` behaviour without its two pipe tasks).
 """
 

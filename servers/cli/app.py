@@ -1,10 +1,11 @@
 """The ``toolhost`` command line (typer + rich).
 
 Commands: ``serve`` (:mod:`servers.cli.serve`), ``tools``, ``search``, ``call``, ``servers``
-(:mod:`servers.cli.tools`), ``doctor`` (:mod:`servers.cli.doctor`), ``reconnect``, the admin commands (:mod:`servers.cli.admin_commands`) and
-``usage``; shared pieces in :mod:`servers.cli.common`. Every command takes ``--config PATH``
-(default: the bundled config) and ``--data-dir PATH`` (default: ``$TOOLHOST_HOME``, else a
-per-user folder). This module is the only place that reads argv.
+(:mod:`servers.cli.tools`), ``doctor`` (:mod:`servers.cli.doctor`), ``reconnect``, the admin
+commands (:mod:`servers.cli.admin_commands`) and ``usage``; shared pieces in
+:mod:`servers.cli.common`. Every command takes ``--config PATH`` (default: the bundled config) and
+``--data-dir PATH`` (default: ``$TOOLHOST_HOME``, else a per-user folder). This module is the only
+place that reads argv.
 """
 
 from __future__ import annotations

@@ -104,9 +104,9 @@ def _print(report: dict[str, Any]) -> None:
 def doctor(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonOpt = False) -> None:
     """Check the config and start every server once with its real environment: for each, ok or what
     failed and the fix. Exits 1 when any server failed, 2 when the config itself is invalid."""
-    from host.config import DEFAULT_CONFIG_PATH, load_config  # noqa: PLC0415
-    from host.errors import ConfigError  # noqa: PLC0415
-    from host.paths import data_dir as resolve_data_dir  # noqa: PLC0415
+    from host.config import DEFAULT_CONFIG_PATH, load_config
+    from host.errors import ConfigError
+    from host.paths import data_dir as resolve_data_dir
 
     root = resolve_data_dir(data_dir)
     path = str(config if config is not None else DEFAULT_CONFIG_PATH)
@@ -133,7 +133,7 @@ def doctor(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonO
 
 
 async def _check(cfg: Any, root: Path, path: str) -> dict[str, Any]:
-    from host.upstream.manager import ServerManager  # noqa: PLC0415
+    from host.upstream.manager import ServerManager
 
     async with ServerManager(cfg, data_dir=root, reconnect=False) as manager:
         return doctor_report(path, cfg.warnings, manager.statuses())

@@ -95,7 +95,8 @@ def search(
     async def body(rt: HostRuntime, principal: Principal) -> None:
         result = rt.search(query, principal, limit=limit)
         if as_json:
-            out.print_json(json.dumps([tool_definition(h.tool) | {"score": h.score, "flow": rt.taint.labels(h.tool).as_dict()}
+            out.print_json(json.dumps([tool_definition(h.tool)
+                                       | {"score": h.score, "flow": rt.taint.labels(h.tool).as_dict()}
                                        for h in result.hits]))
             return
         if not result.hits:

@@ -99,7 +99,8 @@ EXECUTE_TOOL = Tool(
         },
         "required": ["code"],
     },
-    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True),
+    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                                open_world_hint=True),
 )
 
 CALL_TOOL_TOOL = Tool(

@@ -4,9 +4,10 @@
 :class:`host.access.AccessControl`: a valid, unrevoked key ``th_<key_id>_<secret>`` gives an
 ``AccessToken`` with ``client_id = subject = <user>``, ``scopes = ["tools"]`` and
 ``claims = {"key_id": <key_id>}``; anything else gives ``None`` (a 401 whose text says whether the
-key is missing, not a ``Bearer`` token, or not recognised: :mod:`servers.http.key_challenge`), and the failure is written to the audit log (action ``auth``, the token
-redacted to its key id), aggregated to at most one row per key id (or for all unknown keys) per
-minute (:meth:`host.access.AccessControl.audit_auth_failure`).
+key is missing, not a ``Bearer`` token, or not recognised: :mod:`servers.http.key_challenge`), and
+the failure is written to the audit log (action ``auth``, the token redacted to its key id),
+aggregated to at most one row per key id (or for all unknown keys) per minute
+(:meth:`host.access.AccessControl.audit_auth_failure`).
 
 :func:`principal_resolver` maps each request to its :class:`registry.policy.Principal`: the
 authenticated user over HTTP; over stdio (no HTTP request) the ``--user`` principal.

@@ -301,7 +301,8 @@ async def serve_http(
         after_response=after_response,
     )
     config = uvicorn.Config(
-        store_outage_guard(strip_header_whitespace(wrap_app(app) if wrap_app is not None else app)),  # 503 + Retry-After while the store is down
+        # 503 + Retry-After while the store is down
+        store_outage_guard(strip_header_whitespace(wrap_app(app) if wrap_app is not None else app)),
         host=host,
         port=port,
         log_level="warning",

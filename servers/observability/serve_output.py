@@ -83,7 +83,7 @@ class ServeOutput:
     def servers(self, statuses: Sequence[ServerStatus]) -> None:
         """Every server's state once connecting ended: a table on a terminal, else one line each."""
         if self.fmt == "json":
-            from servers.admin.server_rows import server_row  # noqa: PLC0415 - admin imports this package
+            from servers.admin.server_rows import server_row  # lazy: admin imports this package
 
             for s in statuses:
                 detail = s.error if s.error else f"{s.tool_count} tools"
@@ -91,7 +91,7 @@ class ServeOutput:
                            "error" if s.error and not s.available else "info", server=s.name, **server_row(s))
             return
         if self.terminal:
-            from servers.cli.display import servers_table  # noqa: PLC0415
+            from servers.cli.display import servers_table
 
             assert self.console is not None
             self.console.print(servers_table(statuses))

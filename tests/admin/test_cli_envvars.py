@@ -57,11 +57,13 @@ def test_every_serve_option_reads_its_variable_and_the_flag_wins() -> None:
 def test_config_comes_from_toolhost_config_for_every_command(tmp_path) -> None:
     cfg = config(tmp_path)
     env = {**os.environ, "TOOLHOST_CONFIG": str(cfg), "TOOLHOST_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
-    listed = subprocess.run([TOOLHOST, "servers", "--json"], check=False, env=env, capture_output=True, text=True, timeout=120)
+    listed = subprocess.run([TOOLHOST, "servers", "--json"], check=False, env=env, capture_output=True, text=True,
+                            timeout=120)
     assert listed.returncode == 0, listed.stderr
     assert [(s["name"], s["state"]) for s in json.loads(listed.stdout)] == [("orders", "connected"),
                                                                             ("rug", "connected")]
-    missing = subprocess.run([TOOLHOST, "servers"], check=False, env={**env, "TOOLHOST_CONFIG": str(tmp_path / "nope.json")},
+    missing = subprocess.run([TOOLHOST, "servers"], check=False,
+                             env={**env, "TOOLHOST_CONFIG": str(tmp_path / "nope.json")},
                              capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2
     assert "Invalid value for '--config'" in " ".join(missing.stderr.replace("│", "").split())

@@ -72,7 +72,8 @@ def test_doctor_exits_0_when_every_server_connects_and_2_for_an_invalid_config(t
     broken = _doctor(tmp_path, "--config", str(bad), "--json")
     report = json.loads(broken.stdout)
     assert (broken.returncode, report["ok"], report["servers"]) == (2, False, [])
-    assert report["error"] == f"{bad}: $: invalid JSON at line 1, column 38: Expecting property name enclosed in double quotes"
+    assert report["error"] == (f"{bad}: $: invalid JSON at line 1, column 38: "
+                               "Expecting property name enclosed in double quotes")
 
 
 def test_split_fix_takes_the_final_balanced_parenthesis() -> None:

@@ -57,7 +57,8 @@ def test_a_real_serve_exposes_process_python_build_audit_and_rate_limit_series(t
     assert got[("process_resident_memory_bytes", ())] > 10_000_000
     assert got[("process_cpu_seconds_total", ())] > 0 and got[("process_open_fds", ())] > 0
     assert ("python_info", (("implementation", "CPython"), ("major", "3"), ("minor", "11"),
-                            ("patchlevel", platform.python_version_tuple()[2]), ("version", platform.python_version()))) \
+                            ("patchlevel", platform.python_version_tuple()[2]),
+                            ("version", platform.python_version()))) \
         in got
     assert got[("python_gc_collections_total", (("generation", "0"),))] >= 1
     assert got[("toolhost_rate_limit_rejections_total", (("scope", "call"),))] == 1

@@ -47,5 +47,6 @@ async def test_without_a_policy_destructive_tools_wait_for_approval_and_read_too
     assert cancel.status is ResultStatus.APPROVAL_REQUIRED
     assert cancel.error.message == ("orders__cancel_order needs a human's approval before it can run (risk "
                                     "destructive needs approval); ask the user to approve it")
-    assert auditor.rows == [("agent", "orders__get_order", "ok"), ("agent", "orders__cancel_order", "approval_required")]
+    assert auditor.rows == [("agent", "orders__get_order", "ok"),
+                            ("agent", "orders__cancel_order", "approval_required")]
     assert allowed.status is ResultStatus.OK

@@ -31,7 +31,8 @@ def _config(tmp_path: Path) -> Path:
     """The bundled config's orders server only (the others need nothing here)."""
     bundled = json.loads(DEFAULT_CONFIG_PATH.read_text())
     path = tmp_path / "cfg.json"
-    path.write_text(json.dumps({"toolhost": bundled["toolhost"], "mcpServers": {"orders": bundled["mcpServers"]["orders"]}}))
+    path.write_text(json.dumps({"toolhost": bundled["toolhost"],
+                                "mcpServers": {"orders": bundled["mcpServers"]["orders"]}}))
     return path
 
 
@@ -106,7 +107,8 @@ def test_the_readme_agent_loop_snippet_runs_as_written(tmp_path):
     script = tmp_path / "agent.py"
     script.write_text(_readme_agent_snippet())
     with provider_standin("openai_chat", steps) as (base_url, sent):
-        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180, cwd=tmp_path, check=False,
+        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180,
+                             cwd=tmp_path, check=False,
                              env={**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": base_url,
                                   "TOOLHOST_HOME": str(tmp_path / "home"), "TOOLHOST_DENSE_SEARCH": "0"})
     assert (out.returncode, out.stdout) == (0, ANSWER + "\n"), out.stderr

@@ -209,7 +209,8 @@ HIDDEN_CASES = [
 
 @pytest.mark.parametrize("era", ERAS)
 @pytest.mark.parametrize(("caller", "hidden", "template"), HIDDEN_CASES, ids=[f"{c}-{h}" for c, h, _ in HIDDEN_CASES])
-async def test_a_hidden_tool_inside_a_script_answers_exactly_like_an_unknown_name(serves, caller, hidden, template, era):
+async def test_a_hidden_tool_inside_a_script_answers_exactly_like_an_unknown_name(
+        serves, caller, hidden, template, era):
     unknown = hidden[:-4] + "zzzz"  # the same length: the traceback's carets line up alike
     with anyio.fail_after(STEP_SECONDS * 2):
         async with client(serves, caller, era) as c:

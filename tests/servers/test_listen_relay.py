@@ -53,7 +53,8 @@ async def _no_open_streams(server: Any) -> None:
 async def test_registry_and_catalog_changes_reach_a_2026_client_on_its_listen_stream(tmp_path) -> None:
     events: list[Any] = []
     with anyio.fail_after(120):
-        async with HostRuntime(_config(), policy=AllowAll(), data_dir=tmp_path / "data") as rt, anyio.create_task_group() as tg:
+        async with HostRuntime(_config(), policy=AllowAll(), data_dir=tmp_path / "data") as rt, \
+                anyio.create_task_group() as tg:
             notifier = ToolsChangedNotifier()
             rt.registry.subscribe(notifier.changed)
             tg.start_soon(notifier.run)

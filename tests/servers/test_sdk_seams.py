@@ -179,7 +179,8 @@ async def test_api_keys_alone_advertise_no_authorization_server_and_say_what_is_
          {"error": "invalid_request", "error_description": NOT_BEARER}),
         (401, f'Bearer realm="toolhost", error="invalid_request", error_description="{NOT_BEARER}"',
          {"error": "invalid_request", "error_description": NOT_BEARER}),
-        (401, f'Bearer realm="toolhost", error="invalid_token", error_description="{bad_key_text("th_0123456789ab_secret")}"',
+        (401, 'Bearer realm="toolhost", error="invalid_token", '
+              f'error_description="{bad_key_text("th_0123456789ab_secret")}"',
          {"error": "invalid_token", "error_description": bad_key_text("th_0123456789ab_secret")}),
     ]
     assert answers[4][0] == 200

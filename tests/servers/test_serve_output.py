@@ -105,10 +105,10 @@ def test_one_line_per_state_change_in_text_and_in_json() -> None:
 
 
 def test_config_warnings_and_errors_follow_the_format(tmp_path) -> None:
-    import pytest  # noqa: PLC0415
-    import typer  # noqa: PLC0415
+    import pytest
+    import typer
 
-    from servers.cli.common import _load  # noqa: PLC0415
+    from servers.cli.common import _load
 
     cfg = tmp_path / "c.json"
     cfg.write_text(json.dumps({"mcpServers": {"x": {"command": "a", "colour": "red"}}}))

@@ -47,7 +47,7 @@ class Site:
         site = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:  # http.server's name
                 body = f"<html><body><h1>Release notes</h1><p>{INJECTION}</p></body></html>".encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html")
@@ -55,7 +55,7 @@ class Site:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 site.posted.append(self.rfile.read(int(self.headers["Content-Length"])).decode())
                 self.send_response(204)
                 self.end_headers()

@@ -22,8 +22,8 @@ SHELL = {
     "REQUESTS_CA_BUNDLE": "/corp/bundle.pem", "CURL_CA_BUNDLE": "/corp/bundle.pem",
     "HTTPS_PROXY": "http://proxy:3128", "http_proxy": "http://proxy:3128", "NO_PROXY": "localhost,.corp",
     "all_proxy": "socks5://proxy:1080", "npm_config_registry": "https://npm.corp/", "UV_INDEX_URL": "https://pypi.corp/simple",
-    "PIP_INDEX_URL": "https://pypi.corp/simple", "UV_PUBLISH_TOKEN": "pypi-secret", "OPENAI_API_KEY": "sk-parent-secret",
-    "AWS_REGION": "eu-west-1",
+    "PIP_INDEX_URL": "https://pypi.corp/simple", "UV_PUBLISH_TOKEN": "pypi-secret",
+    "OPENAI_API_KEY": "sk-parent-secret", "AWS_REGION": "eu-west-1",
 }
 NETWORK = {k: v for k, v in SHELL.items() if k not in ("UV_PUBLISH_TOKEN", "OPENAI_API_KEY", "AWS_REGION")}
 _CA_AND_PROXY = ("NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
@@ -90,9 +90,11 @@ async def test_a_certificate_error_on_stderr_names_the_variable_to_set(tmp_path,
     for name in _CA_AND_PROXY:
         monkeypatch.delenv(name, raising=False)
     node_error = "npm error code UNABLE_TO_GET_ISSUER_CERT_LOCALLY"
-    py_error = "ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate in certificate chain"
+    py_error = ("ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: "
+                "self-signed certificate in certificate chain")
     cfg = config({
-        "node": {"command": "node", "args": ["-e", f"console.error('npm error network request failed'); console.error({node_error!r}); process.exit(1)"]},
+        "node": {"command": "node", "args": ["-e", "console.error('npm error network request failed'); "
+                                                    f"console.error({node_error!r}); process.exit(1)"]},
         "python": {"command": PY, "args": [STDERR_EXIT, py_error]},
         "minimal": {"command": "node", "args": ["-e", f"console.error({node_error!r}); process.exit(1)"],
                     "toolhost": {"inherit_env": "minimal"}},

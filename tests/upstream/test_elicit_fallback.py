@@ -120,7 +120,8 @@ async def test_an_eliciting_upstream_works_under_auto_through_serve(tmp_path) ->
                 return ElicitResult(action="accept", content={"party": party})
 
             with anyio.fail_after(60):
-                async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {keys['alice']}"}, timeout=50) as http, \
+                async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {keys['alice']}"},
+                                              timeout=50) as http, \
                         Client(streamable_http_client(serve.url + "/mcp", http_client=http), mode=mode,
                                elicitation_callback=elicit) as client:
                     result = await client.call_tool("ask__book_table", {"day": mode})

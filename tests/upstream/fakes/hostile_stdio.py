@@ -17,12 +17,13 @@ Run: ``python hostile_stdio.py [FLAGS as JSON]``. It answers ``server/discover``
 
 Tools: ``echo {text}`` → text; ``die`` → exits without replying; ``hang`` → never replies;
 ``broken`` → a truncated reply that names the request id; ``bare_strings`` (listed with the
-``bare_strings_tool`` flag) → a reply whose ``content`` mixes bare strings and a text block; ``slow {seconds}`` → sleeps, then
-answers; ``garble_then_echo {text}`` → garbage lines, then the echo reply; ``progress {steps}``
-(listed with the ``progress_tool`` flag) → that many ``notifications/progress`` for the request's
-token and the reply, in one write; ``flood {mib, id_last}`` (listed with the ``flood_tool`` flag) →
-a reply of one ``mib`` MiB line (default 65), its id first or (``id_last``) last, or
-(``as_request``) a server request of that size reusing the call's id, and no reply.
+``bare_strings_tool`` flag) → a reply whose ``content`` mixes bare strings and a text block;
+``slow {seconds}`` → sleeps, then answers; ``garble_then_echo {text}`` → garbage lines, then the
+echo reply; ``progress {steps}`` (listed with the ``progress_tool`` flag) → that many
+``notifications/progress`` for the request's token and the reply, in one write;
+``flood {mib, id_last}`` (listed with the ``flood_tool`` flag) → a reply of one ``mib`` MiB line
+(default 65), its id first or (``id_last``) last, or (``as_request``) a server request of that size
+reusing the call's id, and no reply.
 """
 
 from __future__ import annotations
