@@ -411,8 +411,8 @@ class HostDefaults(BaseModel):
     new_tools: Literal["held", "trusted"] = "held"
     """Tools that appear on a server that already has pins: ``held`` until ``toolhost pins accept``
     (default), or ``trusted`` at once (see :mod:`host.store.pins`)."""
-    rate_limits: RateLimitConfig | None = None  # issue 11: per-user / per-tool token buckets
-    sessions: SessionLimits = Field(default_factory=SessionLimits)  # issue 11: fair HTTP sessions
+    rate_limits: RateLimitConfig | None = None  # per-user / per-tool token buckets
+    sessions: SessionLimits = Field(default_factory=SessionLimits)  # fair HTTP sessions: per-user limit, idle expiry
     taint: TaintRule = Field(default_factory=TaintRule)
     """The session-taint rule's default decision for an egress call after private and untrusted
     results (:mod:`registry.safety.taint`; ``{"decision": "approve"}``; grants may override it)."""

@@ -14,7 +14,7 @@ Guarantees (parallel streamed calls never mix; a UTF-8 character split across ch
 
 * Fragments are keyed by call index and/or call id, so parallel calls that interleave never mix.
   A call id wins over an index when both are given, so providers that send several calls at the
-  same index with different ids (BR-04) still give separate calls, provided each is started.
+  same index with different ids still give separate calls, provided each is started.
 * Nothing is parsed here (but to recognise a repeat, below): :meth:`calls` returns ``arguments=None``
   and the exact ``raw_arguments``.
 * ``bytes`` fragments go through an incremental UTF-8 decoder, so a character split across

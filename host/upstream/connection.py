@@ -38,7 +38,7 @@ input-required rounds set up before the call) gets that first call back as an er
 call again; its later calls are asked normally. Source: MCP 2026-07-28 basic/utilities/mrtr (server
 requests are input-required results, no back-channel) and the SDK's ``NoBackChannelError``.
 
-Storm control (BR-54): ``notifications/tools/list_changed`` goes through a
+Storm control: ``notifications/tools/list_changed`` goes through a
 :class:`~host.upstream.relist.RelistGate` (one re-list in flight, a minimum interval, a trailing
 re-list); an identical listing changes nothing downstream.
 
