@@ -5,10 +5,16 @@ Life cycle: ``pending`` → ``approved`` | ``denied`` | ``expired``; ``approved`
 exactly once within ``approved_ttl_seconds`` of the decision, for the same user, tool and
 arguments (compared by sha256 of canonical JSON). :meth:`Approvals.consume` flips
 ``approved`` → ``used`` with a conditional UPDATE, so two concurrent calls cannot both use it.
+
+An open approval (pending, or approved and not yet used) keeps the call's exact arguments
+(``arguments_json``, canonical JSON, nothing masked or cut) so an approver sees what the tool
+would receive; they are cleared when the approval is used, denied or expires, leaving only the
+redacted copy (``arguments_redacted``) and the digest.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from dataclasses import dataclass
@@ -28,6 +34,7 @@ __all__ = [
     "ApprovalInfo",
     "Approvals",
     "arguments_hash",
+    "exact_json",
 ]
 
 PENDING_TTL_SECONDS = 3600.0
@@ -52,7 +59,8 @@ class ApprovalInfo:
     the hash covers; rows written before this change may hold values cut to 200 characters), rule,
     status, created_at, expires_at, decided_at, decided_by, used_at (UNIX seconds), definition_hash
     (the served tool definition the approval is bound to; ``None`` for rows written before issue 11),
-    decided_how (``cli``, ``admin``, ``elicitation``, ``self-elicitation``).
+    decided_how (``cli``, ``admin``, ``elicitation``, ``self-elicitation``), arguments_json (the exact
+    arguments as canonical JSON while the approval is open, else ``None``).
     """
 
     id: str
@@ -70,6 +78,17 @@ class ApprovalInfo:
     used_at: float | None
     definition_hash: str | None = None
     decided_how: str | None = None
+    arguments_json: str | None = None
+
+
+def exact_json(arguments: Any) -> str:
+    """Canonical JSON of the exact arguments (sorted keys, compact, non-ASCII kept): what
+    :attr:`ApprovalInfo.arguments_json` holds and :func:`arguments_hash` digests the same value of."""
+    return json.dumps(arguments, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=repr)
+
+
+_CLEARED = {"arguments_json": None}
+"""What a closed approval forgets: its exact arguments."""
 
 
 def _same_call(user: str, tool: str, arguments_hash: str, definition_hash: str | None) -> Any:
@@ -103,7 +122,7 @@ class Approvals:
         conn.execute(
             update(s.approvals)
             .where(and_(s.approvals.c.status.in_(("pending", "approved")), s.approvals.c.expires_at <= now))
-            .values(status="expired")
+            .values(status="expired", **_CLEARED)
         )
 
     def request(
@@ -158,6 +177,7 @@ class Approvals:
                 "used_at": None,
                 "definition_hash": definition_hash,
                 "decided_how": None,
+                "arguments_json": exact_json(arguments or {}),
             }
             conn.execute(insert(s.approvals).values(**values))
         return ApprovalInfo(**values)
@@ -175,7 +195,8 @@ class Approvals:
             conn.execute(
                 update(s.approvals)
                 .where(s.approvals.c.id == approval_id)
-                .values(status=status, decided_at=now, decided_by=by[:64], expires_at=expires, decided_how=how)
+                .values(status=status, decided_at=now, decided_by=by[:64], expires_at=expires, decided_how=how,
+                        **({} if status == "approved" else _CLEARED))
             )
             row = conn.execute(select(s.approvals).where(s.approvals.c.id == approval_id)).one()
         return _info(row)
@@ -207,7 +228,7 @@ class Approvals:
                 )
             ]
             if ids:
-                conn.execute(update(s.approvals).where(s.approvals.c.id.in_(ids)).values(status="expired"))
+                conn.execute(update(s.approvals).where(s.approvals.c.id.in_(ids)).values(status="expired", **_CLEARED))
         return ids
 
     def consume(
@@ -232,7 +253,7 @@ class Approvals:
             res = conn.execute(
                 update(s.approvals)
                 .where(and_(s.approvals.c.id == row.id, s.approvals.c.status == "approved"))
-                .values(status="used", used_at=now)
+                .values(status="used", used_at=now, **_CLEARED)
             )
             if res.rowcount != 1:
                 return None

@@ -23,8 +23,9 @@ Endpoints (all JSON; ``GET`` reads, ``POST`` changes):
 ``GET  /grants?subject=&kind=``            list
 ``POST /grants``                           ``{"subject", "pattern", "max_risk", "approval", "deny", "kind"}``
 ``POST /grants/remove``                    ``{"subject", "pattern", "deny", "kind"}``
-``GET  /approvals?status=&user=``          list; ``GET /approvals/{id}``: complete redacted arguments
-``POST /approvals/{id}/approve|deny``      decide (audited)
+``GET  /approvals?status=&user=``          list; ``GET /approvals/{id}?reveal=``: the exact arguments
+                                           (too-long values hidden with length and sha256 unless reveal)
+``POST /approvals/{id}/approve|deny``      decide (audited); ``{"reveal": true}`` when values were hidden
 ``GET  /pins?status=&server=``             list; ``GET /pins/{tool}/diff``: diff + pending hash
 ``POST /pins/{tool}/accept``               ``{"hash"}`` from the diff (audited)
 ``GET  /audit?user=&tool=&status=&action=&since=&after_id=&limit=``  newest first
@@ -126,6 +127,11 @@ def _int(request: Request, key: str, default: int, lo: int = 1, hi: int = 10_000
     if not lo <= n <= hi:
         raise ApiError(400, "invalid", f"query parameter {key} must be {lo}-{hi}, got {n}")
     return n
+
+
+def _flag(request: Request, key: str) -> bool:
+    """A boolean query parameter: ``1``/``true``/``yes`` (any case) is true."""
+    return (request.query_params.get(key) or "").lower() in ("1", "true", "yes")
 
 
 def audit_filters(request: Request) -> dict[str, Any]:
@@ -265,15 +271,17 @@ class AdminApi:
                                                              _int(r, "limit", 100)))}
 
         async def approval(r: Request, s: AdminService, _u: str) -> Any:
-            return await t(s.approval, r.path_params["id"])
+            return await t(s.approval, r.path_params["id"], _flag(r, "reveal"))
 
         async def decide(r: Request, s: AdminService, user: str) -> Any:
             verb = r.path_params["verb"]
             if verb not in ("approve", "deny"):
                 raise ApiError(404, "not_found", f"no action {verb!r}: use approve or deny")
             approve = verb == "approve"
-            by, how, approver = decided_by(user, await body_of(r))
-            return await t(lambda: s.decide(r.path_params["id"], approve, by, how=how, approver_user=approver))
+            data = await body_of(r)
+            by, how, approver = decided_by(user, data)
+            return await t(lambda: s.decide(r.path_params["id"], approve, by, how=how, approver_user=approver,
+                                            reveal=data.get("reveal") is True))
 
         async def pins(r: Request, s: AdminService, _u: str) -> Any:
             q = r.query_params

@@ -27,7 +27,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from servers.admin.actions import APPROVAL_STATUSES, AdminService
-from servers.admin.api import ApiError, audit_filters, classify
+from servers.admin.api import ApiError, _flag, audit_filters, classify
+from servers.admin.approval_view import arguments_state, printable
 from servers.admin.auth import SESSION_COOKIE, SESSION_IDLE_SECONDS, AdminAuth, AdminSession, same_origin
 from servers.shared.times import when
 
@@ -162,20 +163,22 @@ class Console:
 
         async def approvals(r: Request, s: AdminSession, svc: AdminService) -> Response:
             status = r.query_params.get("status") or "open"
-            rows = await t(svc.approvals, status)
+            rows = [r | _preview(r) for r in await t(svc.approvals, status)]
             return self.render("approvals.html", r, s, title="Approvals", approvals=rows, shown=status,
                                statuses=APPROVAL_STATUSES)
 
         async def approval(r: Request, s: AdminSession, svc: AdminService) -> Response:
-            a = await t(svc.approval, r.path_params["id"])
+            a = await t(svc.approval, r.path_params["id"], _flag(r, "reveal"))
             fields = [("status", a["status"]), ("user", a["user"] + (f" (key {a['key_id']})" if a["key_id"] else "")),
                       ("tool", a["tool"]), ("rule", a["rule"] or "-"), ("requested", when(a["created_at"])),
                       ("expires", when(a["expires_at"])),
                       ("decided", f"{when(a['decided_at'])} by {a['decided_by']}" if a["decided_by"] else "-"),
                       ("arguments sha256", a["arguments_hash"])]
-            pretty = (json.dumps(a["arguments"], indent=2, ensure_ascii=False, sort_keys=True)
-                      if a["arguments"] is not None else a["arguments_redacted"])
-            return self.render("approval.html", r, s, title=f"Approval {a['id']}", a=a, fields=fields, pretty=pretty)
+            args = a["arguments"]
+            pretty = printable(args if isinstance(args, str) else
+                               json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True))
+            return self.render("approval.html", r, s, title=f"Approval {a['id']}", a=a, fields=fields, pretty=pretty,
+                               state=arguments_state(a))
 
         async def pins(r: Request, s: AdminSession, svc: AdminService) -> Response:
             return self.render("pins.html", r, s, title="Pins", pins=await t(svc.pins))
@@ -213,7 +216,8 @@ class Console:
             verb = r.path_params["verb"]
             if verb not in ("approve", "deny"):
                 raise ApiError(404, "not_found", f"no action {verb!r}")
-            info = await t(svc.decide, r.path_params["id"], verb == "approve", s.user)
+            info = await t(lambda: svc.decide(r.path_params["id"], verb == "approve", s.user,
+                                              reveal=_f.get("reveal") == "1"))
             return f"{info['status']} {info['id']}: {info['user']} → {info['tool']}"
 
         async def accept(r: Request, f: FormData, s: AdminSession, svc: AdminService) -> str:
@@ -299,6 +303,20 @@ class Console:
             Route("/admin/search", p(search)),
             Mount("/admin/static", StaticFiles(directory=HERE / "static"), name="admin-static"),
         ]
+
+
+PREVIEW_CHARS = 120
+"""Characters of the arguments shown per row on the approvals page (the approval's page shows all)."""
+
+
+def _preview(row: dict[str, Any]) -> dict[str, Any]:
+    """``{"preview", "whole"}``: the row's arguments on one line, and whether that is all of them
+    (only then may the list offer Approve; otherwise the approver opens the approval)."""
+    args = row["arguments"]
+    text = printable(args if isinstance(args, str) else
+                     json.dumps(args, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
+    whole = row["complete"] and len(text) <= PREVIEW_CHARS
+    return {"preview": text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…", "whole": whole}
 
 
 def console_routes(service: AdminService | None, auth: AdminAuth, **kwargs: Any) -> list[Route | Mount]:

@@ -102,7 +102,7 @@ async def test_approve_a_pending_call_through_the_api(served) -> None:
                 assert (pending["id"], pending["user"], pending["tool"]) == (
                     err["approval_id"], "alice", "orders__cancel_order")
                 shown = api.get(f"/approvals/{pending['id']}").json()
-                assert shown["arguments"] == {"order_id": "A1002", "api_key": "[REDACTED]"}
+                assert shown["arguments"] == {"order_id": "A1002", "api_key": "sk-live-secret"}  # exact, for the approver
                 assert api.post(f"/approvals/{pending['id']}/approve").json()["status"] == "approved"
                 assert api.post(f"/approvals/{pending['id']}/approve").status_code == 409
                 done = await c.call_tool("orders__cancel_order", {"order_id": "A1002", "api_key": "sk-live-secret"})
