@@ -25,12 +25,13 @@ from collections.abc import Callable
 from typing import Any
 
 from host.access import AccessControl
+from host.access.gate import call_issuers
 from host.access import decide as decide_approval
 from registry import Principal
 from servers.admin.approval_view import HiddenArguments, approval_view
 from servers.admin.protocol import AdminActions
 
-__all__ = ["ADMIN_ACTS", "ADMIN_ROLE", "AdminService", "StoreOff", "issuer_of"]
+__all__ = ["ADMIN_ACTS", "ADMIN_ROLE", "AdminService", "StoreOff"]
 
 ADMIN_ROLE = "admin"
 
@@ -50,12 +51,6 @@ ADMIN_ACTS = (
 )
 """The ``status`` of ``admin`` audit rows (pin accepts are ``pin`` rows, decisions ``approval`` rows)."""
 
-
-def issuer_of(user: str) -> tuple[str, ...]:
-    """The people behind a recorded caller: ``("root", "bob")`` for ``"root as bob"`` (an admin's call
-    as a user), ``("bob",)`` for ``"bob"``. None of them may approve the call."""
-    issuer, sep, subject = user.partition(" as ")
-    return (issuer, subject) if sep else (user,)
 
 
 class StoreOff(RuntimeError):
@@ -272,7 +267,7 @@ class AdminService(AdminActions):
     def create_key(self, user: str, label: str = "") -> dict[str, Any]:
         """A new key; ``token`` is the secret, returned only here (only its hash is stored)."""
         info, token = self.access.keys.create(user, label)
-        self.acted("key.create", f"key {info.id} of user {user}" + (f" ({label})" if label else ""))
+        self.acted("key.create", f"key {info.key_id} of user {user}" + (f" ({label})" if label else ""))
         return _row(info) | {"active": True, "token": token}
 
     def revoke_keys(self, user: str, key_id: str | None) -> list[str]:
@@ -363,7 +358,7 @@ class AdminService(AdminActions):
         if approver_user is None and how == "admin" and by != LOCAL_ADMIN and not by.startswith("local:"):
             approver_user = by
         current = self.access.approvals.get(approval_id)
-        if {by, approver_user} & set(issuer_of(current.user)):
+        if {by, approver_user} & set(call_issuers(current.user)):
             raise NotAnApprover(approval_id, approver_user or by,
                                 "they issued this call; another approver must decide")
         if approve and not reveal:

@@ -22,6 +22,7 @@ CLI then runs it on its own with that user's grants, as it would with no serve.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import anyio
@@ -73,6 +74,8 @@ def cli_routes(api: Any) -> list[Route]:
             raise ApiError(501, "unsupported", "this serve runs without permissions (open access): "
                            "calls as a user run in the CLI itself")
         principal = await t(s.principal, user)
+        if user is not None and user != s.actor:  # an admin's call as a user: audited as "root as bob"
+            principal = dataclasses.replace(principal, actor=s.actor)
         result = await s.runtime.call(name, arguments, principal)
         return result.model_dump(mode="json", exclude_none=True)
 

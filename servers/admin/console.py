@@ -111,7 +111,7 @@ class Console:
                 return self.render("base.html", request, session, 503, title="Unavailable",
                                    message="the permission store is off (--auth off)", error=True)
             try:
-                return await handler(request, session, self.service)
+                return await handler(request, session, self.service.acting_as(session.user))
             except Exception as e:  # noqa: BLE001 - classify() re-raises what is not an admin error
                 err = classify(e)
                 return self.render("base.html", request, session, err.status, title="Error", message=err.message,
@@ -136,7 +136,7 @@ class Console:
                                    message="the permission store is off (--auth off)", error=True)
             target = back.format(**request.path_params)
             try:
-                result = await handler(request, form, session, self.service)
+                result = await handler(request, form, session, self.service.acting_as(session.user))
             except Exception as e:  # noqa: BLE001
                 err = classify(e)
                 return RedirectResponse(f"{target}?{urlencode({'msg': err.message, 'err': '1'})}", status_code=303)
@@ -261,16 +261,17 @@ class Console:
                                              kind=kind))
             return f"removed grant {f.get('pattern')} from {f.get('subject')}"
 
-        async def restart(r: Request, _f: FormData, _s: AdminSession, _svc: AdminService) -> str:
+        async def restart(r: Request, _f: FormData, _s: AdminSession, svc: AdminService) -> str:
             if self.restart is None:
                 raise ApiError(501, "unsupported", "restarting needs a running toolhost serve")
             await self.restart(r.path_params["name"])
+            await t(svc.acted, "server.reconnect", f"server {r.path_params['name']}")
             return f"reconnecting {r.path_params['name']}"
 
-        async def reload(_r: Request, _f: FormData, _s: AdminSession, _svc: AdminService) -> str:
+        async def reload(_r: Request, _f: FormData, _s: AdminSession, svc: AdminService) -> str:
             if self.reload is None:
                 raise ApiError(501, "unsupported", "config reload needs a running toolhost serve")
-            out = await self.reload()
+            out = await self.reload(by=svc.actor)
             if out.get("error"):
                 raise ApiError(400, "invalid_config", out["error"])
             return (f"config reloaded: added {out['added'] or '-'}, removed {out['removed'] or '-'}, "

@@ -59,15 +59,15 @@ class OperatorSurface:
         )
         instrument(runtime, self.metrics)
         self.events = EventReporter(console, self.metrics)
-        self.reloader = ConfigReloader(runtime, config_path, data_dir, self.events)
+        # without a store (--auth off) the server, tool, search and call views still answer;
+        # store actions answer 503 no_store (AdminService raises StoreOff)
+        self.service = AdminService(access, runtime, on_approval=self.events.approval, actor="serve")
+        self.reloader = ConfigReloader(runtime, config_path, data_dir, self.events, service=self.service)
         self.token_path: Path | None = None
         token = None
         if http:
             self.token_path, token = write_local_token(data_dir)
         self.auth = AdminAuth(access, token)
-        # without a store (--auth off) the server, tool, search and call views still answer;
-        # store actions answer 503 no_store (AdminService raises StoreOff)
-        self.service = AdminService(access, runtime, on_approval=self.events.approval)
         self._seen_approvals: set[str] = set()
         self._held: set[str] = set()
         if access is not None:
