@@ -47,6 +47,7 @@ NAV = [
 ]
 SERVERS_REFRESH_SECONDS = 5
 NO_STORE = {"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin",
+            "X-Content-Type-Options": "nosniff",
             "Content-Security-Policy": "default-src 'self'; form-action 'self'; frame-ancestors 'none'"}
 
 _env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
@@ -81,10 +82,10 @@ class Console:
             return self.render("login.html", request, None, 403, title="Log in",
                                message="refused: the form was posted from another site", error=True)
         form = await request.form()
-        user, reason = await self.auth.check_token(str(form.get("key") or ""), request)
+        user, key_id, reason = await self.auth.check_credential(str(form.get("key") or ""), request)
         if user is None:
             return self.render("login.html", request, None, 401, title="Log in", message=reason, error=True)
-        sid, _session = self.auth.start_session(user)
+        sid, _session = self.auth.start_session(user, key_id)
         response = RedirectResponse("/admin/servers", status_code=303)
         response.set_cookie(SESSION_COOKIE, sid, max_age=SESSION_IDLE_SECONDS, path="/admin", httponly=True,
                             samesite="strict", secure=request.url.scheme == "https")
@@ -104,7 +105,7 @@ class Console:
         """A GET page: needs a session (else redirect to the log-in page)."""
 
         async def endpoint(request: Request) -> Response:
-            session = self.auth.session(request)
+            session = await self.auth.current_session(request)
             if session is None:
                 return RedirectResponse("/admin/login", status_code=303)
             if self.service is None:
@@ -123,7 +124,7 @@ class Console:
         """A POST action: session + CSRF token + same origin, then redirect to ``back`` with a message."""
 
         async def endpoint(request: Request) -> Response:
-            session = self.auth.session(request)
+            session = await self.auth.current_session(request)
             if session is None:
                 return RedirectResponse("/admin/login", status_code=303)
             form = await request.form()
