@@ -39,11 +39,14 @@ class OperatorSurface:
         console: where event lines are printed (``None``: log only).
         watch_config: also reload when the config file changes.
         http: serving over HTTP (the admin API exists, so the local admin token is written).
+        enforce: API keys are required (``None``: whether the runtime's policy is per user); then
+            ``/metrics`` and ``/readyz``'s details need an admin credential.
     """
 
     def __init__(self, runtime: Any, access: Any, data_dir: Path, config_path: Path | None,
                  console: Console | None, *, watch_config: bool = False, http: bool = True,
-                 db_url: str | None = None) -> None:
+                 db_url: str | None = None, enforce: bool | None = None) -> None:
+        self.enforce = (access is not None and bool(runtime.policy.per_user)) if enforce is None else enforce
         self.runtime = runtime
         self.config_path = config_path
         self.db_url = db_url
@@ -137,10 +140,15 @@ class OperatorSurface:
     async def restart(self, name: str) -> None:
         await self.runtime.manager.restart_server(name)
 
+    async def _admin_credential(self, request: Any) -> bool:
+        user, _reason = await self.auth.from_bearer(request)
+        return user is not None
+
     def routes(self) -> list[Any]:
         """Health, metrics, admin API and console routes for :func:`servers.http.runner.serve_http`."""
         return [
-            *health_routes(self.runtime.statuses, self.metrics, self._store_check if self.access else None),
+            *health_routes(self.runtime.statuses, self.metrics, self._store_check if self.access else None,
+                           authorize=self._admin_credential if self.enforce else None),
             *admin_routes(self.service, self.auth, restart=self.restart, reload=self.reloader.reload),
         ]
 
