@@ -52,6 +52,7 @@ from registry.search import DeferredLoadingState, SearchTrail
 from servers.gateway.approval_elicit import elicitor_for
 from servers.gateway.catalog import CatalogHandlers
 from servers.gateway.downstream import downstream_for
+from servers.gateway.error_boundary import InternalErrorBoundary
 from servers.gateway.input_flow import exchange_for, pending_result, request_state_boundary
 from servers.gateway.listen_relay import ListenRelay
 from servers.gateway.mcp_results import to_mcp_result
@@ -326,6 +327,7 @@ def create_registry_server(
         **catalog.handlers(),
     )
     server.listen_relay = listen
+    server.middleware.append(InternalErrorBoundary())  # outermost: no exception text, no code 0 on the wire
     server.middleware.append(request_state_boundary(name, resolve))
     spans_when_tracing(server)  # the SDK's per-request span only while a tracer provider is installed
     return server
