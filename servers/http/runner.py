@@ -21,6 +21,7 @@ from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from host.limits import SessionLimits
+from servers.http.auth_throttle import AuthFailureThrottle
 from servers.http.sessions import fair_http_app
 from servers.http.headers import strip_header_whitespace
 
@@ -266,7 +267,7 @@ async def serve_http(
         after_response=after_response,
     )
     config = uvicorn.Config(
-        strip_header_whitespace(app),
+        AuthFailureThrottle(strip_header_whitespace(app)),
         host=host,
         port=port,
         log_level="warning",
