@@ -140,6 +140,7 @@ class ServerConnection(SessionEvents):
         self.on_resource_updated = on_resource_updated
         """``await on_resource_updated(server, original_uri)`` on ``notifications/resources/updated``."""
         self.relay = Relay(config.name, logs_dir(data_dir) / f"{safe_file_name(config.name)}.log")
+        self.relay.allow_sampling = config.toolhost.sampling
         self._catalog_due = anyio.Event()
         self.listener = UpstreamListener(config.name, self._on_listen_event, on_open=self._relist.request)
         """The 2026-07-28 listen stream (list changes; resource subscriptions of toolhost's clients)."""
