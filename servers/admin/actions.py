@@ -25,8 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from host.access import AccessControl
-from host.access.gate import call_issuers
 from host.access import decide as decide_approval
+from host.access.gate import call_issuers
 from registry import Principal
 from servers.admin.approval_view import HiddenArguments, approval_view
 from servers.admin.protocol import AdminActions

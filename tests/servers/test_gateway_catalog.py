@@ -284,3 +284,27 @@ async def test_empty_prefix_serves_original_names_and_a_collision_names_both_ser
             warnings = " ".join(rt.manager.connections[loser].status.warnings)
             assert "one/" in warnings and "two/" in warnings and "toolhost.prefix" in warnings
             assert rt.manager.catalog.prompt("test_simple_prompt") is not None
+
+
+async def test_a_2026_client_asking_for_logs_with_the_request_log_level_gets_them(tmp_path) -> None:
+    received: list[tuple[str, Any]] = []
+
+    async def on_log(params: Any) -> None:
+        received.append((params.level, params.data))
+
+    fx = {"command": sys.executable, "args": [str(FIXTURE), "--stdio"], "toolhost": {"protocol": "legacy"}}
+    cfg = parse_config({"toolhost": {"connect_timeout_seconds": 30}, "mcpServers": {"fx": fx}})
+    with anyio.fail_after(90):
+        async with gateway(tmp_path, cfg) as (_rt, server):
+            async with Client(server, mode="auto", log_level="info", logging_callback=on_log) as c:
+                assert c.protocol_version == "2026-07-28"
+                result = await c.call_tool("fx__test_tool_with_logging", {})
+                assert result.content[0].text == "Tool with logging executed successfully"
+            assert received == [("info", "Tool execution started"), ("info", "Tool processing data"),
+                                ("info", "Tool execution completed")]
+            received.clear()
+            async with Client(server, mode="auto", log_level="error", logging_callback=on_log) as c:
+                await c.call_tool("fx__test_tool_with_logging", {})
+            async with Client(server, mode="auto", logging_callback=on_log) as c:  # did not ask: none
+                await c.call_tool("fx__test_tool_with_logging", {})
+            assert received == []
