@@ -294,6 +294,7 @@ class ServerConnection(SessionEvents):
         info = client.server_info
         self.status.protocol_version = client.protocol_version
         self.status.server_info = f"{info.name} {info.version}" if info else None
+        self.status.instructions = client.instructions or None
         self.status.connect_seconds = seconds
         self.status.stderr_tail = ""
         self.status.connected_at = time.time()
