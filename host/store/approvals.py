@@ -7,9 +7,10 @@ arguments (compared by sha256 of canonical JSON). :meth:`Approvals.consume` flip
 ``approved`` → ``used`` with a conditional UPDATE, so two concurrent calls cannot both use it.
 
 An open approval (pending, or approved and not yet used) keeps the call's exact arguments
-(``arguments_json``, canonical JSON, nothing masked or cut) so an approver sees what the tool
-would receive; they are cleared when the approval is used, denied or expires, leaving only the
-redacted copy (``arguments_redacted``) and the digest.
+(``arguments_json``: canonical JSON, nothing masked or cut, sealed at rest by
+:class:`host.store.sealed.ArgumentSeal`) so an approver sees what the tool would receive; they are
+cleared when the approval is used, denied or expires, leaving only the redacted copy
+(``arguments_redacted``) and the digest. Without a seal nothing exact is stored.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from host.store.audit import redacted_full_json
 from host.store.audit_chain import arguments_digest
 from host.store.db import Store
 from host.store.errors import ApprovalNotPending, NotFound
+from host.store.sealed import ArgumentSeal
 
 __all__ = [
     "APPROVED_TTL_SECONDS",
@@ -60,7 +62,8 @@ class ApprovalInfo:
     status, created_at, expires_at, decided_at, decided_by, used_at (UNIX seconds), definition_hash
     (the served tool definition the approval is bound to; ``None`` for rows written before issue 11),
     decided_how (``cli``, ``admin``, ``elicitation``, ``self-elicitation``), arguments_json (the exact
-    arguments as canonical JSON while the approval is open, else ``None``).
+    arguments as canonical JSON while the approval is open and this process holds the data folder's
+    seal key, else ``None``; stored sealed).
     """
 
     id: str
@@ -100,8 +103,6 @@ def _same_call(user: str, tool: str, arguments_hash: str, definition_hash: str |
     return and_(a.user == user, a.tool == tool, a.arguments_hash == arguments_hash, same_definition)
 
 
-def _info(r) -> ApprovalInfo:
-    return ApprovalInfo(**r._mapping)
 
 
 class Approvals:
@@ -113,10 +114,19 @@ class Approvals:
         *,
         pending_ttl_seconds: float = PENDING_TTL_SECONDS,
         approved_ttl_seconds: float = APPROVED_TTL_SECONDS,
+        seal: ArgumentSeal | None = None,
     ) -> None:
         self.store = store
+        self.seal = seal
         self.pending_ttl_seconds = pending_ttl_seconds
         self.approved_ttl_seconds = approved_ttl_seconds
+
+    def _info(self, r) -> ApprovalInfo:
+        """A row as :class:`ApprovalInfo`, its exact arguments opened (``None`` when they cannot be)."""
+        values = dict(r._mapping)
+        sealed = values.get("arguments_json")
+        values["arguments_json"] = None if self.seal is None else self.seal.open(sealed, values["id"])
+        return ApprovalInfo(**values)
 
     def _expire(self, conn, now: float) -> None:
         conn.execute(
@@ -160,9 +170,11 @@ class Approvals:
                 .limit(1)
             ).first()
             if row is not None:
-                return _info(row)
+                return self._info(row)
+            approval_id = "ap_" + secrets.token_hex(8)
+            exact = exact_json(arguments or {})
             values = {
-                "id": "ap_" + secrets.token_hex(8),
+                "id": approval_id,
                 "user": user,
                 "key_id": key_id,
                 "tool": tool,
@@ -177,10 +189,10 @@ class Approvals:
                 "used_at": None,
                 "definition_hash": definition_hash,
                 "decided_how": None,
-                "arguments_json": exact_json(arguments or {}),
+                "arguments_json": None if self.seal is None else self.seal.seal(exact, approval_id),
             }
             conn.execute(insert(s.approvals).values(**values))
-        return ApprovalInfo(**values)
+        return ApprovalInfo(**(values | {"arguments_json": exact if self.seal is not None else None}))
 
     def _decide(self, approval_id: str, status: str, by: str, how: str = "cli") -> ApprovalInfo:
         now = time.time()
@@ -199,7 +211,7 @@ class Approvals:
                         **({} if status == "approved" else _CLEARED))
             )
             row = conn.execute(select(s.approvals).where(s.approvals.c.id == approval_id)).one()
-        return _info(row)
+        return self._info(row)
 
     def approve(self, approval_id: str, *, by: str = "admin", how: str = "cli") -> ApprovalInfo:
         """Approve a pending request; the call may then run once within ``approved_ttl_seconds``.
@@ -258,7 +270,7 @@ class Approvals:
             if res.rowcount != 1:
                 return None
             row = conn.execute(select(s.approvals).where(s.approvals.c.id == row.id)).one()
-        return _info(row)
+        return self._info(row)
 
     def get(self, approval_id: str) -> ApprovalInfo:
         """One approval. Raises NotFound."""
@@ -266,7 +278,7 @@ class Approvals:
             row = conn.execute(select(s.approvals).where(s.approvals.c.id == approval_id)).first()
         if row is None:
             raise NotFound("approval", approval_id)
-        return _info(row)
+        return self._info(row)
 
     def list(self, *, status: str | None = None, user: str | None = None, limit: int = 100) -> list[ApprovalInfo]:
         """Approvals, newest first; ``status``: ``None``/``"all"``, ``"open"`` (pending or approved-not-yet-used)
@@ -280,4 +292,4 @@ class Approvals:
                 q = q.where(s.approvals.c.status == status)
             if user is not None:
                 q = q.where(s.approvals.c.user == user)
-            return [_info(r) for r in conn.execute(q)]
+            return [self._info(r) for r in conn.execute(q)]

@@ -15,7 +15,10 @@ import anyio
 import httpx2
 import pytest
 
+from sqlalchemy import text
+
 from host.access import AccessControl
+from host.store.sealed import ArgumentSeal
 from servers.admin import AdminService
 from servers.admin.approval_view import REVEAL_CHARS, HiddenArguments
 from tests.admin.support import Serve, mcp_client
@@ -48,6 +51,12 @@ def test_the_service_shows_exact_values_and_hides_only_what_is_too_long(tmp_path
         assert shown["hidden"] == [{"path": "$.body", "length": len(LONG), "sha256": _digest(LONG)}]
         assert (shown["complete"], shown["source"]) == (False, "exact")
         assert "arguments_json" not in shown
+        with access.store.read() as conn:  # at rest the exact copy is sealed: no secret in the file
+            raw = conn.execute(text("SELECT arguments_json FROM approvals WHERE id = :i"), {"i": info.id}).scalar()
+        assert raw.startswith("v1:") and PASSWORD not in raw and "sk-live-abc" not in raw
+        assert oct((tmp_path / "d" / "approvals.key").stat().st_mode & 0o777) == "0o600"
+        other = ArgumentSeal(b"k" * 32)  # another data folder's key opens nothing
+        assert other.open(raw, info.id) is None
         revealed = svc.approval(info.id, reveal=True)
         assert (revealed["arguments"], revealed["hidden"], revealed["complete"]) == (args, [], True)
         [listed] = svc.approvals()
