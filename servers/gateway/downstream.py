@@ -20,7 +20,6 @@ import weakref
 from typing import Any
 
 from mcp.shared.message import ServerMessageMetadata
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp.types import (
     ClientCapabilities,
     CreateMessageRequest,
@@ -39,6 +38,7 @@ from mcp.types import (
     RootsCapability,
     SamplingCapability,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from host.upstream.relay import LOG_LEVELS, Downstream
 

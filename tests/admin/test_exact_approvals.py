@@ -14,7 +14,6 @@ import sys
 import anyio
 import httpx2
 import pytest
-
 from sqlalchemy import text
 
 from host.access import AccessControl
