@@ -164,6 +164,8 @@ class ServerOptions(BaseModel):
             (:func:`registry.safety.drift.classify_drift`) is purely cosmetic is pinned without an
             admin; ``"none"`` (default): every change is held. A risk downgrade, a new URL or a
             scanner finding is never auto-accepted.
+        sampling: ``false``: the server's ``sampling/createMessage`` requests are refused with an
+            error and never reach the user (default ``true``: relayed, attributed to the server).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -189,6 +191,7 @@ class ServerOptions(BaseModel):
     flow: FlowConfig = Field(default_factory=FlowConfig)
     sandbox: SandboxOptions | None = None
     auto_accept: Literal["none", "cosmetic"] = "none"
+    sampling: bool = True
 
     @field_validator("sandbox", mode="before")
     @classmethod

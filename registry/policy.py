@@ -58,11 +58,20 @@ class Principal:
         user: user id (``"local"`` for the single-user CLI).
         roles: names of the user's roles.
         key_id: id of the API key that authenticated the request, if any.
+        actor: who issued the call when it is not the user themself (an admin's call as the user;
+            the user's grants apply, the audit and approvals name both).
     """
 
     user: str = "local"
     roles: tuple[str, ...] = ()
     key_id: str | None = None
+    actor: str | None = None
+
+    @property
+    def recorded(self) -> str:
+        """The caller as audits and approvals name them: ``"root as bob"`` for an admin's call as
+        ``bob``, else the user."""
+        return f"{self.actor} as {self.user}" if self.actor and self.actor != self.user else self.user
 
 
 ANONYMOUS = Principal(user="local")

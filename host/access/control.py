@@ -141,7 +141,13 @@ class AccessControl:
         cls, data_dir: str | os.PathLike[str] | None = None, *, url: str | None = None, **kwargs: Any
     ) -> AccessControl:
         """Open ``url`` (default ``sqlite:///<data_dir>/toolhost.db``), migrating it; see class args."""
-        return cls(Store.open(url, data_dir=data_dir), **kwargs)
+        from host.paths import data_dir as resolve
+        from host.store.sealed import ArgumentSeal
+
+        store = Store.open(url, data_dir=data_dir)
+        access = cls(store, **kwargs)
+        access.approvals.seal = ArgumentSeal.for_data_dir(resolve(data_dir))
+        return access
 
     def close(self) -> None:
         """Write every queued audit row (:meth:`AuditWriter.close`), then close the store."""

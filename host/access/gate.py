@@ -45,6 +45,7 @@ __all__ = [
     "NotAnApprover",
     "approval_elicitation",
     "approval_record",
+    "call_issuers",
     "decide",
 ]
 
@@ -108,6 +109,12 @@ class NotAnApprover(StoreError):
         super().__init__(f"{who} may not decide approval {approval_id}: {reason}")
 
 
+def call_issuers(recorded: str) -> tuple[str, ...]:
+    """The people behind a recorded caller: both of ``"root as bob"``, else the one user."""
+    issuer, sep, subject = recorded.partition(" as ")
+    return (issuer, subject) if sep else (recorded,)
+
+
 def decide(
     access: AccessControl,
     approval_id: str,
@@ -142,7 +149,7 @@ def decide(
                 approval_id, approver_user,
                 f"not in role {APPROVER_ROLE!r} (`toolhost roles assign {APPROVER_ROLE} {approver_user}`)",
             )
-        if current.user == approver_user:
+        if approver_user in call_issuers(current.user):
             raise NotAnApprover(approval_id, approver_user, "it is their own call; another approver must decide")
     method = access.approvals.approve if approve else access.approvals.deny
     info = method(approval_id, by=by, how=how)
@@ -181,13 +188,13 @@ class ApprovalGate:
         approvals = self.access.approvals
         name = tool.qualified_name
         dh = tool.definition_hash
-        consume = partial(approvals.consume, principal.user, name, arguments, definition_hash=dh)
+        consume = partial(approvals.consume, principal.recorded, name, arguments, definition_hash=dh)
         used = await anyio.to_thread.run_sync(consume)
         if used is not None:
             return await self._used(used)
         rule = self.access.evaluate(principal, tool).rule
         req = await anyio.to_thread.run_sync(
-            partial(approvals.request, principal.user, name, arguments, key_id=principal.key_id,
+            partial(approvals.request, principal.recorded, name, arguments, key_id=principal.key_id,
                     rule=rule if reason is None else f"{rule}; {reason}" if rule else reason, definition_hash=dh)
         )
         if req.status == "denied":

@@ -5,10 +5,17 @@ Life cycle: ``pending`` → ``approved`` | ``denied`` | ``expired``; ``approved`
 exactly once within ``approved_ttl_seconds`` of the decision, for the same user, tool and
 arguments (compared by sha256 of canonical JSON). :meth:`Approvals.consume` flips
 ``approved`` → ``used`` with a conditional UPDATE, so two concurrent calls cannot both use it.
+
+An open approval (pending, or approved and not yet used) keeps the call's exact arguments
+(``arguments_json``: canonical JSON, nothing masked or cut, sealed at rest by
+:class:`host.store.sealed.ArgumentSeal`) so an approver sees what the tool would receive; they are
+cleared when the approval is used, denied or expires, leaving only the redacted copy
+(``arguments_redacted``) and the digest. Without a seal nothing exact is stored.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from dataclasses import dataclass
@@ -21,6 +28,7 @@ from host.store.audit import redacted_full_json
 from host.store.audit_chain import arguments_digest
 from host.store.db import Store
 from host.store.errors import ApprovalNotPending, NotFound
+from host.store.sealed import ArgumentSeal
 
 __all__ = [
     "APPROVED_TTL_SECONDS",
@@ -28,6 +36,7 @@ __all__ = [
     "ApprovalInfo",
     "Approvals",
     "arguments_hash",
+    "exact_json",
 ]
 
 PENDING_TTL_SECONDS = 3600.0
@@ -53,7 +62,9 @@ class ApprovalInfo:
     status, created_at, expires_at, decided_at, decided_by, used_at (UNIX seconds), definition_hash
     (the served tool definition the approval is bound to; ``None`` for rows written before approvals
     were bound to a definition),
-    decided_how (``cli``, ``admin``, ``elicitation``, ``self-elicitation``).
+    decided_how (``cli``, ``admin``, ``elicitation``, ``self-elicitation``), arguments_json (the exact
+    arguments as canonical JSON while the approval is open and this process holds the data folder's
+    seal key, else ``None``; stored sealed).
     """
 
     id: str
@@ -71,6 +82,17 @@ class ApprovalInfo:
     used_at: float | None
     definition_hash: str | None = None
     decided_how: str | None = None
+    arguments_json: str | None = None
+
+
+def exact_json(arguments: Any) -> str:
+    """Canonical JSON of the exact arguments (sorted keys, compact, non-ASCII kept): what
+    :attr:`ApprovalInfo.arguments_json` holds and :func:`arguments_hash` digests the same value of."""
+    return json.dumps(arguments, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=repr)
+
+
+_CLEARED = {"arguments_json": None}
+"""What a closed approval forgets: its exact arguments."""
 
 
 def _same_call(user: str, tool: str, arguments_hash: str, definition_hash: str | None) -> Any:
@@ -82,8 +104,6 @@ def _same_call(user: str, tool: str, arguments_hash: str, definition_hash: str |
     return and_(a.user == user, a.tool == tool, a.arguments_hash == arguments_hash, same_definition)
 
 
-def _info(r) -> ApprovalInfo:
-    return ApprovalInfo(**r._mapping)
 
 
 class Approvals:
@@ -95,16 +115,25 @@ class Approvals:
         *,
         pending_ttl_seconds: float = PENDING_TTL_SECONDS,
         approved_ttl_seconds: float = APPROVED_TTL_SECONDS,
+        seal: ArgumentSeal | None = None,
     ) -> None:
         self.store = store
+        self.seal = seal
         self.pending_ttl_seconds = pending_ttl_seconds
         self.approved_ttl_seconds = approved_ttl_seconds
+
+    def _info(self, r) -> ApprovalInfo:
+        """A row as :class:`ApprovalInfo`, its exact arguments opened (``None`` when they cannot be)."""
+        values = dict(r._mapping)
+        sealed = values.get("arguments_json")
+        values["arguments_json"] = None if self.seal is None else self.seal.open(sealed, values["id"])
+        return ApprovalInfo(**values)
 
     def _expire(self, conn, now: float) -> None:
         conn.execute(
             update(s.approvals)
             .where(and_(s.approvals.c.status.in_(("pending", "approved")), s.approvals.c.expires_at <= now))
-            .values(status="expired")
+            .values(status="expired", **_CLEARED)
         )
 
     def request(
@@ -142,9 +171,11 @@ class Approvals:
                 .limit(1)
             ).first()
             if row is not None:
-                return _info(row)
+                return self._info(row)
+            approval_id = "ap_" + secrets.token_hex(8)
+            exact = exact_json(arguments or {})
             values = {
-                "id": "ap_" + secrets.token_hex(8),
+                "id": approval_id,
                 "user": user,
                 "key_id": key_id,
                 "tool": tool,
@@ -159,9 +190,10 @@ class Approvals:
                 "used_at": None,
                 "definition_hash": definition_hash,
                 "decided_how": None,
+                "arguments_json": None if self.seal is None else self.seal.seal(exact, approval_id),
             }
             conn.execute(insert(s.approvals).values(**values))
-        return ApprovalInfo(**values)
+        return ApprovalInfo(**(values | {"arguments_json": exact if self.seal is not None else None}))
 
     def _decide(self, approval_id: str, status: str, by: str, how: str = "cli") -> ApprovalInfo:
         now = time.time()
@@ -176,10 +208,11 @@ class Approvals:
             conn.execute(
                 update(s.approvals)
                 .where(s.approvals.c.id == approval_id)
-                .values(status=status, decided_at=now, decided_by=by[:64], expires_at=expires, decided_how=how)
+                .values(status=status, decided_at=now, decided_by=by[:64], expires_at=expires, decided_how=how,
+                        **({} if status == "approved" else _CLEARED))
             )
             row = conn.execute(select(s.approvals).where(s.approvals.c.id == approval_id)).one()
-        return _info(row)
+        return self._info(row)
 
     def approve(self, approval_id: str, *, by: str = "admin", how: str = "cli") -> ApprovalInfo:
         """Approve a pending request; the call may then run once within ``approved_ttl_seconds``.
@@ -208,7 +241,7 @@ class Approvals:
                 )
             ]
             if ids:
-                conn.execute(update(s.approvals).where(s.approvals.c.id.in_(ids)).values(status="expired"))
+                conn.execute(update(s.approvals).where(s.approvals.c.id.in_(ids)).values(status="expired", **_CLEARED))
         return ids
 
     def consume(
@@ -233,12 +266,12 @@ class Approvals:
             res = conn.execute(
                 update(s.approvals)
                 .where(and_(s.approvals.c.id == row.id, s.approvals.c.status == "approved"))
-                .values(status="used", used_at=now)
+                .values(status="used", used_at=now, **_CLEARED)
             )
             if res.rowcount != 1:
                 return None
             row = conn.execute(select(s.approvals).where(s.approvals.c.id == row.id)).one()
-        return _info(row)
+        return self._info(row)
 
     def get(self, approval_id: str) -> ApprovalInfo:
         """One approval. Raises NotFound."""
@@ -246,7 +279,7 @@ class Approvals:
             row = conn.execute(select(s.approvals).where(s.approvals.c.id == approval_id)).first()
         if row is None:
             raise NotFound("approval", approval_id)
-        return _info(row)
+        return self._info(row)
 
     def list(self, *, status: str | None = None, user: str | None = None, limit: int = 100) -> list[ApprovalInfo]:
         """Approvals, newest first; ``status``: ``None``/``"all"``, ``"open"`` (pending or approved-not-yet-used)
@@ -260,4 +293,4 @@ class Approvals:
                 q = q.where(s.approvals.c.status == status)
             if user is not None:
                 q = q.where(s.approvals.c.user == user)
-            return [_info(r) for r in conn.execute(q)]
+            return [self._info(r) for r in conn.execute(q)]

@@ -77,7 +77,7 @@ class AuditRecord:
             decision = decision.effect.value
         return cls(
             action,
-            user=principal.user if principal else None,
+            user=principal.recorded if principal else None,
             key_id=principal.key_id if principal else None,
             decision=decision,
             rule=rule,

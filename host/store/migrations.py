@@ -76,7 +76,18 @@ def _v4_pin_safety(conn: Connection) -> None:
             conn.execute(text(f"ALTER TABLE pins ADD COLUMN {name} {ddl_type}"))
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1_initial, _v2_security, _v3_usage_memory, _v4_pin_safety]
+def _v5_exact_approval_arguments(conn: Connection) -> None:
+    """Approvals keep the exact arguments of the call while they are open (``arguments_json``),
+    so an approver sees what the tool would receive."""
+    have = {c["name"] for c in inspect(conn).get_columns("approvals")}
+    if "arguments_json" not in have:
+        ddl_type = s.approvals.c.arguments_json.type.compile(dialect=conn.dialect)
+        conn.execute(text(f"ALTER TABLE approvals ADD COLUMN arguments_json {ddl_type}"))
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [
+    _v1_initial, _v2_security, _v3_usage_memory, _v4_pin_safety, _v5_exact_approval_arguments,
+]
 """Ordered migrations; index 0 creates version 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -127,6 +127,9 @@ approvals = Table(
     # v2: the served definition the approval is bound to (a pin change voids it) and how it was decided
     Column("definition_hash", String(64), nullable=True),
     Column("decided_how", String(32), nullable=True),  # cli | admin | elicitation | self-elicitation
+    # v4: the exact arguments (canonical JSON, nothing masked) while the approval is open, for the
+    # approver; cleared once it is used, denied or expired (the audit keeps only the redacted copy)
+    Column("arguments_json", Text, nullable=True),
     Index("ix_approvals_lookup", "user", "tool", "arguments_hash", "status"),
 )
 

@@ -160,6 +160,7 @@ class ServerConnection(SessionEvents):
         self.on_resource_updated = on_resource_updated
         """``await on_resource_updated(server, original_uri)`` on ``notifications/resources/updated``."""
         self.relay = Relay(config.name, logs_dir(data_dir) / f"{safe_file_name(config.name)}.log", log_limits)
+        self.relay.allow_sampling = config.toolhost.sampling
         self._catalog_due = anyio.Event()
         self.handshake_fallback: str | None = None
         """Why this ``protocol: auto`` server is now reached with the handshake (legacy) era, once it
@@ -325,6 +326,7 @@ class ServerConnection(SessionEvents):
         info = client.server_info
         self.status.protocol_version = client.protocol_version
         self.status.server_info = f"{info.name} {info.version}" if info else None
+        self.status.instructions = client.instructions or None
         self.status.connect_seconds = seconds
         self.status.stderr_tail = ""
         self.status.connected_at = time.time()

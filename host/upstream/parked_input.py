@@ -50,7 +50,7 @@ from mcp.types import (
 )
 
 from host.upstream.input_required import ELICIT, ROOTS, SAMPLE, InputExchange, encode_state, input_exchange
-from host.upstream.relay import Downstream, downstream_scope
+from host.upstream.relay import Downstream, current_downstream, downstream_scope
 
 __all__ = ["CALL_GONE", "MAX_PARKED", "InputParking", "ParkedCall"]
 
@@ -93,6 +93,13 @@ class ParkedCall(Generic[T]):
         self.scope = anyio.CancelScope()
         self._wake = anyio.Event()
         self._count = 0
+        self.round_log: Callable[[Any, str], Awaitable[None]] | None = None
+        """Where the upstream's log messages go: the log of the client request waiting on the call
+        now (its round), ``None`` between rounds (then only the server's log file has them)."""
+
+    async def _log(self, params: Any, server: str) -> None:
+        if self.round_log is not None:
+            await self.round_log(params, server)
 
     def _poke(self) -> None:
         wake, self._wake = self._wake, anyio.Event()
@@ -126,6 +133,7 @@ class ParkedCall(Generic[T]):
         """The relay target of the parked call: questions of the declared kinds come here."""
         return Downstream(
             session=self,
+            log=self._log,
             elicit=self._elicit if ELICIT in self.declared else None,
             sample=self._sample if SAMPLE in self.declared else None,
             roots=self._roots if ROOTS in self.declared else None,
@@ -225,6 +233,8 @@ class InputParking:
 
     async def _wait(self, call: ParkedCall[T], exchange: InputExchange) -> T | None:
         call.waiting = True
+        waiting_request = current_downstream()
+        call.round_log = waiting_request.log if waiting_request is not None else None
         try:
             done, pending = await call.next_outcome()
         except BaseException:
@@ -233,6 +243,7 @@ class InputParking:
             raise
         finally:
             call.waiting = False
+            call.round_log = None
         if not done:
             exchange.pending = pending
             return None

@@ -17,6 +17,11 @@ client, and on the handshake-era wire such a request names no call, so the relay
 * A target that did not declare the capability (``elicitation``, ``sampling``, ``roots``) gets
   the same immediate decline/error. Forwarded requests are bounded by
   :data:`FORWARD_TIMEOUT_SECONDS`.
+* What reaches the user says which server asks: an elicitation's ``message`` starts with
+  ``[MCP server 'NAME' asks]`` and a sampling request's ``systemPrompt`` with
+  ``[Requested by MCP server 'NAME' through toolhost]``; both carry ``_meta["toolhost/server"]``.
+  A server whose config sets ``toolhost.sampling: false`` gets an error for every sampling request,
+  and the user is never asked (:attr:`Relay.allow_sampling`).
 
 Every upstream log message is also appended to ``<data_dir>/logs/<server>.log`` (one line:
 UTC time, level, logger, JSON data). Source: MCP spec 2025-11-25, client features
@@ -103,6 +108,9 @@ class Relay:
         log_path: the server's log file (created on first message).
     """
 
+    allow_sampling: bool = True
+    """Whether ``sampling/createMessage`` of this server may reach the user (``toolhost.sampling``)."""
+
     def __init__(self, server: str, log_path: Path, limits: LogLimits | None = None) -> None:
         self.server = server
         self.log_path = log_path
@@ -153,18 +161,22 @@ class Relay:
             return ElicitResult(action="decline")
         try:
             with anyio.fail_after(FORWARD_TIMEOUT_SECONDS):
-                return await target.elicit(params)
+                return await target.elicit(attributed_elicitation(params, self.server))
         except Exception:  # noqa: BLE001 - no answer / client error: the user did not accept
             return ElicitResult(action="cancel")
 
     async def on_sample(self, _context: Any, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
         """``sampling_callback``: forward to the target, or a clear error at once."""
+        if not self.allow_sampling:
+            return ErrorData(code=INVALID_REQUEST, message=(
+                f"toolhost: sampling is disabled for server {self.server!r} in the gateway's config "
+                "(toolhost.sampling: false)"))
         target = self.target()
         if target is None or target.sample is None:
             return ErrorData(code=INVALID_REQUEST, message=self._no_target("sampling", target))
         try:
             with anyio.fail_after(FORWARD_TIMEOUT_SECONDS):
-                return await target.sample(params)
+                return await target.sample(attributed_sampling(params, self.server))
         except Exception as err:  # noqa: BLE001 - report the downstream's failure upstream
             return ErrorData(code=INVALID_REQUEST, message=f"toolhost: sampling failed downstream: {_describe(err)}")
 
@@ -203,6 +215,32 @@ class Relay:
     def close(self) -> None:
         """Close the log file (it reopens on the next message)."""
         self._file.close()
+
+
+SERVER_META = "toolhost/server"
+"""``_meta`` key naming the upstream server a relayed elicitation or sampling request comes from."""
+
+
+def _meta_with_server(meta: Any, server: str) -> dict[str, Any]:
+    base = meta.model_dump(by_alias=True, exclude_none=True) if hasattr(meta, "model_dump") else dict(meta or {})
+    return base | {SERVER_META: server}
+
+
+def attributed_elicitation(params: Any, server: str) -> Any:
+    """``params`` of an ``elicitation/create`` whose message says which server asks."""
+    return params.model_validate(params.model_dump(by_alias=True, exclude_none=True) | {
+        "message": f"[MCP server {server!r} asks] {params.message}",
+        "_meta": _meta_with_server(params.meta, server),
+    })
+
+
+def attributed_sampling(params: CreateMessageRequestParams, server: str) -> CreateMessageRequestParams:
+    """``params`` of a ``sampling/createMessage`` whose system prompt says which server asks."""
+    note = f"[Requested by MCP server {server!r} through toolhost]"
+    prompt = f"{note}\n{params.system_prompt}" if params.system_prompt else note
+    return params.model_validate(params.model_dump(by_alias=True, exclude_none=True) | {
+        "systemPrompt": prompt, "_meta": _meta_with_server(params.meta, server),
+    })
 
 
 def _describe(err: BaseException) -> str:

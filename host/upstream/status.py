@@ -51,6 +51,7 @@ class ServerStatus:
         stderr_tail: last stderr lines of a stdio child at the failure.
         protocol_version: the negotiated MCP protocol version.
         server_info: ``"name version"`` the server reported.
+        instructions: the ``instructions`` the server sent at its handshake (``None``: none).
         connect_seconds: duration of the last successful connect + listing.
         warnings: non-fatal problems (repaired or held tools, duplicate names, cursor loops, …).
         held: ``{tool: reason}`` for listed tools held back (invalid definitions).
@@ -69,6 +70,7 @@ class ServerStatus:
     stderr_tail: str = ""
     protocol_version: str | None = None
     server_info: str | None = None
+    instructions: str | None = None
     connect_seconds: float | None = None
     warnings: list[str] = field(default_factory=list)
     held: dict[str, str] = field(default_factory=dict)

@@ -5,23 +5,33 @@ Every method is synchronous (it touches the database) and returns plain JSON-rea
 (unknown user, pattern, approval, hash mismatch, ...) whose message names the fix; the API turns
 them into ``400``/``404`` JSON errors, the CLI into one ``error:`` line.
 
-Decisions are audited here (``approval`` and ``pin`` actions, with who decided), so the API, the
-console and the CLI leave the same trail.
+Every administrative act is audited here, so the API, the console and the CLI leave the same
+trail: decisions as ``approval`` and ``pin`` rows (with who decided), every change of users, roles,
+role members, keys, grants, self-approval settings and usage memory, and the config reloads and
+reconnects the surfaces report through :meth:`AdminService.acted`, as an ``admin`` row (chained
+like every audit row) whose ``user`` is the actor and whose ``status`` names the act
+(:data:`ADMIN_ACTS`). A service acts for one actor: :meth:`AdminService.acting_as` gives the
+same service for another (the API and console bind the authenticated admin per request).
+
+Approvals are shown with their exact arguments (:mod:`servers.admin.approval_view`); approving
+one with hidden (too long) parts needs ``reveal=True``.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-import json
 from collections.abc import Callable
 from typing import Any
 
 from host.access import AccessControl
 from host.access import decide as decide_approval
+from host.access.gate import call_issuers
 from registry import Principal
+from servers.admin.approval_view import HiddenArguments, approval_view
 from servers.admin.protocol import AdminActions
 
-__all__ = ["ADMIN_ROLE", "AdminService", "StoreOff"]
+__all__ = ["ADMIN_ACTS", "ADMIN_ROLE", "AdminService", "StoreOff"]
 
 ADMIN_ROLE = "admin"
 
@@ -33,6 +43,14 @@ AUDIT_FLUSH_TIMEOUT_SECONDS = 30.0
 """How long ``audit verify``/``export`` wait for the audit writer's queued rows (then read anyway)."""
 
 APPROVAL_STATUSES = ("open", "pending", "approved", "denied", "used", "expired", "all")
+
+ADMIN_ACTS = (
+    "user.add", "user.remove", "role.add", "role.remove", "role.assign", "role.unassign", "key.create",
+    "key.revoke", "grant.add", "grant.remove", "self-approval.enable", "self-approval.disable", "usage.clear",
+    "config.reload", "server.reconnect",
+)
+"""The ``status`` of ``admin`` audit rows (pin accepts are ``pin`` rows, decisions ``approval`` rows)."""
+
 
 
 class StoreOff(RuntimeError):
@@ -80,10 +98,33 @@ class AdminService(AdminActions):
         runtime: Any = None,
         *,
         on_approval: Callable[[str, str, str, str, str | None], None] | None = None,
+        actor: str | None = None,
     ) -> None:
         self._access = access
         self.runtime = runtime
         self.on_approval = on_approval
+        if actor is None:
+            from servers.shared.local_principal import local_principal_name
+
+            actor = local_principal_name()
+        self.actor = actor
+
+    def acting_as(self, actor: str) -> AdminService:
+        """This service acting for ``actor`` (a toolhost user, ``local-admin`` or ``local:<os user>``):
+        what it does is audited as theirs."""
+        other = copy.copy(self)
+        other.actor = actor
+        return other
+
+    def acted(self, act: str, detail: str = "") -> None:
+        """Write the chained ``admin`` audit row of one act by :attr:`actor` (``act`` from
+        :data:`ADMIN_ACTS`); a no-op without a store (``--auth off`` keeps no audit)."""
+        if act not in ADMIN_ACTS:
+            raise ValueError(f"unknown admin act {act!r}")
+        if self._access is None:
+            return
+        self._access.audit(action="admin", principal=Principal(user=self.actor), decision="allow", status=act,
+                           detail=detail or None)
 
     @property
     def access(self) -> AccessControl:
@@ -217,25 +258,33 @@ class AdminService(AdminActions):
         return [_row(u) for u in self.access.users.list()]
 
     def add_user(self, name: str) -> dict[str, Any]:
-        return _row(self.access.users.add(name))
+        row = _row(self.access.users.add(name))
+        self.acted("user.add", f"user {name}")
+        return row
 
     def remove_user(self, name: str) -> None:
         self.access.users.remove(name)
+        self.acted("user.remove", f"user {name}")
 
     def roles(self) -> list[dict[str, Any]]:
         return [_row(r) for r in self.access.roles.list()]
 
     def add_role(self, name: str, description: str = "") -> dict[str, Any]:
-        return _row(self.access.roles.add(name, description))
+        row = _row(self.access.roles.add(name, description))
+        self.acted("role.add", f"role {name}")
+        return row
 
     def remove_role(self, name: str) -> None:
         self.access.roles.remove(name)
+        self.acted("role.remove", f"role {name}")
 
     def assign_role(self, user: str, role: str) -> None:
         self.access.users.assign_role(user, role)
+        self.acted("role.assign", f"role {role} to user {user}")
 
     def unassign_role(self, user: str, role: str) -> None:
         self.access.users.unassign_role(user, role)
+        self.acted("role.unassign", f"role {role} from user {user}")
 
     def keys(self, user: str | None = None) -> list[dict[str, Any]]:
         return [_row(k) | {"active": k.active} for k in self.access.keys.list(user)]
@@ -243,10 +292,13 @@ class AdminService(AdminActions):
     def create_key(self, user: str, label: str = "") -> dict[str, Any]:
         """A new key; ``token`` is the secret, returned only here (only its hash is stored)."""
         info, token = self.access.keys.create(user, label)
+        self.acted("key.create", f"key {info.key_id} of user {user}" + (f" ({label})" if label else ""))
         return _row(info) | {"active": True, "token": token}
 
     def revoke_keys(self, user: str, key_id: str | None) -> list[str]:
-        return list(self.access.keys.revoke(user, key_id))
+        ids = list(self.access.keys.revoke(user, key_id))
+        self.acted("key.revoke", f"keys {', '.join(ids) or '(none)'} of user {user}")
+        return ids
 
     def grants(self, subject: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
         return [grant_row(g) for g in self.access.grants.list(subject, kind=kind)]
@@ -257,18 +309,23 @@ class AdminService(AdminActions):
     ) -> dict[str, Any]:
         g = self.access.grants.add(subject, pattern, effect="deny" if deny else "allow", max_risk=max_risk,
                                    approval=approval, kind=kind)
+        self.acted("grant.add", f"grant #{g.id} {g.rule}")
         return grant_row(g) | {"rule": g.rule}
 
     def remove_grant(self, subject: str, pattern: str, *, deny: bool = False, kind: str = "user") -> int:
-        return self.access.grants.remove(subject, pattern, effect="deny" if deny else "allow", kind=kind)
+        n = self.access.grants.remove(subject, pattern, effect="deny" if deny else "allow", kind=kind)
+        self.acted("grant.remove", f"{'deny' if deny else 'allow'}:{pattern}@{kind}:{subject} ({n} removed)")
+        return n
 
     def set_self_approval(self, subject: str, pattern: str, enable: bool, *, kind: str = "user",
                           by: str) -> dict[str, Any]:
         """Let the callers of one allow grant approve their own calls (MCP elicitation); audited."""
         self.access.grants.set_self_approval(subject, pattern, enable, kind=kind)
-        self.access.audit(action="admin", decision="allow" if enable else "deny",
+        self.access.audit(action="admin", principal=Principal(user=by), decision="allow",
                           rule=f"allow:{pattern}@{kind}:{subject}",
-                          status="self-approval-" + ("enabled" if enable else "disabled"), approver=by)
+                          status="self-approval." + ("enable" if enable else "disable"), approver=by,
+                          detail=f"self-approval {'enabled' if enable else 'disabled'} on "
+                          f"allow:{pattern}@{kind}:{subject}")
         return {"subject": subject, "kind": kind, "pattern": pattern, "self_approval": enable}
 
     # -- usage memory -----------------------------------------------------------------------
@@ -284,27 +341,27 @@ class AdminService(AdminActions):
         from host.store.usage import UsageMemory
 
         mem = UsageMemory(self.access.store)
-        return mem.forget_tool(tool) if tool else mem.clear()
+        n = mem.forget_tool(tool) if tool else mem.clear()
+        self.acted("usage.clear", f"{n} remembered queries" + (f" of {tool}" if tool else ""))
+        return n
 
     # -- approvals --------------------------------------------------------------------------
     def approvals(self, status: str = "open", user: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         if status not in APPROVAL_STATUSES:
             raise ValueError(f"status must be one of {', '.join(APPROVAL_STATUSES)}, got {status!r}")
         rows = self.access.approvals.list(status=None if status == "all" else status, user=user, limit=limit)
-        return [_row(r) for r in rows]
+        return [_shown(_row(r), reveal=False) for r in rows]
 
-    def approval(self, approval_id: str) -> dict[str, Any]:
-        """One approval with its complete redacted arguments (parsed into ``arguments`` when JSON)."""
-        r = self.access.approvals.get(approval_id)
-        row = _row(r)
-        try:
-            row["arguments"] = json.loads(r.arguments_redacted)
-        except ValueError:
-            row["arguments"] = None
-        return row
+    def approval(self, approval_id: str, reveal: bool = False) -> dict[str, Any]:
+        """One approval with its exact arguments (:func:`servers.admin.approval_view.approval_view`):
+        ``arguments`` (strings over :data:`~servers.admin.approval_view.REVEAL_CHARS` hidden behind a
+        marker unless ``reveal``), ``hidden`` ``[{"path", "length", "sha256"}]``, ``complete``,
+        ``source`` (``exact``/``redacted``), plus the row's fields."""
+        return _shown(_row(self.access.approvals.get(approval_id)), reveal=reveal)
 
     def decide(
-        self, approval_id: str, approve: bool, by: str, *, how: str = "admin", approver_user: str | None = None
+        self, approval_id: str, approve: bool, by: str, *, how: str = "admin", approver_user: str | None = None,
+        reveal: bool = False,
     ) -> dict[str, Any]:
         """Approve (the same call may then run once before it expires) or deny; audited by
         :func:`host.access.decide` (who, how, when, which call).
@@ -315,12 +372,25 @@ class AdminService(AdminActions):
             how: ``admin`` (API/console) or ``cli``.
             approver_user: the toolhost user who decides, checked to hold an approver right and not
                 to be the caller; for ``admin`` decisions it defaults to ``by`` unless the local admin decides.
+            reveal: the approver saw the hidden parts (needed to approve a call whose default view
+                hides a too-long value or shows only a redacted copy).
 
         Raises:
-            host.store.NotFound, host.access.NotAnApprover, host.store.ApprovalNotPending.
+            host.store.NotFound, host.access.NotAnApprover, host.store.ApprovalNotPending,
+            servers.admin.approval_view.HiddenArguments (approve without ``reveal`` where parts were hidden).
         """
+        from host.access import NotAnApprover
+
         if approver_user is None and how == "admin" and by != LOCAL_ADMIN and not by.startswith("local:"):
             approver_user = by
+        current = self.access.approvals.get(approval_id)
+        if {by, approver_user} & set(call_issuers(current.user)):
+            raise NotAnApprover(approval_id, approver_user or by,
+                                "they issued this call; another approver must decide")
+        if approve and not reveal:
+            view = approval_view(_row(current))
+            if not view["complete"] and current.status == "pending":
+                raise HiddenArguments(approval_id, view["hidden"], source=view["source"])
         info = decide_approval(self.access, approval_id, approve=approve, by=by, how=how, approver_user=approver_user)
         status = "approved" if approve else "denied"
         if self.on_approval is not None:
@@ -382,6 +452,12 @@ class AdminService(AdminActions):
 
         self.access.audit_writer.flush(AUDIT_FLUSH_TIMEOUT_SECONDS)
         return list(itertools.islice(self.access.audit_log.rows(after_id=after_id, batch=limit), limit))
+
+
+def _shown(row: dict[str, Any], *, reveal: bool) -> dict[str, Any]:
+    """An approval row as shown to approvers: the exact arguments' view in place of the stored copy."""
+    exact = {"arguments_json": row.pop("arguments_json", None), "arguments_redacted": row["arguments_redacted"]}
+    return row | approval_view(exact, reveal=reveal)
 
 
 def _why(query: str, tool: Any) -> list[str]:

@@ -24,8 +24,9 @@ Endpoints (all JSON; ``GET`` reads, ``POST`` changes):
 ``GET  /grants?subject=&kind=``            list
 ``POST /grants``                           ``{"subject", "pattern", "max_risk", "approval", "deny", "kind"}``
 ``POST /grants/remove``                    ``{"subject", "pattern", "deny", "kind"}``
-``GET  /approvals?status=&user=``          list; ``GET /approvals/{id}``: complete redacted arguments
-``POST /approvals/{id}/approve|deny``      decide (audited)
+``GET  /approvals?status=&user=``          list; ``GET /approvals/{id}?reveal=``: the exact arguments
+                                           (too-long values hidden with length and sha256 unless reveal)
+``POST /approvals/{id}/approve|deny``      decide (audited); ``{"reveal": true}`` when values were hidden
 ``GET  /pins?status=&server=``             list; ``GET /pins/{tool}/diff``: diff + pending hash
 ``POST /pins/{tool}/accept``               ``{"hash"}`` from the diff (audited)
 ``GET  /audit?user=&tool=&status=&action=&since=&after_id=&limit=``  newest first
@@ -49,7 +50,7 @@ from starlette.routing import Route
 from host.store import StoreError
 from host.store.errors import AlreadyExists, ApprovalNotPending, NotFound, PinHashMismatch
 from registry.errors import InvalidGrantPattern
-from servers.admin.actions import AdminService, StoreOff
+from servers.admin.actions import LOCAL_ADMIN, AdminService, StoreOff
 from servers.admin.api_cli import cli_routes, decided_by
 from servers.admin.auth import AdminAuth
 
@@ -129,6 +130,26 @@ def _int(request: Request, key: str, default: int, lo: int = 1, hi: int = 10_000
     return n
 
 
+ACTOR_HEADER = "x-toolhost-actor"
+"""Who the local admin token acts for (``local:<os user>``, sent by the CLI of the data folder)."""
+
+
+def actor_of(user: str, request: Request) -> str:
+    """Who an authenticated admin request acts for, as audited: the admin user; for the local admin
+    token (only from loopback, the CLI of the data folder) the ``local:<os user>`` it names in
+    :data:`ACTOR_HEADER`, else ``local-admin``."""
+    if user == LOCAL_ADMIN:
+        named = request.headers.get(ACTOR_HEADER, "")
+        if named.startswith("local:") and 6 < len(named) <= 64 and named.isprintable():
+            return named
+    return user
+
+
+def _flag(request: Request, key: str) -> bool:
+    """A boolean query parameter: ``1``/``true``/``yes`` (any case) is true."""
+    return (request.query_params.get(key) or "").lower() in ("1", "true", "yes")
+
+
 def audit_filters(request: Request) -> dict[str, Any]:
     q = request.query_params
     return {
@@ -168,7 +189,7 @@ class AdminApi:
             if self.service is None:
                 return error_response(503, "no_store", str(StoreOff()))
             try:
-                result = await handler(request, self.service, user)
+                result = await handler(request, self.service.acting_as(actor_of(user, request)), user)
             except Exception as e:  # noqa: BLE001 - classify() re-raises what is not an admin error
                 err = classify(e)
                 return error_response(err.status, err.code, err.message)
@@ -191,6 +212,7 @@ class AdminApi:
             if name not in {row["name"] for row in s.servers()}:
                 raise ApiError(404, "not_found", f"no server named {name!r} in the configuration")
             await self.restart(name)
+            await t(s.acted, "server.reconnect", f"server {name}")
             return {"restarted": name}
 
         async def tools(_r: Request, s: AdminService, _u: str) -> Any:
@@ -266,15 +288,17 @@ class AdminApi:
                                                              _int(r, "limit", 100)))}
 
         async def approval(r: Request, s: AdminService, _u: str) -> Any:
-            return await t(s.approval, r.path_params["id"])
+            return await t(s.approval, r.path_params["id"], _flag(r, "reveal"))
 
         async def decide(r: Request, s: AdminService, user: str) -> Any:
             verb = r.path_params["verb"]
             if verb not in ("approve", "deny"):
                 raise ApiError(404, "not_found", f"no action {verb!r}: use approve or deny")
             approve = verb == "approve"
-            by, how, approver = decided_by(user, await body_of(r))
-            return await t(lambda: s.decide(r.path_params["id"], approve, by, how=how, approver_user=approver))
+            data = await body_of(r)
+            by, how, approver = decided_by(user, data)
+            return await t(lambda: s.decide(r.path_params["id"], approve, by, how=how, approver_user=approver,
+                                            reveal=data.get("reveal") is True))
 
         async def pins(r: Request, s: AdminService, _u: str) -> Any:
             q = r.query_params
@@ -299,10 +323,10 @@ class AdminApi:
             return Response(text, media_type="application/x-ndjson",
                             headers={"Content-Disposition": 'attachment; filename="toolhost-audit.jsonl"'})
 
-        async def reload(_r: Request, _s: AdminService, _u: str) -> Any:
+        async def reload(_r: Request, s: AdminService, _u: str) -> Any:
             if self.reload is None:
                 raise ApiError(501, "unsupported", "config reload needs a running toolhost serve")
-            return await self.reload()
+            return await self.reload(by=s.actor)
 
         r = self.route
         return [

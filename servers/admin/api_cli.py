@@ -22,6 +22,7 @@ CLI then runs it on its own with that user's grants, as it would with no serve.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import anyio
@@ -75,6 +76,8 @@ def cli_routes(api: Any) -> list[Route]:
             raise ApiError(501, "unsupported", "this serve runs without permissions (open access): "
                            "calls as a user run in the CLI itself")
         principal = await t(s.principal, user)
+        if user is not None and user != s.actor:  # an admin's call as a user: audited as "root as bob"
+            principal = dataclasses.replace(principal, actor=s.actor)
         if name == SCRIPT_TOOL and s.runtime.code_mode is not None:  # code mode: {"code": ...}
             code = arguments.get("code") if isinstance(arguments, dict) else None
             result = await s.runtime.run_script(code, principal)

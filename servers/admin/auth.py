@@ -11,6 +11,10 @@ Two credentials are accepted:
 The console logs in with either and keeps a server-side session (random id in an
 ``HttpOnly; SameSite=Strict`` cookie scoped to ``/admin``; 8 h idle expiry). Every form carries
 the session's CSRF token, and state-changing requests with a foreign ``Origin`` are refused.
+Every console request re-validates its session as the admin API validates a bearer key
+(:meth:`AdminAuth.current_session`): the key it logged in with is still active, its user still
+exists and still holds the ``admin`` role (the local admin token: still from loopback). A revoked
+key, a removed role or a deleted user ends the session at that request.
 """
 
 from __future__ import annotations
@@ -73,6 +77,8 @@ class AdminSession:
     """A console session: who, its CSRF token, and when it was last used (UNIX s)."""
 
     user: str
+    key_id: str | None = None
+    """The API key the session logged in with (``None``: the local admin token)."""
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     seen: float = field(default_factory=time.time)
 
@@ -92,25 +98,36 @@ class AdminAuth:
 
     async def check_token(self, token: str, request: Request) -> tuple[str | None, str]:
         """``(admin user, "")`` for a valid admin credential, else ``(None, reason)``."""
+        user, _key_id, reason = await self.check_credential(token, request)
+        return user, reason
+
+    async def check_credential(self, token: str, request: Request) -> tuple[str | None, str | None, str]:
+        """``(admin user, key id or None for the local token, "")`` for a valid admin credential,
+        else ``(None, None, reason)``."""
+        user, reason, key_id = await self._check(token, request)
+        return user, key_id, reason
+
+    async def _check(self, token: str, request: Request) -> tuple[str | None, str, str | None]:
         token = token.strip()
         if not token:
             return None, "missing credential: send 'Authorization: Bearer <API key of an admin user>'"
         if self.local_token and token.startswith("tha_"):
             if hmac.compare_digest(token, self.local_token):
                 if is_loopback_client(request):
-                    return LOCAL_ADMIN, ""
-                return None, "the local admin token is accepted from loopback only"
-            return None, "invalid local admin token (it changes at every `toolhost serve` start)"
+                    return LOCAL_ADMIN, "", None
+                return None, "the local admin token is accepted from loopback only", None
+            return None, "invalid local admin token (it changes at every `toolhost serve` start)", None
         if self.access is None:
-            return None, "the permission store is off (--auth off): only the local admin token works"
+            return None, "the permission store is off (--auth off): only the local admin token works", None
         principal: Principal | None = await anyio.to_thread.run_sync(self.access.authenticate, token)
         if principal is None:
             await anyio.to_thread.run_sync(self.access.audit_auth_failure, token)
-            return None, "invalid or revoked API key"
+            return None, "invalid or revoked API key", None
         if ADMIN_ROLE not in principal.roles:
             return None, (f"user {principal.user} has no '{ADMIN_ROLE}' role "
-                          f"(toolhost roles add {ADMIN_ROLE}; toolhost roles assign {ADMIN_ROLE} {principal.user})")
-        return principal.user, ""
+                          f"(toolhost roles add {ADMIN_ROLE}; "
+                          f"toolhost roles assign {ADMIN_ROLE} {principal.user})"), None
+        return principal.user, "", principal.key_id
 
     async def from_bearer(self, request: Request) -> tuple[str | None, str]:
         header = request.headers.get("authorization", "")
@@ -120,13 +137,13 @@ class AdminAuth:
         return await self.check_token(token, request)
 
     # -- console sessions -----------------------------------------------------------------
-    def start_session(self, user: str) -> tuple[str, AdminSession]:
+    def start_session(self, user: str, key_id: str | None = None) -> tuple[str, AdminSession]:
         self._expire()
         if len(self.sessions) >= MAX_SESSIONS:
             oldest = min(self.sessions, key=lambda k: self.sessions[k].seen)
             del self.sessions[oldest]
         sid = secrets.token_urlsafe(32)
-        session = AdminSession(user=user)
+        session = AdminSession(user=user, key_id=key_id)
         self.sessions[sid] = session
         return sid, session
 
@@ -140,6 +157,27 @@ class AdminAuth:
             return None
         session.seen = time.time()
         return session
+
+    async def current_session(self, request: Request) -> AdminSession | None:
+        """The request's session if its rights still hold (see the module docstring), else ``None``
+        (and the session is ended)."""
+        session = self.session(request)
+        if session is None:
+            return None
+        if await anyio.to_thread.run_sync(self._still_admin, session, is_loopback_client(request)):
+            return session
+        self.end_session(request)
+        return None
+
+    def _still_admin(self, session: AdminSession, loopback: bool) -> bool:
+        if session.key_id is None:  # the local admin token of this process
+            return session.user == LOCAL_ADMIN and self.local_token is not None and loopback
+        if self.access is None:
+            return False
+        users = self.access.users
+        if not users.exists(session.user) or ADMIN_ROLE not in users.roles_of(session.user):
+            return False
+        return any(k.key_id == session.key_id and k.active for k in self.access.keys.list(session.user))
 
     def end_session(self, request: Request) -> None:
         self.sessions.pop(request.cookies.get(SESSION_COOKIE, ""), None)

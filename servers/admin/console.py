@@ -27,7 +27,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from servers.admin.actions import APPROVAL_STATUSES, AdminService
-from servers.admin.api import ApiError, audit_filters, classify
+from servers.admin.api import ApiError, _flag, audit_filters, classify
+from servers.admin.approval_view import arguments_state, printable
 from servers.admin.auth import SESSION_COOKIE, SESSION_IDLE_SECONDS, AdminAuth, AdminSession, same_origin
 from servers.shared.times import when
 
@@ -46,6 +47,7 @@ NAV = [
 ]
 SERVERS_REFRESH_SECONDS = 5
 NO_STORE = {"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin",
+            "X-Content-Type-Options": "nosniff",
             "Content-Security-Policy": "default-src 'self'; form-action 'self'; frame-ancestors 'none'"}
 
 _env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
@@ -80,10 +82,10 @@ class Console:
             return self.render("login.html", request, None, 403, title="Log in",
                                message="refused: the form was posted from another site", error=True)
         form = await request.form()
-        user, reason = await self.auth.check_token(str(form.get("key") or ""), request)
+        user, key_id, reason = await self.auth.check_credential(str(form.get("key") or ""), request)
         if user is None:
             return self.render("login.html", request, None, 401, title="Log in", message=reason, error=True)
-        sid, _session = self.auth.start_session(user)
+        sid, _session = self.auth.start_session(user, key_id)
         response = RedirectResponse("/admin/servers", status_code=303)
         response.set_cookie(SESSION_COOKIE, sid, max_age=SESSION_IDLE_SECONDS, path="/admin", httponly=True,
                             samesite="strict", secure=request.url.scheme == "https")
@@ -103,14 +105,14 @@ class Console:
         """A GET page: needs a session (else redirect to the log-in page)."""
 
         async def endpoint(request: Request) -> Response:
-            session = self.auth.session(request)
+            session = await self.auth.current_session(request)
             if session is None:
                 return RedirectResponse("/admin/login", status_code=303)
             if self.service is None:
                 return self.render("base.html", request, session, 503, title="Unavailable",
                                    message="the permission store is off (--auth off)", error=True)
             try:
-                return await handler(request, session, self.service)
+                return await handler(request, session, self.service.acting_as(session.user))
             except Exception as e:  # noqa: BLE001 - classify() re-raises what is not an admin error
                 err = classify(e)
                 return self.render("base.html", request, session, err.status, title="Error", message=err.message,
@@ -122,7 +124,7 @@ class Console:
         """A POST action: session + CSRF token + same origin, then redirect to ``back`` with a message."""
 
         async def endpoint(request: Request) -> Response:
-            session = self.auth.session(request)
+            session = await self.auth.current_session(request)
             if session is None:
                 return RedirectResponse("/admin/login", status_code=303)
             form = await request.form()
@@ -135,7 +137,7 @@ class Console:
                                    message="the permission store is off (--auth off)", error=True)
             target = back.format(**request.path_params)
             try:
-                result = await handler(request, form, session, self.service)
+                result = await handler(request, form, session, self.service.acting_as(session.user))
             except Exception as e:  # noqa: BLE001 - classify() re-raises what is not an admin error
                 err = classify(e)
                 return RedirectResponse(f"{target}?{urlencode({'msg': err.message, 'err': '1'})}", status_code=303)
@@ -162,20 +164,22 @@ class Console:
 
         async def approvals(r: Request, s: AdminSession, svc: AdminService) -> Response:
             status = r.query_params.get("status") or "open"
-            rows = await t(svc.approvals, status)
+            rows = [r | _preview(r) for r in await t(svc.approvals, status)]
             return self.render("approvals.html", r, s, title="Approvals", approvals=rows, shown=status,
                                statuses=APPROVAL_STATUSES)
 
         async def approval(r: Request, s: AdminSession, svc: AdminService) -> Response:
-            a = await t(svc.approval, r.path_params["id"])
+            a = await t(svc.approval, r.path_params["id"], _flag(r, "reveal"))
             fields = [("status", a["status"]), ("user", a["user"] + (f" (key {a['key_id']})" if a["key_id"] else "")),
                       ("tool", a["tool"]), ("rule", a["rule"] or "-"), ("requested", when(a["created_at"])),
                       ("expires", when(a["expires_at"])),
                       ("decided", f"{when(a['decided_at'])} by {a['decided_by']}" if a["decided_by"] else "-"),
                       ("arguments sha256", a["arguments_hash"])]
-            pretty = (json.dumps(a["arguments"], indent=2, ensure_ascii=False, sort_keys=True)
-                      if a["arguments"] is not None else a["arguments_redacted"])
-            return self.render("approval.html", r, s, title=f"Approval {a['id']}", a=a, fields=fields, pretty=pretty)
+            args = a["arguments"]
+            pretty = printable(args if isinstance(args, str) else
+                               json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True))
+            return self.render("approval.html", r, s, title=f"Approval {a['id']}", a=a, fields=fields, pretty=pretty,
+                               state=arguments_state(a))
 
         async def pins(r: Request, s: AdminSession, svc: AdminService) -> Response:
             return self.render("pins.html", r, s, title="Pins", pins=await t(svc.pins))
@@ -213,7 +217,8 @@ class Console:
             verb = r.path_params["verb"]
             if verb not in ("approve", "deny"):
                 raise ApiError(404, "not_found", f"no action {verb!r}")
-            info = await t(svc.decide, r.path_params["id"], verb == "approve", s.user)
+            info = await t(lambda: svc.decide(r.path_params["id"], verb == "approve", s.user,
+                                              reveal=_f.get("reveal") == "1"))
             return f"{info['status']} {info['id']}: {info['user']} → {info['tool']}"
 
         async def accept(r: Request, f: FormData, s: AdminSession, svc: AdminService) -> str:
@@ -257,16 +262,17 @@ class Console:
                                              kind=kind))
             return f"removed grant {f.get('pattern')} from {f.get('subject')}"
 
-        async def restart(r: Request, _f: FormData, _s: AdminSession, _svc: AdminService) -> str:
+        async def restart(r: Request, _f: FormData, _s: AdminSession, svc: AdminService) -> str:
             if self.restart is None:
                 raise ApiError(501, "unsupported", "restarting needs a running toolhost serve")
             await self.restart(r.path_params["name"])
+            await t(svc.acted, "server.reconnect", f"server {r.path_params['name']}")
             return f"reconnecting {r.path_params['name']}"
 
-        async def reload(_r: Request, _f: FormData, _s: AdminSession, _svc: AdminService) -> str:
+        async def reload(_r: Request, _f: FormData, _s: AdminSession, svc: AdminService) -> str:
             if self.reload is None:
                 raise ApiError(501, "unsupported", "config reload needs a running toolhost serve")
-            out = await self.reload()
+            out = await self.reload(by=svc.actor)
             if out.get("error"):
                 raise ApiError(400, "invalid_config", out["error"])
             return (f"config reloaded: added {out['added'] or '-'}, removed {out['removed'] or '-'}, "
@@ -299,6 +305,20 @@ class Console:
             Route("/admin/search", p(search)),
             Mount("/admin/static", StaticFiles(directory=HERE / "static"), name="admin-static"),
         ]
+
+
+PREVIEW_CHARS = 120
+"""Characters of the arguments shown per row on the approvals page (the approval's page shows all)."""
+
+
+def _preview(row: dict[str, Any]) -> dict[str, Any]:
+    """``{"preview", "whole"}``: the row's arguments on one line, and whether that is all of them
+    (only then may the list offer Approve; otherwise the approver opens the approval)."""
+    args = row["arguments"]
+    text = printable(args if isinstance(args, str) else
+                     json.dumps(args, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
+    whole = row["complete"] and len(text) <= PREVIEW_CHARS
+    return {"preview": text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…", "whole": whole}
 
 
 def console_routes(service: AdminService | None, auth: AdminAuth, **kwargs: Any) -> list[Route | Mount]:

@@ -39,11 +39,14 @@ class OperatorSurface:
         console: where event lines are printed (``None``: log only).
         watch_config: also reload when the config file changes.
         http: serving over HTTP (the admin API exists, so the local admin token is written).
+        enforce: API keys are required (``None``: whether the runtime's policy is per user); then
+            ``/metrics`` and ``/readyz``'s details need an admin credential.
     """
 
     def __init__(self, runtime: Any, access: Any, data_dir: Path, config_path: Path | None,
                  console: Console | None, *, watch_config: bool = False, http: bool = True,
-                 db_url: str | None = None) -> None:
+                 db_url: str | None = None, enforce: bool | None = None) -> None:
+        self.enforce = (access is not None and bool(runtime.policy.per_user)) if enforce is None else enforce
         self.runtime = runtime
         self.config_path = config_path
         self.db_url = db_url
@@ -61,15 +64,15 @@ class OperatorSurface:
         instrument(runtime, self.metrics)
         self.events = EventReporter(console, self.metrics)
         runtime.taint.subscribe(self.events.taint_decided)  # session-taint decisions: console + log
-        self.reloader = ConfigReloader(runtime, config_path, data_dir, self.events)
+        # without a store (--auth off) the server, tool, search and call views still answer;
+        # store actions answer 503 no_store (AdminService raises StoreOff)
+        self.service = AdminService(access, runtime, on_approval=self.events.approval, actor="serve")
+        self.reloader = ConfigReloader(runtime, config_path, data_dir, self.events, service=self.service)
         self.token_path: Path | None = None
         token = None
         if http:
             self.token_path, token = write_local_token(data_dir)
         self.auth = AdminAuth(access, token)
-        # without a store (--auth off) the server, tool, search and call views still answer;
-        # store actions answer 503 no_store (AdminService raises StoreOff)
-        self.service = AdminService(access, runtime, on_approval=self.events.approval)
         self._seen_approvals: set[str] = set()
         self._held: set[str] = set()
         if access is not None:
@@ -142,10 +145,15 @@ class OperatorSurface:
     async def restart(self, name: str) -> None:
         await self.runtime.manager.restart_server(name)
 
+    async def _admin_credential(self, request: Any) -> bool:
+        user, _reason = await self.auth.from_bearer(request)
+        return user is not None
+
     def routes(self) -> list[Any]:
         """Health, metrics, admin API and console routes for :func:`servers.http.runner.serve_http`."""
         return [
-            *health_routes(self.runtime.statuses, self.metrics, self._store_check if self.access else None),
+            *health_routes(self.runtime.statuses, self.metrics, self._store_check if self.access else None,
+                           authorize=self._admin_credential if self.enforce else None),
             *admin_routes(self.service, self.auth, restart=self.restart, reload=self.reloader.reload),
         ]
 

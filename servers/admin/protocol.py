@@ -79,12 +79,17 @@ class AdminActions(Protocol):
 
     # -- approvals
     def approvals(self, status: str = "open", user: str | None = None, limit: int = 100) -> list[dict[str, Any]]: ...
-    def approval(self, approval_id: str) -> dict[str, Any]: ...
+    def approval(self, approval_id: str, reveal: bool = False) -> dict[str, Any]:
+        """One approval with the call's exact arguments; values too long to show are hidden (length,
+        sha256) unless ``reveal``; ``complete`` says whether ``arguments`` is all of it."""
+        ...
 
     def decide(
-        self, approval_id: str, approve: bool, by: str, *, how: str = "admin", approver_user: str | None = None
+        self, approval_id: str, approve: bool, by: str, *, how: str = "admin", approver_user: str | None = None,
+        reveal: bool = False,
     ) -> dict[str, Any]:
-        """Approve (the same call may then run once) or deny; audited."""
+        """Approve (the same call may then run once) or deny; audited. Approving a call whose arguments
+        were not all shown needs ``reveal``; who issued the call may not decide it."""
         ...
 
     # -- pins

@@ -3,7 +3,9 @@
 The new file is parsed and validated first; an invalid one is refused with its error and the
 old configuration keeps serving. Otherwise: added servers connect, removed ones disconnect
 (their tools leave the registry), changed ones (any field of their entry differs) reconnect,
-unchanged servers and calls in flight on them are untouched. Reloads run one at a time.
+unchanged servers and calls in flight on them are untouched. Reloads run one at a time. Each
+reload, applied or refused, leaves a ``config.reload`` admin audit row naming who asked
+(the admin, ``signal:SIGHUP`` or ``config-watch``).
 """
 
 from __future__ import annotations
@@ -33,18 +35,29 @@ class ConfigReloader:
         config_path: the file to re-read (``None``: the bundled default config).
         data_dir: the data folder (for ``${...}`` paths in the config).
         events: a :class:`servers.observability.EventReporter` (``None``: log only).
+        service: the :class:`servers.admin.AdminService` that audits each reload (``None``: none).
     """
 
-    def __init__(self, runtime: Any, config_path: Path | None, data_dir: Path, events: Any = None) -> None:
+    def __init__(self, runtime: Any, config_path: Path | None, data_dir: Path, events: Any = None,
+                 service: Any = None) -> None:
+        self.service = service
         self.runtime = runtime
         self.config_path = config_path
         self.data_dir = data_dir
         self.events = events
         self._lock = anyio.Lock()
 
-    async def reload(self) -> dict[str, Any]:
-        """Re-read and apply; returns ``{"added", "removed", "changed", "unchanged", "error"}``
-        (``error`` is the refusal reason, or ``None``)."""
+    async def reload(self, by: str = "signal:SIGHUP") -> dict[str, Any]:
+        """Re-read and apply for ``by`` (who asked, audited); returns ``{"added", "removed", "changed",
+        "unchanged", "error"}`` (``error`` is the refusal reason, or ``None``)."""
+        out = await self._reload()
+        if self.service is not None:
+            detail = (f"refused: {out['error']}" if out["error"] else
+                      f"added {out['added'] or '-'}, removed {out['removed'] or '-'}, changed {out['changed'] or '-'}")
+            await anyio.to_thread.run_sync(lambda: self.service.acting_as(by).acted("config.reload", detail))
+        return out
+
+    async def _reload(self) -> dict[str, Any]:
         async with self._lock:
             try:
                 new = await anyio.to_thread.run_sync(lambda: load_config(self.config_path, data_dir=self.data_dir))
@@ -94,4 +107,4 @@ class ConfigReloader:
             now = stamp()
             if now != last and now is not None:
                 last = now
-                await self.reload()
+                await self.reload(by="config-watch")

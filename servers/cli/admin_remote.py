@@ -120,13 +120,16 @@ class RemoteAdmin(AdminActions):
     def approvals(self, status: str = "open", user: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         return self._get("/approvals", status=status, user=user, limit=limit)["approvals"]
 
-    def approval(self, approval_id: str) -> dict[str, Any]:
-        return self._get(f"/approvals/{_p(approval_id)}")
+    def approval(self, approval_id: str, reveal: bool = False) -> dict[str, Any]:
+        return self._get(f"/approvals/{_p(approval_id)}", reveal="1" if reveal else None)
 
-    def decide(self, approval_id: str, approve: bool, by: str, *, how: str = "admin",
-               approver_user: str | None = None) -> dict[str, Any]:
+    def decide(
+        self, approval_id: str, approve: bool, by: str, *, how: str = "admin", approver_user: str | None = None,
+        reveal: bool = False,
+    ) -> dict[str, Any]:
         verb = "approve" if approve else "deny"
-        return self._post(f"/approvals/{_p(approval_id)}/{verb}", {"by": by, "how": how, "as": approver_user})
+        return self._post(f"/approvals/{_p(approval_id)}/{verb}",
+                          {"by": by, "how": how, "as": approver_user, "reveal": reveal})
 
     # -- pins
     def pins(self, status: str | None = None, server: str | None = None) -> list[dict[str, Any]]:

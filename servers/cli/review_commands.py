@@ -1,14 +1,14 @@
 """``toolhost approvals|pins|audit``: reviewing what waits for a human, pinned definitions, the audit log.
 
-``approvals show ID`` prints a request's complete arguments (secrets masked) before anyone
-approves it; ``pins accept TOOL --hash HASH`` pins only the definition ``pins diff TOOL`` showed.
+``approvals show ID`` prints a request's exact arguments (nothing masked; a value too long to show
+is hidden with its length and sha256 until ``--reveal``) before anyone approves it; ``pins accept TOOL
+--hash HASH`` pins only the definition ``pins diff TOOL`` showed.
 Options and errors as in :mod:`servers.cli.admin_commands`.
 """
 
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Callable
 from typing import Annotated
 
@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from servers.admin.approval_view import arguments_state, printable
 from servers.cli.admin_common import AsJson, DataDir, DbUrl, fail, list_command, print_json, service
 from servers.shared.times import when
 
@@ -52,35 +53,29 @@ PREVIEW_CHARS = 60
 
 
 def _preview(r: dict) -> Text:
-    text = printable(r["arguments_redacted"])
+    text = printable(_compact(r["arguments"]))
+    mark = "" if r["complete"] else (" [redacted copy]" if r["source"] == "redacted" else " [parts hidden]")
     if len(text) <= PREVIEW_CHARS:
-        return Text(text)
-    return Text(text[:PREVIEW_CHARS] + f"…(see approvals show {r['id']})")
+        return Text(text + mark)
+    return Text(text[:PREVIEW_CHARS] + f"…{mark} (see approvals show {r['id']})")
 
 
-def printable(text: str) -> str:
-    """``text`` with control, format (bidi overrides, zero-width) and separator characters written as
-    ``\\uXXXX``: inside JSON strings that is the same value, and nothing can hide or reorder the rest
-    of the arguments on a terminal."""
-    out = []
-    for ch in text:
-        if unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Zl", "Zp") and ch != "\n":
-            out.append("".join(f"\\u{u:04x}" for u in _utf16(ch)))
-        else:
-            out.append(ch)
-    return "".join(out)
+def _compact(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True,
+                                                           separators=(",", ":"))
 
 
-def _utf16(ch: str) -> list[int]:
-    data = ch.encode("utf-16-be", "surrogatepass")
-    return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]
+Reveal = Annotated[bool, typer.Option("--reveal", help="Show (approve: confirm you saw) argument values too long "
+                                                      "to show by default.")]
 
 
 @approvals_app.command("show")
-def approvals_show(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
-    """Show one approval with its complete arguments (secrets masked, nothing cut): review them before approving."""
+def approvals_show(approval_id: str, reveal: Reveal = False, data_dir: DataDir = None, db_url: DbUrl = None,
+                   as_json: AsJson = False) -> None:
+    """Show one approval with the call's exact arguments (what the tool receives; values over 2000
+    characters are hidden with their length and sha256 unless --reveal): review them before approving."""
     with service(data_dir, db_url) as svc:
-        r = svc.approval(approval_id)
+        r = svc.approval(approval_id, reveal)
     if as_json:
         print_json(r)
         return
@@ -98,13 +93,12 @@ def approvals_show(approval_id: str, data_dir: DataDir = None, db_url: DbUrl = N
         ("arguments sha256", r["arguments_hash"]),
     ):
         out.print(Text(f"{label}: {value}"))
-    raw = r["arguments_redacted"]
-    try:
-        pretty = json.dumps(json.loads(raw), indent=2, ensure_ascii=False, sort_keys=True)
-    except ValueError:
-        pretty = raw
-    out.print(Text(f"arguments ({len(raw)} characters, complete; secrets masked):"))
+    args = r["arguments"]
+    pretty = args if isinstance(args, str) else json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True)
+    out.print(Text(f"arguments ({arguments_state(r)}):"))
     out.print(Text(printable(pretty)))
+    for h in r["hidden"]:
+        out.print(Text(f"hidden: {h['path']}: {h['length']} characters, sha256 {h['sha256']}"))
 
 
 APPROVER_ROLE = "approver"
@@ -116,14 +110,14 @@ AsUser = Annotated[
 
 
 def _decide(approval_id: str, approve: bool, as_user: str | None, data_dir, db_url, as_json: bool,
-            done: Callable[[dict], str]) -> None:
+            done: Callable[[dict], str], reveal: bool = False) -> None:
     """One CLI decision through the shared admin service (the local admin unless ``--as``), printed
     as JSON or as ``done(decided approval)``."""
     from servers.shared.local_principal import local_principal_name  # lazy: imports the store
 
     with service(data_dir, db_url) as svc:
         info = svc.decide(approval_id, approve, as_user or local_principal_name(), how="cli",
-                          approver_user=as_user)
+                          approver_user=as_user, reveal=reveal)
     if as_json:
         print_json(info)
         return
@@ -132,12 +126,14 @@ def _decide(approval_id: str, approve: bool, as_user: str | None, data_dir, db_u
 
 @approvals_app.command("approve")
 def approvals_approve(
-    approval_id: str, as_user: AsUser = None, data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False
+    approval_id: str, as_user: AsUser = None, reveal: Reveal = False, data_dir: DataDir = None, db_url: DbUrl = None,
+    as_json: AsJson = False
 ) -> None:
-    """Approve a pending call: the same call may then run once before the approval expires."""
+    """Approve a pending call: the same call may then run once before the approval expires (--reveal when
+    `approvals show` hid values too long to show)."""
     _decide(approval_id, True, as_user, data_dir, db_url, as_json,
             lambda info: f"approved {approval_id}: {info['user']} may run {info['tool']} once until "
-            f"{when(info['expires_at'])}")
+            f"{when(info['expires_at'])}", reveal=reveal)
 
 
 @approvals_app.command("deny")

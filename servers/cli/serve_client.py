@@ -44,6 +44,13 @@ class ServeError(Exception):
         self.status, self.code, self.message = status, code, message
 
 
+def _actor() -> str:
+    """Who this CLI acts as on the serve's admin API (``local:<os user>``, audited as the actor)."""
+    from servers.shared.local_principal import local_principal_name
+
+    return local_principal_name()
+
+
 def is_loopback_url(url: str) -> bool:
     host = urlsplit(url).hostname or ""
     if host == "localhost":
@@ -76,7 +83,8 @@ class RunningServe:
         clean = {k: v for k, v in (params or {}).items() if v is not None}
         try:
             r = httpx2.request(method, f"{self.url}/admin/api{path}", params=clean, json=body,
-                               headers={"Authorization": f"Bearer {self.token}"}, timeout=timeout)
+                               headers={"Authorization": f"Bearer {self.token}", "X-Toolhost-Actor": _actor()},
+                               timeout=timeout)
         except (httpx2.ConnectError, httpx2.ConnectTimeout) as e:
             raise ServeUnavailable(str(e)) from None
         except httpx2.HTTPError as e:

@@ -43,11 +43,11 @@ ELICIT_MAX_ARGUMENT_CHARS = 2000
 def approval_message(
     approval: ApprovalInfo, tool: ToolRecord, *, max_argument_chars: int = ELICIT_MAX_ARGUMENT_CHARS
 ) -> str:
-    """The question shown to the user: tool, risk, the complete redacted arguments when they fit in
-    ``max_argument_chars``, else their first ``max_argument_chars`` characters and an explicit
-    warning that they were shortened (the approval covers the full arguments, which
-    ``toolhost approvals show ID`` prints)."""
-    args = approval.arguments_redacted
+    """The question shown to the user: tool, risk, the call's exact arguments (the caller's own, nothing
+    masked) when they fit in ``max_argument_chars``, else their first ``max_argument_chars`` characters
+    and an explicit warning that they were shortened (the approval covers the full arguments, which
+    ``toolhost approvals show ID --reveal`` prints)."""
+    args = approval.arguments_json if approval.arguments_json is not None else approval.arguments_redacted
     if len(args) <= max_argument_chars:
         shown, note = args, ""
     else:

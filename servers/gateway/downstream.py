@@ -6,10 +6,17 @@ with ``logging/setLevel`` (:class:`LogLevels`; every level until it sets one), a
 ``elicitation/create``, ``sampling/createMessage`` and ``roots/list`` are forwarded to it only
 when it declared that capability (MCP spec 2025-11-25, client features). Requests are sent on
 the calling request's stream (``related_request_id``), params passed through whole.
+
+On 2026-07-28 requests (no ``logging/setLevel``) log delivery is a per-request opt-in: upstream
+log messages go to the request's own back-channel (the per-request ``ServerSession``'s
+``send_log_message``), which sends only levels at or above the ``io.modelcontextprotocol/logLevel``
+the request's ``_meta``
+carried, and nothing when it carried none (MCP 2026-07-28, server/utilities/logging).
 """
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import Any
 
@@ -32,6 +39,7 @@ from mcp.types import (
     RootsCapability,
     SamplingCapability,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from host.upstream.relay import LOG_LEVELS, Downstream
 
@@ -71,6 +79,18 @@ def _declares(session: Any, caps: ClientCapabilities) -> bool:
         return False
 
 
+def _request_log(ctx: Any) -> Any:
+    """Deliver upstream log messages on ``ctx``'s own back-channel at the level its ``_meta`` asked
+    for (2026-07-28: nothing when it asked for none)."""
+
+    async def request_log(params: LoggingMessageNotificationParams, _server: str) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the SDK marks request logging deprecated at 2026-07-28; still spec
+            await ctx.session.send_log_message(params.level, params.data, params.logger)
+
+    return request_log
+
+
 def downstream_for(ctx: Any, levels: LogLevels) -> Downstream | None:
     """The relay target for request ``ctx`` (``None`` when it has no session)."""
     session = getattr(ctx, "session", None)
@@ -84,6 +104,7 @@ def downstream_for(ctx: Any, levels: LogLevels) -> Downstream | None:
             return
         await session.send_notification(LoggingMessageNotification(params=params), related_request_id=related)
 
+
     async def elicit(params: ElicitRequestParams) -> ElicitResult:
         return await session.send_request(ElicitRequest(params=params), ElicitResult, metadata=meta)
 
@@ -96,7 +117,7 @@ def downstream_for(ctx: Any, levels: LogLevels) -> Downstream | None:
 
     return Downstream(
         session=session_key(ctx),
-        log=log,
+        log=_request_log(ctx) if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else log,
         elicit=elicit if _declares(session, ClientCapabilities(elicitation=ElicitationCapability())) else None,
         sample=sample if _declares(session, ClientCapabilities(sampling=SamplingCapability())) else None,
         roots=roots if _declares(session, ClientCapabilities(roots=RootsCapability())) else None,

@@ -52,6 +52,7 @@ from registry.search import DeferredLoadingState, SearchTrail
 from servers.gateway.approval_elicit import elicitor_for
 from servers.gateway.catalog import CatalogHandlers
 from servers.gateway.downstream import downstream_for
+from servers.gateway.error_boundary import InternalErrorBoundary
 from servers.gateway.input_flow import exchange_for, pending_result, request_state_boundary
 from servers.gateway.listen_relay import ListenRelay
 from servers.gateway.mcp_results import to_mcp_result
@@ -357,11 +358,18 @@ def create_registry_server(
         **catalog.handlers(),
     )
     server.listen_relay = listen
+    if access is None:  # every client sees every server: their instructions may be merged, attributed
+        server.upstream_statuses = runtime.statuses
+    server.middleware.append(InternalErrorBoundary())  # outermost: no exception text, no code 0 on the wire
     if settle_seconds > 0:
         server.middleware.append(SettleMiddleware(runtime, settle_seconds))
     server.middleware.append(request_state_boundary(name, resolve))
     spans_when_tracing(server)  # the SDK's per-request span only while a tracer provider is installed
     return server
+
+
+UPSTREAM_INSTRUCTIONS_CHARS = 4000
+"""Longest part of one upstream's ``instructions`` merged into toolhost's (characters)."""
 
 
 class _RegistryServer(Server[Any]):
@@ -373,6 +381,12 @@ class _RegistryServer(Server[Any]):
     upstream offers them.
     """
 
+    upstream_statuses: Any = None
+    """``() -> [ServerStatus]`` whose connected servers' ``instructions`` are merged into this server's
+    own, each under a heading naming the server and cut to :data:`UPSTREAM_INSTRUCTIONS_CHARS`
+    (``None``: not merged, as with per-user grants, where naming a server a client may not see
+    would break "a hidden tool answers exactly like an unknown one")."""
+
     def __init__(self, catalog: CatalogHandlers, *args: Any, **kwargs: Any) -> None:
         import warnings
 
@@ -381,6 +395,25 @@ class _RegistryServer(Server[Any]):
             super().__init__(*args, **kwargs)
         self._catalog = catalog
         self.listen_relay: ListenRelay | None = None
+
+    @property
+    def instructions(self) -> str | None:  # type: ignore[override]
+        """toolhost's own instructions, then each connected upstream's (attributed), as sent in the
+        ``initialize`` result and ``server/discover`` (MCP 2025-11-25 lifecycle, ``instructions``)."""
+        parts = [self._own_instructions] if self._own_instructions else []
+        for status in (self.upstream_statuses() if self.upstream_statuses is not None else ()):
+            text = (status.instructions or "").strip()
+            if not text or status.state.value not in ("connected", "degraded"):
+                continue
+            if len(text) > UPSTREAM_INSTRUCTIONS_CHARS:
+                text = text[:UPSTREAM_INSTRUCTIONS_CHARS] + f" [cut: {len(text)} characters in all]"
+            parts.append(f"Instructions of the upstream MCP server {status.name!r} (text from that server, "
+                         f"not from toolhost):\n{text}")
+        return "\n\n".join(parts) or None
+
+    @instructions.setter
+    def instructions(self, value: str | None) -> None:
+        self._own_instructions = value
 
     def get_capabilities(  # type: ignore[override]
         self,

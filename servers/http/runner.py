@@ -21,14 +21,18 @@ from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from host.limits import SessionLimits
+from servers.http.auth_throttle import AuthFailureThrottle
 from servers.http.headers import strip_header_whitespace
 from servers.http.sessions import fair_http_app
 from servers.http.store_outage import store_outage_guard
 
 __all__ = [
+    "HEADER_TIMEOUT_ENV",
+    "HEADER_TIMEOUT_SECONDS",
     "LOOP_ENV",
     "bind_socket",
     "event_loop_options",
+    "header_timeout_seconds",
     "http_protocol",
     "host_for_url",
     "serve_http",
@@ -146,19 +150,82 @@ class _CoalescingTransport(asyncio.Transport):
         return self._transport.can_write_eof()
 
 
+HEADER_TIMEOUT_ENV = "TOOLHOST_HEADER_TIMEOUT_SECONDS"
+"""Environment variable overriding :data:`HEADER_TIMEOUT_SECONDS`."""
+
+HEADER_TIMEOUT_SECONDS = 10.0
+"""How long a client may take to send a request's headers (seconds, from the connection or the
+request's first byte); a connection that has not sent them by then is closed (slow-loris)."""
+
+
+def header_timeout_seconds() -> float:
+    """:data:`HEADER_TIMEOUT_SECONDS`, or ``$TOOLHOST_HEADER_TIMEOUT_SECONDS`` (a positive number).
+
+    Raises:
+        ValueError: the variable is not a positive number.
+    """
+    raw = os.environ.get(HEADER_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return HEADER_TIMEOUT_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise ValueError(f"{HEADER_TIMEOUT_ENV} must be a positive number of seconds, got {raw!r}")
+    return value
+
+
 def http_protocol() -> type[asyncio.Protocol]:
     """uvicorn's HTTP/1.1 protocol: ``httptools`` (C parser, measured ~25% faster per call than
     ``h11`` on this path) when installed, else ``h11``; either with coalesced writes
-    (:class:`_CoalescingTransport`)."""
+    (:class:`_CoalescingTransport`). With ``httptools`` (a dependency), a request's headers must
+    arrive within :func:`header_timeout_seconds` of the connection (or of the request's first byte
+    on a kept-alive connection), else the connection is closed: uvicorn has no header-read timeout,
+    and idle sockets trickling headers (slow-loris) would otherwise be held open for ever."""
+    timeout = header_timeout_seconds()
     try:
         import httptools  # noqa: F401 - only probes that httptools is installed
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
+
+        guarded = True
     except ImportError:
         from uvicorn.protocols.http.h11_impl import H11Protocol as base  # type: ignore[assignment]
 
+        guarded = False
+
     class CoalescingProtocol(base):  # type: ignore[misc, valid-type]
+        _header_timer: Any = None
+
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(_CoalescingTransport(transport))
+            if guarded:
+                self._arm_header_timer()
+
+        def _arm_header_timer(self) -> None:
+            if self._header_timer is None:
+                self._header_timer = self.loop.call_later(timeout, self._headers_too_slow)
+
+        def _headers_too_slow(self) -> None:
+            self._header_timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def on_message_begin(self) -> None:  # httptools only (h11 has no such callback)
+            super().on_message_begin()
+            self._arm_header_timer()
+
+        def on_headers_complete(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+            super().on_headers_complete()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+            super().connection_lost(exc)
 
     return CoalescingProtocol
 
@@ -301,8 +368,10 @@ async def serve_http(
         after_response=after_response,
     )
     config = uvicorn.Config(
-        # 503 + Retry-After while the store is down
-        store_outage_guard(strip_header_whitespace(wrap_app(app) if wrap_app is not None else app)),
+        # 503 + Retry-After while the store is down; failed logins throttled per client
+        store_outage_guard(
+            AuthFailureThrottle(strip_header_whitespace(wrap_app(app) if wrap_app is not None else app))
+        ),
         host=host,
         port=port,
         log_level="warning",

@@ -8,16 +8,22 @@
       {"ready": true, "store": "ok", "servers": [{"name": "orders", "state": "connected",
        "tools": 3, "error": null}, ...]}
 
-  (``store`` is ``"off"`` when serving without a permission store, or the error text).
+  (``store`` is ``"off"`` when serving without a permission store, or ``"unavailable"``; the
+  probe's error goes to the serve log, never into the answer).
 * ``GET /metrics`` - Prometheus text format (:class:`servers.observability.Metrics`).
 
-None of them needs a key: they reveal server names and states but no tool arguments or secrets
-(bind to loopback, or keep the port behind your network policy, if names are sensitive).
+With API keys on (``authorize`` given), what is served without a credential names nothing:
+``/readyz`` answers only ``{"ready": true|false}`` (same status codes) and ``/metrics`` answers
+``401`` with ``WWW-Authenticate: Bearer``; an admin user's API key or the local admin token (from
+loopback) as ``Authorization: Bearer ...`` gets the details and the metrics. ``/healthz`` stays
+open. In open access and with ``--auth off`` every client may use every tool anyway, and these
+routes answer everyone as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -27,7 +33,12 @@ from starlette.routing import Route
 
 from servers.observability.metrics import CONTENT_TYPE, Metrics
 
-__all__ = ["USABLE_STATES", "health_routes", "readiness"]
+__all__ = ["USABLE_STATES", "Authorize", "health_routes", "readiness"]
+
+_logger = logging.getLogger("toolhost.health")
+
+Authorize = Callable[[Request], Awaitable[bool]]
+"""Whether a request carries a credential that may see details (an admin key or the local token)."""
 
 USABLE_STATES = frozenset({"connected", "degraded"})
 """Server states in which calls are served."""
@@ -53,24 +64,34 @@ def readiness(statuses: list[Any], store_error: str | None, store_used: bool = T
 
 
 def health_routes(
-    statuses: Callable[[], list[Any]], metrics: Metrics | None, store_check: Callable[[], None] | None = None
+    statuses: Callable[[], list[Any]], metrics: Metrics | None, store_check: Callable[[], None] | None = None,
+    *, authorize: Authorize | None = None,
 ) -> list[Route]:
-    """The three routes; ``store_check`` runs in a worker thread (it may touch the database)."""
+    """The three routes; ``store_check`` runs in a worker thread (it may touch the database);
+    ``authorize``: with API keys on, who may see readiness details and metrics (``None``: everyone)."""
 
     async def healthz(_request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
-    async def readyz(_request: Request) -> Response:
+    async def readyz(request: Request) -> Response:
         error = None
         if store_check is not None:
             try:
                 await anyio.to_thread.run_sync(store_check)
             except Exception as e:  # noqa: BLE001 - any failure of the probe means not ready
-                error = f"{type(e).__name__}: {e}"
+                _logger.warning("toolhost: /readyz store probe failed: %s: %s", type(e).__name__, e)
+                error = "unavailable"
         ready, body = readiness(statuses(), error, store_check is not None)
+        if authorize is not None and not await authorize(request):
+            body = {"ready": ready}
         return JSONResponse(body, status_code=200 if ready else 503)
 
-    async def metrics_endpoint(_request: Request) -> Response:
+    async def metrics_endpoint(request: Request) -> Response:
+        if authorize is not None and not await authorize(request):
+            return JSONResponse({"error": {"code": "unauthorized", "message": (
+                "metrics need a credential: send 'Authorization: Bearer <API key of an admin user>' "
+                "(or the local admin token from this machine)")}}, status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="toolhost-metrics"'})
         if metrics is None:
             return Response("metrics are off\n", status_code=404, media_type="text/plain")
         data = await anyio.to_thread.run_sync(metrics.render)

@@ -9,8 +9,9 @@ from servers.admin import AdminActions, AdminService
 from servers.cli.admin_common import ACTION_NAMES, Admin
 from servers.cli.admin_remote import RemoteAdmin
 
-SERVICE_ONLY = {"principal"}
-"""AdminService's own public method: the server-side lookup of a caller's Principal (not JSON, not an action)."""
+SERVICE_ONLY = {"principal", "acting_as", "acted"}
+"""AdminService's own public methods: the server-side lookup of a caller's Principal, binding the
+actor, and recording an act done outside the store (config reload, reconnect)."""
 
 
 def public_methods(cls: type) -> dict[str, inspect.Signature]:

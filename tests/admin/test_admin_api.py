@@ -28,9 +28,11 @@ def served(tmp_path_factory):
 
 
 def test_health_and_readiness_name_each_server(served) -> None:
-    serve, _keys, _cfg = served
+    serve, keys, _cfg = served
     assert httpx2.get(serve.url + "/healthz").json() == {"status": "ok"}
-    ready = httpx2.get(serve.url + "/readyz")
+    bare = httpx2.get(serve.url + "/readyz")  # without a key: ready or not, nothing named
+    assert (bare.status_code, bare.json()) == (200, {"ready": True})
+    ready = httpx2.get(serve.url + "/readyz", headers={"Authorization": f"Bearer {keys['root']}"})
     assert ready.status_code == 200
     body = ready.json()
     assert (body["ready"], body["store"]) == (True, "ok")
@@ -103,7 +105,8 @@ async def test_approve_a_pending_call_through_the_api(served) -> None:
                 assert (pending["id"], pending["user"], pending["tool"]) == (
                     err["approval_id"], "alice", "orders__cancel_order")
                 shown = api.get(f"/approvals/{pending['id']}").json()
-                assert shown["arguments"] == {"order_id": "A1002", "api_key": "[REDACTED]"}
+                # exact, for the approver
+                assert shown["arguments"] == {"order_id": "A1002", "api_key": "sk-live-secret"}
                 assert api.post(f"/approvals/{pending['id']}/approve").json()["status"] == "approved"
                 assert api.post(f"/approvals/{pending['id']}/approve").status_code == 409
                 done = await c.call_tool("orders__cancel_order", {"order_id": "A1002", "api_key": "sk-live-secret"})
@@ -117,7 +120,7 @@ async def test_approve_a_pending_call_through_the_api(served) -> None:
                 rows = [json.loads(line) for line in export.text.splitlines()]
                 assert {r["action"] for r in rows} >= {"call", "approval"}
                 assert "sk-live-secret" not in export.text
-    metrics = httpx2.get(serve.url + "/metrics").text
+    metrics = httpx2.get(serve.url + "/metrics", headers={"Authorization": f"Bearer {keys['root']}"}).text
     assert re.search(r'toolhost_tool_calls_total\{server="orders",status="ok",tool="orders__cancel_order"\} 1\.0',
                      metrics)
     assert re.search(r'toolhost_upstream_call_duration_seconds_count\{server="orders"\} 1\.0', metrics)

@@ -37,7 +37,7 @@ def test_admin_commands_print_json_and_approve_through_the_shared_service(tmp_pa
     users = json.loads(runner.invoke(app, ["users", "list", "--json", *base]).output)
     assert [(u["name"], u["roles"], u["grants"]) for u in users] == [("alice", [], 0)]
     shown = json.loads(runner.invoke(app, ["approvals", "show", req.id, "--json", *base]).output)
-    assert shown["arguments"] == {"order_id": "A1", "token": "[REDACTED]"}
+    assert shown["arguments"] == {"order_id": "A1", "token": "s3cret"}  # approvers see the exact call
     approved = json.loads(runner.invoke(app, ["approvals", "approve", req.id, "--json", *base]).output)
     local = f"local:{getpass.getuser()}"  # the local admin's CLI decides as local:<os user>
     assert (approved["status"], approved["decided_by"]) == ("approved", local)

@@ -62,10 +62,13 @@ def test_cli_commands_go_through_the_running_serve_and_fall_back_when_it_stops(t
         assert (asked.returncode, result["status"], result["error"]["code"]) == (
             1, "approval_required", "approval_required")
         approval_id = result["error"]["approval_id"]
+        issuer = f"{local} as alice"  # the local admin's call as alice is recorded as theirs
+        refused = cli(data, "approvals", "approve", approval_id)  # who issued a call may not approve it
+        assert refused.returncode == 1 and "they issued this call" in refused.stderr
         mark = len(serve.lines)
-        approved = cli(data, "approvals", "approve", approval_id)
-        assert approved.returncode == 0 and approved.stdout.startswith(f"approved {approval_id}: alice may run")
-        serve.wait_for(rf"{approval_id}: alice -> orders__cancel_order approved by {re.escape(local)}", 30, mark)
+        approved = cli(data, "approvals", "approve", approval_id, "--as", "root")
+        assert approved.returncode == 0 and approved.stdout.startswith(f"approved {approval_id}: {issuer} may run")
+        serve.wait_for(rf"{approval_id}: {re.escape(issuer)} -> orders__cancel_order approved by root", 30, mark)
         ran = cli(data, "call", "orders__cancel_order", '{"order_id": "A1002"}', "--user", "alice", "--json")
         assert (ran.returncode, json.loads(ran.stdout)["status"]) == (0, "ok")
 

@@ -82,7 +82,7 @@ async def test_sessions_open_gauge_counts_open_mcp_sessions(tmp_path) -> None:
     with Serve(config(tmp_path), data) as serve:
 
         async def gauge() -> float:
-            async with httpx2.AsyncClient() as http:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {serve.token}"}) as http:
                 text = (await http.get(serve.url + "/metrics")).text
             return float(re.search(r"^toolhost_sessions_open (\S+)$", text, re.M).group(1))
 

@@ -57,7 +57,7 @@ async def test_user_approves_or_declines_through_elicitation(access: AccessContr
             second = await c.call_tool("drop", {"table": "t2"})
     assert first.content[0].text.startswith("approved ap_")
     assert second.content[0].text.startswith("rejected ap_")
-    assert "db__drop_table (destructive)" in asked[0] and "hunter2" not in asked[0] and "[REDACTED]" in asked[0]
+    assert "db__drop_table (destructive)" in asked[0] and '"password":"hunter2"' in asked[0]  # the exact call
     assert [(a.status, a.decided_by) for a in access.approvals.list(status="all")] == [
         ("denied", "eve (self-approval)"),
         ("used", "eve (self-approval)"),

@@ -145,7 +145,10 @@ async def test_elicitation_and_sampling_are_forwarded_to_the_calling_client(tmp_
         asked.append(params.message)
         return ElicitResult(action="accept", content={"response": "yes please"})
 
+    sampled: list[Any] = []
+
     async def sample(_ctx: Any, params: Any) -> CreateMessageResult:
+        sampled.append(params)
         return CreateMessageResult(role="assistant", content=TextContent(type="text", text="42"), model="test-model")
 
     with anyio.fail_after(90):
@@ -153,14 +156,36 @@ async def test_elicitation_and_sampling_are_forwarded_to_the_calling_client(tmp_
             async with Client(server, mode="legacy", elicitation_callback=elicit, sampling_callback=sample) as c:
                 r = await c.call_tool("fx__test_elicitation", {"message": "Proceed?"})
                 assert r.content[0].text == 'User response: action=accept, content={"response": "yes please"}'
-                assert asked == ["Proceed?"]
+                assert asked == ["[MCP server 'fx' asks] Proceed?"]  # the user sees which server asks
                 r = await c.call_tool("fx__test_sampling", {"prompt": "6*7?"})
                 assert r.content[0].text == "LLM response: 42"
+                [req] = sampled
+                assert req.system_prompt.startswith("[Requested by MCP server 'fx' through toolhost]")
+                assert req.meta["toolhost/server"] == "fx"
             async with Client(server, mode="legacy") as plain:  # declared neither: declined / error at once
                 r = await plain.call_tool("fx__test_elicitation", {"message": "Proceed?"})
                 assert r.content[0].text == "User response: action=decline, content={}"
                 r = await plain.call_tool("fx__test_sampling", {"prompt": "6*7?"})
                 assert r.is_error
+
+
+async def test_sampling_disabled_for_a_server_never_reaches_the_user(tmp_path) -> None:
+    sampled: list[Any] = []
+
+    async def sample(_ctx: Any, params: Any) -> CreateMessageResult:
+        sampled.append(params)
+        return CreateMessageResult(role="assistant", content=TextContent(type="text", text="42"), model="test-model")
+
+    fx = {"command": sys.executable, "args": [str(FIXTURE), "--stdio"],
+          "toolhost": {"protocol": "legacy", "sampling": False}}
+    cfg = parse_config({"toolhost": {"connect_timeout_seconds": 30}, "mcpServers": {"fx": fx}})
+    with anyio.fail_after(90):
+        async with gateway(tmp_path, cfg) as (rt, server), \
+                Client(server, mode="legacy", sampling_callback=sample) as c:
+            r = await c.call_tool("fx__test_sampling", {"prompt": "6*7?"})
+            assert r.is_error
+            assert "sampling is disabled for server 'fx'" in r.content[0].text
+    assert sampled == []
 
 
 async def test_embedded_resources_and_links_pass_through_whole(tmp_path) -> None:
@@ -263,3 +288,27 @@ async def test_empty_prefix_serves_original_names_and_a_collision_names_both_ser
             warnings = " ".join(rt.manager.connections[loser].status.warnings)
             assert "one/" in warnings and "two/" in warnings and "toolhost.prefix" in warnings
             assert rt.manager.catalog.prompt("test_simple_prompt") is not None
+
+
+async def test_a_2026_client_asking_for_logs_with_the_request_log_level_gets_them(tmp_path) -> None:
+    received: list[tuple[str, Any]] = []
+
+    async def on_log(params: Any) -> None:
+        received.append((params.level, params.data))
+
+    fx = {"command": sys.executable, "args": [str(FIXTURE), "--stdio"], "toolhost": {"protocol": "legacy"}}
+    cfg = parse_config({"toolhost": {"connect_timeout_seconds": 30}, "mcpServers": {"fx": fx}})
+    with anyio.fail_after(90):
+        async with gateway(tmp_path, cfg) as (_rt, server):
+            async with Client(server, mode="auto", log_level="info", logging_callback=on_log) as c:
+                assert c.protocol_version == "2026-07-28"
+                result = await c.call_tool("fx__test_tool_with_logging", {})
+                assert result.content[0].text == "Tool with logging executed successfully"
+            assert received == [("info", "Tool execution started"), ("info", "Tool processing data"),
+                                ("info", "Tool execution completed")]
+            received.clear()
+            async with Client(server, mode="auto", log_level="error", logging_callback=on_log) as c:
+                await c.call_tool("fx__test_tool_with_logging", {})
+            async with Client(server, mode="auto", logging_callback=on_log) as c:  # did not ask: none
+                await c.call_tool("fx__test_tool_with_logging", {})
+            assert received == []

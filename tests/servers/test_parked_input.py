@@ -28,6 +28,9 @@ ASKING = ROOT / "tests/peers/asking_server.py"
 
 pytestmark = pytest.mark.anyio
 
+ASKS = "[MCP server 'ask' asks]"
+"""How toolhost attributes a relayed elicitation to its upstream server."""
+
 
 def _config() -> Any:
     return parse_config({"toolhost": {"connect_timeout_seconds": 30}, "mcpServers": {
@@ -45,7 +48,7 @@ async def test_upstream_questions_reach_a_2026_client_and_its_answers_reach_the_
 
     async def elicit(_ctx: Any, params: Any) -> ElicitResult:
         asked.append(params.message)
-        if params.message == "Your colour?":
+        if params.message == f"{ASKS} Your colour?":
             return ElicitResult(action="accept", content={"colour": next(colours)})
         return ElicitResult(action="accept", content={"name": "Ada"})
 
@@ -73,7 +76,8 @@ async def test_upstream_questions_reach_a_2026_client_and_its_answers_reach_the_
                 assert r.content[0].text == "roots=file:///work/project"
                 p = await c.get_prompt("ask__greeting")
                 assert p.messages[0].content.text == "Hello accept:Ada"
-                assert asked == ["Your name?", "Your name?", "Your colour?", "6*7?", "Your name?"]
+                assert asked == [f"{ASKS} Your name?", f"{ASKS} Your name?", f"{ASKS} Your colour?", "6*7?",
+                                 f"{ASKS} Your name?"]  # each question says which server asks
             await _until_no_parked(server)
 
 
@@ -105,7 +109,7 @@ async def test_an_unanswered_question_is_cancelled_upstream_and_a_late_retry_is_
                 assert isinstance(first, InputRequiredResult)
                 [(key, request)] = first.input_requests.items()
                 assert (key, request.method, request.params.message) == ("toolhost-1", "elicitation/create",
-                                                                          "Your name?")
+                                                                          f"{ASKS} Your name?")
                 assert server.listen_relay.catalog.parking.parked == 1
                 await _until_no_parked(server)  # nobody answered: the upstream got "cancel" and finished
                 with pytest.raises(MCPError) as err:
