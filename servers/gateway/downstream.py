@@ -10,8 +10,7 @@ the calling request's stream (``related_request_id``), params passed through who
 On 2026-07-28 requests (no ``logging/setLevel``) log delivery is a per-request opt-in: upstream
 log messages go to the request's own back-channel (the per-request ``ServerSession``'s
 ``send_log_message``), which sends only levels at or above the ``io.modelcontextprotocol/logLevel``
-the request's ``_meta``
-carried, and nothing when it carried none (MCP 2026-07-28, server/utilities/logging).
+the request's ``_meta`` carried, and nothing when it carried none (MCP 2026-07-28, server/utilities/logging).
 """
 
 from __future__ import annotations
