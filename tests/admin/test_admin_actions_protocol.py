@@ -9,9 +9,10 @@ from servers.admin import AdminActions, AdminService
 from servers.cli.admin_common import ACTION_NAMES, Admin
 from servers.cli.admin_remote import RemoteAdmin
 
-SERVICE_ONLY = {"principal", "acting_as", "acted"}
+SERVICE_ONLY = {"principal", "acting_as", "acted", "code_mode"}
 """AdminService's own public methods: the server-side lookup of a caller's Principal, binding the
-actor, and recording an act done outside the store (config reload, reconnect)."""
+actor, recording an act done outside the store (config reload, reconnect), and the running serve's
+code-mode pool (no store behind it, so not an action of the CLI)."""
 
 
 def public_methods(cls: type) -> dict[str, inspect.Signature]:

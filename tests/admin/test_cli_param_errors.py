@@ -79,9 +79,9 @@ def test_missing_or_unreadable_files_name_their_option(tmp_path) -> None:
     for cmd in (["servers"], ["tools"], ["call", "x"], ["serve"]):
         code, text = error_text(*cmd, "--config", str(missing), *data)
         assert (code, text.split("Error ", 1)[1]) == (
-            2, f"Invalid value for '--config' / '-c': file '{missing}' does not exist.")
+            2, f"Invalid value for '--config' / '-c' (env var: 'TOOLHOST_CONFIG'): file '{missing}' does not exist.")
     assert error_text("servers", "--config", str(tmp_path), *data)[1].endswith(
-        f"Invalid value for '--config' / '-c': file '{tmp_path}' is a directory.")
+        f"Invalid value for '--config' / '-c' (env var: 'TOOLHOST_CONFIG'): file '{tmp_path}' is a directory.")
     assert error_text("audit", "verify", "--file", str(missing), *data)[1].endswith(
         f"Invalid value for '--file': file '{missing}' does not exist.")
     export = tmp_path / "audit.jsonl"
