@@ -9,10 +9,10 @@ Three steps, like the MCP SDK's low-level ``Server`` (construct, then run, then 
    (:func:`host.access.build_policy`), the operator surface (admin API, console, health, metrics),
    who each request is (API keys or the open-access principal) and the tool-change notifier;
 2. :meth:`Gateway.run` serves at once, over HTTP or stdio, while the upstream servers connect in the
-   background: ``/healthz`` and ``initialize`` answer immediately, ``/readyz`` is 503 with the
-   per-server body until a server is usable, a listing or call waits (at most
-   ``toolhost.startup_wait_seconds``, default 10 s) for every server's first connect attempt to
-   end, and servers that connect later announce their tools with
+   background: ``/healthz`` and ``ping`` answer immediately, ``/readyz`` is 503 with the
+   per-server body until a server is usable, ``initialize`` (its capabilities come from the
+   upstreams), a listing or a call waits (at most ``toolhost.startup_wait_seconds``, default 10 s)
+   for every server's first connect attempt to end, and servers that connect later announce their tools with
    ``notifications/tools/list_changed``. The URL banner
    ("toolhost serving N tools at URL") and ``serve.json`` (where the CLI finds this gateway) follow
    once every server's first attempt ended;
@@ -191,6 +191,9 @@ class Gateway:
                 if stop.is_set():
                     pass
                 elif o.stdio:
+                    # the SDK builds the stdio session's capabilities (prompts, resources, completions:
+                    # the upstreams') once, as serving starts: give the first connects their bounded wait
+                    await rt.settled(self.config.defaults.startup_wait_seconds)
                     await serve_stdio(srv, stop=stop, after_send=rt.event_log.flush)
                 else:
                     await serve_http(

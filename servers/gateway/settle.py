@@ -1,9 +1,10 @@
 """Answering during start-up: requests that read the registry wait, briefly, for the servers' first connects.
 
-A gateway that serves at once (:mod:`servers.compose`) answers ``initialize``, ``ping`` and the
-health routes immediately, while its upstream servers still start. A client's first ``tools/list``,
-``tools/call``, prompt, resource or completion request would otherwise see a registry that is still
-filling, so :class:`SettleMiddleware` holds those until every server's first connect attempt ended
+A gateway that serves at once (:mod:`servers.compose`) answers ``ping`` and the health routes
+immediately, while its upstream servers still start. ``initialize`` (whose capabilities say whether
+prompts, resources and completions exist: they come from the upstreams) and a client's first
+``tools/list``, ``tools/call``, prompt, resource or completion request would otherwise see a registry
+that is still filling, so :class:`SettleMiddleware` holds those until every server's first connect attempt ended
 (:meth:`host.runtime.HostRuntime.settled`), at most until ``timeout_seconds`` after the middleware
 was made (one deadline for all requests, not a wait each); after that they answer with what is
 connected, and servers that connect later announce their tools with ``list_changed``. Once the
@@ -22,8 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["IMMEDIATE_METHODS", "SettleMiddleware"]
 
-IMMEDIATE_METHODS = frozenset({"initialize", "ping", "logging/setLevel"})
-"""Requests answered at once during start-up (they do not read the registry)."""
+IMMEDIATE_METHODS = frozenset({"ping", "logging/setLevel"})
+"""Requests answered at once during start-up (they do not read the registry or the upstreams' capabilities)."""
 
 
 class SettleMiddleware(ServerMiddleware[Any]):
