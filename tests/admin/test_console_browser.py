@@ -79,7 +79,7 @@ def test_operator_runs_the_team_from_the_browser(tmp_path, browser_page: Page) -
         shot(page, "servers")
         page.goto(base + "/admin/tools")
         cancel = page.locator("tr", has_text="orders__cancel_order").inner_text().split("\t")
-        assert cancel[:5] == ["orders__cancel_order", "orders", "destructive", "trusted", "yes"]
+        assert cancel[:6] == ["orders__cancel_order", "orders", "destructive", "-", "trusted", "yes"]
         shot(page, "tools")
 
         # -- approve a pending call; the waiting call then runs ----------------------------
@@ -105,7 +105,7 @@ def test_operator_runs_the_team_from_the_browser(tmp_path, browser_page: Page) -
         is_error, _text, err = call(base, keys["alice"], "rug__daily_quote", {})
         assert is_error and err["code"] == "unknown_tool"  # held: refused like an unknown tool
         page.goto(base + "/admin/tools")  # a held definition is not shown as available, and says what to run
-        assert page.locator("tr", has_text="rug__daily_quote").inner_text().split("\t")[3:5] == [
+        assert page.locator("tr", has_text="rug__daily_quote").inner_text().split("\t")[4:6] == [
             "changed", ("no definition held: review `toolhost pins diff rug__daily_quote`, then `toolhost pins "
                         "accept rug__daily_quote --hash HASH`")]
         page.goto(base + "/admin/pins")

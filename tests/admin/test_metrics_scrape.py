@@ -50,7 +50,8 @@ def test_a_real_serve_exposes_process_python_build_audit_and_rate_limit_series(t
 
     with Serve(cfg, data) as serve:
         assert anyio.run(calls, serve.url) == ["ok", "ok", "rate_limited"]
-        text = httpx2.get(serve.url + "/metrics", timeout=30).text
+        # with API keys on, /metrics takes a credential: the local admin token here
+        text = httpx2.get(serve.url + "/metrics", headers={"Authorization": f"Bearer {serve.token}"}, timeout=30).text
         got = samples(text)
     assert "_created" not in text
     assert got[("toolhost_build_info", (("python", platform.python_version()), ("version", toolhost_version())))] == 1

@@ -16,7 +16,7 @@ from host.calls import ResultStatus, ToolResult
 from host.config import parse_config
 from host.runtime import HostRuntime
 from host.store import AuditUnavailable
-from registry import Principal
+from registry import AllowAll, Principal
 from tests.faults.audit_faults import (
     NOT_SENT,
     RAN_AUDITED,
@@ -77,7 +77,7 @@ async def test_sqlite_write_lock_held_by_another_process(tmp_path: Path) -> None
     calls: dict[str, ToolResult] = {}
     try:
         with anyio.fail_after(120):
-            async with HostRuntime(cfg, data_dir=tmp_path, auditor=access) as rt:
+            async with HostRuntime(cfg, data_dir=tmp_path, auditor=access, policy=AllowAll()) as rt:
                 calls["before"] = await rt.call("rec__write", {"key": "before"}, ALICE)
                 with hold_lock(db):
                     for i in range(2):
@@ -114,7 +114,7 @@ async def test_required_read_calls_are_refused_like_writes(tmp_path: Path) -> No
     cfg = parse_config(recorder_config(calls_dir, audit_read_calls="required"), data_dir=tmp_path)
     try:
         with anyio.fail_after(60):
-            async with HostRuntime(cfg, data_dir=tmp_path, auditor=access) as rt:
+            async with HostRuntime(cfg, data_dir=tmp_path, auditor=access, policy=AllowAll()) as rt:
                 with hold_lock(db):
                     res = await rt.call("rec__read", {"key": "r0"}, ALICE)
         found = verdicts({"r0": res}, calls_dir, access)
@@ -134,7 +134,7 @@ async def test_disk_full(tmp_path: Path) -> None:
         cfg = parse_config(recorder_config(calls_dir), data_dir=tmp_path)
         try:
             with anyio.fail_after(120):
-                async with HostRuntime(cfg, data_dir=tmp_path, auditor=access) as rt:
+                async with HostRuntime(cfg, data_dir=tmp_path, auditor=access, policy=AllowAll()) as rt:
                     calls["before"] = await rt.call("rec__write", {"key": "before"}, ALICE)
                     volume.fill()
                     # SQLite first reuses the WAL file's free space (those calls run and are audited);
@@ -178,7 +178,7 @@ async def test_postgresql_stopped(tmp_path: Path) -> None:
         cfg = parse_config(recorder_config(calls_dir), data_dir=tmp_path)
         try:
             with anyio.fail_after(180):
-                async with HostRuntime(cfg, data_dir=tmp_path, auditor=access) as rt:
+                async with HostRuntime(cfg, data_dir=tmp_path, auditor=access, policy=AllowAll()) as rt:
                     calls["before"] = await rt.call("rec__write", {"key": "before"}, ALICE)
                     await anyio.to_thread.run_sync(pg.pause)
                     for i in range(3):

@@ -191,9 +191,7 @@ async def test_a_scripted_model_finds_tools_runs_one_script_and_every_inner_call
     assert sorted(manifest) == ["orders__get_order", "orders__list_orders"]
     assert own.arguments_digest == arguments_digest({"code": JOIN_SCRIPT, "manifest": manifest})
     assert own.id > inner[-1].id  # the script's row is written once it ended
-    events = [json.loads(line) for f in (serves[_serve_of(caller)].home / "data" / "events").glob("*.jsonl")
-              for line in f.read_text().splitlines()]
-    [script_event] = [e["data"] for e in events if e["kind"] == "script" and e["data"]["script_id"] == out["script_id"]]
+    [script_event] = await _script_events(serves[_serve_of(caller)].home / "data" / "events", out["script_id"])
     assert (script_event["script_sha256"], script_event["status"], script_event["calls"]) == (sha, "ok", 3)
     assert script_event["manifest"] == ["orders__get_order", "orders__list_orders"]
 
@@ -388,3 +386,15 @@ async def test_the_admin_api_and_toolhost_servers_show_the_pool_and_limits(serve
     assert shown.returncode == 0, shown.stderr
     assert ("code mode: execute on, 1-2 sandbox workers, 0 running; per script 15 s wall clock, 2 s CPU, 32 MiB, "
             "100 tool calls") in shown.stdout.decode()
+
+
+async def _script_events(folder: Path, script_id: str) -> list[dict[str, Any]]:
+    """The ``script`` events of ``script_id`` in the serve's event log, once written: a handshake-era HTTP
+    answer leaves before its events, which the serve writes within 50 ms (``EventLog.defer``)."""
+    with anyio.fail_after(10):
+        while True:
+            events = [json.loads(line) for f in folder.glob("*.jsonl") for line in f.read_text().splitlines()]
+            found = [e["data"] for e in events if e["kind"] == "script" and e["data"]["script_id"] == script_id]
+            if found:
+                return found
+            await anyio.sleep(0.05)  # no event to await across processes: the file is polled, bounded above

@@ -60,7 +60,7 @@ async def test_a_second_request_with_an_id_in_flight_is_refused_and_the_first_ge
                 # the upstream asks the user: the call is in flight until the client answers
                 asked = await _messages(first, lambda m: m.get("method") == "elicitation/create")
                 question = asked[-1]
-                assert question["params"]["message"] == "Your name?"
+                assert question["params"]["message"] == "[MCP server 'fx' asks] Your name?"  # attributed
 
                 for same in (7, "7"):  # the SDK keys streams by str(id): 7 and "7" are one
                     dup = {**call, "id": same, "params": {"name": "fx__test_simple_text", "arguments": {}}}
