@@ -193,8 +193,9 @@ class Gateway:
                 elif o.stdio:
                     # the SDK builds the stdio session's capabilities (prompts, resources, completions:
                     # the upstreams') once, as serving starts: give the first connects their bounded wait
-                    await rt.settled(self.config.defaults.startup_wait_seconds)
-                    await serve_stdio(srv, stop=stop, after_send=rt.event_log.flush)
+                    await _settled_unless_stopped(rt, stop, self.config.defaults.startup_wait_seconds)
+                    if not stop.is_set():
+                        await serve_stdio(srv, stop=stop, after_send=rt.event_log.flush)
                 else:
                     await serve_http(
                         srv,
@@ -330,6 +331,19 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
 
 def _silent(_status: Any) -> None:
     """A status printer that prints nothing (the first connects are summed up by the server table)."""
+
+
+async def _settled_unless_stopped(rt: HostRuntime, stop: anyio.Event, seconds: float) -> None:
+    """Wait for the servers' first connects (at most ``seconds``), or until ``stop`` is set."""
+    async with anyio.create_task_group() as tg:
+
+        async def until_stop() -> None:
+            await stop.wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(until_stop)
+        await rt.settled(seconds)
+        tg.cancel_scope.cancel()
 
 
 async def _stop_when(stop: anyio.Event, rt: HostRuntime) -> None:

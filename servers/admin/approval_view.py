@@ -20,6 +20,8 @@ import json
 import unicodedata
 from typing import Any
 
+from host.store.audit_chain import arguments_digest
+
 __all__ = ["REVEAL_CHARS", "HiddenArguments", "approval_view", "arguments_state", "hidden_marker", "printable"]
 
 REVEAL_CHARS = 2000
@@ -74,6 +76,14 @@ def approval_view(row: dict[str, Any], *, reveal: bool = False) -> dict[str, Any
         arguments = json.loads(row["arguments_redacted"])
     except ValueError:
         arguments = row["arguments_redacted"]
+    else:
+        if row.get("arguments_hash") is not None and arguments_digest(arguments) == row["arguments_hash"]:
+            # redaction changed nothing (the digest of the copy is the call's): it is the exact call, e.g.
+            # on a replica with another data folder, which cannot open the sealed exact arguments
+            hidden = []
+            arguments = _walk(arguments, "$", reveal, hidden)
+            return {"arguments": arguments, "hidden": hidden, "complete": not hidden, "source": "exact",
+                    "revealed": reveal}
     return {"arguments": arguments, "hidden": [], "complete": False, "source": "redacted", "revealed": reveal}
 
 

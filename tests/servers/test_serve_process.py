@@ -110,8 +110,11 @@ def test_stdio_serve_stops_on_sigterm_while_the_client_keeps_stdin_open(tmp_path
         text=True,
     )
     try:
-        for line in proc.stderr:  # the server table ends with its bottom border once every server is up
-            if line.startswith("└"):
+        up: set[str] = set()
+        for line in proc.stderr:  # without a terminal, one line per server once the first connects ended
+            if m := re.match(r"server (\w+): connected", line):
+                up.add(m.group(1))
+            if up == {"orders", "time"}:
                 break
         children = _children(proc.pid)
         proc.send_signal(signal.SIGTERM)

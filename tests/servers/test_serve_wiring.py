@@ -34,14 +34,16 @@ def test_json_log_format_from_env_and_http_metrics(tmp_path) -> None:
                 break
         url = records[-1]["url"]
         assert httpx2.post(url, json={}, headers={"Accept": "application/json, text/event-stream"}).status_code == 401
-        got = samples(httpx2.get(url.removesuffix("/mcp") + "/metrics").text)
+        token = (data / "admin.token").read_text().strip()  # with API keys on, /metrics takes a credential
+        got = samples(httpx2.get(url.removesuffix("/mcp") + "/metrics",
+                                 headers={"Authorization": f"Bearer {token}"}).text)
     finally:
         proc.send_signal(signal.SIGTERM)
         rest = proc.communicate(timeout=60)[1]
     records += [json.loads(line) for line in rest.splitlines()]
     assert proc.returncode == 0
     events = [r.get("event") for r in records if r["logger"] == "toolhost.serve"]
-    assert events == ["server.status", "server.status", "serve.ready", "serve.stopped"]
+    assert events == ["serve.listening", "server.status", "server.status", "serve.ready", "serve.stopped"]
     rows = {r["server"]: (r["state"], r["level"]) for r in records if r.get("event") == "server.status"}
     assert rows == {"orders": ("connected", "info"), "gone": ("failed", "error")}
     assert got[("toolhost_auth_failures_total", (("reason", "no_key"),))] == 1

@@ -8,6 +8,7 @@ import pytest
 
 from host.calls import ResultStatus
 from host.runtime import HostRuntime
+from registry import AllowAll
 from tests.upstream.support import config, hostile
 
 
@@ -15,7 +16,7 @@ from tests.upstream.support import config, hostile
 async def test_bare_strings_in_content_are_read_as_text(tmp_path) -> None:
     cfg = config({"h": hostile(bare_strings_tool=True)})
     with anyio.fail_after(60):
-        async with HostRuntime(cfg, data_dir=tmp_path) as rt:
+        async with HostRuntime(cfg, data_dir=tmp_path, policy=AllowAll()) as rt:
             res = await rt.call("h__bare_strings", {})
             echo = await rt.call("h__echo", {"text": "still fine"})
     assert res.status is ResultStatus.OK

@@ -58,7 +58,8 @@ async def test_an_eliciting_upstream_works_under_auto_through_the_runtime(tmp_pa
             status = conn.status
     assert (first.status, first.content[0].text) == (ResultStatus.OK, "booked friday for 4")
     assert (second.status, second.content[0].text) == (ResultStatus.OK, "booked monday for 2")
-    assert asked == ["How many people on friday?", "How many people on monday?"]
+    assert asked == ["[MCP server 'ask' asks] How many people on friday?",  # attributed to the server asking
+                     "[MCP server 'ask' asks] How many people on monday?"]
     assert calls.read_text().splitlines() == ["friday", "friday", "monday"]  # refused once, then ran once each
     assert status.protocol_version == "2025-11-25"
     assert status.warnings == [FALLBACK_WARNING]

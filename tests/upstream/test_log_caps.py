@@ -15,6 +15,7 @@ from host.calls import ResultStatus
 from host.config import parse_config
 from host.runtime import HostRuntime
 from host.upstream.serverlog import TAIL_BYTES, LogLimits, RotatingFile, ServerLog
+from registry import AllowAll
 
 FLOODER = Path(__file__).with_name("flooding_upstream.py")
 CAP = 256 * 1024
@@ -33,7 +34,7 @@ async def test_a_flooding_server_stays_under_the_caps(tmp_path: Path) -> None:
     }, data_dir=tmp_path)
     logs = tmp_path / "logs"
     with anyio.fail_after(120):
-        async with HostRuntime(cfg, data_dir=tmp_path) as rt:
+        async with HostRuntime(cfg, data_dir=tmp_path, policy=AllowAll()) as rt:
             stderr_log = logs / "flood.stderr.log"
             conn = rt.manager.connections["flood"]
             while "FLOOD DONE" not in conn.log.tail(3):  # the whole flood went through the pipe

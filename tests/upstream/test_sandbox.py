@@ -184,5 +184,5 @@ def test_sandbox_folders_expand_workspace_folder_and_home_and_must_be_absolute(t
                         ).servers["s"].toolhost.sandbox is None
     bad = parse_config({"mcpServers": {"s": {"command": "x", "toolhost": {"sandbox": {"writable": ["out"]}}}}})
     assert bad.failed["s"].reason == (
-        "mcpServers.s.toolhost.sandbox.writable: Value error, 'out' is not an absolute path (write e.g. "
+        "mcpServers.s.toolhost.sandbox.writable: 'out' is not an absolute path (write e.g. "
         "\"${workspaceFolder}/out\") (got a list of 1 items)")
