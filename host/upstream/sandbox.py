@@ -63,14 +63,23 @@ def _hide(path: str) -> list[str]:
 
 
 def sandbox_args(
-    options: SandboxOptions, *, data_dir: Path | None, cwd: str | None, home: str | None
+    options: SandboxOptions, *, data_dir: Path | None, cwd: str | None, home: str | None, command: str | None = None
 ) -> list[str]:
     """The bwrap options (everything before ``--``) for one server (module docstring for the layout).
 
     ``data_dir`` (toolhost's data folder) and ``home`` (the child's ``$HOME``) are hidden as described;
-    ``cwd`` becomes the sandbox's working folder.
+    ``cwd`` becomes the sandbox's working folder. What the server starts from stays visible, read-only,
+    when it lives under the private ``/tmp`` or ``/var/tmp``: its working folder (``cwd``, else toolhost's)
+    and, for an absolute ``command`` such as a virtual environment's ``bin/python``, the folder two
+    levels above it (the environment).
     """
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+    start_from = [os.path.realpath(cwd or os.getcwd())]
+    if command and os.path.isabs(command):
+        start_from.append(os.path.dirname(os.path.dirname(os.path.abspath(command))))
+    for folder in dict.fromkeys(start_from):
+        if folder.startswith(("/tmp/", "/var/tmp/")) and os.path.isdir(folder):
+            args += ["--ro-bind", folder, folder]
     args += _namespace_flags(options)
     for folder in options.writable:
         args += ["--bind", folder, folder]
@@ -90,7 +99,8 @@ def sandbox_command(
 ) -> tuple[str, list[str]]:
     """``(bwrap, [options..., "--", command, *args])`` for a server with ``toolhost.sandbox`` set."""
     assert config.toolhost.sandbox is not None
-    options = sandbox_args(config.toolhost.sandbox, data_dir=data_dir, cwd=config.cwd, home=env.get("HOME"))
+    options = sandbox_args(config.toolhost.sandbox, data_dir=data_dir, cwd=config.cwd, home=env.get("HOME"),
+                           command=config.command)
     return bwrap, [*options, "--", config.command, *config.args]
 
 

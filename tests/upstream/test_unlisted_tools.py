@@ -12,7 +12,7 @@ from host.calls import ResultStatus
 from host.runtime import HostRuntime
 from host.upstream.executor import UnlistedOwner
 from host.upstream.status import ConnectionState
-from registry import Principal
+from registry import AllowAll, Principal
 from tests.upstream.support import config, hostile
 
 pytestmark = pytest.mark.anyio
@@ -36,7 +36,7 @@ async def test_names_of_servers_that_never_listed_answer_upstream_unavailable(tm
     cfg = config(_servers(tmp_path))
     assert (cfg.failed["docs"].prefix, cfg.failed["renamed"].prefix) == ("docs", "rn")
     with anyio.fail_after(60):
-        async with HostRuntime(cfg, data_dir=tmp_path) as rt:
+        async with HostRuntime(cfg, data_dir=tmp_path, policy=AllowAll()) as rt:
             gone = rt.manager.connections["gone"].status
             assert gone.state is ConnectionState.FAILED and gone.error
             assert rt.manager.unlisted_owner("docs__search") == UnlistedOwner("docs", DOCS_REASON)
