@@ -2,9 +2,10 @@
 
 For each attack one client sends the script to ``execute`` while a second client (its own HTTP
 session) keeps making a simple call every 50 ms (the gateway's tool-search meta tool, no sandbox
-involved) until the attack's answer is in. The row says what error the script got, how long it took,
-how the bystander fared during it (calls answered / failed, p50 and max latency), and whether the
-gateway process is still alive afterwards and still runs a script (``1 + 1`` through ``execute``).
+involved) until the attack's answer is in (at least one second). The row says what error the script
+got, how long it took, how the bystander fared during it (calls answered / failed, p50 and max
+latency), and whether the gateway process is still alive afterwards and still runs a script
+(``1 + 1`` through ``execute``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ ATTACKS: list[tuple[str, str]] = [
     ("output flood (30 MB result)", "'x' * 30000000\n"),
     ("print flood (120 MB printed)", "for i in range(1000000):\n    print('flood ' * 20)\n"),
 ]
+
+BYSTANDER_WINDOW = 1.0
+"""The bystander keeps calling for at least this long (s), however quickly the attack is answered."""
 
 ClientFactory = Callable[[], AbstractAsyncContextManager[Any]]
 
@@ -98,6 +102,7 @@ async def run_attack(gateway: str, attack: str, code: str, client: ClientFactory
         except Exception as e:  # noqa: BLE001 - the row reports what the attacker saw
             row.answer = f"{type(e).__name__}: {e}"[:90]
         row.seconds = time.perf_counter() - began
+        await anyio.sleep(max(0.0, BYSTANDER_WINDOW - row.seconds))  # a few bystander calls even for a quick answer
         done.set()
     row.alive = alive()
     if row.alive:
