@@ -12,9 +12,10 @@ name as namespace (tool names ``orders_get_order``), then ``CodeMode`` as a tran
 ``max_feed_duration_secs``, ``max_memory``, ``max_recursion_depth``) and ``wall_clock_timeout_secs``.
 
 ``--sessions shared`` (default) hands each proxy a connected ``Client``, which FastMCP reuses for
-every request (one upstream process each, as toolhost keeps them); ``fresh`` gives it the config
-entry, FastMCP's default, which opens a new upstream session per request (with stdio servers: a
-new process per request, seconds each for a Python or Node server).
+every request (one upstream process each, as toolhost keeps them); ``fresh`` gives it the server's
+config entry, FastMCP's default of a new upstream session per request (the stdio process is kept
+alive between them; the first request starts it). ``create_proxy`` on the whole multi-server config
+instead was seconds per call in a check (every request reconnected the upstreams), so it is not used.
 """
 
 import argparse
