@@ -297,18 +297,17 @@ async def latency(sides: list[Side], cold: Side, rounds: int, out: Console) -> N
 
 async def hostile(sides: list[Side], out: Console) -> None:
     rows: list[AttackRow] = []
-    for n, (attack, code) in enumerate(ATTACKS):
+    for n, (attack, code, copies) in enumerate(ATTACKS):
         for s in sides if n % 2 == 0 else sides[::-1]:
-            simple = ("tool_search", {"query": "get order"}) if s.search == "tool_search" else \
-                ("search", {"query": "get order"})
-            rows.append(await run_attack(s.label, attack, code, lambda s=s: client(s.url), simple,
+            search = (s.search, {"query": "get order"})
+            rows.append(await run_attack(s.label, attack, code, copies, lambda s=s: client(s.url), search,
                                          lambda s=s: s.proc.returncode is None, give_up=60))
-    table = Table(title="3. hostile scripts (limits: 5 s CPU, 10 s wall clock, 64 MiB, recursion 200); "
-                        "bystander: the search meta tool every 50 ms from another client")
-    for col in ("gateway", "attack", "s", "what the script got", "bystander ok/failed", "p50 ms", "max ms",
-                "gateway alive", "runs scripts after"):
+    table = Table(title="3. hostile scripts (limits: 5 s CPU, 10 s wall clock, 64 MiB, recursion 200); two other "
+                        "clients call every 50 ms meanwhile: the search meta tool, and a script `1 + 1`")
+    for col in ("gateway", "attack", "s", "what the script got", "search ok/failed", "search p50 / max ms",
+                "script ok/failed", "script p50 / max ms", "gateway alive", "runs scripts after"):
         table.add_column(col, justify="left" if col in ("gateway", "attack", "what the script got") else "right")
-    for row in sorted(rows, key=lambda r: ([a for a, _ in ATTACKS].index(r.attack), r.gateway)):
+    for row in sorted(rows, key=lambda r: ([a for a, _, _ in ATTACKS].index(r.attack), r.gateway)):
         table.add_row(*row.cells())
     out.print(table)
 
