@@ -11,10 +11,10 @@ orders example, ``server-filesystem`` on 30 temp files, ``mcp-server-git`` on a 
   workers; the one the scripts and attacks run on.
 * **toolhost, cold workers**: the same with ``min_workers: 0`` and ``max_scripts_per_worker: 1``, so
   every script starts a new sandbox worker; the direct ``call_tool`` transcripts run here too.
-* **FastMCP**: ``create_proxy`` + ``CodeMode`` (``bench/fastmcp_code_mode.py``) run by the python of
-  its own venv (``--fastmcp-python``, default ``/tmp/fastmcp-cm-venv/bin/python``; ``none`` leaves it
-  out). Make it with ``python3.11 -m venv /tmp/fastmcp-cm-venv && /tmp/fastmcp-cm-venv/bin/pip install
-  'fastmcp[code-mode]'``.
+* **FastMCP**: one ``create_proxy`` per upstream, mounted, + ``CodeMode`` (``bench/fastmcp_code_mode.py``),
+  run by the python of its own venv (``--fastmcp-python``, default ``/tmp/fastmcp-cm-venv/bin/python``;
+  ``none`` leaves it out). Make it with ``python3.11 -m venv /tmp/fastmcp-cm-venv &&
+  /tmp/fastmcp-cm-venv/bin/pip install 'fastmcp[code-mode]'``.
 
 Both code modes get the same limits: 5 s sandbox CPU, 10 s wall clock, 64 MiB memory, recursion 200.
 
@@ -27,7 +27,8 @@ Both code modes get the same limits: 5 s sandbox CPU, 10 s wall clock, 64 MiB me
 2. **Latency**: ten sequential direct ``call_tool`` vs one script making the same ten calls vs an
    empty script (``1 + 1``), on warm and cold toolhost workers and on FastMCP, alternating per round;
    per inner call = (script - empty) / 10.
-3. **Hostile scripts** (``bench/code_mode_hostile.py``) against each gateway, with a bystander client.
+3. **Hostile scripts** (``bench/code_mode_hostile.py``) against each gateway, while two other clients
+   keep calling (the search meta tool, and a script of their own).
 
 Every process started is stopped on exit (Ctrl-C too); the temp folders are removed.
 """
@@ -346,7 +347,7 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--quick", action="store_true", help="5 rounds (about 3 minutes)")
+    ap.add_argument("--quick", action="store_true", help="5 rounds (about 2 minutes)")
     ap.add_argument("--fastmcp-python", default=DEFAULT_FASTMCP_PYTHON,
                     help="python with fastmcp[code-mode], or 'none'")
     ap.add_argument("--measures", default="tokens,latency,hostile",
