@@ -133,6 +133,9 @@ def page_routes(c: Console) -> list[Route]:
     async def grants(r: Request, s: AdminSession, svc: AdminService) -> Response:
         rows, people, roles = await t(lambda: (svc.grants(), svc.users(), svc.roles()))
         subjects = [u["name"] for u in people] + [f"role:{x['name']}" for x in roles]
+        registered = svc.runtime.registry.tools() if svc.runtime is not None else None
+        for g in rows:  # how many registered tools each pattern covers now (None: no running host)
+            g["covers"] = None if registered is None else sum(matches_pattern(g["pattern"], x) for x in registered)
         return await render("grants.html", r, s, title="Grants", grants=rows, subjects=subjects)
 
     async def audit(r: Request, s: AdminSession, svc: AdminService) -> Response:

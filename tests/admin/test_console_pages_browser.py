@@ -116,6 +116,7 @@ def test_audit_table_detail_pages_and_operator_aids(tmp_path, browser_page: Page
         for path in ("/admin/servers", "/admin/tools", "/admin/audit", "/admin/search", "/admin/nowhere"):
             page.goto(base + path)
             assert page.inner_text("#pending-badge") == "1", path
+        shot(page, "badge-and-404")
         page.goto(base + f"/admin/approvals/{err['approval_id']}")
         page.click("form[action$='/approve'] button")
         assert page.locator("#pending-badge").count() == 0
@@ -176,6 +177,8 @@ def test_audit_table_detail_pages_and_operator_aids(tmp_path, browser_page: Page
         add.locator("button[type=submit]").click()
         assert re.fullmatch(r"added grant #\d+ .*; but pattern 'ordres__\*' matches no tool registered now: "
                             r"check the spelling .*", page.inner_text(".msg.warn"))
+        assert page.locator("tr", has_text="ordres__*").inner_text().split("\t")[6] == "0"
+        assert page.locator("tr", has_text="orders__*").first.inner_text().split("\t")[6] == "3"
         shot(page, "grant-warning")
         add.locator("input[name=pattern]").fill("server:orders")
         add.locator("button[type=submit]").click()
