@@ -109,7 +109,8 @@ def test_operator_runs_the_team_from_the_browser(tmp_path, browser_page: Page) -
             "changed", ("no definition held: review `toolhost pins diff rug__daily_quote`, then `toolhost pins "
                         "accept rug__daily_quote --hash HASH`")]
         page.goto(base + "/admin/pins")
-        assert page.locator("tr", has_text="rug__daily_quote").inner_text().split("\t")[2] == "changed"
+        assert page.locator("tr", has_text="rug__daily_quote").inner_text().split("\t")[2:4] == [
+            "changed", "new_finding, schema_widened, cosmetic"]  # the drift class, as `pins diff` shows it
         shot(page, "pins")
         page.click("a:text('rug__daily_quote')")
         assert "+" in page.inner_text("pre.diff")

@@ -62,7 +62,8 @@ def test_audit_table_detail_pages_and_operator_aids(tmp_path, browser_page: Page
     data = tmp_path / "data"
     keys = people(data)
     _seed(data)
-    cfg = config(tmp_path, shop={"command": PY, "args": ["-m", "servers.examples.orders"]})
+    cfg = config(tmp_path, shop={"command": PY, "args": ["-m", "servers.examples.orders"]},
+                 broken={"command": "sh", "args": ["-c", "echo '<b>certificate verify failed</b>' >&2; exit 3"]})
     with Serve(cfg, data) as serve:
         base = serve.url
         page.goto(base + "/admin/login")
@@ -142,6 +143,10 @@ def test_audit_table_detail_pages_and_operator_aids(tmp_path, browser_page: Page
             ["user:alice", "allow", "orders__*"]]
         assert page.inner_text("#availability") == "yes"
         shot(page, "tool")
+        page.goto(base + "/admin/servers/broken")  # a failed server: its error and stderr tail, escaped
+        assert "<b>certificate verify failed</b>" in page.inner_text("#stderr")
+        assert page.locator("#stderr b").count() == 0 and page.inner_text("dl dd.wrap") != "-"
+        shot(page, "server-failed")
 
         # -- a new tool of a pinned server: held, shown as new with its whole definition ------------
         page.goto(base + "/admin/tools")
