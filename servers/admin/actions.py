@@ -402,20 +402,7 @@ class AdminService(AdminActions):
         return [_row(p) for p in self.access.pins.list(status=status, server=server)]
 
     def pin_diff(self, tool: str) -> dict[str, Any]:
-        """The pending change of ``tool`` (``toolhost pins diff``): status, hashes, ``diff``, ``drift``,
-        ``findings``, plus ``new`` (a tool never pinned: a new tool of its server) and ``definition``
-        (the whole pending definition as JSON, ``None`` when nothing is pending)."""
-        import json
-
-        from sqlalchemy import select
-
-        from host.store import schema as s
-
-        review = _row(self.access.pins.review(tool))
-        with self.access.store.read() as conn:
-            pending = conn.execute(select(s.pins.c.pending_json).where(s.pins.c.tool == tool)).scalar()
-        return review | {"new": review["pinned_hash"] is None and review["pending_hash"] is not None,
-                         "definition": None if pending is None else json.loads(pending)}
+        return _row(self.access.pins.review(tool))
 
     def accept_pin(self, tool: str, reviewed_hash: str, by: str) -> list[dict[str, Any]]:
         """Accept the served definition of ``tool`` named by ``reviewed_hash`` (from :meth:`pin_diff`); audited."""

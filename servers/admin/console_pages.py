@@ -57,6 +57,18 @@ def _preview(row: dict[str, Any]) -> dict[str, Any]:
     return {"preview": text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…", "whole": whole}
 
 
+def _with_definition(review: dict[str, Any]) -> dict[str, Any]:
+    """A pin review (:meth:`AdminService.pin_diff`) plus ``new`` (never pinned: a new tool of its
+    server) and, for a new tool, ``definition``: its whole pending definition (MCP wire form), read
+    back from the review's diff against nothing, so it is exactly the definition ``pending_hash`` names."""
+    new = review["pinned_hash"] is None and review["pending_hash"] is not None
+    definition = None
+    if new:
+        body = review["diff"].splitlines(keepends=True)[3:]  # after the ---, +++ and @@ lines: all additions
+        definition = json.loads("".join(line[1:] for line in body))
+    return review | {"new": new, "definition": definition}
+
+
 def _grants_for(svc: AdminService, tool: Any) -> list[dict[str, Any]]:
     """The grants whose pattern covers ``tool`` (a :class:`registry.ToolRecord`), allow and deny."""
     return [g for g in svc.grants() if matches_pattern(g["pattern"], tool)]
@@ -90,7 +102,7 @@ def page_routes(c: Console) -> list[Route]:
             raise ApiError(404, "not_found", f"no tool {name!r} (see the tools page)")
         record = svc.runtime.registry.get(name) if svc.runtime is not None and name in svc.runtime.registry else None
         if record is None:  # held and never served: its definition is the pending one of its pin (MCP wire form)
-            definition, grants = (await t(svc.pin_diff, name))["definition"], []
+            definition, grants = _with_definition(await t(svc.pin_diff, name))["definition"], []
             schema = None if definition is None else definition["inputSchema"]
         else:
             definition, grants = tool_definition(record), await t(_grants_for, svc, record)
@@ -119,7 +131,7 @@ def page_routes(c: Console) -> list[Route]:
         return await render("pins.html", r, s, title="Pins", pins=await t(svc.pins))
 
     async def pin(r: Request, s: AdminSession, svc: AdminService) -> Response:
-        review = await t(svc.pin_diff, r.path_params["tool"])
+        review = _with_definition(await t(svc.pin_diff, r.path_params["tool"]))
         definition = review["definition"]
         return await render("pin.html", r, s, title=f"Pin of {review['tool']}", review=review,
                             definition=None if definition is None else _pretty(definition))
