@@ -124,7 +124,7 @@ def audit_page(access: AccessControl, q: AuditQuery) -> AuditPage:
     else:
         stmt = stmt.where(*conds, *([c.id < q.before] if q.before is not None else [])).order_by(c.id.desc())
     with access.store.read() as conn:
-        found = [dict(r._mapping) for r in conn.execute(stmt.limit(q.size + 1))]
+        found = _tallied(conn, [dict(r._mapping) for r in conn.execute(stmt.limit(q.size + 1))])
         hidden = 0
         if not q.lists and not q.action:
             hidden = conn.execute(select(func.count()).select_from(s.audit)
@@ -151,7 +151,20 @@ def audit_entry(access: AccessControl, row_id: int) -> dict[str, Any] | None:
     ``script`` (``{"script_id", "sha256", "parent", "step"?}``) for a code-mode row; ``None`` if absent."""
     with access.store.read() as conn:
         row = conn.execute(select(s.audit).where(s.audit.c.id == row_id)).first()
-    return None if row is None else _shown(dict(row._mapping))
+        return None if row is None else _shown(_tallied(conn, [dict(row._mapping)])[0])
+
+
+def _tallied(conn: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with the current count of each aggregated failed-authentication row in its detail
+    (the count lives outside the hash chain, in ``audit_tally``; as :meth:`host.store.AuditLog.query`)."""
+    auth_ids = [r["id"] for r in rows if r["action"] == "auth"]
+    if not auth_ids:
+        return rows
+    tally = dict(conn.execute(select(s.audit_tally).where(s.audit_tally.c.audit_id.in_(auth_ids))).all())
+    for r in rows:
+        if r["id"] in tally and r["detail"]:
+            r["detail"] = f"{tally[r['id']]} failed attempts since " + r["detail"].partition(" since ")[2]
+    return rows
 
 
 def _shown(row: dict[str, Any]) -> dict[str, Any]:

@@ -71,3 +71,12 @@ def test_one_row_and_filter_errors(access) -> None:
         AuditQuery.parse({"size": "7"})
     with pytest.raises(BadFilter, match=r"^before: expected a row id \(a whole number\), got 'x'$"):
         AuditQuery.parse({"before": "x"})
+
+
+def test_aggregated_failed_logins_show_their_current_count(access) -> None:
+    for _ in range(3):
+        access.audit_log.record_auth_failure("k_bad", reason="invalid or revoked API key")
+    page = audit_page(access, AuditQuery.parse({"action": "auth"}))
+    assert len(page.rows) == 1 and page.rows[0]["detail"].startswith("3 failed attempts since ")
+    assert page.rows[0]["detail"] == access.audit_log.query(action="auth")[0].detail
+    assert audit_entry(access, page.rows[0]["id"])["detail"] == page.rows[0]["detail"]
