@@ -21,13 +21,15 @@ from host.code_mode import parse_inner_detail
 from host.store import schema as s
 from host.store.audit import AuditEntry
 
-__all__ = ["LIST_ACTIONS", "PAGE_SIZES", "AuditPage", "AuditQuery", "BadFilter", "audit_entry", "audit_page"]
+__all__ = ["ACTIONS", "LIST_ACTIONS", "PAGE_SIZES", "AuditPage", "AuditQuery", "BadFilter", "audit_entry", "audit_page"]
 
 LIST_ACTIONS = ("list",)
 """Audit actions of read-only listings (``tools/list``, ``prompts/list``, ``resources/list`` …):
 hidden from the table unless the operator asks for them."""
 
 PAGE_SIZES = (25, 50, 100, 200)
+ACTIONS = ("call", "list", "search", "auth", "approval", "pin", "admin")
+"""The audit rows' actions (:class:`host.store.AuditRecord`), offered as the action filter."""
 _FIELDS = tuple(AuditEntry.__dataclass_fields__)
 
 
@@ -88,6 +90,15 @@ class AuditQuery:
                   "since": self.since, "until": self.until, "size": str(self.size), "lists": "1" if self.lists else ""}
         values |= {k: ("" if v is None else str(v)) for k, v in change.items()}
         return "/admin/audit?" + urlencode({k: v for k, v in values.items() if v and not (k == "size" and v == "50")})
+
+    @property
+    def export(self) -> str:
+        """``GET /admin/api/audit/export`` (JSON Lines, needs an API key) for the same equality filters
+        and start time (the export API has no end time and never folds list calls)."""
+        start = self._range[0]
+        values = {"user": self.user, "tool": self.tool, "status": self.status, "action": self.action,
+                  "since": "" if start is None else f"{start:.0f}"}
+        return "/admin/api/audit/export?" + urlencode({k: v for k, v in values.items() if v})
 
     def conditions(self, *, lists: bool | None = None) -> list[Any]:
         c = s.audit.c

@@ -17,7 +17,7 @@ from registry.search import tool_definition
 from servers.admin.actions import APPROVAL_STATUSES, AdminService
 from servers.admin.api import ApiError, _flag
 from servers.admin.approval_view import arguments_state, printable
-from servers.admin.audit_page import PAGE_SIZES, AuditQuery, BadFilter, audit_entry, audit_page
+from servers.admin.audit_page import ACTIONS, PAGE_SIZES, AuditQuery, BadFilter, audit_entry, audit_page
 from servers.admin.auth import AdminSession
 from servers.shared.times import when
 
@@ -156,7 +156,8 @@ def page_routes(c: Console) -> list[Route]:
         except BadFilter as e:
             raise ApiError(400, "invalid", str(e)) from None
         found = await t(audit_page, svc.access, q)
-        return await render("audit.html", r, s, title="Audit (newest first)", page=found, q=q, sizes=PAGE_SIZES)
+        return await render("audit.html", r, s, title="Audit (newest first)", page=found, q=q, sizes=PAGE_SIZES,
+                            actions=ACTIONS)
 
     async def audit_row(r: Request, s: AdminSession, svc: AdminService) -> Response:
         raw = r.path_params["id"]

@@ -58,6 +58,8 @@ def test_list_calls_shown_on_request_time_range_and_size(access) -> None:
     assert window.rows[0]["arguments"] == '{"api_key":"[REDACTED]","order_id":"A14"}'
     assert [dt.datetime.fromtimestamp(r["at"], dt.UTC).minute for r in window.rows] == [14, 13, 12, 11, 10]
     assert window.hidden_lists == 1 and window.newer is None and window.older is None
+    assert AuditQuery.parse({"user": "alice", "since": "2026-03-01T08:10"}).export == (
+        f"/admin/api/audit/export?user=alice&since={T0 + 600:.0f}")
 
 
 def test_one_row_and_filter_errors(access) -> None:
