@@ -205,9 +205,11 @@ def _searched(svc: AdminService, query: str, user: str | None) -> dict[str, Any]
         return result
     principal = svc.principal(user)
     rows = {x["name"]: x for x in svc.tools()}
+    registry = svc.runtime.registry
     for h in result["hits"]:
-        record = svc.runtime.registry.get(h["name"])
-        h["approval"] = svc.runtime.policy.evaluate(principal, record).effect is Effect.APPROVAL
+        gone = h["name"] not in registry  # its server went away since the search
+        h["approval"] = not gone and svc.runtime.policy.evaluate(principal, registry.get(h["name"])).effect \
+            is Effect.APPROVAL
         row = rows.get(h["name"], {})
         h["available"], h["unavailable"] = row.get("available", False), row.get("unavailable")
     return result
