@@ -105,7 +105,8 @@ def page_routes(c: Console) -> list[Route]:
             definition, grants = _with_definition(await t(svc.pin_diff, name))["definition"], []
             schema = None if definition is None else definition["inputSchema"]
         else:
-            definition, grants = tool_definition(record), await t(_grants_for, svc, record)
+            definition = tool_definition(record)
+            grants = await t(_grants_for, svc, record) if svc.has_store else None  # None: --auth off
             schema = definition["input_schema"]
         return await render("tool.html", r, s, title=f"Tool {name}", tool=row, grants=grants,
                             definition=None if definition is None else _pretty(definition),
