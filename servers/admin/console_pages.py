@@ -175,7 +175,7 @@ def page_routes(c: Console) -> list[Route]:
     async def search(r: Request, s: AdminSession, svc: AdminService) -> Response:
         q = r.query_params.get("q", "")
         as_user = r.query_params.get("user") or None
-        people = [u["name"] for u in await t(svc.users)]
+        people = [u["name"] for u in await t(svc.users)] if svc.has_store else []  # --auth off: no users
         result = await t(_searched, svc, q, as_user) if q else None
         return await render("search.html", r, s, title="Search playground", q=q, as_user=as_user, users=people,
                             result=result, syntax=SEARCH_SYNTAX)

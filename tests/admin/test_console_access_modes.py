@@ -50,6 +50,8 @@ def test_console_pages_without_api_keys(tmp_path, mode: str) -> None:
         missing = console.get("/admin/no/such/page")
         assert missing.status_code == 404 and "<nav>" in missing.text and "/admin/no/such/page" in missing.text
         audit = console.get("/admin/audit")
+        search = console.get("/admin/search", params={"q": "cancel order"})
+        assert search.status_code == 200 and "orders__cancel_order</code>" in search.text
         if mode == "auth-off":
             assert "No permission store (--auth off): every client may call it." in tool.text
             assert audit.status_code == 503 and "the permission store is off (--auth off)" in audit.text
