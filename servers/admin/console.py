@@ -17,7 +17,6 @@ Pages (:mod:`servers.admin.console_pages`): ``/admin/servers`` (+ ``/{name}``), 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -34,9 +33,10 @@ from host.store import schema as s
 from servers.admin.actions import AdminService
 from servers.admin.api import classify
 from servers.admin.auth import SESSION_COOKIE, SESSION_IDLE_SECONDS, AdminAuth, AdminSession, same_origin
+from servers.admin.console_actions import Warn, action_routes
 from servers.shared.times import when
 
-__all__ = ["Console", "Warn", "console_routes", "pending_count"]
+__all__ = ["Console", "console_routes", "pending_count"]
 
 HERE = Path(__file__).parent
 NAV = [
@@ -55,13 +55,6 @@ NO_STORE = {"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Referrer-Po
 
 _env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
 _env.filters["when"] = when
-
-
-@dataclass(frozen=True)
-class Warn:
-    """An action's outcome that worked but needs the operator's eye (shown as a warning)."""
-
-    text: str
 
 
 class Console:
@@ -172,7 +165,6 @@ class Console:
         return await self.render("missing.html", request, session, 404, title="Not found", path=request.url.path)
 
     def routes(self) -> list[Route | Mount]:
-        from servers.admin.console_actions import action_routes
         from servers.admin.console_pages import page_routes
 
         async def index(_request: Request) -> Response:

@@ -4,6 +4,7 @@ with a redirect back to its page carrying a one-line outcome."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
@@ -20,9 +21,16 @@ from servers.admin.auth import AdminSession
 if TYPE_CHECKING:
     from servers.admin.console import Console
 
-__all__ = ["action_routes", "unmatched_grant_warning"]
+__all__ = ["Warn", "action_routes", "unmatched_grant_warning"]
 
 t = anyio.to_thread.run_sync
+
+
+@dataclass(frozen=True)
+class Warn:
+    """An action's outcome that worked but needs the operator's eye (shown as a warning)."""
+
+    text: str
 
 
 def _field(f: FormData, name: str) -> str:
@@ -47,8 +55,6 @@ def unmatched_grant_warning(svc: AdminService, pattern: str) -> str | None:
 
 
 def action_routes(c: Console) -> list[Route]:
-    from servers.admin.console import Warn
-
     async def decide(r: Request, f: FormData, s: AdminSession, svc: AdminService) -> str:
         verb = r.path_params["verb"]
         if verb not in ("approve", "deny"):
