@@ -34,6 +34,7 @@ from servers.admin.actions import AdminService
 from servers.admin.api import classify
 from servers.admin.auth import SESSION_COOKIE, SESSION_IDLE_SECONDS, AdminAuth, AdminSession, same_origin
 from servers.admin.console_actions import Warn, action_routes
+from servers.admin.console_pages import page_routes
 from servers.shared.times import when
 
 __all__ = ["Console", "console_routes", "pending_count"]
@@ -165,8 +166,6 @@ class Console:
         return await self.render("missing.html", request, session, 404, title="Not found", path=request.url.path)
 
     def routes(self) -> list[Route | Mount]:
-        from servers.admin.console_pages import page_routes
-
         async def index(_request: Request) -> Response:
             return RedirectResponse("/admin/servers", status_code=303)
 
