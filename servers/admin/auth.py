@@ -81,6 +81,9 @@ class AdminSession:
     """The API key the session logged in with (``None``: the local admin token)."""
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     seen: float = field(default_factory=time.time)
+    flash_key: dict[str, Any] | None = None
+    """A newly created API key (with its secret), kept server-side until the next users page shows
+    it once (post-redirect-get: a reload neither shows it again nor creates another key)."""
 
 
 class AdminAuth:
