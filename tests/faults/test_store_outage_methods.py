@@ -1,0 +1,113 @@
+"""Every MCP method during a permission-store outage (PostgreSQL stopped under ``toolhost serve``)
+answers one clear error - JSON-RPC ``-32603`` "permission store unavailable (REASON); retry in
+5 s" with ``data.retry_after_seconds`` - over stdio and HTTP, both protocol eras; never the SDK's
+generic internal error, the database host or driver text (``tools/call`` fails the same way, before
+anything is sent: it cannot read the caller's grants). Once the database is back, each works again.
+Open access (no API keys): with keys, HTTP fails at the key check with 503 (``test_store_outage_http``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from typer.testing import CliRunner
+
+from servers.cli.app import app
+from tests.postgres import PostgresCluster
+from tests.servers.serve_proc import TOOLHOST, serve_http
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests/peers/conformance_server.py"
+pytestmark = pytest.mark.anyio
+
+OUTAGE = "error -32603: permission store unavailable (unreachable); retry in 5 s {'reason': 'store_unavailable', " \
+         "'store_reason': 'unreachable', 'retry_after_seconds': 5}"
+
+
+def _admin(data: Path, url: str, *args: str) -> str:
+    result = CliRunner().invoke(app, [*args, "--data-dir", str(data), "--db-url", url])
+    assert result.exit_code == 0, result.stdout
+    return result.stdout
+
+
+def _config(tmp_path: Path) -> Path:
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"toolhost": {"connect_timeout_seconds": 30, "audit_wait_seconds": 1.0},
+                               "mcpServers": {"fx": {"command": sys.executable, "args": [str(FIXTURE), "--stdio"]}}}))
+    return cfg
+
+
+def _methods(c: Client, resource: str) -> dict[str, Callable[[], Awaitable[Any]]]:
+    return {
+        "tools/list": lambda: c.list_tools(),
+        "tool_search": lambda: c.call_tool("tool_search", {"query": "prompt"}),
+        "tools/call": lambda: c.call_tool("call_tool", {"name": "fx__test_simple_text", "arguments": {}}),
+        "prompts/list": lambda: c.list_prompts(),
+        "prompts/get": lambda: c.get_prompt("fx__test_simple_prompt"),
+        "resources/list": lambda: c.list_resources(),
+        "resources/read": lambda: c.read_resource(resource),
+        "completion/complete": lambda: c.complete(
+            {"type": "ref/prompt", "name": "fx__test_prompt_with_arguments"}, {"name": "arg1", "value": "a"}),
+    }
+
+
+def _outcome(answer: Any) -> str:
+    if isinstance(answer, MCPError):
+        return f"error {answer.code}: {answer.message} {answer.data}"
+    content = getattr(answer, "content", None)
+    if getattr(answer, "is_error", False) and content:
+        return "tool error: " + content[0].text
+    return "ok"
+
+
+async def _round(c: Client, pg: PostgresCluster) -> dict[str, tuple[str, str]]:
+    """Each method with the database stopped, then again once it is back: method -> (down, back)."""
+    resources = await c.list_resources()
+    uri = str(next(r.uri for r in resources.resources if "static-text" in str(r.uri)))
+    down: dict[str, str] = {}
+    await anyio.to_thread.run_sync(pg.pause)
+    try:
+        for name, call in _methods(c, uri).items():
+            try:
+                down[name] = _outcome(await call())
+            except MCPError as err:
+                down[name] = _outcome(err)
+    finally:
+        await anyio.to_thread.run_sync(pg.resume)
+    back = {}
+    for name, call in _methods(c, uri).items():
+        try:
+            back[name] = _outcome(await call())
+        except MCPError as err:
+            back[name] = _outcome(err)
+    return {name: (down[name], back[name]) for name in down}
+
+
+async def test_every_method_answers_the_store_outage_error(tmp_path: Path) -> None:
+    data, cfg = tmp_path / "home", _config(tmp_path)
+    found: dict[str, dict[str, tuple[str, str]]] = {}
+    with PostgresCluster() as pg:
+        url = pg.create_database("toolhost")
+        _admin(data, url, "users", "list")
+        params = StdioServerParameters(command=TOOLHOST, args=["serve", "--stdio", "--config", str(cfg),
+                                                              "--data-dir", str(data), "--db-url", url])
+        for mode in ("legacy", "2026-07-28"):
+            with anyio.fail_after(180):
+                async with Client(params, mode=mode) as c:
+                    found[f"stdio {mode}"] = await _round(c, pg)
+        with serve_http(cfg, data, "--db-url", url) as (endpoint, _proc):
+            for mode in ("legacy", "2026-07-28"):
+                with anyio.fail_after(180):
+                    async with Client(streamable_http_client(endpoint), mode=mode) as c:
+                        found[f"http {mode}"] = await _round(c, pg)
+    every = ("tools/list", "tool_search", "tools/call", "prompts/list", "prompts/get", "resources/list",
+             "resources/read", "completion/complete")
+    assert found == {where: {name: (OUTAGE, "ok") for name in every}
+                     for where in ("stdio legacy", "stdio 2026-07-28", "http legacy", "http 2026-07-28")}
