@@ -102,7 +102,7 @@ async def test_every_method_answers_the_store_outage_error(tmp_path: Path) -> No
             with anyio.fail_after(180):
                 async with Client(params, mode=mode) as c:
                     found[f"stdio {mode}"] = await _round(c, pg)
-        with serve_http(cfg, data, "--db-url", url) as (endpoint, _proc):
+        with serve_http(cfg, data, "--db-url", url) as (endpoint, _proc, _out):
             for mode in ("legacy", "2026-07-28"):
                 with anyio.fail_after(180):
                     async with Client(streamable_http_client(endpoint), mode=mode) as c:

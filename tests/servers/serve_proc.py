@@ -16,8 +16,9 @@ TOOLHOST = str(Path(sys.executable).parent / "toolhost")
 
 
 @contextmanager
-def serve_http(cfg: Path, data: Path, *extra: str) -> Iterator[tuple[str, subprocess.Popen]]:
-    """``toolhost serve --port 0 --config CFG --data-dir DATA EXTRA...``; yields (``…/mcp`` URL, process).
+def serve_http(cfg: Path, data: Path, *extra: str) -> Iterator[tuple[str, subprocess.Popen, list[str]]]:
+    """``toolhost serve --port 0 --config CFG --data-dir DATA EXTRA...``; yields (``…/mcp`` URL,
+    process, the output lines up to the URL's).
 
     Raises:
         AssertionError: the process exited before announcing its URL (its output is in the message).
@@ -37,7 +38,7 @@ def serve_http(cfg: Path, data: Path, *extra: str) -> Iterator[tuple[str, subpro
                 break
         else:
             raise AssertionError("toolhost serve did not start:\n" + "".join(seen))
-        yield m.group(1), proc
+        yield m.group(1), proc, seen
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)

@@ -77,7 +77,7 @@ def _check(user: User, mode: str) -> None:
 
 async def test_a_2026_upstream_asks_attributed_and_sampling_can_be_refused(tmp_path: Path) -> None:
     cfg, data = _config(tmp_path), tmp_path / "home"
-    with serve_http(cfg, data) as (url, _proc):
+    with serve_http(cfg, data) as (url, _proc, _out):
         for mode in ("legacy", "2026-07-28"):
             user = User()
             with anyio.fail_after(120):
@@ -98,7 +98,7 @@ async def test_a_2026_upstream_asks_attributed_and_sampling_can_be_refused(tmp_p
 
 async def test_a_2026_clients_log_level_reaches_a_2026_upstream(tmp_path: Path) -> None:
     cfg, data = _config(tmp_path), tmp_path / "home"
-    with serve_http(cfg, data) as (url, _proc):
+    with serve_http(cfg, data) as (url, _proc, _out):
         got: dict[str, list[str]] = {}
         for level in ("warning", "debug", None):
             user = User()
