@@ -169,7 +169,7 @@ async def _call(
             )
         except MCPError as err:  # the SDK drives a 2026-07-28 upstream's rounds and re-raises our refusal
             if SamplingDisabled.raised_for(err, server):
-                return CallToolResult(content=[TextContent(type="text", text=err.message)], is_error=True)
+                return _error_result(err.message)
             raise
     # A 2026-07-28 client on both sides: one input round, the client drives the rest.
     try:
@@ -179,12 +179,16 @@ async def _call(
             server=server, allow_sampling=allow_sampling)
     except InputNotDeclared as refused:
         exchange.refused = refused  # answered as the JSON-RPC error by the request handler
-        return CallToolResult(content=[TextContent(type="text", text=refused.message)], is_error=True)
+        return _error_result(refused.message)
     except SamplingDisabled as refused:  # the tool's own failure, as on the handshake wire
-        return CallToolResult(content=[TextContent(type="text", text=refused.message)], is_error=True)
+        return _error_result(refused.message)
     if result is None:
         return CallToolResult(content=[TextContent(type="text", text=INPUT_PENDING_TEXT)])
     return result
+
+
+def _error_result(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def describe_exception(err: BaseException) -> str:

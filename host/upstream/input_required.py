@@ -22,7 +22,8 @@ How toolhost relays it, by the protocols of the two sides:
 * What reaches the client says which server asks, as on the handshake wire
   (:mod:`host.upstream.relay`): an embedded elicitation's ``message`` starts with
   ``[MCP server 'NAME' asks]``, a sampling request's ``systemPrompt`` with
-  ``[Requested by MCP server 'NAME' through toolhost]``, both with ``_meta["toolhost/server"]``.
+  ``[Requested by MCP server 'NAME' through toolhost]`` (``_meta["toolhost/server"]`` too, which the
+  SDK's 2026-07-28 result surface drops from embedded requests; a handshake-era client keeps it).
   A server whose config sets ``toolhost.sampling: false`` never gets a sampling request to the
   client: the request fails with :class:`SamplingDisabled` (the input-response union has no error
   arm to send the upstream instead).

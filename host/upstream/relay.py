@@ -85,8 +85,8 @@ class Downstream:
         elicit: forward ``elicitation/create``; ``None`` when the client did not declare elicitation.
         sample: forward ``sampling/createMessage``; ``None`` when the client did not declare sampling.
         roots: forward ``roots/list``; ``None`` when the client did not declare roots.
-        log_level: the lowest log level the request asked for in its ``_meta``
-            (``io.modelcontextprotocol/logLevel``, 2026-07-28 clients), or ``None``.
+        log_level: the lowest log level the client asked for: a 2026-07-28 request's ``_meta``
+            ``io.modelcontextprotocol/logLevel``, a handshake-era session's ``logging/setLevel``; or ``None``.
     """
 
     session: object
