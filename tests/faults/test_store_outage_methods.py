@@ -19,7 +19,9 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
+from host.access import AccessControl
 from servers.cli.app import app
+from tests.faults.audit_faults import NOT_SENT, RAN_AUDITED, RAN_NO_ROW, audited_keys, recorder_config, table
 from tests.postgres import PostgresCluster
 from tests.servers.serve_proc import TOOLHOST, serve_http
 
@@ -111,3 +113,60 @@ async def test_every_method_answers_the_store_outage_error(tmp_path: Path) -> No
              "resources/read", "completion/complete")
     assert found == {where: {name: (OUTAGE, "ok") for name in every}
                      for where in ("stdio legacy", "stdio 2026-07-28", "http legacy", "http 2026-07-28")}
+
+
+async def _recorded_calls(c: Client, prefix: str, pg: PostgresCluster) -> dict[str, Any]:
+    """before (runs), w0 / d0 / r0 with PostgreSQL stopped, after (runs): the answers by key."""
+    out: dict[str, Any] = {}
+
+    async def call(tool: str, key: str) -> None:
+        try:
+            out[key] = await c.call_tool("call_tool", {"name": tool, "arguments": {"key": key}})
+        except MCPError as err:
+            out[key] = err
+
+    await call("rec__write", f"{prefix}-before")
+    await anyio.to_thread.run_sync(pg.pause)
+    try:
+        for tool, key in (("rec__write", "w0"), ("rec__delete", "d0"), ("rec__read", "r0")):
+            await call(tool, f"{prefix}-{key}")
+    finally:
+        await anyio.to_thread.run_sync(pg.resume)
+    await call("rec__write", f"{prefix}-after")
+    return out
+
+
+async def test_no_call_runs_without_a_row_while_postgresql_is_stopped(tmp_path: Path) -> None:
+    data, calls_dir, cfg = tmp_path / "home", tmp_path / "calls", tmp_path / "config.json"
+    cfg.write_text(json.dumps(recorder_config(calls_dir)))
+    answers: dict[str, Any] = {}
+    with PostgresCluster() as pg:
+        url = pg.create_database("toolhost")
+        _admin(data, url, "users", "list")
+        with serve_http(cfg, data, "--db-url", url) as (endpoint, _proc, _out):
+            for mode in ("legacy", "2026-07-28"):
+                with anyio.fail_after(180):
+                    async with Client(streamable_http_client(endpoint), mode=mode) as c:
+                        answers |= await _recorded_calls(c, f"http-{mode}", pg)
+        params = StdioServerParameters(command=TOOLHOST, args=["serve", "--stdio", "--config", str(cfg),
+                                                              "--data-dir", str(data), "--db-url", url])
+        with anyio.fail_after(180):
+            async with Client(params) as c:
+                answers |= await _recorded_calls(c, "stdio", pg)
+        access = AccessControl.open(data, url=url)
+        try:
+            audited = audited_keys(access)
+        finally:
+            access.close()
+    found = {}
+    for key, answer in answers.items():
+        ran = (calls_dir / f"{key}.started").exists()
+        said = _outcome(answer) == OUTAGE
+        if ran:
+            found[key] = RAN_AUDITED if key in audited else RAN_NO_ROW
+        else:
+            found[key] = NOT_SENT if said else _outcome(answer)
+    print(table("serve (HTTP legacy, HTTP 2026-07-28, stdio), PostgreSQL stopped", found))
+    where = ("http-legacy", "http-2026-07-28", "stdio")
+    assert found == {f"{p}-{k}": (NOT_SENT if k in ("w0", "d0", "r0") else RAN_AUDITED)
+                     for p in where for k in ("before", "w0", "d0", "r0", "after")}
