@@ -11,9 +11,10 @@ SQLite file locked, full or read-only) is answered with a JSON-RPC error, the sa
 * ``data`` ``{"reason": "store_unavailable", "store_reason": REASON, "retry_after_seconds": N}``.
 
 Never the database host, the password or the driver's text. Over HTTP the same body comes with
-status 503 and ``Retry-After: N`` when the failure happens before the MCP handler answers (e.g.
-checking the bearer key, :mod:`servers.http.store_outage`); a failure inside a handler is answered
-in the request's JSON-RPC response (the SDK's transport owns the HTTP status there). A
+status 503 and ``Retry-After: N`` (:mod:`servers.http.store_outage`) when the failure happens before
+the MCP handler answers (e.g. checking the bearer key) or the answer is a JSON response (2026-07-28
+requests); an answer streamed as ``text/event-stream`` (2025-11-25 sessions) already sent status
+200, so the error is the stream's JSON-RPC response. A
 ``tools/call`` that gets as far as its audit row and cannot write it is answered by the call
 pipeline instead (a tool result with ``details.sent=false``, ``not_executed: permission store
 unavailable: …``).

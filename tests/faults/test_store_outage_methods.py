@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -92,6 +93,41 @@ async def _round(c: Client, pg: PostgresCluster) -> dict[str, tuple[str, str]]:
     return {name: (down[name], back[name]) for name in down}
 
 
+async def _raw_http(endpoint: str, pg: PostgresCluster) -> list[tuple[int, str | None, str, int]]:
+    """tools/list over plain HTTP (JSON responses) with the database stopped, on a 2025-11-25
+    session and as a 2026-07-28 request: (status, Retry-After, content type, JSON-RPC code)."""
+    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    modern_meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                   "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                   "io.modelcontextprotocol/clientCapabilities": {}}
+    async with httpx2.AsyncClient(timeout=30) as http:
+        up = await http.post(endpoint, json=init, headers=accept)
+        legacy = {**accept, "Mcp-Session-Id": up.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+        await http.post(endpoint, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=legacy)
+        modern = {**accept, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+        await anyio.to_thread.run_sync(pg.pause)
+        try:
+            answers = [
+                await http.post(endpoint, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=legacy),
+                await http.post(endpoint, json={"jsonrpc": "2.0", "id": 3, "method": "tools/list",
+                                                "params": {"_meta": modern_meta}}, headers=modern),
+            ]
+        finally:
+            await anyio.to_thread.run_sync(pg.resume)
+    return [(r.status_code, r.headers.get("retry-after"), r.headers.get("content-type", "").split(";")[0],
+             _rpc_code(r.text)) for r in answers]
+
+
+def _rpc_code(text: str) -> int:
+    for line in text.splitlines():  # a JSON body, or the data line of an event stream
+        body = line.removeprefix("data:").strip()
+        if body.startswith("{"):
+            return json.loads(body).get("error", {}).get("code", 0)
+    return 0
+
+
 async def test_every_method_answers_the_store_outage_error(tmp_path: Path) -> None:
     data, cfg = tmp_path / "home", _config(tmp_path)
     found: dict[str, dict[str, tuple[str, str]]] = {}
@@ -109,6 +145,11 @@ async def test_every_method_answers_the_store_outage_error(tmp_path: Path) -> No
                 with anyio.fail_after(180):
                     async with Client(streamable_http_client(endpoint), mode=mode) as c:
                         found[f"http {mode}"] = await _round(c, pg)
+            with anyio.fail_after(120):
+                raw = await _raw_http(endpoint, pg)
+    # a 2025-11-25 session's answer streams (status 200 sent before the handler ran): the error is in the
+    # stream; a 2026-07-28 request's answer is JSON: status 503 with Retry-After
+    assert raw == [(200, None, "text/event-stream", -32603), (503, "5", "application/json", -32603)]
     every = ("tools/list", "tool_search", "tools/call", "prompts/list", "prompts/get", "resources/list",
              "resources/read", "completion/complete")
     assert found == {where: {name: (OUTAGE, "ok") for name in every}
