@@ -299,7 +299,12 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
         if enforce and o.stdio and not o.user:
             raise GatewayError("permissions are on: pass --user NAME for the stdio client (see `toolhost users list`)")
         sock = None if o.stdio else _bind(o.host, o.port)
-        metrics_sock = _metrics_socket(o, notices)
+        try:
+            metrics_sock = _metrics_socket(o, notices)
+        except GatewayError:
+            if sock is not None:
+                sock.close()
+            raise
         rt = HostRuntime(
             cfg,
             data_dir=root,
