@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +19,7 @@ TOOLHOST = str(Path(sys.executable).parent / "toolhost")
 @contextmanager
 def serve_http(cfg: Path, data: Path, *extra: str) -> Iterator[tuple[str, subprocess.Popen, list[str]]]:
     """``toolhost serve --port 0 --config CFG --data-dir DATA EXTRA...``; yields (``…/mcp`` URL,
-    process, the output lines up to the URL's).
+    process, its output lines: those up to the URL's, then the rest as they come).
 
     Raises:
         AssertionError: the process exited before announcing its URL (its output is in the message).
@@ -38,6 +39,8 @@ def serve_http(cfg: Path, data: Path, *extra: str) -> Iterator[tuple[str, subpro
                 break
         else:
             raise AssertionError("toolhost serve did not start:\n" + "".join(seen))
+        # keep reading, so a chatty serve never blocks on a full pipe; later lines join ``seen``
+        threading.Thread(target=lambda: seen.extend(proc.stderr or ()), daemon=True).start()
         yield m.group(1), proc, seen
     finally:
         if proc.poll() is None:
