@@ -92,6 +92,9 @@ class GatewayOptions:
         log_format: ``text`` (console lines) or ``json``.
         watch_config: reload when the config file changes.
         code_mode: offer the ``execute`` meta tool (also ``toolhost.code_mode.enabled``).
+        metrics_host, metrics_port: also serve ``/metrics`` without a credential on a listener of
+            its own (:mod:`servers.http.metrics_listener`; ``metrics_port=None``: off; beyond
+            loopback a warning notice).
     """
 
     config: Path | None = None
@@ -106,6 +109,8 @@ class GatewayOptions:
     log_format: Literal["text", "json"] = "text"
     watch_config: bool = False
     code_mode: bool = False
+    metrics_host: str = DEFAULT_HOST
+    metrics_port: int | None = None
 
 
 @dataclass
@@ -120,6 +125,7 @@ class Gateway:
         notifier: sends ``list_changed`` to connected clients when the registry changes.
         principal_for: who each MCP request is; verifier/auth: the API-key check for HTTP (or ``None``).
         sock: the bound HTTP socket (``None`` for stdio).
+        metrics_sock: the bound socket of the credential-free ``/metrics`` listener, or ``None``.
         notices: ``(kind, text)`` for the operator, printed by the CLI: ``config.warning``,
             ``open_access`` or ``warning``.
     """
@@ -136,6 +142,7 @@ class Gateway:
     verifier: Any = None
     auth: Any = None
     sock: socket.socket | None = None
+    metrics_sock: socket.socket | None = None
     notices: list[tuple[str, str]] = field(default_factory=list)
 
     async def run(self, output: ServeOutput) -> None:
@@ -181,6 +188,10 @@ class Gateway:
                 guard.start_soon(surface.run_background)
                 guard.start_soon(self.notifier.run)
                 guard.start_soon(announce_when_settled)
+                if self.metrics_sock is not None:
+                    from servers.http.metrics_listener import serve_metrics
+
+                    guard.start_soon(serve_metrics, self.metrics_sock, surface.metrics, stop)
                 srv = create_registry_server(rt, expose=o.expose, principal_for=self.principal_for,
                                              access=self.access if self.enforce else None,
                                              notifier=self.notifier,
@@ -214,7 +225,7 @@ class Gateway:
             guard.cancel_scope.cancel()
 
     def close(self) -> None:
-        """Remove the local admin token and ``serve.json`` (HTTP), close the store and the socket."""
+        """Remove the local admin token and ``serve.json`` (HTTP), close the store and the sockets."""
         try:
             if self.sock is not None:
                 for name in ("admin.token", "serve.json"):
@@ -222,8 +233,9 @@ class Gateway:
             if self.access is not None:
                 self.access.close()
         finally:
-            if self.sock is not None:
-                self.sock.close()
+            for sock in (self.sock, self.metrics_sock):
+                if sock is not None:
+                    sock.close()
 
 
 def build_gateway(options: GatewayOptions, console: Console | None = None) -> Gateway:
@@ -287,6 +299,12 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
         if enforce and o.stdio and not o.user:
             raise GatewayError("permissions are on: pass --user NAME for the stdio client (see `toolhost users list`)")
         sock = None if o.stdio else _bind(o.host, o.port)
+        try:
+            metrics_sock = _metrics_socket(o, notices)
+        except GatewayError:
+            if sock is not None:
+                sock.close()
+            raise
         rt = HostRuntime(
             cfg,
             data_dir=root,
@@ -326,7 +344,21 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
         raise
     return Gateway(options=o, config=cfg, root=root, access=access, enforce=enforce, runtime=rt,
                    surface=surface, notifier=ToolsChangedNotifier(), principal_for=resolve, verifier=verifier,
-                   auth=settings, sock=sock, notices=notices)
+                   auth=settings, sock=sock, metrics_sock=metrics_sock, notices=notices)
+
+
+def _metrics_socket(o: GatewayOptions, notices: list[tuple[str, str]]) -> socket.socket | None:
+    """Bind the credential-free ``/metrics`` listener (``None`` when ``metrics_port`` is unset);
+    a warning notice when it is reachable beyond loopback."""
+    from host.access import is_loopback
+
+    if o.metrics_port is None:
+        return None
+    if not is_loopback(o.metrics_host):
+        notices.append(("warning", f"warning: /metrics is served without a credential on {o.metrics_host}: anyone "
+                                   "who can reach that port sees tool names and call counts (bind --metrics-host to "
+                                   "an interface only your monitoring reaches)"))
+    return _bind(o.metrics_host, o.metrics_port, flag="--metrics-port")
 
 
 def _silent(_status: Any) -> None:
@@ -351,15 +383,15 @@ async def _stop_when(stop: anyio.Event, rt: HostRuntime) -> None:
     rt.manager.request_stop()
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    """Bind the HTTP socket before connecting any server, so a taken port fails at once."""
+def _bind(host: str, port: int, *, flag: str = "--port") -> socket.socket:
+    """Bind an HTTP socket before connecting any server, so a taken port fails at once."""
     from servers.http.runner import bind_socket
 
     try:
         return bind_socket(host, port)
     except OSError as e:
         raise GatewayError(f"cannot listen on {host}:{port}: {e.strerror or e} "
-                           "(choose another --port, or stop the program using it)") from None
+                           f"(choose another {flag}, or stop the program using it)") from None
 
 
 def _freeze_startup_heap() -> None:

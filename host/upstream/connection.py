@@ -403,6 +403,7 @@ class ServerConnection(SessionEvents):
                         if attempt == 1
                         else max(0.001, deadline - anyio.current_time()),
                         progress_callback=progress_callback,
+                        allow_sampling=self.relay.allow_sampling,
                         on_lost=self._connection_lost,
                         guard=guard,
                     )

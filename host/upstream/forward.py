@@ -27,6 +27,7 @@ from mcp.types import (
 from host.errors import UpstreamUnavailable
 from host.upstream.connection import ServerConnection
 from host.upstream.input_required import current_exchange, run_round
+from host.upstream.relay import log_level_meta
 
 __all__ = ["complete", "get_prompt", "read_resource", "subscribe", "unsubscribe"]
 
@@ -69,12 +70,12 @@ async def get_prompt(
     the result to answer with is in :func:`host.upstream.input_required.current_exchange`).
     """
     async def op(c: Any) -> GetPromptResult | None:
-        exchange = current_exchange()
+        exchange, meta = current_exchange(), log_level_meta(c.protocol_version)
         if exchange is None or c.protocol_version < "2026":
-            return await c.get_prompt(name, arguments)
+            return await c.get_prompt(name, arguments, meta=meta)
         return await run_round(exchange, lambda responses, state: c.session.get_prompt(
-            name, arguments, input_responses=responses, request_state=state, allow_input_required=True),
-            server=conn.name)
+            name, arguments, input_responses=responses, request_state=state, allow_input_required=True,
+            meta=meta), server=conn.name, allow_sampling=conn.relay.allow_sampling)
 
     return await _run(conn, timeout_seconds, op, f"prompts/get {name}")
 
@@ -82,12 +83,12 @@ async def get_prompt(
 async def read_resource(conn: ServerConnection, uri: str, *, timeout_seconds: float) -> ReadResourceResult | None:
     """``resources/read`` of the original ``uri`` (``None``: input required, as in :func:`get_prompt`)."""
     async def op(c: Any) -> ReadResourceResult | None:
-        exchange = current_exchange()
+        exchange, meta = current_exchange(), log_level_meta(c.protocol_version)
         if exchange is None or c.protocol_version < "2026":
-            return await c.read_resource(uri, cache_mode="bypass")
+            return await c.read_resource(uri, cache_mode="bypass", meta=meta)
         return await run_round(exchange, lambda responses, state: c.session.read_resource(
-            uri, input_responses=responses, request_state=state, allow_input_required=True),
-            server=conn.name)
+            uri, input_responses=responses, request_state=state, allow_input_required=True,
+            meta=meta), server=conn.name, allow_sampling=conn.relay.allow_sampling)
 
     return await _run(conn, timeout_seconds, op, "resources/read")
 

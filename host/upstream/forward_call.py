@@ -38,7 +38,8 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, TextCo
 from host.errors import CallOutcomeUnknown, CallTimeout, HostError, UpstreamError, UpstreamUnavailable
 from host.upstream.executor import ProgressCallback
 from host.upstream.guard import CALL_SLOT, CallSlot, TransportGuard
-from host.upstream.input_required import InputNotDeclared, current_exchange, run_round
+from host.upstream.input_required import InputNotDeclared, SamplingDisabled, current_exchange, run_round
+from host.upstream.relay import log_level_meta
 
 __all__ = [
     "INPUT_PENDING_TEXT",
@@ -110,10 +111,13 @@ async def call_client_tool(
     progress_callback: ProgressCallback | None = None,
     on_lost: Callable[[str], str | None] | None = None,
     guard: TransportGuard | None = None,
+    allow_sampling: bool = True,
 ) -> CallToolResult:
     """One ``tools/call`` (module docstring).
 
     Args:
+        allow_sampling: the server's ``toolhost.sampling`` (a 2026-07-28 upstream's embedded sampling
+            request fails the call when false: an error result naming the setting).
         on_lost: called with a reason when the connection turns out to be closed; may return
             a better reason (e.g. "the server's stdout closed") for the error.
         guard: the session's transport guard (session expiry; sent/not-sent needs it installed).
@@ -128,7 +132,7 @@ async def call_client_tool(
         progress_callback = ordered
     try:
         with anyio.fail_after(timeout_seconds + OUTER_GRACE_SECONDS):
-            result = await _call(client, server, tool, arguments, timeout_seconds, progress_callback)
+            result = await _call(client, server, tool, arguments, timeout_seconds, progress_callback, allow_sampling)
             if ordered is not None:
                 await ordered.settle()
             return result
@@ -154,23 +158,37 @@ async def call_client_tool(
 async def _call(
     client: Client, server: str, tool: str, arguments: dict[str, Any], timeout_seconds: float,
     progress_callback: ProgressCallback | None,
+    allow_sampling: bool,
 ) -> CallToolResult:
     exchange = current_exchange()
+    meta = log_level_meta(client.protocol_version)
     if exchange is None or client.protocol_version < "2026":
-        return await client.call_tool(
-            tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback
-        )
+        try:
+            return await client.call_tool(
+                tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback, meta=meta
+            )
+        except MCPError as err:  # the SDK drives a 2026-07-28 upstream's rounds and re-raises our refusal
+            if SamplingDisabled.raised_for(err, server):
+                return _error_result(err.message)
+            raise
     # A 2026-07-28 client on both sides: one input round, the client drives the rest.
     try:
         result = await run_round(exchange, lambda responses, state: client.session.call_tool(
             tool, arguments, read_timeout_seconds=timeout_seconds, progress_callback=progress_callback,
-            input_responses=responses, request_state=state, allow_input_required=True), server=server)
+            input_responses=responses, request_state=state, allow_input_required=True, meta=meta),
+            server=server, allow_sampling=allow_sampling)
     except InputNotDeclared as refused:
         exchange.refused = refused  # answered as the JSON-RPC error by the request handler
-        return CallToolResult(content=[TextContent(type="text", text=refused.message)], is_error=True)
+        return _error_result(refused.message)
+    except SamplingDisabled as refused:  # the tool's own failure, as on the handshake wire
+        return _error_result(refused.message)
     if result is None:
         return CallToolResult(content=[TextContent(type="text", text=INPUT_PENDING_TEXT)])
     return result
+
+
+def _error_result(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def describe_exception(err: BaseException) -> str:

@@ -19,6 +19,14 @@ How toolhost relays it, by the protocols of the two sides:
   serve the retry); toolhost's state is sealed by the SDK's ``RequestStateBoundary`` (AES-GCM,
   bound to the method, tool name, arguments, the toolhost user and a TTL), so a client cannot
   read, alter or replay another user's state (``-32602 Invalid or expired requestState``).
+* What reaches the client says which server asks, as on the handshake wire
+  (:mod:`host.upstream.relay`): an embedded elicitation's ``message`` starts with
+  ``[MCP server 'NAME' asks]``, a sampling request's ``systemPrompt`` with
+  ``[Requested by MCP server 'NAME' through toolhost]`` (``_meta["toolhost/server"]`` too, which the
+  SDK's 2026-07-28 result surface drops from embedded requests; a handshake-era client keeps it).
+  A server whose config sets ``toolhost.sampling: false`` never gets a sampling request to the
+  client: the request fails with :class:`SamplingDisabled` (the input-response union has no error
+  arm to send the upstream instead).
 * Kinds the client did not declare (per-request ``clientCapabilities``; toolhost itself declares
   every kind upstream) are answered by toolhost at once, as on the handshake wire
   (:mod:`host.upstream.relay`): an elicitation is **declined** (kept in toolhost's state and
@@ -49,9 +57,13 @@ from mcp.types import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    CreateMessageRequest,
+    ElicitRequest,
     ElicitResult,
     InputRequiredResult,
 )
+
+from host.upstream.relay import InputRefused, SamplingDisabled, attributed_elicitation, attributed_sampling
 
 __all__ = [
     "ELICIT",
@@ -60,6 +72,9 @@ __all__ = [
     "SAMPLE",
     "InputExchange",
     "InputNotDeclared",
+    "InputRefused",
+    "SamplingDisabled",
+    "attributed",
     "current_exchange",
     "decode_parked",
     "decode_state",
@@ -78,7 +93,7 @@ R = TypeVar("R")
 _CAPABILITY = {SAMPLE: "sampling", ROOTS: "roots"}
 
 
-class InputNotDeclared(MCPError):
+class InputNotDeclared(InputRefused):
     """The upstream needs input the calling client did not declare: ``-32021``
     MissingRequiredClientCapabilityError, ``data.requiredCapabilities`` naming it (e.g.
     ``{"sampling": {}}``; HTTP 400), answered as that JSON-RPC error to the client's request."""
@@ -175,11 +190,23 @@ def decode_parked(state: str | None) -> str | None:
     return parked if isinstance(parked, str) else None
 
 
+def attributed(request: Any, server: str) -> Any:
+    """An embedded input request as the client sees it: elicitation and sampling say which server asks
+    (:func:`host.upstream.relay.attributed_elicitation` / :func:`~host.upstream.relay.attributed_sampling`);
+    ``roots/list`` unchanged."""
+    if isinstance(request, ElicitRequest):
+        return request.model_copy(update={"params": attributed_elicitation(request.params, server)})
+    if isinstance(request, CreateMessageRequest):
+        return request.model_copy(update={"params": attributed_sampling(request.params, server)})
+    return request
+
+
 async def run_round(
     exchange: InputExchange,
     send: Callable[[dict[str, Any] | None, str | None], Awaitable[R | InputRequiredResult]],
     *,
     server: str,
+    allow_sampling: bool = True,
 ) -> R | None:
     """Send one upstream request for ``exchange``; returns its final result, or ``None`` when the
     upstream needs input from the client (then :attr:`InputExchange.pending` is set).
@@ -187,9 +214,11 @@ async def run_round(
     Args:
         send: issues the upstream request with (input responses, upstream request state) and
             ``allow_input_required=True``.
-        server: the upstream's config name (for error messages).
+        server: the upstream's config name (error messages; the attribution the client sees).
+        allow_sampling: ``False`` (``toolhost.sampling: false``): a sampling request fails the round.
 
     Raises:
+        SamplingDisabled: the upstream asked for sampling and ``allow_sampling`` is false.
         InputNotDeclared: the upstream needs sampling or roots the client did not declare.
         MCPError: ``-32600`` when the upstream kept asking only for what toolhost answers itself;
             any upstream JSON-RPC error, unchanged.
@@ -199,6 +228,8 @@ async def run_round(
         if not isinstance(result, InputRequiredResult):
             return result
         requests = dict(result.input_requests or {})
+        if not allow_sampling and any(r.method == SAMPLE for r in requests.values()):
+            raise SamplingDisabled(server)
         missing = {k: r for k, r in requests.items() if r.method not in exchange.declared}
         for req in missing.values():
             if req.method != ELICIT:
@@ -207,7 +238,7 @@ async def run_round(
                                        "capability", _CAPABILITY[req.method])
         local = {key: ElicitResult(action="decline").model_dump(mode="json", by_alias=True, exclude_none=True)
                  for key in missing}
-        forward = {k: r for k, r in requests.items() if k not in missing}
+        forward = {k: attributed(r, server) for k, r in requests.items() if k not in missing}
         if forward or not local:
             exchange.pending = InputRequiredResult(
                 input_requests=forward or None, request_state=encode_state(result.request_state, local))

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from mcp import MCPError
 from mcp.types import (
     INVALID_REQUEST,
     CreateMessageRequestParams,
@@ -50,11 +51,22 @@ from mcp.types import (
     ListRootsResult,
     LoggingMessageNotificationParams,
 )
+from mcp_types import LOG_LEVEL_META_KEY
 
 from host.upstream.serverlog import LogLimits, NotificationBudget, RotatingFile
 from registry.redaction import redact
 
-__all__ = ["FORWARD_TIMEOUT_SECONDS", "LOG_LEVELS", "Downstream", "Relay", "current_downstream", "downstream_scope"]
+__all__ = [
+    "FORWARD_TIMEOUT_SECONDS",
+    "LOG_LEVELS",
+    "Downstream",
+    "InputRefused",
+    "Relay",
+    "SamplingDisabled",
+    "current_downstream",
+    "downstream_scope",
+    "log_level_meta",
+]
 
 FORWARD_TIMEOUT_SECONDS = 300.0
 """Longest wait for a downstream answer to a relayed elicitation/sampling/roots request (seconds)."""
@@ -73,6 +85,8 @@ class Downstream:
         elicit: forward ``elicitation/create``; ``None`` when the client did not declare elicitation.
         sample: forward ``sampling/createMessage``; ``None`` when the client did not declare sampling.
         roots: forward ``roots/list``; ``None`` when the client did not declare roots.
+        log_level: the lowest log level the client asked for: a 2026-07-28 request's ``_meta``
+            ``io.modelcontextprotocol/logLevel``, a handshake-era session's ``logging/setLevel``; or ``None``.
     """
 
     session: object
@@ -80,6 +94,7 @@ class Downstream:
     elicit: Callable[[ElicitRequestParams], Awaitable[ElicitResult]] | None = None
     sample: Callable[[CreateMessageRequestParams], Awaitable[Any]] | None = None
     roots: Callable[[], Awaitable[ListRootsResult]] | None = None
+    log_level: str | None = None
 
 
 _CURRENT: ContextVar[Downstream | None] = ContextVar("toolhost_downstream", default=None)
@@ -98,6 +113,39 @@ def downstream_scope(downstream: Downstream | None) -> Iterator[None]:
 def current_downstream() -> Downstream | None:
     """The downstream of the running request, or ``None`` (CLI, agent loop, tests)."""
     return _CURRENT.get()
+
+
+def log_level_meta(upstream_protocol: str) -> dict[str, Any] | None:
+    """The ``_meta`` of a request to a 2026-07-28 upstream made for the running downstream request:
+    ``{"io.modelcontextprotocol/logLevel": LEVEL}`` when that request asked for log messages at
+    LEVEL, so the upstream sends that request's logs at that level and above; ``None`` otherwise
+    (the upstream client's default, ``debug``, applies: every message reaches the server's log file).
+
+    Source: MCP 2026-07-28, server/utilities/logging (per-request log level in ``_meta``).
+    """
+    downstream = current_downstream()
+    if downstream is None or downstream.log_level is None or upstream_protocol < "2026":
+        return None
+    return {LOG_LEVEL_META_KEY: downstream.log_level}
+
+
+class InputRefused(MCPError):
+    """Toolhost will not pass an upstream's input request to the client."""
+
+
+class SamplingDisabled(InputRefused):
+    """The upstream asked for sampling, and its config sets ``toolhost.sampling: false``: ``-32600``
+    with ``data`` ``{"server": NAME, "setting": "toolhost.sampling"}``; the client is never asked."""
+
+    def __init__(self, server: str) -> None:
+        super().__init__(INVALID_REQUEST, f"toolhost: sampling is disabled for server {server!r} in the gateway's "
+                         "config (toolhost.sampling: false)", {"server": server, "setting": "toolhost.sampling"})
+
+    @staticmethod
+    def raised_for(err: MCPError, server: str) -> bool:
+        """Whether ``err`` is this refusal for ``server`` (as the SDK's own input-required driver
+        re-raises what :meth:`Relay.on_sample` answered)."""
+        return err.code == INVALID_REQUEST and err.data == {"server": server, "setting": "toolhost.sampling"}
 
 
 class Relay:
@@ -168,9 +216,7 @@ class Relay:
     async def on_sample(self, _context: Any, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
         """``sampling_callback``: forward to the target, or a clear error at once."""
         if not self.allow_sampling:
-            return ErrorData(code=INVALID_REQUEST, message=(
-                f"toolhost: sampling is disabled for server {self.server!r} in the gateway's config "
-                "(toolhost.sampling: false)"))
+            return SamplingDisabled(self.server).error
         target = self.target()
         if target is None or target.sample is None:
             return ErrorData(code=INVALID_REQUEST, message=self._no_target("sampling", target))

@@ -16,6 +16,8 @@ from servers.cli.serve_options import (
     HostOpt,
     LogFormatOpt,
     LogLevelOpt,
+    MetricsHostOpt,
+    MetricsPortOpt,
     PortOpt,
     ServeUserOpt,
     StdioOpt,
@@ -39,6 +41,8 @@ def serve(
     log_level: LogLevelOpt = LogLevel.info,
     log_format: LogFormatOpt = LogFormat.text,
     watch_config: WatchConfigOpt = False,
+    metrics_host: MetricsHostOpt = DEFAULT_HOST,
+    metrics_port: MetricsPortOpt = None,
     code_mode: Annotated[
         bool,
         typer.Option("--code-mode", envvar="TOOLHOST_CODE_MODE",
@@ -61,7 +65,7 @@ def serve(
     options = GatewayOptions(
         config=config, data_dir=data_dir, host=host, port=port, stdio=stdio, expose=expose_choice.value,  # type: ignore[arg-type]
         auth=auth_choice.value, user=user, db_url=db_url, log_format=log_format.value,  # type: ignore[arg-type]
-        watch_config=watch_config, code_mode=code_mode,
+        watch_config=watch_config, code_mode=code_mode, metrics_host=metrics_host, metrics_port=metrics_port,
     )
     try:
         loop_options = event_loop_options()

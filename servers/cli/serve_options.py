@@ -20,6 +20,8 @@ option               variable                 values
 ``--log-level``      ``TOOLHOST_LOG_LEVEL``   ``debug``, ``info``, ``warning``, ``error``
 ``--log-format``     ``TOOLHOST_LOG_FORMAT``  ``text`` or ``json``
 ``--watch-config``   ``TOOLHOST_WATCH_CONFIG`` boolean, as ``--stdio``
+``--metrics-host``   ``TOOLHOST_METRICS_HOST`` interface of the credential-free ``/metrics`` listener
+``--metrics-port``   ``TOOLHOST_METRICS_PORT`` its port (0-65535; unset: no such listener)
 ===================  =======================  ==========================================
 
 A bad value in a variable is refused like the flag's (exit 2, click names the option).
@@ -41,6 +43,9 @@ __all__ = [
     "HostOpt",
     "LogFormatOpt",
     "LogLevelOpt",
+    "METRICS_ENVVARS",
+    "MetricsHostOpt",
+    "MetricsPortOpt",
     "PortOpt",
     "ServeUserOpt",
     "StdioOpt",
@@ -60,6 +65,9 @@ SERVE_ENVVARS = {
     "--watch-config": "TOOLHOST_WATCH_CONFIG",
 }
 """``{flag: environment variable}`` of ``serve`` (module table; ``--data-dir``/``--db-url``: see there)."""
+
+METRICS_ENVVARS = {"--metrics-host": "TOOLHOST_METRICS_HOST", "--metrics-port": "TOOLHOST_METRICS_PORT"}
+"""The variables of the ``/metrics`` listener's options (module table)."""
 
 HostOpt = Annotated[str, typer.Option("--host", envvar=SERVE_ENVVARS["--host"], help="Interface to bind for HTTP.")]
 PortOpt = Annotated[
@@ -94,6 +102,15 @@ LogFormatOpt = Annotated[
 WatchConfigOpt = Annotated[
     bool, typer.Option("--watch-config", envvar=SERVE_ENVVARS["--watch-config"],
                        help="Reload when the config file changes (SIGHUP always reloads).")
+]
+MetricsHostOpt = Annotated[
+    str, typer.Option("--metrics-host", envvar=METRICS_ENVVARS["--metrics-host"],
+                      help="Interface of the /metrics listener (--metrics-port); beyond loopback: a warning.")
+]
+MetricsPortOpt = Annotated[
+    int | None, typer.Option("--metrics-port", min=0, max=65535, envvar=METRICS_ENVVARS["--metrics-port"],
+                             help="Also serve /metrics without a credential on this port of its own "
+                             "(0: any free port; default: off).")
 ]
 
 DEFAULTS = {"host": DEFAULT_HOST, "port": DEFAULT_PORT}

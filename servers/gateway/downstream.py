@@ -11,6 +11,9 @@ On 2026-07-28 requests (no ``logging/setLevel``) log delivery is a per-request o
 log messages go to the request's own back-channel (the per-request ``ServerSession``'s
 ``send_log_message``), which sends only levels at or above the ``io.modelcontextprotocol/logLevel``
 the request's ``_meta`` carried, and nothing when it carried none (MCP 2026-07-28, server/utilities/logging).
+That level (or a handshake-era client's ``logging/setLevel`` level) is also forwarded to a
+2026-07-28 upstream as its request's ``_meta`` log level (:func:`host.upstream.relay.log_level_meta`),
+so the upstream itself sends that request's logs from that level up.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from mcp.types import (
     RootsCapability,
     SamplingCapability,
 )
+from mcp_types import LOG_LEVEL_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from host.upstream.relay import LOG_LEVELS, Downstream
@@ -62,10 +66,14 @@ class LogLevels:
         if key is not None:
             self._levels[key] = level
 
+    def floor(self, ctx: Any) -> str | None:
+        """The level this client connection set with ``logging/setLevel``, or ``None``."""
+        key = session_key(ctx)
+        return self._levels.get(key) if key is not None else None
+
     def wants(self, ctx: Any, level: str) -> bool:
         """Whether a message at ``level`` goes to this client (all levels until it set one)."""
-        key = session_key(ctx)
-        floor = self._levels.get(key) if key is not None else None
+        floor = self.floor(ctx)
         if floor is None:
             return True
         return LOG_LEVELS.index(level) >= LOG_LEVELS.index(floor)
@@ -88,6 +96,12 @@ def _request_log(ctx: Any) -> Any:
             await ctx.session.send_log_message(params.level, params.data, params.logger)
 
     return request_log
+
+
+def _requested_level(ctx: Any) -> str | None:
+    """The ``io.modelcontextprotocol/logLevel`` of a 2026-07-28 request's ``_meta`` (``None``: none or not a level)."""
+    level = (getattr(ctx, "meta", None) or {}).get(LOG_LEVEL_META_KEY)
+    return level if level in LOG_LEVELS else None
 
 
 def downstream_for(ctx: Any, levels: LogLevels) -> Downstream | None:
@@ -114,9 +128,11 @@ def downstream_for(ctx: Any, levels: LogLevels) -> Downstream | None:
     async def roots() -> ListRootsResult:
         return await session.send_request(ListRootsRequest(), ListRootsResult, metadata=meta)
 
+    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
     return Downstream(
         session=session_key(ctx),
-        log=_request_log(ctx) if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else log,
+        log=_request_log(ctx) if modern else log,
+        log_level=_requested_level(ctx) if modern else levels.floor(ctx),
         elicit=elicit if _declares(session, ClientCapabilities(elicitation=ElicitationCapability())) else None,
         sample=sample if _declares(session, ClientCapabilities(sampling=SamplingCapability())) else None,
         roots=roots if _declares(session, ClientCapabilities(roots=RootsCapability())) else None,

@@ -8,7 +8,10 @@ exception says (a database host, a path, a driver message) and is no JSON-RPC er
 (``Server.middleware``, :class:`mcp.server.context.ServerMiddleware`): it logs such an exception
 with its traceback and answers ``-32603`` (JSON-RPC 2.0 §5.1 *Internal error*) with a generic
 message instead, in both protocol eras. ``MCPError`` and ``ValidationError`` pass through
-unchanged (they already carry a proper code and no exception text).
+unchanged (they already carry a proper code and no exception text). A permission-store outage
+behind the exception answers the store-outage error instead (:mod:`servers.gateway.store_outage`:
+"permission store unavailable (REASON); retry in N s", ``data.retry_after_seconds``), logged once
+per 30 s without a traceback.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR
 from pydantic import ValidationError
+
+from servers.gateway.store_outage import find_store_error, note_outage, outage_error
 
 __all__ = ["INTERNAL_ERROR_MESSAGE", "InternalErrorBoundary"]
 
@@ -35,6 +40,10 @@ class InternalErrorBoundary:
             return await call_next(ctx)
         except (MCPError, ValidationError):
             raise
-        except Exception:
+        except Exception as exc:
+            if (store := find_store_error(exc)) is not None:
+                note_outage(store)
+                error = outage_error(store)
+                raise MCPError(error["code"], error["message"], error["data"]) from None
             _logger.exception("toolhost: the %s handler failed", getattr(ctx, "method", "?"))
             raise MCPError(code=INTERNAL_ERROR, message=INTERNAL_ERROR_MESSAGE) from None

@@ -6,11 +6,6 @@ the recording upstream; before and after, calls run and are audited."""
 from __future__ import annotations
 
 import json
-import os
-import re
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -20,23 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from host.access import AccessControl
 from tests.faults.audit_faults import NOT_SENT, RAN_AUDITED, hold_lock, recorder_config, table, verdict
-
-TOOLHOST = str(Path(sys.executable).parent / "toolhost")
-
-
-def _serve_http(data: Path, cfg: Path) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen(
-        [TOOLHOST, "serve", "--port", "0", "--config", str(cfg), "--data-dir", str(data)],
-        stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
-        env={**os.environ, "COLUMNS": "300"},
-    )
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        m = re.search(r"at (http://\S+/mcp)", line)
-        if m:
-            return proc, m.group(1)
-    proc.wait(10)
-    raise AssertionError("serve did not start")
+from tests.servers.serve_proc import TOOLHOST, serve_http
 
 
 async def _calls(c: Client, prefix: str, db: Path) -> dict[str, object]:
@@ -61,15 +40,10 @@ async def test_serve_refuses_unauditable_calls_over_http_and_stdio(tmp_path: Pat
     cfg.write_text(json.dumps(recorder_config(calls_dir)))
     db = data / "toolhost.db"
     answers: dict[str, object] = {}
-    proc, url = _serve_http(data, cfg)
-    try:
-        with anyio.fail_after(120):
-            for mode in ("legacy", "2026-07-28"):
-                async with Client(streamable_http_client(url), mode=mode) as c:
-                    answers |= await _calls(c, f"http-{mode}", db)
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(60)
+    with serve_http(cfg, data) as (url, _proc, _out), anyio.fail_after(120):
+        for mode in ("legacy", "2026-07-28"):
+            async with Client(streamable_http_client(url), mode=mode) as c:
+                answers |= await _calls(c, f"http-{mode}", db)
     params = StdioServerParameters(command=TOOLHOST, args=["serve", "--stdio", "--config", str(cfg),
                                                           "--data-dir", str(data)])
     with anyio.fail_after(120):

@@ -80,7 +80,8 @@ async def test_a_2026_client_gets_the_upstream_input_requests_and_its_retry_comp
             assert isinstance(first, InputRequiredResult)
             assert list(first.input_requests) == ["user_name"]
             ask = first.input_requests["user_name"]
-            assert (ask.method, ask.params.message) == ("elicitation/create", "What is your name?")
+            assert ask.method == "elicitation/create"
+            assert ask.params.message == "[MCP server 'fx' asks] What is your name?"  # which server asks
             assert first.request_state.startswith("v1.")  # toolhost's own state, sealed
             done = await c.session.call_tool(
                 "fx__test_input_required_result_elicitation", {}, allow_input_required=True,
