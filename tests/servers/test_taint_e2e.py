@@ -191,7 +191,7 @@ def run_scenario(tmp_path: Path, site: Site, mode: str, era: str) -> None:
                 outcomes = sorted(r["status"] for r in rows)
                 assert outcomes == ["approval_required", "approval_required", "approved"]
                 assert {r["tool"] for r in rows} == {"posting__post_message"}
-                assert all(r["rule"] == "taint:trifecta" and r["decision"] == "approve" for r in rows)
+                assert all(r["rule"] == "taint:config" and r["decision"] == "approve" for r in rows)
                 assert all("web__fetch" in r["detail"] for r in rows)
 
         anyio.run(scenario)
