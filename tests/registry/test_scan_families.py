@@ -11,6 +11,9 @@ tools.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from registry.safety import scan_definition
@@ -91,3 +94,23 @@ def test_concealment_turns_a_weak_signal_into_a_hold_and_names_both() -> None:
     assert hidden.suspicious
     assert [(f.kind.value, f.rule) for f in hidden.findings] == [
         ("side_effect", "extra_destructive_step"), ("concealment", "conceal_this")]
+
+
+BLIND_V2 = json.loads((Path(__file__).parent / "fixtures" / "poisoned_holdout_v2.json").read_text(encoding="utf-8"))
+
+
+def test_blind_v2_set_cites_sources_and_is_half_poisoned():
+    cases = BLIND_V2["cases"]
+    assert len(cases) == 80 and sum(c["poisoned"] for c in cases) == 40
+    assert all(c["source"].startswith("https://") for c in cases)
+    assert len({c["id"] for c in cases}) == 80
+
+
+def test_blind_v2_measured_once_and_never_tuned_on_stays_at_least_as_good():
+    """Measured after the family rules were final (35/40 poisoned flagged, 5/40 benign flagged:
+    the benign ones name credential paths such as ``~/.aws/credentials`` by design). A floor, not a
+    target: a rule change that loses ground here is a regression."""
+    flagged = {c["id"] for c in BLIND_V2["cases"] if scan_definition(c["tool"]).suspicious}
+    poisoned = {c["id"] for c in BLIND_V2["cases"] if c["poisoned"]}
+    assert len(flagged & poisoned) >= 35
+    assert len(flagged - poisoned) <= 5
