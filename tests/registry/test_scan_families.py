@@ -102,7 +102,7 @@ BLIND_V2 = json.loads((Path(__file__).parent / "fixtures" / "poisoned_holdout_v2
 def test_blind_v2_set_cites_sources_and_is_half_poisoned():
     cases = BLIND_V2["cases"]
     assert len(cases) == 80 and sum(c["poisoned"] for c in cases) == 40
-    assert all(c["source"].startswith("https://") for c in cases)
+    assert all("https://" in c["source"] for c in cases)  # some name the write-up, then its address
     assert len({c["id"] for c in cases}) == 80
 
 
