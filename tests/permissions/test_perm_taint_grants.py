@@ -274,3 +274,24 @@ def test_cli_grants_add_and_roles_grant_take_taint(tmp_path) -> None:
                                                                   "files__*": None}
     finally:
         ac.close()
+
+
+# -- the admin API of a running serve ------------------------------------------------------------------
+def test_admin_api_adds_lists_and_refuses_taint_on_grants(tmp_path) -> None:
+    from tests.admin.support import Serve, config, people
+
+    data = tmp_path / "data"
+    keys = people(data)
+    with Serve(config(tmp_path), data) as serve, serve.api(keys["root"]) as api:
+        assert api.post("/users", json={"name": "bob"}).status_code == 201
+        made = api.post("/grants", json={"subject": "bob", "pattern": "orders__*", "taint": "deny"})
+        assert made.status_code == 201
+        assert (made.json()["taint"], made.json()["rule"]) == ("deny", "allow:orders__*@user:bob")
+        plain = api.post("/grants", json={"subject": "bob", "pattern": "server:rug"}).json()
+        assert plain["taint"] is None
+        bad = api.post("/grants", json={"subject": "bob", "pattern": "x__*", "taint": "sometimes"})
+        assert bad.status_code == 400 and "expected allow, approve or deny" in bad.text
+        on_deny = api.post("/grants", json={"subject": "bob", "pattern": "x__*", "deny": True, "taint": "allow"})
+        assert on_deny.status_code == 400 and "set taint on an allow grant" in on_deny.text
+        listed = api.get("/grants", params={"subject": "bob", "kind": "user"}).json()["grants"]
+        assert {g["pattern"]: g["taint"] for g in listed} == {"orders__*": "deny", "server:rug": None}
