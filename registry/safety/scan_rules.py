@@ -138,7 +138,7 @@ RULES: tuple[tuple[FindingKind, str, bool, tuple[tuple[str, ...], ...], re.Patte
          (r"\b(?:send|post|upload|forward|transmit|exfiltrate|leak|copy|push|report|e-?mail|mail|share|sync|transfer|paste"
          r"|bcc)\w{0,16}\b[^\n]{0,80}?"
          r"(?:https?://|\b[\w.+-]{1,64}@[\w-]{1,64}\.[a-z]{2,}\b|\+\d{8,}|git@|\b(?:\d{1,3}\.){3}\d{1,3}\b|\bto\s{1,8}(?:the\s{1,8})?server\b)")),
-        # --- families (generalised by verb and object classes, not phrases): see FAMILY_NOTES
+        # --- families (verb class x object class x connective, not phrases): see the module docstring
         (FindingKind.INSTRUCTION, "override_instructions", True,
          (('ignore', 'disregard', 'forget', 'override', 'bypass', 'skip', 'set aside', 'abandon', 'discard',
            'suspend', 'neglect'),),
