@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -295,7 +296,7 @@ class Grants:
             )
             bump_revision(conn)
             gid = res.inserted_primary_key[0]
-        return Grant(grant.effect, pattern, grant.max_risk, approval, source=grant.source, id=gid, taint=grant.taint)
+        return dataclasses.replace(grant, id=gid)
 
     def set_self_approval(self, subject: str, pattern: str, enabled: bool = True, *, kind: str = "user") -> int:
         """:func:`set_self_approval` on this store."""
