@@ -9,12 +9,20 @@ Data:
   (3,379 tools; see that folder's README). The eval data is not part of the repo: put the shared
   ``eval-data`` folder next to the checkout (``../shared/eval-data``) or pass ``--eval-dir``.
   Rules were tuned looking at the even-numbered real tools (``tune``) and the fixtures' tune
-  split; the table reports every part separately and all together.
+  split; the table reports every part separately and all together;
+* blind v2: ``tests/registry/fixtures/poisoned_holdout_v2.json``, 40 poisoned and 40 tricky benign
+  definitions written by a colleague without reading the scanner (each cites its source), opened
+  only after the family rules were final and never tuned on: recall on its poisoned cases, the
+  share of its benign cases flagged.
 
 Prints one table: recall per split, false-positive rate per part, and the scan cost per tool
 (µs: CPU time and wall time, median of ``--rounds`` alternating rounds over all tools, one thread;
 CPU p50/p99/max of single real tools). The machine's load average is printed first: on a shared machine the wall
 times grow with it, the CPU times much less.
+
+``--baseline-tree PATH`` (another checkout, e.g. ``/work/main``) adds a same-run A/B of the scan
+cost: alternating child processes, one importing the scanner from PATH and one from this tree, each
+scanning every real tool once per round (CPU µs per tool, median of ``--rounds``), with the ratio.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,7 +43,9 @@ from search_data import EVAL_DIR, dedupe_tools, load_tools
 
 from registry.safety.definition_scan import scan_definition
 
-FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "registry" / "fixtures" / "poisoned_tools.json"
+FIXTURE_DIR = Path(__file__).resolve().parent.parent / "tests" / "registry" / "fixtures"
+FIXTURES = FIXTURE_DIR / "poisoned_tools.json"
+BLIND_V2 = FIXTURE_DIR / "poisoned_holdout_v2.json"
 REAL_FILES = (
     "toollens/normalized/tools.jsonl",
     "toollens/normalized/toolbench_g3_corpus_tools.jsonl",
@@ -54,12 +65,41 @@ def real_tools(eval_dir: Path) -> list[dict]:
              "inputSchema": t.input_schema or {"type": "object", "properties": {}}} for t in tools]
 
 
+_COST_CHILD = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from registry.safety.definition_scan import scan_definition
+docs = json.load(sys.stdin)
+for d in docs[:50]:
+    scan_definition(d)  # warm-up: regex compilation, caches
+c0 = time.process_time()
+for d in docs:
+    scan_definition(d)
+print((time.process_time() - c0) / len(docs) * 1e6)
+"""
+
+
+def ab_cost(trees: dict[str, Path], docs: list[dict], rounds: int) -> dict[str, float]:
+    """CPU µs per tool of each tree's scanner (median over ``rounds`` alternating child processes)."""
+    payload = json.dumps(docs)
+    times: dict[str, list[float]] = {name: [] for name in trees}
+    for r in range(rounds):
+        order = list(trees.items()) if r % 2 == 0 else list(trees.items())[::-1]
+        for name, tree in order:
+            out = subprocess.run([sys.executable, "-c", _COST_CHILD, str(tree)], input=payload, capture_output=True,
+                                 text=True, check=True)
+            times[name].append(float(out.stdout))
+    return {name: statistics.median(v) for name, v in times.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--eval-dir", type=Path, default=EVAL_DIR)
     ap.add_argument("--show-fp", type=int, default=10, help="print up to N flagged real tools with reasons")
     ap.add_argument("--show-missed", action="store_true", help="print the poisoned cases not flagged")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--baseline-tree", type=Path, default=None, metavar="PATH",
+                    help="another checkout whose scanner is timed against this one (same run, alternating)")
     args = ap.parse_args(argv)
 
     cases = json.loads(FIXTURES.read_text(encoding="utf-8"))["cases"]
@@ -70,6 +110,11 @@ def main(argv: list[str] | None = None) -> int:
         part = [c for c in cases if split is None or c["split"] == split]
         hit = sum(scan_definition(c["tool"]).suspicious for c in part)
         rows.append((f"recall, poisoned {split or 'all'}", hit, len(part), 100.0 * hit / len(part)))
+    blind = json.loads(BLIND_V2.read_text(encoding="utf-8"))["cases"]
+    for name, poisoned in (("recall, blind v2 poisoned", True), ("flagged, blind v2 benign", False)):
+        part = [c for c in blind if c["poisoned"] is poisoned]
+        hit = sum(scan_definition(c["tool"]).suspicious for c in part)
+        rows.append((name, hit, len(part), 100.0 * hit / len(part)))
     flagged = [(i, t, scan_definition(t)) for i, t in enumerate(real)]
     flagged = [(i, t, r) for i, t, r in flagged if r.suspicious]
     for name, keep in (("tune (even)", lambda i: i % 2 == 0), ("report (odd)", lambda i: i % 2 == 1),
@@ -78,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         fp = sum(1 for i, _, _ in flagged if keep(i))
         rows.append((f"false positives, real {name}", fp, n, 100.0 * fp / n))
 
-    docs = [c["tool"] for c in cases] + real
+    docs = [c["tool"] for c in cases] + [c["tool"] for c in blind] + real
     wall, cpu = [], []
     for r in range(args.rounds):  # alternate the order so caches and frequency scaling even out
         order = docs if r % 2 == 0 else docs[::-1]
@@ -119,10 +164,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'cost, CPU, p99 single real tool (µs)':38} {single[int(len(single) * 0.99)]:21.1f}")
     print(f"{'cost, CPU, max single real tool (µs)':38} {single[-1]:21.1f}")
     print(f"{'cost, CPU, worst hostile 400 kB tool (ms)':38} {max(hostile):21.1f}")
+    if args.baseline_tree is not None:
+        ab = ab_cost({"baseline": args.baseline_tree.resolve(), "this tree": Path(__file__).resolve().parent.parent},
+                     [{k: v for k, v in t.items() if k != "id"} for t in real], args.rounds)
+        print(f"{'A/B cost per real tool, CPU (µs)':38} {'baseline':>10} {'this tree':>10} {'ratio':>8}")
+        print(f"{'':38} {ab['baseline']:10.1f} {ab['this tree']:10.1f} {ab['this tree'] / ab['baseline']:8.2f}")
     if args.show_missed:
         for c in cases:
             if not scan_definition(c["tool"]).suspicious:
                 print(f"missed {c['id']} ({c['split']}): {c['technique']}")
+        for c in blind:
+            if scan_definition(c["tool"]).suspicious is not c["poisoned"]:
+                print(f"{'missed' if c['poisoned'] else 'flagged'} {c['id']} (blind v2): {c['technique']}")
     for i, t, r in flagged[: args.show_fp]:
         print(f"FP #{i} {t['id']}: " + " | ".join(r.reasons()[:3]))
     return 0

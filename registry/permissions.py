@@ -13,6 +13,23 @@ roles (:class:`Role`). :class:`GrantPolicy` implements :class:`registry.policy.P
    otherwise the first decides ``approval``. A grant's ``approval`` is ``True`` (always ask),
    ``False`` (never ask) or ``None`` (the default: ask only for ``destructive`` tools).
 
+Taint per grant: an allow grant may set the session-taint decision (``taint``: ``allow``,
+``approve`` or ``deny``, see :mod:`registry.safety.taint`) for the tools it covers — what happens
+when one of them is an *egress* call after private and untrusted results in the same session. For
+the tool being called, the caller's *covering* allow grants (pattern matches, tool risk within
+``max_risk``; own and role grants alike) that set ``taint`` decide:
+
+* a grant naming exactly this tool (pattern == qualified name, no wildcard) is the most specific
+  word an admin can say about it, so exact grants win over globs and ``server:NAME`` grants;
+* among the grants of the same specificity, the strictest wins (``deny`` > ``approve`` >
+  ``allow``): one role relaxing a broad pattern must not loosen what another grant tightened;
+* no covering grant sets ``taint``: the config rule (``toolhost.taint``, default ``approve``).
+
+The result is :attr:`registry.policy.Decision.taint` with the deciding grant in
+:attr:`~registry.policy.Decision.taint_rule`. A deny grant cannot set ``taint`` (it refuses the
+call anyway). Policies without grants (open access, ``--auth off``, the local admin) leave
+``taint`` unset, so the config rule applies.
+
 Patterns (:func:`validate_pattern`): ``server:NAME`` (every tool of server ``NAME``, exact), or a
 glob over qualified names (``*``, ``?``, ``[seq]``, ``[!seq]``) made only of the characters a
 qualified name may contain (``[A-Za-z0-9_-]``). Matching is exact and case-sensitive, so case
@@ -40,6 +57,7 @@ from dataclasses import dataclass, field
 
 from registry.errors import InvalidGrantPattern
 from registry.policy import Decision, Effect, Principal, PurePolicy
+from registry.safety.taint import TaintDecision
 from registry.tool import Risk, ToolRecord
 
 __all__ = [
@@ -51,6 +69,7 @@ __all__ = [
     "UserAccess",
     "grant_matches",
     "needs_approval",
+    "taint_grant",
     "validate_pattern",
 ]
 
@@ -120,9 +139,12 @@ class Grant:
         approval: ``True`` always ask a human, ``False`` never, ``None`` ask for destructive tools.
         source: where the grant comes from, ``"user:alice"`` or ``"role:ops"`` (for the rule id).
         id: database id, when stored.
+        taint: the session-taint decision for the tools this allow grant covers (module
+            docstring), ``None``: the config rule.
 
     Raises:
         InvalidGrantPattern: for a bad pattern.
+        ValueError: a deny grant with ``taint``, or an unknown taint decision.
     """
 
     effect: GrantEffect
@@ -131,12 +153,17 @@ class Grant:
     approval: bool | None = None
     source: str = ""
     id: int | None = None
+    taint: TaintDecision | None = None
     _regex: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "effect", GrantEffect(self.effect))
         object.__setattr__(self, "max_risk", Risk(self.max_risk))
         validate_pattern(self.pattern)
+        if self.taint is not None:
+            object.__setattr__(self, "taint", TaintDecision(self.taint))
+            if self.effect is GrantEffect.DENY:
+                raise ValueError("a deny grant refuses every call; a taint decision applies to allow grants only")
         if not self.pattern.startswith("server:") and _WILDCARDS & set(self.pattern):
             object.__setattr__(self, "_regex", re.compile(fnmatch.translate(self.pattern)))
 
@@ -145,6 +172,11 @@ class Grant:
         """Identifier of this grant in decisions and the audit log, e.g. ``allow:orders__*@role:ops``."""
         where = f"@{self.source}" if self.source else ""
         return f"{self.effect.value}:{self.pattern}{where}"
+
+    @property
+    def exact(self) -> bool:
+        """Whether the pattern names one tool (no wildcard, not ``server:NAME``)."""
+        return self._regex is None and not self.pattern.startswith("server:")
 
     def matches(self, tool: ToolRecord) -> bool:
         """Whether the pattern covers ``tool`` (exact, case-sensitive)."""
@@ -159,6 +191,17 @@ def grant_matches(grant: Grant, qualified_name: str, server: str) -> bool:
     if grant._regex is None:
         return qualified_name == p
     return grant._regex.match(qualified_name) is not None
+
+
+_STRICTNESS = {TaintDecision.ALLOW: 0, TaintDecision.APPROVE: 1, TaintDecision.DENY: 2}
+
+
+def taint_grant(covering: Iterable[Grant]) -> Grant | None:
+    """The grant whose ``taint`` decides among the allow grants ``covering`` a tool (module
+    docstring): exact-name grants before patterns, then the strictest; ``None`` when none sets it."""
+    setters = [g for g in covering if g.taint is not None]
+    pool = [g for g in setters if g.exact] or setters
+    return max(pool, key=lambda g: _STRICTNESS[g.taint], default=None)  # type: ignore[index]
 
 
 def needs_approval(grant: Grant, risk: Risk) -> bool:
@@ -271,8 +314,10 @@ class GrantPolicy(PurePolicy):
         for g in denies:
             if grant_matches(g, qn, server):
                 return Decision(Effect.DENY, f"denied by {g.rule}", g.rule)
+        chosen: Grant | None = None
         pending: Grant | None = None
         ceiling: Grant | None = None
+        covering: list[Grant] = []
         for g in allows:
             if not grant_matches(g, qn, server):
                 continue
@@ -280,12 +325,18 @@ class GrantPolicy(PurePolicy):
                 if ceiling is None or g.max_risk > ceiling.max_risk:
                     ceiling = g
                 continue
+            covering.append(g)
             if not needs_approval(g, risk):
-                return Decision(Effect.ALLOW, f"allowed by {g.rule}", g.rule)
-            if pending is None:
-                pending = g
+                chosen = chosen or g
+            else:
+                pending = pending or g
+        taint = taint_grant(covering)
+        taint_kw = {"taint": taint.taint, "taint_rule": taint.rule} if taint is not None else {}
+        if chosen is not None:
+            return Decision(Effect.ALLOW, f"allowed by {chosen.rule}", chosen.rule, **taint_kw)
         if pending is not None:
-            return Decision(Effect.APPROVAL, f"{pending.rule} requires approval for {risk.value} tools", pending.rule)
+            return Decision(Effect.APPROVAL, f"{pending.rule} requires approval for {risk.value} tools", pending.rule,
+                            **taint_kw)
         if ceiling is not None:
             return Decision(
                 Effect.DENY,

@@ -32,6 +32,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from registry.safety.taint import TaintDecision
 from registry.tool import Risk, ToolRecord
 
 __all__ = [
@@ -94,11 +95,16 @@ class Decision:
         effect: allow, deny or approval (allowed only after a human approves).
         reason: why, for logs and admins (never shown to the model for denials).
         rule: identifier of the rule that decided (e.g. ``"deny:orders__*"``), or ``None``.
+        taint: the session-taint decision the caller's grants set for this tool (see
+            :mod:`registry.permissions`, "Taint per grant"), or ``None``: the config rule applies.
+        taint_rule: the grant that set ``taint`` (e.g. ``"allow:web__*@role:ops"``), else ``None``.
     """
 
     effect: Effect
     reason: str = ""
     rule: str | None = None
+    taint: TaintDecision | None = None
+    taint_rule: str | None = None
 
     @property
     def visible(self) -> bool:

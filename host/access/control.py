@@ -422,12 +422,13 @@ class AccessControl:
         return await self.audit_writer.write(AuditRecord.of(**fields), timeout=timeout)
     async def audit_taint(self, event: TaintEvent) -> None:
         """The audit row of a call the session-taint rule decided (a :class:`host.pipeline.TaintListener`):
-        action ``taint``, rule ``taint:trifecta``, decision the rule's (``allow``/``approve``/``deny``),
+        action ``taint``, rule ``taint:<what decided>`` (``taint:config`` for ``toolhost.taint``,
+        ``taint:allow:web__*@role:ops`` for a grant's ``taint``), decision the rule's (``allow``/``approve``/``deny``),
         status what became of the call (``allowed``, ``denied``, ``approval_required``, ``approved``,
         ``rejected``), detail the calls that brought private data and untrusted content."""
         await self.audit_async(
             action="taint", principal=event.principal, tool=event.tool.qualified_name,
-            decision=event.verdict.decision.value, rule="taint:trifecta", status=event.outcome,
+            decision=event.verdict.decision.value, rule=f"taint:{event.verdict.rule}", status=event.outcome,
             detail=f"session {event.session_id}, call {event.call_id}: {event.detail()}",
             definition_hash=event.tool.definition_hash, approval_id=event.approval_id,
         )

@@ -16,7 +16,8 @@ Order (name first, so names cannot be probed: a denied name answers like an unkn
 4. **approval**: a policy ``approval`` decision asks the optional :class:`ApprovalHook`; without
    one, or while pending, the result is ``approval_required`` with the policy's reason;
 5. **session taint** (:mod:`host.pipeline.taint`), once the policy allowed the call: an egress call
-   after private and untrusted results in the same session gets the ``toolhost.taint`` rule —
+   after private and untrusted results in the same session gets the rule of the caller's grants
+   (:mod:`registry.permissions`) or else ``toolhost.taint`` —
    ``deny`` → ``permission_denied``, ``approve`` → the approval hook asked with the taint reasons
    (one approval covers a policy approval too), ``allow`` → runs.
 """
@@ -32,6 +33,7 @@ from host.pipeline.taint import TaintEvent, TaintStage
 from host.upstream.executor import UnlistedTools
 from registry.policy import Decision, Effect, Principal, RequestPolicy
 from registry.safety import TaintDecision, TaintVerdict
+from registry.safety.taint import CONFIG_RULE
 from registry.store import RegistrySnapshot
 from registry.tool import ToolDefinition, ToolRecord, build_record
 from registry.validation import (
@@ -235,7 +237,7 @@ async def prepare_call(
 
     tainted: TaintVerdict | None = None
     if taint is not None:
-        verdict = taint.check(session_id, call.call_id, record)
+        verdict = taint.check(session_id, call.call_id, record, decision)
         if verdict.triggered:
             tainted = verdict
             if verdict.decision is TaintDecision.DENY:
@@ -272,7 +274,8 @@ def _taint_details(verdict: TaintVerdict) -> dict[str, Any]:
     def calls(seen: Any) -> list[dict[str, Any]]:
         return [{"call_id": c.call_id, "tool": c.tool, "seq": c.seq} for c in seen]
 
-    return {"rule": "taint", "decision": verdict.decision.value, "private_calls": calls(verdict.private_calls),
+    return {"rule": "taint", "taint_rule": verdict.rule, "decision": verdict.decision.value,
+            "private_calls": calls(verdict.private_calls),
             "untrusted_calls": calls(verdict.untrusted_calls), "reasons": list(verdict.reasons)}
 
 
@@ -292,9 +295,11 @@ async def _taint_approval(
         principal, session_id, call.call_id, record, verdict, outcome, approval_id)
     if approvals is None:
         await taint.decided(event("approval_required"))
+        change = ('sets "toolhost": {"taint": {"decision": "allow"}}' if verdict.rule == CONFIG_RULE
+                  else f"changes the taint decision of grant {verdict.rule}")
         return error_result(call, ResultStatus.APPROVAL_REQUIRED, verdict.message(name) + " No approver is "
                             "configured for this host: a human approves from a gateway with a permission store, "
-                            "or an admin sets \"toolhost\": {\"taint\": {\"decision\": \"allow\"}}.",
+                            f"or an admin {change}.",
                             where="authorize", details=details)
     answer = await approvals.check(principal, record, arguments, reason=f"taint: {reason}")
     if answer.rejected:

@@ -6,7 +6,8 @@
 * authorize stage (:func:`host.pipeline.prepare.prepare_call`), after the policy allowed the call
   and its arguments validated: :meth:`TaintStage.check`. An *egress* call in a session that has
   seen a *private-source* and an *untrusted-source* result gets the rule's decision
-  (``toolhost.taint``, default ``approve``): ``deny`` → a ``permission_denied`` result with
+  (the caller's grants' ``taint`` for that tool, see :mod:`registry.permissions`, else the config
+  ``toolhost.taint``, default ``approve``): ``deny`` → a ``permission_denied`` result with
   :meth:`registry.safety.TaintVerdict.message` and the calls behind it in ``details``; ``approve`` →
   the pipeline's approval hook is asked with the reasons (no hook: ``approval_required``); ``allow``
   → the call runs. Every triggered verdict is a :class:`TaintEvent` handed to each listener (the
@@ -25,7 +26,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
-from registry.policy import Principal
+from registry.policy import Decision, Principal
 from registry.safety import FlowLabels, TaintCheck, TaintVerdict
 from registry.safety.taint import TaintRule
 from registry.tool import ToolRecord
@@ -85,10 +86,15 @@ class TaintStage:
         self.listeners.append(listener)
         return lambda: self.listeners.remove(listener) if listener in self.listeners else None
 
-    def check(self, session_id: str, call_id: str, record: ToolRecord, rule: TaintRule | None = None
+    def check(self, session_id: str, call_id: str, record: ToolRecord, decision: Decision | None = None
               ) -> TaintVerdict:
-        """The rule's verdict for ``record`` now in ``session_id`` (O(1) after the first label derivation)."""
-        return self.guard.check(session_id, call_id, record, rule)
+        """The verdict for ``record`` now in ``session_id`` (O(1) after the first label derivation):
+        the rule the caller's grants set (``decision.taint``, :mod:`registry.permissions`), else
+        the config rule."""
+        if decision is not None and decision.taint is not None:
+            return self.guard.check(session_id, call_id, record, TaintRule(decision=decision.taint),
+                                    decision.taint_rule or "grant")
+        return self.guard.check(session_id, call_id, record)
 
     def labels(self, record: ToolRecord) -> FlowLabels:
         """The data-flow labels of ``record`` (:func:`registry.safety.derive_labels`, cached)."""

@@ -85,8 +85,17 @@ def _v5_exact_approval_arguments(conn: Connection) -> None:
         conn.execute(text(f"ALTER TABLE approvals ADD COLUMN arguments_json {ddl_type}"))
 
 
+def _v6_grant_taint(conn: Connection) -> None:
+    """Grants may set the session-taint decision for the tools they cover (``grants.taint``;
+    ``NULL`` keeps the config rule, so existing grants behave as before)."""
+    have = {c["name"] for c in inspect(conn).get_columns("grants")}
+    if "taint" not in have:
+        ddl_type = s.grants.c.taint.type.compile(dialect=conn.dialect)
+        conn.execute(text(f"ALTER TABLE grants ADD COLUMN taint {ddl_type}"))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
-    _v1_initial, _v2_security, _v3_usage_memory, _v4_pin_safety, _v5_exact_approval_arguments,
+    _v1_initial, _v2_security, _v3_usage_memory, _v4_pin_safety, _v5_exact_approval_arguments, _v6_grant_taint,
 ]
 """Ordered migrations; index 0 creates version 1."""
 

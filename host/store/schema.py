@@ -90,6 +90,9 @@ grants = Table(
     Column("created_at", Float, nullable=False),
     # v2: 1 = the caller's own client may answer the approval elicitation (single-user desktops)
     Column("self_approval", Integer, nullable=True),
+    # v6: the session-taint decision for the tools an allow grant covers: NULL (the config rule),
+    # "allow", "approve" or "deny" (registry.permissions, "Taint per grant")
+    Column("taint", String(8), nullable=True),
     UniqueConstraint("subject_kind", "subject", "effect", "pattern", name="uq_grant"),
 )
 

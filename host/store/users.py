@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -13,6 +14,7 @@ from host.store.db import Store, bump_revision, check_name
 from host.store.errors import AlreadyExists, InvalidValue, NotFound
 from registry.errors import InvalidGrantPattern
 from registry.permissions import Grant, GrantEffect, GrantPolicy, Role, UserAccess
+from registry.safety.taint import TaintDecision
 from registry.tool import Risk
 
 __all__ = [
@@ -215,7 +217,8 @@ class Roles:
 def _grant_from_row(r) -> Grant:
     approval = None if r.approval is None else bool(r.approval)
     return Grant(
-        GrantEffect(r.effect), r.pattern, Risk(r.max_risk), approval, source=f"{r.subject_kind}:{r.subject}", id=r.id
+        GrantEffect(r.effect), r.pattern, Risk(r.max_risk), approval, source=f"{r.subject_kind}:{r.subject}", id=r.id,
+        taint=r.taint,
     )
 
 
@@ -234,24 +237,37 @@ class Grants:
         max_risk: Risk | str = Risk.DESTRUCTIVE,
         approval: bool | None = None,
         kind: str = "user",
+        taint: TaintDecision | str | None = None,
     ) -> Grant:
         """Add a grant to user (``kind="user"``) or role (``kind="role"``) ``subject``.
 
+        ``taint``: the session-taint decision (``allow``/``approve``/``deny``) for the tools an
+        allow grant covers (:mod:`registry.permissions`); ``None`` keeps the config rule.
+
         Raises:
             NotFound: unknown user or role.
-            InvalidValue: bad pattern, risk, effect or kind.
+            InvalidValue: bad pattern, risk, effect, kind or taint decision, or ``taint`` on a deny grant.
             AlreadyExists: the subject already has a grant with this effect and pattern.
         """
         if kind not in ("user", "role"):
             raise InvalidValue("grant subject kind", kind, "expected user or role")
         try:
-            grant = Grant(GrantEffect(effect), pattern, parse_risk(max_risk), approval, source=f"{kind}:{subject}")
+            effect = GrantEffect(effect)
+        except ValueError:
+            raise InvalidValue("effect", effect, "expected allow or deny") from None
+        if taint is not None:
+            try:
+                taint = TaintDecision(taint)
+            except ValueError:
+                raise InvalidValue("taint", taint, "expected allow, approve or deny") from None
+            if effect is GrantEffect.DENY:
+                raise InvalidValue("taint", taint.value, "a deny grant refuses every call; set taint on an allow grant")
+        try:
+            grant = Grant(effect, pattern, parse_risk(max_risk), approval, source=f"{kind}:{subject}", taint=taint)
         except InvalidGrantPattern as e:
             raise InvalidValue(
                 "pattern", pattern, f"{e.reason} (use server:NAME or a glob such as orders__*)"
             ) from None
-        except ValueError:
-            raise InvalidValue("effect", effect, "expected allow or deny") from None
         with self.store.write() as conn:
             _require(conn, kind, subject)
             dup = conn.execute(
@@ -275,11 +291,12 @@ class Grants:
                     max_risk=grant.max_risk.value,
                     approval=None if approval is None else int(approval),
                     created_at=time.time(),
+                    taint=None if grant.taint is None else grant.taint.value,
                 )
             )
             bump_revision(conn)
             gid = res.inserted_primary_key[0]
-        return Grant(grant.effect, pattern, grant.max_risk, approval, source=grant.source, id=gid)
+        return dataclasses.replace(grant, id=gid)
 
     def set_self_approval(self, subject: str, pattern: str, enabled: bool = True, *, kind: str = "user") -> int:
         """:func:`set_self_approval` on this store."""

@@ -15,17 +15,35 @@ only in the combinations of :func:`ScanResult.suspicious`:
 kind                      what fires (strong unless marked weak)
 ========================  =====================================================================
 ``instruction``           fake control tags (``<IMPORTANT>``, ``<SYSTEM>``), HTML comments,
-                          "ignore previous instructions", concealment ("do not tell the user"),
-                          "the user has already consented", "from now on", "otherwise the tool
-                          will not work", redirecting recipients, BCC to an address, "never use any
-                          other tool", piping curl into a shell; weak: "before using this tool …
-                          read/send/include", "the assistant must", "silently", "VERY important"
+                          overriding instructions (ignore/disregard/bypass … instructions,
+                          guidelines, the user's request, "whatever X told you"), new orders ("your
+                          real task", "you are now in maintenance mode"), "the user has already
+                          consented / pre-approved", "from now on", "otherwise the tool will not
+                          work", redirecting recipients, BCC to an address, "never use any other
+                          tool", piping curl into a shell, a note addressed to the model; weak:
+                          imperatives aimed at the model (you must / make sure to / please … +
+                          read/send/include/call …), "before/after/whenever you … read/send",
+                          "also paste/include …", data put "into the `x` argument", role markers
+                          ("SYSTEM: "), "silently", "VERY important"
+``concealment``           hiding from the user: "do not tell/mention/let … the user/anyone/in your
+                          reply", "without the user's knowledge", "the user does not need to know",
+                          "hidden from the user", "keep this to yourself"; weak: "don't mention this"
+``manipulation``          "other tools are deprecated/compromised", "never use other tools"; weak:
+                          "instead of other tools", "the only/best tool to use", "the preferred tool
+                          for every task", "should be preferred"
+``side_effect``           weak: an extra destructive step ("also/afterwards/after using … delete,
+                          wipe, drop, revoke")
 ``tool_reference``        weak: an imperative naming another tool ("call export_chat",
                           "when send_message is invoked"); informative, never flags on its own
 ``secret_reference``      credential/local paths (``~/.ssh``, ``id_rsa``, ``.env``, ``.aws``,
-                          ``mcp.json``, ``/etc/passwd`` …); weak: "API key", "token", "password",
-                          "private key", "conversation history", "environment variables"
-``exfiltration``          weak: send/post/upload/forward … to a URL, e-mail address or phone number
+                          ``mcp.json``, ``/etc/passwd``, gcloud credentials, shell rc files …);
+                          weak: "API key", "token", "password", "private key", "conversation
+                          history", "environment variables", named tokens (OAuth, bot, AWS …),
+                          cookies, wallets, personal data, the whole conversation, env-variable
+                          names ending in ``_API_KEY`` / ``_TOKEN`` / ``_SECRET``
+``exfiltration``          "a copy of every … to <literal URL or address>"; weak: send/post/upload/
+                          forward … to a URL, e-mail address, phone number, webhook, remote or
+                          telemetry server
 ``invisible_unicode``     Unicode tag characters U+E0000–E007F (emoji flag sequences excepted), bidi
                           overrides/isolates U+202A–202E, U+2066–2069, runs of ≥ 2 zero-width
                           characters, or one inside an ASCII word
@@ -37,10 +55,14 @@ kind                      what fires (strong unless marked weak)
                           strong over 3× the budget
 ========================  =====================================================================
 
-A tool is suspicious (:attr:`ScanResult.suspicious`) when it has a strong finding, or a weak
-``secret_reference`` together with a weak ``instruction`` or ``exfiltration``, or a weak
-``instruction`` together with a weak ``exfiltration``. Measured recall and false positives:
-``bench/definition_scan.py``.
+A tool is suspicious (:attr:`ScanResult.suspicious`) when it has a strong finding, or two weak
+findings of families that together read as an attack, in the same field within
+:data:`WEAK_PAIR_CHARS` (the pair table ``_PAIR_LIST``): a secret with an instruction, exfiltration,
+tool reference or side effect; an instruction with exfiltration, manipulation or a side effect; a
+tool reference with exfiltration; concealment with any other weak family; two different
+manipulation claims. Single weak signals are common in honest tools ("you must pass the id",
+"API key required", "instead of the generic HTTP tool"); their combinations are not. Measured
+recall and false positives: ``bench/definition_scan.py``.
 
 Shapes: input is a ``tools/list`` entry (``{"name", "title"?, "description"?, "inputSchema",
 "outputSchema"?, "annotations"?}``), a :class:`~registry.tool.ToolDefinition` or a
@@ -125,16 +147,16 @@ class ScanResult:
 
     @property
     def suspicious(self) -> bool:
-        """A strong finding, or two weak ones that together read as an attack (a secret with an
-        instruction, exfiltration or tool reference; an instruction with exfiltration) in the same
-        field within :data:`WEAK_PAIR_CHARS` of each other."""
+        """A strong finding, or two weak ones of families that together read as an attack (module
+        docstring) in the same field within :data:`WEAK_PAIR_CHARS` of each other."""
         if any(f.strong for f in self.findings):
             return True
         weak = [f for f in self.findings if f.kind in _PAIRS]
         for i, a in enumerate(weak):
             for b in weak[i + 1:]:
                 same_field = a.path == b.path and a.in_key == b.in_key
-                if (a.kind, b.kind) in _PAIRS[a.kind] and same_field and abs(a.start - b.start) <= WEAK_PAIR_CHARS:
+                pair = (a.kind, b.kind) in _PAIRS[a.kind] or (a.kind is b.kind is _K.MANIPULATION and a.rule != b.rule)
+                if pair and same_field and abs(a.start - b.start) <= WEAK_PAIR_CHARS:
                     return True
         return False
 
@@ -153,7 +175,14 @@ WEAK_PAIR_CHARS = 300
 
 _K = FindingKind
 _PAIR_LIST = ((_K.SECRET_REFERENCE, _K.INSTRUCTION), (_K.SECRET_REFERENCE, _K.EXFILTRATION),
-              (_K.SECRET_REFERENCE, _K.TOOL_REFERENCE), (_K.INSTRUCTION, _K.EXFILTRATION))
+              (_K.SECRET_REFERENCE, _K.TOOL_REFERENCE), (_K.INSTRUCTION, _K.EXFILTRATION),
+              (_K.TOOL_REFERENCE, _K.EXFILTRATION),
+              # concealment makes any other weak family an attack: nothing benign hides what it does
+              *((_K.CONCEALMENT, k) for k in (_K.INSTRUCTION, _K.SECRET_REFERENCE, _K.EXFILTRATION,
+                                              _K.TOOL_REFERENCE, _K.SIDE_EFFECT, _K.MANIPULATION, _K.OVERSIZED)),
+              (_K.MANIPULATION, _K.INSTRUCTION), (_K.MANIPULATION, _K.OVERSIZED),
+              (_K.SIDE_EFFECT, _K.INSTRUCTION), (_K.SIDE_EFFECT, _K.SECRET_REFERENCE),
+              (_K.SIDE_EFFECT, _K.EXFILTRATION))
 _PAIRS: dict[FindingKind, set[tuple[FindingKind, FindingKind]]] = {}
 for _a, _b in _PAIR_LIST:
     for _x, _y in ((_a, _b), (_b, _a)):

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from registry.safety.definition_scan import ScanResult, scan_definition
 from registry.safety.drift import DriftClass, classify_drift
 from registry.safety.flow import FlowConfig, FlowLabels, derive_labels
-from registry.safety.taint import SeenCall, TaintRule, TaintTracker, TaintVerdict
+from registry.safety.taint import CONFIG_RULE, SeenCall, TaintRule, TaintTracker, TaintVerdict
 from registry.tool import ToolDefinition, ToolRecord
 
 __all__ = ["DefinitionCheck", "FlowGuard", "TaintCheck", "definition_hold", "triage"]
@@ -36,8 +36,8 @@ class TaintCheck(Protocol):
 
     def labels(self, record: ToolRecord) -> FlowLabels: ...
 
-    def check(self, session_id: str, call_id: str, record: ToolRecord, rule: TaintRule | None = None
-              ) -> TaintVerdict: ...
+    def check(self, session_id: str, call_id: str, record: ToolRecord, rule: TaintRule | None = None,
+              source: str = CONFIG_RULE) -> TaintVerdict: ...
 
     def record_result(self, session_id: str, call_id: str, record: ToolRecord) -> SeenCall: ...
 
@@ -83,11 +83,14 @@ class FlowGuard:
             found = self._labels[key] = derive_labels(record, self.server_flow.get(record.server))
         return found
 
-    def check(self, session_id: str, call_id: str, record: ToolRecord, rule: TaintRule | None = None
-              ) -> TaintVerdict:
-        """The rule's verdict for calling ``record`` now in ``session_id``."""
+    def check(self, session_id: str, call_id: str, record: ToolRecord, rule: TaintRule | None = None,
+              source: str = CONFIG_RULE) -> TaintVerdict:
+        """The verdict for calling ``record`` now in ``session_id``: ``rule`` (a grant's, named by
+        ``source``) or, when ``None``, the default rule."""
+        if rule is None:
+            rule, source = self.rule, CONFIG_RULE
         return self.sessions.session(session_id).check(call_id, record.qualified_name, self.labels(record),
-                                                       rule or self.rule)
+                                                       rule, source)
 
     def record_result(self, session_id: str, call_id: str, record: ToolRecord) -> SeenCall:
         """Record that the result of ``call_id`` reached the caller of ``session_id``."""

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict
 from registry.safety.flow import FlowLabels, Label
 
 __all__ = [
+    "CONFIG_RULE",
     "MAX_CALLS_KEPT",
     "SeenCall",
     "SessionTaint",
@@ -45,6 +46,9 @@ __all__ = [
     "TaintTracker",
     "TaintVerdict",
 ]
+
+CONFIG_RULE = "config"
+""":attr:`TaintVerdict.rule` when the config rule (``toolhost.taint``) decided, not a grant."""
 
 MAX_CALLS_KEPT = 16
 """Source calls remembered per label and session (for the reasons); later ones are only counted."""
@@ -89,6 +93,8 @@ class TaintVerdict:
         triggered: the call is egress and the session has seen private and untrusted results.
         private_calls, untrusted_calls: the recorded calls behind each label (first ones).
         reasons: one line each: which calls carried which labels and why the call is egress.
+        rule: what set ``decision``: ``"config"`` (``toolhost.taint``) or the grant's rule id
+            (``"allow:web__*@role:ops"``, see :mod:`registry.permissions`).
     """
 
     decision: TaintDecision
@@ -96,6 +102,12 @@ class TaintVerdict:
     private_calls: tuple[SeenCall, ...] = ()
     untrusted_calls: tuple[SeenCall, ...] = ()
     reasons: tuple[str, ...] = ()
+    rule: str = CONFIG_RULE
+
+    @property
+    def decided_by(self) -> str:
+        """``the config rule toolhost.taint`` or ``grant allow:web__*@role:ops``."""
+        return "the config rule toolhost.taint" if self.rule == CONFIG_RULE else f"grant {self.rule}"
 
     def message(self, tool: str) -> str:
         """The model-facing text for a held or refused call (clear and actionable)."""
@@ -103,7 +115,7 @@ class TaintVerdict:
             return ""
         what = "needs an approval" if self.decision is TaintDecision.APPROVE else "was refused"
         return (f"The call to {tool} {what}: this session has read private data and untrusted content, and "
-                f"{tool} can send data out. " + " ".join(self.reasons) +
+                f"{tool} can send data out. " + " ".join(self.reasons) + f" Decided by {self.decided_by}." +
                 (" Ask the user to approve it, or continue without sending data out."
                  if self.decision is TaintDecision.APPROVE else
                  " Start a new session for tasks that send data out, or ask an admin to change the rule."))
@@ -145,9 +157,10 @@ class SessionTaint:
                 self.untrusted_calls.append(call)
         return call
 
-    def check(self, call_id: str, tool: str, labels: FlowLabels | Iterable[Label], rule: TaintRule | None = None
-              ) -> TaintVerdict:
-        """The rule's verdict for calling ``tool`` now (``labels``: that tool's labels)."""
+    def check(self, call_id: str, tool: str, labels: FlowLabels | Iterable[Label], rule: TaintRule | None = None,
+              source: str = CONFIG_RULE) -> TaintVerdict:
+        """The rule's verdict for calling ``tool`` now (``labels``: that tool's labels; ``source``:
+        what set ``rule``, :attr:`TaintVerdict.rule`)."""
         rule = rule or TaintRule()
         mine = _labels(labels)
         if Label.EGRESS not in mine or self.state != "tainted":
@@ -163,7 +176,8 @@ class SessionTaint:
             f"Untrusted content came from {listed(self.untrusted_calls, self.untrusted_count)}.",
             f"{tool} (call {call_id}) is egress" + (f" ({why_egress})." if why_egress else "."),
         )
-        return TaintVerdict(rule.decision, True, tuple(self.private_calls), tuple(self.untrusted_calls), reasons)
+        return TaintVerdict(rule.decision, True, tuple(self.private_calls), tuple(self.untrusted_calls), reasons,
+                            source)
 
 
 class TaintTracker:

@@ -76,6 +76,7 @@ def grant_row(g: Any) -> dict[str, Any]:
         "pattern": g.pattern,
         "max_risk": g.max_risk.value,
         "approval": g.approval,
+        "taint": None if g.taint is None else g.taint.value,
     }
 
 
@@ -305,10 +306,10 @@ class AdminService(AdminActions):
 
     def add_grant(
         self, subject: str, pattern: str, *, max_risk: str = "destructive", approval: bool | None = None,
-        deny: bool = False, kind: str = "user",
+        deny: bool = False, kind: str = "user", taint: str | None = None,
     ) -> dict[str, Any]:
         g = self.access.grants.add(subject, pattern, effect="deny" if deny else "allow", max_risk=max_risk,
-                                   approval=approval, kind=kind)
+                                   approval=approval, kind=kind, taint=taint)
         self.acted("grant.add", f"grant #{g.id} {g.rule}")
         return grant_row(g) | {"rule": g.rule}
 

@@ -22,7 +22,7 @@ Endpoints (all JSON; ``GET`` reads, ``POST`` changes):
 ``GET  /keys?user=`` / ``POST /keys``      list / create ``{"user", "label"}`` (``token`` shown once)
 ``POST /keys/revoke``                      ``{"user", "key_id"|null}``
 ``GET  /grants?subject=&kind=``            list
-``POST /grants``                           ``{"subject", "pattern", "max_risk", "approval", "deny", "kind"}``
+``POST /grants``                           ``{"subject", "pattern", "max_risk", "approval", "deny", "kind", "taint"}``
 ``POST /grants/remove``                    ``{"subject", "pattern", "deny", "kind"}``
 ``GET  /approvals?status=&user=``          list; ``GET /approvals/{id}?reveal=``: the exact arguments
                                            (too-long values hidden with length and sha256 unless reveal)
@@ -272,7 +272,8 @@ class AdminApi:
                     raise ApiError(400, "invalid", "approval must be true, false or null")
                 return JSONResponse(await t(lambda: s.add_grant(
                     need(d, "subject"), need(d, "pattern"), max_risk=d.get("max_risk") or "destructive",
-                    approval=approval, deny=bool(d.get("deny")), kind=d.get("kind") or "user")), status_code=201)
+                    approval=approval, deny=bool(d.get("deny")), kind=d.get("kind") or "user",
+                    taint=d.get("taint"))), status_code=201)
             q = r.query_params
             return {"grants": await t(lambda: s.grants(q.get("subject") or None, q.get("kind") or None))}
 

@@ -62,7 +62,7 @@ class AdminActions(Protocol):
 
     def add_grant(
         self, subject: str, pattern: str, *, max_risk: str = "destructive", approval: bool | None = None,
-        deny: bool = False, kind: str = "user",
+        deny: bool = False, kind: str = "user", taint: str | None = None,
     ) -> dict[str, Any]: ...
 
     def remove_grant(self, subject: str, pattern: str, *, deny: bool = False, kind: str = "user") -> int: ...

@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from registry.safety.taint import TaintDecision
 from servers.cli.admin_common import (
     AsJson,
     DataDir,
@@ -41,6 +42,15 @@ ApprovalOpt = Annotated[
     ),
 ]
 DenyOpt = Annotated[bool, typer.Option("--deny", help="A deny grant (deny wins over every allow).")]
+TaintOpt = Annotated[
+    TaintDecision | None,
+    typer.Option(
+        "--taint",
+        help="What happens to an egress call of these tools after private and untrusted results in the same "
+             "session (allow, approve or deny; default: the config rule toolhost.taint). An exact tool name "
+             "beats patterns; otherwise the strictest of the caller's grants wins.",
+    ),
+]
 
 users_app = typer.Typer(help="Users who may connect to the registry server.", no_args_is_help=True)
 roles_app = typer.Typer(help="Roles: named sets of grants given to users.", no_args_is_help=True)
@@ -53,10 +63,11 @@ def _approval_text(approval: bool | None) -> str:
 
 
 def _grant_cells(g: dict) -> tuple[str, ...]:
-    """A deny grant refuses at every risk, so its max risk and approval cells are empty ("-")."""
+    """A deny grant refuses at every risk, so its max risk, approval and taint cells are empty ("-")."""
     if g["effect"] == "deny":
-        return str(g["id"]), g["subject"], g["effect"], g["pattern"], "-", "-"
-    return str(g["id"]), g["subject"], g["effect"], g["pattern"], g["max_risk"], _approval_text(g["approval"])
+        return str(g["id"]), g["subject"], g["effect"], g["pattern"], "-", "-", "-"
+    return (str(g["id"]), g["subject"], g["effect"], g["pattern"], g["max_risk"], _approval_text(g["approval"]),
+            g.get("taint") or "default (config)")
 
 
 def grant_summary(g: dict) -> str:
@@ -64,16 +75,19 @@ def grant_summary(g: dict) -> str:
     grant, ``(deny wins over every allow, at every risk)`` for a deny grant."""
     if g["effect"] == "deny":
         return f"added grant #{g['id']} {g['rule']} (deny wins over every allow, at every risk)"
-    return f"added grant #{g['id']} {g['rule']} (max risk {g['max_risk']}, approval {_approval_text(g['approval'])})"
+    taint = f", taint {g['taint']}" if g.get("taint") else ""
+    return (f"added grant #{g['id']} {g['rule']} (max risk {g['max_risk']}, "
+            f"approval {_approval_text(g['approval'])}{taint})")
 
 
-GRANT_COLUMNS = ("id", "subject", "effect", "pattern", "max risk", "approval")
+GRANT_COLUMNS = ("id", "subject", "effect", "pattern", "max risk", "approval", "taint")
 
 
 def _add_grant(subject: str, pattern: str, max_risk: RiskChoice, approval: bool | None, deny: bool, kind: str,
-               data_dir: DataDir, db_url: DbUrl) -> None:
+               data_dir: DataDir, db_url: DbUrl, taint: TaintDecision | None = None) -> None:
     with service(data_dir, db_url) as svc:
-        g = svc.add_grant(subject, pattern, max_risk=max_risk.value, approval=approval, deny=deny, kind=kind)
+        g = svc.add_grant(subject, pattern, max_risk=max_risk.value, approval=approval, deny=deny, kind=kind,
+                          taint=None if taint is None else taint.value)
     typer.echo(grant_summary(g))
 
 
@@ -147,11 +161,12 @@ def roles_grant(
     max_risk: MaxRisk = RiskChoice.destructive,
     approval: ApprovalOpt = None,
     deny: DenyOpt = False,
+    taint: TaintOpt = None,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
 ) -> None:
     """Add a grant to ROLE (PATTERN: server:NAME or a glob like orders__*)."""
-    _add_grant(role, pattern, max_risk, approval, deny, "role", data_dir, db_url)
+    _add_grant(role, pattern, max_risk, approval, deny, "role", data_dir, db_url, taint)
 
 
 @roles_app.command("revoke")
@@ -171,11 +186,12 @@ def grants_add(
     max_risk: MaxRisk = RiskChoice.destructive,
     approval: ApprovalOpt = None,
     deny: DenyOpt = False,
+    taint: TaintOpt = None,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
 ) -> None:
     """Grant USER the tools matching PATTERN (server:NAME, or a glob such as orders__* or git__git_status)."""
-    _add_grant(user, pattern, max_risk, approval, deny, "user", data_dir, db_url)
+    _add_grant(user, pattern, max_risk, approval, deny, "user", data_dir, db_url, taint)
 
 
 @grants_app.command("list")

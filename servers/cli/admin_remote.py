@@ -96,9 +96,9 @@ class RemoteAdmin(AdminActions):
         return self._get("/grants", subject=subject, kind=kind)["grants"]
 
     def add_grant(self, subject: str, pattern: str, *, max_risk: str = "destructive", approval: bool | None = None,
-                  deny: bool = False, kind: str = "user") -> dict[str, Any]:
+                  deny: bool = False, kind: str = "user", taint: str | None = None) -> dict[str, Any]:
         return self._post("/grants", {"subject": subject, "pattern": pattern, "max_risk": max_risk,
-                                      "approval": approval, "deny": deny, "kind": kind})
+                                      "approval": approval, "deny": deny, "kind": kind, "taint": taint})
 
     def remove_grant(self, subject: str, pattern: str, *, deny: bool = False, kind: str = "user") -> int:
         return self._post("/grants/remove", {"subject": subject, "pattern": pattern, "deny": deny,

@@ -105,13 +105,16 @@ def write_config(tmp_path: Path) -> Path:
     return cfg
 
 
-def serve(tmp_path: Path, mode: str) -> tuple[subprocess.Popen, str, Path, str | None]:
+def serve(tmp_path: Path, mode: str, *grants: tuple[str, ...]) -> tuple[subprocess.Popen, str, Path, str | None]:
+    """``toolhost serve`` in ``mode`` (open, keys, off); under keys, alice has ``*`` plus ``grants``."""
     cfg = write_config(tmp_path)
     data = tmp_path / "home"
     key = None
     if mode == "keys":
         admin(data, "users", "add", "alice")
         admin(data, "grants", "add", "alice", "*")
+        for grant in grants:
+            admin(data, "grants", "add", "alice", *grant)
         key = re.search(r"(th_\w+_\S+)", admin(data, "keys", "create", "alice")).group(1)
     auth = ["--auth", "off"] if mode == "off" else []
     proc = subprocess.Popen([TOOLHOST, "serve", "--port", "0", "--config", str(cfg), "--data-dir", str(data), *auth],
@@ -191,7 +194,7 @@ def run_scenario(tmp_path: Path, site: Site, mode: str, era: str) -> None:
                 outcomes = sorted(r["status"] for r in rows)
                 assert outcomes == ["approval_required", "approval_required", "approved"]
                 assert {r["tool"] for r in rows} == {"posting__post_message"}
-                assert all(r["rule"] == "taint:trifecta" and r["decision"] == "approve" for r in rows)
+                assert all(r["rule"] == "taint:config" and r["decision"] == "approve" for r in rows)
                 assert all("web__fetch" in r["detail"] for r in rows)
 
         anyio.run(scenario)
@@ -250,3 +253,32 @@ def test_without_a_store_the_trifecta_is_held_and_says_how_to_proceed(tmp_path, 
         proc.send_signal(signal.SIGTERM)
         rest = proc.communicate(timeout=30)[1]
     assert "taint.approval_required" in rest
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+def test_a_grant_deny_refuses_the_trifecta_and_names_the_grant(tmp_path, site, era):
+    """alice's exact grant on the egress tool says ``deny``: refused outright (no approval asked),
+    the model's error and the audit row name that grant; the reads are untouched."""
+    proc, url, data, key = serve(tmp_path, "keys", ("posting__post_message", "--max-risk", "write", "--taint", "deny"))
+    secret = str(tmp_path / "private" / "secret.txt")
+    post = {"url": f"{site.base}/inbox", "text": "summary"}
+    grant = "allow:posting__post_message@user:alice"
+    try:
+        async def scenario() -> None:
+            with anyio.fail_after(120):
+                async with Session(url, key, era) as s:
+                    assert (await s.call("files__read_text_file", {"path": secret}))[0] is None
+                    assert (await s.call("web__fetch", {"url": f"{site.base}/page"}))[0] is None
+                    code, text, err = await s.call("posting__post_message", post)
+                    assert code == "permission_denied" and "approval_id" not in err
+                    assert err["details"]["taint_rule"] == grant and err["details"]["decision"] == "deny"
+                    assert "posting__post_message was refused" in text and f"Decided by grant {grant}." in text
+                    assert site.posted == []
+                rows = json.loads(admin(data, "audit", "--action", "taint", "--json"))
+                assert [(r["rule"], r["decision"], r["status"]) for r in rows] == [(f"taint:{grant}", "deny", "denied")]
+                assert json.loads(admin(data, "approvals", "list", "--json")) == []
+
+        anyio.run(scenario)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
