@@ -8,11 +8,11 @@ authorize stage, the console's approval watcher, the gateway's error boundary an
 :data:`LOG_INTERVAL_SECONDS` per process::
 
     toolhost: permission store unavailable (unreachable; OperationalError at authorize); answering
-    the store-outage error until it is back (1 refusal in the last 30 s)
+    the store-outage error until it is back (1 failure in the last 30 s)
 
 and one ``WARNING`` line once a later store access succeeds::
 
-    toolhost: permission store available again after 12.4 s (37 refusals)
+    toolhost: permission store available again after 12.4 s (37 failures)
 
 The line names the failure's kind (:func:`store_reason`) and exception class, never the driver's
 text, the database host or a password. Failures that are not store failures keep their traceback.
@@ -70,8 +70,8 @@ class StoreOutageLog:
         self._since: float | None = None  # start of the current outage, None while the store works
         self._announced = False  # an outage line was written for the current outage
         self._last_line = float("-inf")
-        self._refused_window = 0
-        self._refused_total = 0
+        self._failed_window = 0
+        self._failed_total = 0
 
     @property
     def down(self) -> bool:
@@ -79,7 +79,7 @@ class StoreOutageLog:
         return self._since is not None
 
     def note(self, error: BaseException, where: str) -> bool:
-        """Count one refusal caused by ``error`` at stage ``where``; log the outage line when due.
+        """Count one failed store access caused by ``error`` at stage ``where``; log the outage line when due.
 
         Returns:
             Whether a line was written.
@@ -88,14 +88,14 @@ class StoreOutageLog:
         with self._lock:
             if self._since is None:
                 self._since = now
-                self._refused_total = 0
-            self._refused_window += 1
-            self._refused_total += 1
+                self._failed_total = 0
+            self._failed_window += 1
+            self._failed_total += 1
             if now - self._last_line < self.interval:
                 return False
-            self._last_line, refused, self._refused_window, self._announced = now, self._refused_window, 0, True
+            self._last_line, refused, self._failed_window, self._announced = now, self._failed_window, 0, True
         _log.error("toolhost: permission store unavailable (%s; %s at %s); answering the store-outage error "
-                   "until it is back (%d refusal%s in the last %g s)", store_reason(error), type(error).__name__,
+                   "until it is back (%d failure%s in the last %g s)", store_reason(error), type(error).__name__,
                    where, refused, "" if refused == 1 else "s", self.interval)
         return True
 
@@ -113,12 +113,12 @@ class StoreOutageLog:
         with self._lock:
             if self._since is None:
                 return False
-            lasted, refused, announced = self._clock() - self._since, self._refused_total, self._announced
-            self._since, self._refused_window, self._announced = None, 0, False
+            lasted, failed, announced = self._clock() - self._since, self._failed_total, self._announced
+            self._since, self._failed_window, self._announced = None, 0, False
         if not announced:
             return False
-        _log.warning("toolhost: permission store available again after %.1f s (%d refusal%s)", lasted, refused,
-                     "" if refused == 1 else "s")
+        _log.warning("toolhost: permission store available again after %.1f s (%d failure%s)", lasted, failed,
+                     "" if failed == 1 else "s")
         return True
 
 
