@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 from sqlalchemy.exc import DBAPIError
 
@@ -63,7 +64,7 @@ class StoreOutageLog:
         clock: monotonic seconds (``time.monotonic``; tests pass their own).
     """
 
-    def __init__(self, interval: float = LOG_INTERVAL_SECONDS, clock=time.monotonic) -> None:
+    def __init__(self, interval: float = LOG_INTERVAL_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
         self.interval = interval
         self._clock = clock
         self._lock = threading.Lock()
@@ -93,10 +94,10 @@ class StoreOutageLog:
             self._failed_total += 1
             if now - self._last_line < self.interval:
                 return False
-            self._last_line, refused, self._failed_window, self._announced = now, self._failed_window, 0, True
+            self._last_line, failed, self._failed_window, self._announced = now, self._failed_window, 0, True
         _log.error("toolhost: permission store unavailable (%s; %s at %s); answering the store-outage error "
                    "until it is back (%d failure%s in the last %g s)", store_reason(error), type(error).__name__,
-                   where, refused, "" if refused == 1 else "s", self.interval)
+                   where, failed, "" if failed == 1 else "s", self.interval)
         return True
 
     def recovered(self) -> bool:
