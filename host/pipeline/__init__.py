@@ -17,10 +17,19 @@ from host.pipeline.pipeline import Pipeline
 from host.pipeline.prepare import ApprovalHook, ApprovalOutcome, DenialDisclosure, NoDisclosure, Prepared
 from host.pipeline.results import classify_exception, error_result, rate_limit_info
 from host.pipeline.send_gate import SendGate
+from host.pipeline.store_outage_log import (
+    LOG_INTERVAL_SECONDS,
+    STORE_OUTAGE_LOG,
+    StoreOutageLog,
+    find_store_error,
+    store_reason,
+)
 from host.pipeline.taint import TaintEvent, TaintListener, TaintStage
 
 __all__ = [
     "EMPTY_PLACEHOLDER",
+    "LOG_INTERVAL_SECONDS",
+    "STORE_OUTAGE_LOG",
     "AccumulatorError",
     "ApprovalHook",
     "ApprovalOutcome",
@@ -38,6 +47,7 @@ __all__ = [
     "ResultCallback",
     "SendGate",
     "SpillStore",
+    "StoreOutageLog",
     "TaintEvent",
     "TaintListener",
     "TaintStage",
@@ -45,6 +55,8 @@ __all__ = [
     "classify_exception",
     "convert_content",
     "error_result",
+    "find_store_error",
     "format_result",
     "rate_limit_info",
+    "store_reason",
 ]

@@ -31,6 +31,7 @@ from host.pipeline.format import SpillStore
 from host.pipeline.prepare import ApprovalHook, DenialDisclosure, Prepared, ValidatorCache, prepare_call
 from host.pipeline.results import error_result
 from host.pipeline.send_gate import SendGate
+from host.pipeline.store_outage_log import STORE_OUTAGE_LOG, find_store_error, store_reason
 from host.pipeline.taint import TaintStage
 from host.tracing import span
 from host.upstream.executor import ToolExecutor, UnlistedTools
@@ -131,13 +132,9 @@ class Pipeline:
                         unlisted=self.unlisted, disclosure=self.disclosure,
                     )
                     _trace_prepared(sp, out)
-            except Exception as exc:  # a failing policy/approval store fails closed, for this call only
-                _logger.exception("toolhost: authorizing call %s failed", call.call_id)
-                out = error_result(
-                    call, ResultStatus.PERMISSION_DENIED,
-                    f"the call could not be authorized right now ({type(exc).__name__}); try again later",
-                    where="authorize", details={"error": type(exc).__name__},
-                )
+                STORE_OUTAGE_LOG.recovered()
+            except Exception as exc:  # noqa: BLE001 - logged by _unauthorized; fails closed, this call only
+                out = _unauthorized(call, exc)
             if isinstance(out, ToolResult):
                 slots[pos] = out
                 if logging:
@@ -218,6 +215,24 @@ class Pipeline:
             call = ToolCall(call_id=cid, name=name, raw_arguments=_dumps(args), arguments=args)
         (result,) = await self.run_batch([call], ctx)
         return result
+
+
+def _unauthorized(call: ToolCall, exc: Exception) -> ToolResult:
+    """The fail-closed answer to a call whose authorization raised ``exc``: a store outage is one
+    rate-limited log line (:data:`STORE_OUTAGE_LOG`) and names its reason; anything else is a bug and
+    logs its traceback."""
+    store = find_store_error(exc)
+    if store is None:
+        _logger.exception("toolhost: authorizing call %s failed", call.call_id)
+        why, details = type(exc).__name__, {"error": type(exc).__name__}
+    else:
+        STORE_OUTAGE_LOG.note(store, "authorize")
+        reason = store_reason(store)
+        why = f"permission store unavailable: {reason}"
+        details = {"error": type(store).__name__, "reason": "store_unavailable", "store_reason": reason}
+    return error_result(call, ResultStatus.PERMISSION_DENIED,
+                        f"the call could not be authorized right now ({why}); try again later",
+                        where="authorize", details=details)
 
 
 def _trace_prepared(sp: Any, out: Prepared | ToolResult) -> None:

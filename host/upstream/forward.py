@@ -9,7 +9,8 @@ upstream answered; a dead connection raises :class:`host.errors.UpstreamUnavaila
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import anyio
@@ -26,7 +27,7 @@ from mcp.types import (
 
 from host.errors import UpstreamUnavailable
 from host.upstream.connection import ServerConnection
-from host.upstream.input_required import current_exchange, run_round
+from host.upstream.input_required import SamplingDisabled, current_exchange, run_round
 from host.upstream.relay import log_level_meta
 
 __all__ = ["complete", "get_prompt", "read_resource", "subscribe", "unsubscribe"]
@@ -61,6 +62,19 @@ async def _run(
         raise UpstreamUnavailable(conn.name, f"connection lost: {type(err).__name__}") from None
 
 
+@contextmanager
+def _sampling_refusal(server: str) -> Iterator[None]:
+    """The :class:`SamplingDisabled` refusal the SDK re-raises (driving a 2026-07-28 upstream's input
+    rounds for an older client) answered as that refusal: ``-32600``, "sampling is disabled for
+    server NAME", ``data`` naming the server and setting - as a ``tools/call`` states it."""
+    try:
+        yield
+    except MCPError as err:
+        if SamplingDisabled.raised_for(err, server):
+            raise SamplingDisabled(server) from None
+        raise
+
+
 async def get_prompt(
     conn: ServerConnection, name: str, arguments: dict[str, str] | None, *, timeout_seconds: float
 ) -> GetPromptResult | None:
@@ -72,7 +86,8 @@ async def get_prompt(
     async def op(c: Any) -> GetPromptResult | None:
         exchange, meta = current_exchange(), log_level_meta(c.protocol_version)
         if exchange is None or c.protocol_version < "2026":
-            return await c.get_prompt(name, arguments, meta=meta)
+            with _sampling_refusal(conn.name):
+                return await c.get_prompt(name, arguments, meta=meta)
         return await run_round(exchange, lambda responses, state: c.session.get_prompt(
             name, arguments, input_responses=responses, request_state=state, allow_input_required=True,
             meta=meta), server=conn.name, allow_sampling=conn.relay.allow_sampling)
@@ -85,7 +100,8 @@ async def read_resource(conn: ServerConnection, uri: str, *, timeout_seconds: fl
     async def op(c: Any) -> ReadResourceResult | None:
         exchange, meta = current_exchange(), log_level_meta(c.protocol_version)
         if exchange is None or c.protocol_version < "2026":
-            return await c.read_resource(uri, cache_mode="bypass", meta=meta)
+            with _sampling_refusal(conn.name):
+                return await c.read_resource(uri, cache_mode="bypass", meta=meta)
         return await run_round(exchange, lambda responses, state: c.session.read_resource(
             uri, input_responses=responses, request_state=state, allow_input_required=True,
             meta=meta), server=conn.name, allow_sampling=conn.relay.allow_sampling)

@@ -17,6 +17,7 @@ import anyio
 from rich.console import Console
 from sqlalchemy import text
 
+from host.pipeline import STORE_OUTAGE_LOG, find_store_error
 from servers.admin import AdminAuth, AdminService, ConfigReloader, admin_routes, write_local_token
 from servers.observability import EventReporter, Metrics, health_routes, instrument
 from servers.shared.endpoint import ENDPOINT_FILE, endpoint_record
@@ -133,8 +134,12 @@ class OperatorSurface:
                     if r.id not in self._seen_approvals:
                         self._seen_approvals.add(r.id)
                         self.events.approval(r.id, r.user, r.tool, "pending")
-            except Exception:
-                _logger.exception("toolhost: reading pending approvals failed")
+                STORE_OUTAGE_LOG.recovered()
+            except Exception as exc:
+                if (store := find_store_error(exc)) is None:
+                    _logger.exception("toolhost: reading pending approvals failed")
+                else:  # one rate-limited line per outage, shared with the call pipeline
+                    STORE_OUTAGE_LOG.note(store, "approval watcher")
             await anyio.sleep(WATCH_APPROVALS_SECONDS)
 
     # -- wiring --------------------------------------------------------------------------------

@@ -43,7 +43,6 @@ __all__ = [
     "HostOpt",
     "LogFormatOpt",
     "LogLevelOpt",
-    "METRICS_ENVVARS",
     "MetricsHostOpt",
     "MetricsPortOpt",
     "PortOpt",
@@ -63,11 +62,10 @@ SERVE_ENVVARS = {
     "--log-level": "TOOLHOST_LOG_LEVEL",
     "--log-format": "TOOLHOST_LOG_FORMAT",
     "--watch-config": "TOOLHOST_WATCH_CONFIG",
+    "--metrics-host": "TOOLHOST_METRICS_HOST",
+    "--metrics-port": "TOOLHOST_METRICS_PORT",
 }
 """``{flag: environment variable}`` of ``serve`` (module table; ``--data-dir``/``--db-url``: see there)."""
-
-METRICS_ENVVARS = {"--metrics-host": "TOOLHOST_METRICS_HOST", "--metrics-port": "TOOLHOST_METRICS_PORT"}
-"""The variables of the ``/metrics`` listener's options (module table)."""
 
 HostOpt = Annotated[str, typer.Option("--host", envvar=SERVE_ENVVARS["--host"], help="Interface to bind for HTTP.")]
 PortOpt = Annotated[
@@ -104,11 +102,11 @@ WatchConfigOpt = Annotated[
                        help="Reload when the config file changes (SIGHUP always reloads).")
 ]
 MetricsHostOpt = Annotated[
-    str, typer.Option("--metrics-host", envvar=METRICS_ENVVARS["--metrics-host"],
+    str, typer.Option("--metrics-host", envvar=SERVE_ENVVARS["--metrics-host"],
                       help="Interface of the /metrics listener (--metrics-port); beyond loopback: a warning.")
 ]
 MetricsPortOpt = Annotated[
-    int | None, typer.Option("--metrics-port", min=0, max=65535, envvar=METRICS_ENVVARS["--metrics-port"],
+    int | None, typer.Option("--metrics-port", min=0, max=65535, envvar=SERVE_ENVVARS["--metrics-port"],
                              help="Also serve /metrics without a credential on this port of its own "
                              "(0: any free port; default: off).")
 ]

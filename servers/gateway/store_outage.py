@@ -22,14 +22,9 @@ unavailable: …``).
 
 from __future__ import annotations
 
-import logging
-import time
 from typing import Any
 
-from sqlalchemy.exc import DBAPIError
-
-from host.access.audit_writer import outage_reason
-from host.store import AuditUnavailable, DatabaseUnavailable
+from host.pipeline import LOG_INTERVAL_SECONDS, STORE_OUTAGE_LOG, find_store_error, store_reason
 
 __all__ = ["LOG_INTERVAL_SECONDS", "RETRY_AFTER_SECONDS", "STORE_UNAVAILABLE", "find_store_error", "note_outage",
            "outage_error"]
@@ -40,29 +35,10 @@ STORE_UNAVAILABLE = -32603
 RETRY_AFTER_SECONDS = 5
 """When a client should retry (seconds; ``Retry-After`` over HTTP)."""
 
-LOG_INTERVAL_SECONDS = 30.0
-"""At most one serve-log line about the outage per this many seconds (no traceback per request)."""
-
-_log = logging.getLogger("toolhost.serve")
-_last_noted = [-LOG_INTERVAL_SECONDS]
-
-
-def find_store_error(exc: BaseException) -> BaseException | None:
-    """The store error behind ``exc`` (itself, inside an exception group, or its cause), else ``None``."""
-    if isinstance(exc, (DatabaseUnavailable, AuditUnavailable, DBAPIError)):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = find_store_error(inner)
-            if found is not None:
-                return found
-    cause = exc.__cause__ or exc.__context__
-    return find_store_error(cause) if cause is not None and cause is not exc else None
-
 
 def outage_error(error: BaseException) -> dict[str, Any]:
     """The JSON-RPC ``error`` object (``code``, ``message``, ``data``; module docstring) for ``error``."""
-    reason = "unreachable" if isinstance(error, DatabaseUnavailable) else outage_reason(error)
+    reason = store_reason(error)
     return {
         "code": STORE_UNAVAILABLE,
         "message": f"permission store unavailable ({reason}); retry in {RETRY_AFTER_SECONDS} s",
@@ -71,10 +47,5 @@ def outage_error(error: BaseException) -> dict[str, Any]:
 
 
 def note_outage(error: BaseException) -> None:
-    """Log the outage behind a refused request: one line per :data:`LOG_INTERVAL_SECONDS` per process."""
-    now = time.monotonic()
-    if now - _last_noted[0] >= LOG_INTERVAL_SECONDS:
-        _last_noted[0] = now
-        _log.error("toolhost: permission store unavailable (%s: %s); answering the store-outage "
-                   "error (HTTP 503 before a handler runs) until it is back",
-                   type(error).__name__, " ".join(str(error).split())[:300])
+    """Log the outage behind a refused request (:data:`host.pipeline.STORE_OUTAGE_LOG`: rate-limited)."""
+    STORE_OUTAGE_LOG.note(error, "request")

@@ -18,6 +18,8 @@ from servers.cli.serve_options import (
     HostOpt,
     LogFormatOpt,
     LogLevelOpt,
+    MetricsHostOpt,
+    MetricsPortOpt,
     PortOpt,
     ServeUserOpt,
     StdioOpt,
@@ -33,9 +35,10 @@ def _probe() -> typer.Typer:
     def serve(host: HostOpt = "127.0.0.1", port: PortOpt = 8765, stdio: StdioOpt = False,
               expose: ExposeOpt = Expose.search, auth: AuthOpt = AuthChoice.auto, user: ServeUserOpt = None,
               log_level: LogLevelOpt = LogLevel.info, log_format: LogFormatOpt = LogFormat.text,
-              watch_config: WatchConfigOpt = False) -> None:
+              watch_config: WatchConfigOpt = False, metrics_host: MetricsHostOpt = "127.0.0.1",
+              metrics_port: MetricsPortOpt = None) -> None:
         typer.echo(json.dumps([host, port, stdio, expose.value, auth.value, user, log_level.value,
-                               log_format.value, watch_config]))
+                               log_format.value, watch_config, metrics_host, metrics_port]))
 
     return app
 
@@ -43,15 +46,20 @@ def _probe() -> typer.Typer:
 def test_every_serve_option_reads_its_variable_and_the_flag_wins() -> None:
     env = {"TOOLHOST_HOST": "0.0.0.0", "TOOLHOST_PORT": "9000", "TOOLHOST_STDIO": "1", "TOOLHOST_EXPOSE": "all",
            "TOOLHOST_AUTH": "on", "TOOLHOST_USER": "alice", "TOOLHOST_LOG_LEVEL": "debug",
-           "TOOLHOST_LOG_FORMAT": "json", "TOOLHOST_WATCH_CONFIG": "true"}
+           "TOOLHOST_LOG_FORMAT": "json", "TOOLHOST_WATCH_CONFIG": "true", "TOOLHOST_METRICS_HOST": "0.0.0.0",
+           "TOOLHOST_METRICS_PORT": "9100"}
     assert set(env) | {"TOOLHOST_CONFIG"} == set(SERVE_ENVVARS.values())
     run = CliRunner().invoke(_probe(), [], env=env)
     assert (run.exit_code, json.loads(run.output)) == (
-        0, ["0.0.0.0", 9000, True, "all", "on", "alice", "debug", "json", True])
-    flags = CliRunner().invoke(_probe(), ["--auth", "off", "--port", "1"], env=env)
-    assert json.loads(flags.output)[1] == 1 and json.loads(flags.output)[4] == "off"
+        0, ["0.0.0.0", 9000, True, "all", "on", "alice", "debug", "json", True, "0.0.0.0", 9100])
+    flags = CliRunner().invoke(_probe(), ["--auth", "off", "--port", "1", "--metrics-port", "9200"], env=env)
+    assert [json.loads(flags.output)[i] for i in (1, 4, 10)] == [1, "off", 9200]
     bad = CliRunner().invoke(_probe(), [], env={"TOOLHOST_AUTH": "maybe"})
     assert bad.exit_code == 2 and "Invalid value for '--auth'" in bad.output and "'maybe'" in bad.output
+    port = CliRunner().invoke(_probe(), [], env={"TOOLHOST_METRICS_PORT": "70000"})
+    said = " ".join(port.output.replace("│", "").split())
+    assert port.exit_code == 2 and "Invalid value for '--metrics-port' (env var: 'TOOLHOST_METRICS_PORT')" in said
+    assert "less than or equal to 65535" in said
 
 
 def test_config_comes_from_toolhost_config_for_every_command(tmp_path) -> None:

@@ -93,9 +93,9 @@ async def _round(c: Client, pg: PostgresCluster) -> dict[str, tuple[str, str]]:
     return {name: (down[name], back[name]) for name in down}
 
 
-async def _raw_http(endpoint: str, pg: PostgresCluster) -> list[tuple[int, str | None, str, int]]:
-    """tools/list over plain HTTP (JSON responses) with the database stopped, on a 2025-11-25
-    session and as a 2026-07-28 request: (status, Retry-After, content type, JSON-RPC code)."""
+async def _raw_http(endpoint: str, pg: PostgresCluster) -> list[tuple[int, str | None, str, dict[str, Any]]]:
+    """tools/list over plain HTTP with the database stopped, on a 2025-11-25 session and as a
+    2026-07-28 request: (status, Retry-After, content type, JSON-RPC error object)."""
     accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
@@ -117,15 +117,15 @@ async def _raw_http(endpoint: str, pg: PostgresCluster) -> list[tuple[int, str |
         finally:
             await anyio.to_thread.run_sync(pg.resume)
     return [(r.status_code, r.headers.get("retry-after"), r.headers.get("content-type", "").split(";")[0],
-             _rpc_code(r.text)) for r in answers]
+             _rpc_error(r.text)) for r in answers]
 
 
-def _rpc_code(text: str) -> int:
+def _rpc_error(text: str) -> dict[str, Any]:
     for line in text.splitlines():  # a JSON body, or the data line of an event stream
         body = line.removeprefix("data:").strip()
         if body.startswith("{"):
-            return json.loads(body).get("error", {}).get("code", 0)
-    return 0
+            return json.loads(body).get("error", {})
+    return {}
 
 
 async def test_every_method_answers_the_store_outage_error(tmp_path: Path) -> None:
@@ -147,9 +147,11 @@ async def test_every_method_answers_the_store_outage_error(tmp_path: Path) -> No
                         found[f"http {mode}"] = await _round(c, pg)
             with anyio.fail_after(120):
                 raw = await _raw_http(endpoint, pg)
-    # a 2025-11-25 session's answer streams (status 200 sent before the handler ran): the error is in the
-    # stream; a 2026-07-28 request's answer is JSON: status 503 with Retry-After
-    assert raw == [(200, None, "text/event-stream", -32603), (503, "5", "application/json", -32603)]
+    # a 2025-11-25 session's answer streams (status 200 sent before the handler ran: it cannot change):
+    # the same error object is in the stream; a 2026-07-28 request's answer is JSON: 503 with Retry-After
+    error = {"code": -32603, "message": "permission store unavailable (unreachable); retry in 5 s",
+             "data": {"reason": "store_unavailable", "store_reason": "unreachable", "retry_after_seconds": 5}}
+    assert raw == [(200, None, "text/event-stream", error), (503, "5", "application/json", error)]
     every = ("tools/list", "tool_search", "tools/call", "prompts/list", "prompts/get", "resources/list",
              "resources/read", "completion/complete")
     assert found == {where: {name: (OUTAGE, "ok") for name in every}

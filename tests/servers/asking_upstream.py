@@ -8,6 +8,9 @@ Tools:
   ``LLM said: TEXT``.
 * ``chatty``: sends one log message per MCP level (``debug`` … ``emergency``, data = the level)
   and answers ``logged``; the SDK sends only those at or above the request's ``_meta`` log level.
+
+Prompt ``pondered`` and resource template ``thought://{topic}``: the sampling round of ``think``,
+then ``LLM said: TEXT`` as the prompt's user message / the resource's text.
 """
 
 from __future__ import annotations
@@ -41,15 +44,31 @@ async def ask(ctx: Context) -> str | InputRequiredResult:
     return f"answer: {answer.action} {answer.content}"
 
 
-@app.tool()
-async def think(ctx: Context) -> str | InputRequiredResult:
-    """Ask the client's model a question."""
+def _sampled(ctx: Context) -> str | InputRequiredResult:
     answer = (ctx.input_responses or {}).get("s")
     if answer is None:
         params = CreateMessageRequestParams(
             messages=[SamplingMessage(role="user", content=TextContent(type="text", text="6*7?"))], max_tokens=5)
         return InputRequiredResult(input_requests={"s": CreateMessageRequest(params=params)}, request_state="sampled")
     return f"LLM said: {answer.content.text}"
+
+
+@app.tool()
+async def think(ctx: Context) -> str | InputRequiredResult:
+    """Ask the client's model a question."""
+    return _sampled(ctx)
+
+
+@app.prompt()
+async def pondered(ctx: Context) -> str | InputRequiredResult:
+    """A prompt whose text the client's model writes."""
+    return _sampled(ctx)
+
+
+@app.resource("thought://{topic}")
+async def thought(topic: str, ctx: Context) -> str | InputRequiredResult:
+    """A resource whose text the client's model writes."""
+    return _sampled(ctx)
 
 
 @app.tool()

@@ -1,6 +1,7 @@
 """A 2026-07-28 upstream's elicitation and sampling requests (input-required flow) through a real
 ``toolhost serve``: the user sees which server asks, ``toolhost.sampling: false`` refuses sampling
-without asking anyone, and a 2026-07-28 client's per-request log level reaches the upstream as
+without asking anyone (a tool call as the tool's error, ``prompts/get`` and ``resources/read`` as
+the same attributed JSON-RPC error ``-32600``), and a 2026-07-28 client's per-request log level reaches the upstream as
 that request's ``_meta`` log level - over HTTP for both client eras and over stdio."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CreateMessageResult, ElicitResult, TextContent
 
@@ -55,15 +56,32 @@ async def _asks(c: Client, user: User) -> dict[str, str]:
         r = await c.call_tool("call_tool", {"name": tool, "arguments": {}})
         return ("error: " if r.is_error else "") + r.content[0].text
 
+    async def read(op: Any) -> str:
+        try:
+            r = await op
+        except MCPError as err:
+            return f"error {err.code}: {err.message} {err.data}"
+        return r.messages[0].content.text if hasattr(r, "messages") else r.contents[0].text
+
     return {"ask": await call("ask__ask"), "think": await call("ask__think"),
-            "nosample": await call("nosample__think")}
+            "nosample": await call("nosample__think"),
+            "prompt": await read(c.get_prompt("ask__pondered")),
+            "nosample prompt": await read(c.get_prompt("nosample__pondered")),
+            "resource": await read(c.read_resource("toolhost://ask/thought://x")),
+            "nosample resource": await read(c.read_resource("toolhost://nosample/thought://x"))}
 
 
+REFUSED = ("error -32600: toolhost: sampling is disabled for server 'nosample' in the gateway's config "
+           "(toolhost.sampling: false) {'server': 'nosample', 'setting': 'toolhost.sampling'}")
 EXPECTED = {
     "ask": "answer: accept {'ok': True}",
     "think": "LLM said: 42",
     "nosample": "error: toolhost: sampling is disabled for server 'nosample' in the gateway's config "
                 "(toolhost.sampling: false)",
+    "prompt": "LLM said: 42",
+    "nosample prompt": REFUSED,
+    "resource": "LLM said: 42",
+    "nosample resource": REFUSED,
 }
 
 
@@ -72,7 +90,8 @@ def _check(user: User, mode: str) -> None:
     # 2026-07-28 surface, which has no params _meta, so there the text alone says who asks
     meta = "ask" if mode == "legacy" else None
     assert user.asked == [("[MCP server 'ask' asks] Proceed?", meta)]
-    assert user.sampled == [("[Requested by MCP server 'ask' through toolhost]", meta)]  # never 'nosample'
+    # the tool, the prompt and the resource of 'ask' each asked once; 'nosample' never reached the user
+    assert user.sampled == [("[Requested by MCP server 'ask' through toolhost]", meta)] * 3
 
 
 async def test_a_2026_upstream_asks_attributed_and_sampling_can_be_refused(tmp_path: Path) -> None:
