@@ -37,11 +37,16 @@ def test_declarations_get_allowed_callers_and_tool_search_stays_direct():
         ("orders__get_order", ["direct", "code_execution_20250825"]),
         ("orders__cancel_order", ["direct"]),
         ("tool_search", None),
+        ("code_execution", None),
     ]
+    assert anthropic.tools[-1] == {"type": "code_execution_20250825", "name": "code_execution"}
     responses = declare_programmatic(OpenAIResponsesAdapter().declare_tools([GET, CANCEL]), [GET, CANCEL],
                                      API_RESPONSES)
-    assert [(t["name"], t["allowed_callers"]) for t in responses.tools] == [
-        ("orders__get_order", ["direct", "programmatic"]), ("orders__cancel_order", ["direct"])]
+    assert [(t.get("name"), t.get("allowed_callers")) for t in responses.tools] == [
+        ("orders__get_order", ["direct", "programmatic"]), ("orders__cancel_order", ["direct"]), (None, None)]
+    assert responses.tools[-1] == {"type": "programmatic_tool_calling"}
+    writes_only = declare_programmatic(OpenAIResponsesAdapter().declare_tools([CANCEL]), [CANCEL], API_RESPONSES)
+    assert [(t["type"], t["allowed_callers"]) for t in writes_only.tools] == [("function", ["direct"])]
 
 
 def test_the_program_id_of_a_returned_call_is_read_from_its_caller():
