@@ -107,9 +107,13 @@ class CodeMode:
                                     details={"line": e.line, "column": e.column})
                 if manifest is not None:
                     definitions = {q: visible[q].definition_hash for q in manifest.qualified_names}
-                    needs = tuple(q for q in manifest.qualified_names
-                                  if runtime.policy.evaluate(principal, visible[q]).effect is Effect.APPROVAL)
-                    request = ScriptApprovalRequest(code, run.script_sha256, definitions, needs)
+                    decisions = {q: runtime.policy.evaluate(principal, visible[q]) for q in manifest.qualified_names}
+                    needs = tuple(q for q, d in decisions.items() if d.effect is Effect.APPROVAL)
+                    request = ScriptApprovalRequest(
+                        code, run.script_sha256, definitions, needs,
+                        approval_rules={q: decisions[q].rule for q in needs},
+                        risk=max((visible[q].risk for q in needs), key=lambda r: r.level, default=Risk.DESTRUCTIVE),
+                    )
                     cover = None
                     if needs:
                         decision = Decision(Effect.APPROVAL, "a manifest tool needs approval", request.rule)
