@@ -228,9 +228,10 @@ async def test_a_hidden_tool_inside_a_script_answers_exactly_like_an_unknown_nam
     assert json.loads(own.arguments)["manifest"] == {}
 
 
-async def test_bob_runs_the_one_tool_his_grant_allows(serves):
+@pytest.mark.parametrize("era", ERAS)
+async def test_bob_runs_the_one_tool_his_grant_allows(serves, era):
     with anyio.fail_after(STEP_SECONDS):
-        async with client(serves, "bob", LEGACY) as c:
+        async with client(serves, "bob", era) as c:
             ran = await c.call_tool("execute", {"code": "o = await orders__get_order(order_id='a1004')\no['status']"})
     assert ran.structured_content["result"] == "delivered", _text(ran)
 
@@ -292,6 +293,36 @@ async def test_a_destructive_tool_in_the_manifest_needs_one_approval_for_the_who
     assert [(r.decision, r.approval_id) for r in reads] == [("allow", None)]
 
 
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("caller", ["open", "off"])
+async def test_without_users_a_destructive_manifest_runs_at_once(serves, caller, era):
+    """Open access and ``--auth off`` have no grants and no approvals: every tool, as for a direct call."""
+    order_id = "A1002" if era == LEGACY else "A1005"
+    script = f"(await orders__cancel_order(order_id={order_id!r}, reason='duplicate'))['status']\n"
+    with anyio.fail_after(STEP_SECONDS):
+        async with client(serves, caller, era) as c:
+            ran = await c.call_tool("execute", {"code": script})
+    assert ran.structured_content["result"] == "cancelled", _text(ran)
+    if caller == "off":
+        return
+    own, inner = _script_rows(serves["open"], ran.structured_content["script_id"])
+    assert (own.decision, own.approval_id, own.status) == ("allow", None, "ok")
+    assert [(r.tool, r.decision, r.approval_id, r.status) for r in inner] == [
+        ("orders__cancel_order", "allow", None, "ok")]
+
+
+async def test_carol_without_a_grant_finds_no_tool_and_her_script_sees_none(serves):
+    with anyio.fail_after(STEP_SECONDS):
+        async with client(serves, "carol", MODERN) as c:
+            found = await c.call_tool("tool_search", {"query": "orders", "format": "python"})
+            ran = await c.call_tool("execute", {"code": JOIN_SCRIPT})
+    assert found.structured_content["tools"] == []
+    assert (_error(ran)["code"], _error(ran)["where"]) == ("tool_error", "code_mode.sandbox")
+    assert "name 'orders__list_orders' is not defined" in _text(ran), _text(ran)
+    own, inner = _script_rows(serves["keys"], _error(ran)["details"]["script_id"])
+    assert inner == [] and (own.user, json.loads(own.arguments)["manifest"]) == ("carol", {})
+
+
 async def test_a_tool_name_built_at_run_time_is_refused_as_outside_the_manifest(serves):
     script = "name = 'orders__' + 'cancel_order'\nawait call_tool(name, {'order_id': 'A1004'})"
     with anyio.fail_after(STEP_SECONDS):
@@ -307,7 +338,7 @@ async def test_a_tool_name_built_at_run_time_is_refused_as_outside_the_manifest(
 
 
 # -- the local admin -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("mode", ["open", "keys"])
+@pytest.mark.parametrize("mode", ["open", "keys", "off"])
 async def test_the_local_admin_runs_a_script_through_the_admin_api(serves, mode):
     gw = serves[mode]
     base = gw.url.removesuffix("/mcp")
