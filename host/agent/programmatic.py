@@ -74,17 +74,21 @@ class GrantedPrograms:
     def __init__(self, access: AccessControl, principal: Principal) -> None:
         self.access = access
         self.principal = principal
+        self._rules: tuple[int, frozenset[str]] | None = None
 
     def allows(self, tool: ToolRecord) -> bool:
         decision = self.access.evaluate(self.principal, tool)
-        if decision.effect is not Effect.ALLOW or decision.rule is None:
-            return False
-        subjects = [("user", self.principal.user), *(("role", r) for r in self.principal.roles)]
-        return any(
-            g.rule == decision.rule and g.approval is False
-            for kind, subject in subjects
-            for g in self.access.grants.list(subject, kind=kind)
-        )
+        return decision.effect is Effect.ALLOW and decision.rule in self._no_approval_rules()
+
+    def _no_approval_rules(self) -> frozenset[str]:
+        """Rules of the principal's allow grants with ``approval`` never, read once per access revision."""
+        revision = self.access.revision
+        if self._rules is None or self._rules[0] != revision:
+            subjects = [("user", self.principal.user), *(("role", r) for r in self.principal.roles)]
+            rules = frozenset(g.rule for kind, subject in subjects
+                              for g in self.access.grants.list(subject, kind=kind) if g.approval is False)
+            self._rules = (revision, rules)
+        return self._rules[1]
 
 
 @dataclass(frozen=True)

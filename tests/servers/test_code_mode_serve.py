@@ -59,8 +59,9 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _gateway(root: Path, mode: str) -> Gateway:
-    home = root / mode
+def code_mode_home(home: Path) -> Path:
+    """``home/config.json`` (code mode with :data:`LIMITS`, two workers, the orders example) and an
+    empty ``home/data``; returns the data folder."""
     data = home / "data"
     data.mkdir(parents=True)
     config = {
@@ -68,6 +69,12 @@ def _gateway(root: Path, mode: str) -> Gateway:
         "mcpServers": {"orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]}},
     }
     (home / "config.json").write_text(json.dumps(config))
+    return data
+
+
+def _gateway(root: Path, mode: str) -> Gateway:
+    home = root / mode
+    data = code_mode_home(home)
     keys: dict[str, str] = {}
     if mode == "keys":
         access = AccessControl.open(data)

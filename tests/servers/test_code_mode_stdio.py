@@ -8,7 +8,6 @@ The upstream is the bundled orders example."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,12 +26,12 @@ from tests.servers.test_code_mode_serve import (
     ERAS,
     JOIN_RESULT,
     JOIN_SCRIPT,
-    LIMITS,
     STEP_SECONDS,
     _audit,
     _error,
     _script_rows,
     _text,
+    code_mode_home,
 )
 
 pytestmark = pytest.mark.anyio
@@ -40,13 +39,7 @@ pytestmark = pytest.mark.anyio
 
 def _home(tmp_path: Path, *, user: str | None = None, self_approval: bool = False) -> tuple[Path, list[str]]:
     home = tmp_path / "home"
-    data = home / "data"
-    data.mkdir(parents=True)
-    config = {
-        "toolhost": {"connect_timeout_seconds": 30, "code_mode": {"pool": {"max_workers": 2}, "limits": LIMITS}},
-        "mcpServers": {"orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]}},
-    }
-    (home / "config.json").write_text(json.dumps(config))
+    data = code_mode_home(home)
     args = ["serve", "--stdio", "--code-mode", "--config", str(home / "config.json"), "--data-dir", str(data)]
     if user is not None:
         access = AccessControl.open(data)
