@@ -163,5 +163,5 @@ def test_chat_completions_has_no_programmatic_callers():
     async def send(params: dict) -> dict:
         raise AssertionError("never sent")
 
-    with pytest.raises(ValueError, match="OpenAI Chat Completions has no programmatic tool calling"):
+    with pytest.raises(ValueError, match=r"^openai_chat has no programmatic tool calling \(OpenAI Chat Completions"):
         ProviderModel(OpenAIChatAdapter(), send, [], model="m", programmatic=lambda tool: False)

@@ -76,7 +76,7 @@ def _opaque(kind: Any) -> bool:
     return kind in _THINKING or kind == "server_tool_use" or (isinstance(kind, str) and kind.endswith("_tool_result"))
 
 
-def _direct_caller(block: dict[str, Any]) -> dict[str, Any] | None:
+def _program_caller_of(block: dict[str, Any]) -> dict[str, Any] | None:
     """The ``caller`` of a ``tool_use`` block when a program made it, else ``None``."""
     caller = block.get("caller")
     return dict(caller) if isinstance(caller, dict) and caller.get("type") not in (None, "direct") else None
@@ -247,7 +247,7 @@ class AnthropicMessagesAdapter:
                     raise MalformedResponse(self.api, f"content[{i}]", "tool_use needs id, name and an object input")
                 raw = json.dumps(block.get("input", {}), ensure_ascii=False)
                 parts.append(ToolCall(call_id=block["id"], name=block["name"], raw_arguments=raw, index=n))
-                if (caller := _direct_caller(block)) is not None:
+                if (caller := _program_caller_of(block)) is not None:
                     callers[block["id"]] = caller
                 n += 1
         stop = _STOP.get(response.get("stop_reason") or "", StopReason.OTHER)
@@ -344,7 +344,7 @@ class AnthropicStreamParser:
             if kind == "tool_use":
                 call = next(calls)
                 parts.append(call)
-                if (caller := _direct_caller(block)) is not None:
+                if (caller := _program_caller_of(block)) is not None:
                     callers[call.call_id] = caller
             elif kind == "text" and block["text"]:
                 parts.append(TextBlock(text=block["text"]))

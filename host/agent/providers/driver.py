@@ -26,7 +26,6 @@ from typing import Any
 
 from host.agent.accumulate import ArgumentAccumulator
 from host.agent.providers.base import (
-    API_CHAT,
     AssistantTurn,
     Conversation,
     ProviderAdapter,
@@ -34,7 +33,7 @@ from host.agent.providers.base import (
     StopReason,
     UserTurn,
 )
-from host.agent.providers.callers import declare_programmatic, program_caller
+from host.agent.providers.callers import PROGRAMMATIC_APIS, declare_programmatic, program_caller
 from host.agent.providers.choice import ToolChoice
 from host.agent.providers.deferred import TOOL_SEARCH_NAME, run_tool_search
 from host.agent.transcript import Message
@@ -128,9 +127,9 @@ class ProviderModel:
         params: dict[str, Any] | None = None,
         programmatic: Callable[[ToolRecord], bool] | None = None,
     ) -> None:
-        if programmatic is not None and adapter.api == API_CHAT:
-            raise ValueError("OpenAI Chat Completions has no programmatic tool calling; use openai_responses or "
-                             "anthropic_messages, or leave programmatic unset")
+        if programmatic is not None and adapter.api not in PROGRAMMATIC_APIS:
+            raise ValueError(f"{adapter.api} has no programmatic tool calling (OpenAI Chat Completions has none); "
+                             "use openai_responses or anthropic_messages, or leave programmatic unset")
         self.adapter = adapter
         self.send = send
         self.tools = tools

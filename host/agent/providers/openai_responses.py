@@ -89,7 +89,7 @@ _OPAQUE = ("reasoning", "program", "program_output")
 must be round-tripped) with its output."""
 
 
-def program_call_caller(item: dict[str, Any]) -> dict[str, Any] | None:
+def _program_caller_of(item: dict[str, Any]) -> dict[str, Any] | None:
     """The ``caller`` of a ``function_call`` item made by a program, else ``None``."""
     caller = item.get("caller")
     return dict(caller) if isinstance(caller, dict) and caller.get("type") == "program" else None
@@ -319,7 +319,7 @@ class OpenAIResponsesAdapter:
         parts, ids = _parts_from_items(output, self.api)
         has_calls = any(isinstance(p, ToolCall) for p in parts)
         callers = {i["call_id"]: c for i in output if i.get("type") == "function_call"
-                   and (c := program_call_caller(i)) is not None}
+                   and (c := _program_caller_of(i)) is not None}
         return AssistantTurn(
             parts=parts, stop=_stop(response, has_calls), api=self.api, response_id=response.get("id"), item_ids=ids,
             callers=callers,
@@ -418,7 +418,7 @@ class ResponsesStreamParser:
                     ids[len(parts)] = item["id"]
                 call = next(calls)
                 parts.append(call)
-                if kind == "function_call" and (caller := program_call_caller(item)) is not None:
+                if kind == "function_call" and (caller := _program_caller_of(item)) is not None:
                     callers[call.call_id] = caller
         has_calls = any(isinstance(p, ToolCall) for p in parts)
         stop = _stop(self._response, has_calls) if self.done else StopReason.OTHER
