@@ -8,6 +8,7 @@ sha256, parent call and step, and the script has its own row. Access modes:
 * ``open``: no users (``--auth auto``): every caller sees every tool;
 * ``alice``: API key of a user whose grant ``server:orders`` covers the orders tools (destructive
   ``cancel_order`` needs approval, the default for grants);
+* ``dave``: like alice, with self-approval enabled on his grant (his client is asked by elicitation);
 * ``bob``: API key of a user granted only ``orders__get_order``; ``carol``: no grant at all: the
   hidden tools inside a script answer exactly like names that do not exist;
 * ``off``: ``--auth off`` (no store: no audit, no approvals);
@@ -32,6 +33,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import ElicitResult
 
 from host.access import AccessControl
 from host.code_mode import parse_inner_detail
@@ -79,11 +81,13 @@ def _gateway(root: Path, mode: str) -> Gateway:
     if mode == "keys":
         access = AccessControl.open(data)
         try:
-            for user in ("alice", "bob", "carol"):
+            for user in ("alice", "bob", "carol", "dave"):
                 access.users.add(user)
             access.grants.add("alice", "server:orders")
             access.grants.add("bob", "orders__get_order")
-            keys = {user: access.keys.create(user)[1] for user in ("alice", "bob", "carol")}
+            access.grants.add("dave", "server:orders")
+            access.grants.set_self_approval("dave", "server:orders")
+            keys = {user: access.keys.create(user)[1] for user in ("alice", "bob", "carol", "dave")}
         finally:
             access.close()
     args = ["serve", "--config", str(home / "config.json"), "--data-dir", str(data), "--port", "0", "--code-mode"]
@@ -114,17 +118,17 @@ async def serves(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict
 
 
 def _serve_of(caller: str) -> str:
-    return "keys" if caller in ("alice", "bob", "carol") else caller
+    return "keys" if caller in ("alice", "bob", "carol", "dave") else caller
 
 
 @asynccontextmanager
-async def client(serves: dict[str, Gateway], caller: str, era: str) -> AsyncIterator[Client]:
+async def client(serves: dict[str, Gateway], caller: str, era: str, **options: Any) -> AsyncIterator[Client]:
     gw = serves[_serve_of(caller)]
     token = gw.keys.get(caller)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=STEP_SECONDS) as http,
-        Client(streamable_http_client(gw.url, http_client=http), mode=CLIENT_MODE[era]) as c,
+        Client(streamable_http_client(gw.url, http_client=http), mode=CLIENT_MODE[era], **options) as c,
     ):
         assert c.protocol_version == era
         yield c
@@ -328,6 +332,33 @@ async def test_carol_without_a_grant_finds_no_tool_and_her_script_sees_none(serv
     assert "name 'orders__list_orders' is not defined" in _text(ran), _text(ran)
     own, inner = _script_rows(serves["keys"], _error(ran)["details"]["script_id"])
     assert inner == [] and (own.user, json.loads(own.arguments)["manifest"]) == ("carol", {})
+
+
+@pytest.mark.parametrize(("era", "order_id"), [(LEGACY, "A1003"), (MODERN, "A1004")])
+async def test_a_self_approval_grant_lets_the_callers_client_approve_the_script_by_elicitation(serves, era, order_id):
+    """Handshake era over HTTP: dave's client is asked once for the script and its manifest, and it
+    runs; 2026-07-28 over HTTP has no elicitation back channel: the script stays pending, as a direct call."""
+    asked: list[str] = []
+
+    async def on_elicit(context: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"approve": True})
+
+    code = f"o = await orders__get_order(order_id={order_id!r})\nawait orders__cancel_order(order_id=o['order_id'])\n"
+    with anyio.fail_after(STEP_SECONDS * 2):
+        async with client(serves, "dave", era, elicitation_callback=on_elicit) as c:
+            ran = await c.call_tool("execute", {"code": code})
+    if era == MODERN:
+        assert (_error(ran)["code"], asked) == ("approval_required", [])
+        return
+    assert ran.is_error is True and _error(ran)["code"] == "tool_error"  # shipped: the business error of the tool
+    assert "already shipped" in _text(ran) or "cannot be cancelled" in _text(ran), _text(ran)
+    own, inner = _script_rows(serves["keys"], _error(ran)["details"]["script_id"])
+    assert len(asked) == 1 and asked[0].startswith("Allow execute (destructive) to run once with arguments {\"code\":")
+    assert f"Approval id {own.approval_id}." in asked[0]
+    assert (own.user, own.approver) == ("dave", "dave (self-approval)")
+    assert [(r.tool, r.approval_id) for r in inner] == [("orders__get_order", None),
+                                                        ("orders__cancel_order", own.approval_id)]
 
 
 async def test_a_tool_name_built_at_run_time_is_refused_as_outside_the_manifest(serves):
