@@ -36,6 +36,7 @@ from host.agent.providers.base import (
     Reasoning,
     StopReason,
 )
+from host.agent.providers.callers import anthropic_server_block, program_caller_object
 from host.agent.providers.choice import ToolChoice, anthropic_choice
 from host.agent.providers.deferred import (
     TOOL_SEARCH_DESCRIPTION,
@@ -73,13 +74,11 @@ _THINKING = ("thinking", "redacted_thinking")
 
 def _opaque(kind: Any) -> bool:
     """Blocks replayed verbatim: thinking, and the code-execution program's server blocks."""
-    return kind in _THINKING or kind == "server_tool_use" or (isinstance(kind, str) and kind.endswith("_tool_result"))
+    return kind in _THINKING or anthropic_server_block(kind)
 
 
 def _program_caller_of(block: dict[str, Any]) -> dict[str, Any] | None:
-    """The ``caller`` of a ``tool_use`` block when a program made it, else ``None``."""
-    caller = block.get("caller")
-    return dict(caller) if isinstance(caller, dict) and caller.get("type") not in (None, "direct") else None
+    return program_caller_object(block, API_ANTHROPIC)
 
 
 def _last_container(conversation: Conversation) -> str | None:

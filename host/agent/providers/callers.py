@@ -38,10 +38,13 @@ from registry.tool import Risk, ToolRecord
 __all__ = [
     "ANTHROPIC_CODE_EXECUTION",
     "PROGRAMMATIC_APIS",
+    "RESPONSES_PROGRAM_ITEMS",
     "allowed_callers",
+    "anthropic_server_block",
     "declare_programmatic",
     "may_call_programmatically",
     "program_caller",
+    "program_caller_object",
 ]
 
 ANTHROPIC_CODE_EXECUTION = "code_execution_20250825"
@@ -49,6 +52,16 @@ ANTHROPIC_CODE_EXECUTION = "code_execution_20250825"
 
 PROGRAMMATIC_APIS = (API_ANTHROPIC, API_RESPONSES)
 """The APIs with programmatic tool calling (not OpenAI Chat Completions)."""
+
+RESPONSES_PROGRAM_ITEMS = ("program", "program_output")
+"""Responses output items of a program (``program`` carries the ``fingerprint`` that must be
+round-tripped): replayed verbatim, like reasoning."""
+
+
+def anthropic_server_block(kind: object) -> bool:
+    """Whether an Anthropic content block type is the code runtime's own (``server_tool_use``,
+    ``code_execution_tool_result`` and the other ``*_tool_result`` blocks): replayed verbatim."""
+    return kind == "server_tool_use" or (isinstance(kind, str) and kind.endswith("_tool_result"))
 
 
 def _runtime_tool(api: str, code_execution: str) -> dict[str, Any]:
@@ -100,6 +113,12 @@ def declare_programmatic(
     if any_programmatic and not any(t.get("type") == runtime["type"] for t in decl.tools):
         decl.tools.append(runtime)
     return decl
+
+
+def program_caller_object(call: Mapping[str, Any], api: str) -> dict[str, Any] | None:
+    """The ``caller`` object of a returned call, as received, when the provider's program made it
+    (see :func:`program_caller`), else ``None``: what :attr:`AssistantTurn.callers` keeps."""
+    return dict(call["caller"]) if program_caller(call, api) is not None else None
 
 
 def program_caller(call: Mapping[str, Any], api: str) -> str | None:

@@ -37,6 +37,7 @@ from host.agent.providers.base import (
     Reasoning,
     StopReason,
 )
+from host.agent.providers.callers import RESPONSES_PROGRAM_ITEMS, program_caller_object
 from host.agent.providers.choice import ToolChoice, responses_choice
 from host.agent.providers.deferred import (
     TOOL_SEARCH_DESCRIPTION,
@@ -84,15 +85,12 @@ def _stop(response: dict[str, Any], has_calls: bool) -> StopReason:
     return StopReason.TOOL_USE if has_calls else StopReason.END_TURN
 
 
-_OPAQUE = ("reasoning", "program", "program_output")
-"""Items replayed verbatim: reasoning, and a programmatic tool calling program (its ``fingerprint``
-must be round-tripped) with its output."""
+_OPAQUE = ("reasoning", *RESPONSES_PROGRAM_ITEMS)
+"""Items replayed verbatim: reasoning, and a program with its output."""
 
 
 def _program_caller_of(item: dict[str, Any]) -> dict[str, Any] | None:
-    """The ``caller`` of a ``function_call`` item made by a program, else ``None``."""
-    caller = item.get("caller")
-    return dict(caller) if isinstance(caller, dict) and caller.get("type") == "program" else None
+    return program_caller_object(item, API_RESPONSES)
 
 
 def _parts_from_items(items: list[dict[str, Any]], api: str) -> tuple[list[Any], dict[int, str]]:
