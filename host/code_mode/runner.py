@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 
 from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolResult
+from host.code_mode.admission import owner_key
 from host.code_mode.approval import ScriptApprovalRequest, ScriptApprovals
 from host.code_mode.config import CodeModeConfig
 from host.code_mode.cover import ScriptCover
@@ -65,13 +66,15 @@ class CodeMode:
         await self.pool.__aexit__(*exc)
 
     def describe(self) -> dict[str, Any]:
-        """``{"tool", "pool": {...}, "limits": {...}, "running": n}`` for ``toolhost servers --json`` and
-        the admin API (pool size and limits as configured; ``running``: scripts running now)."""
+        """``{"tool", "pool": {...}, "limits": {...}, "running": n, "queued": n}`` for ``toolhost servers --json`` and
+        the admin API (pool size and limits as configured; ``running``: scripts running now, ``queued``:
+        scripts waiting for a worker)."""
         return {
             "tool": SCRIPT_TOOL,
             "pool": asdict(self.config.pool),
             "limits": asdict(self.config.limits),
             "running": len(self.pool.worker_pids_in_use()),
+            "queued": self.pool.admission.queued,
         }
 
     async def run(
@@ -120,7 +123,8 @@ class CodeMode:
                         result, cover, approval = await _approve(run, principal, request, approvals)
                     if result is None:
                         outcome = await self.pool.run(
-                            code, manifest, PipelineInnerCaller(runtime, principal, run, cover)
+                            code, manifest, PipelineInnerCaller(runtime, principal, run, cover),
+                            owner=owner_key(principal),
                         )
                         statuses = [c.status for c in outcome.calls]
                         result = outcome_result(run.parent_call_id, SCRIPT_TOOL, outcome)

@@ -433,7 +433,7 @@ async def test_a_script_past_its_inner_call_limit_stops_and_every_call_it_made_i
     err = _error(ran)
     assert (err["code"], err["where"], err["details"]["limit"], err["details"]["calls"]) == (
         "tool_error", "code_mode.limit", "inner_calls", 100)
-    assert "more than 100 tool calls (max_inner_calls)" in _text(ran)
+    assert "more than 100 tool calls (toolhost.code_mode.limits.max_inner_calls = 100)" in _text(ran)
     own, inner = _script_rows(serves["open"], err["details"]["script_id"])
     assert [(r.tool, r.status) for r in inner] == [("orders__get_order", "ok")] * 100
     assert [parse_inner_detail(r.detail)["step"] for r in inner] == list(range(100))
