@@ -394,6 +394,8 @@ async def test_the_local_admin_runs_a_script_through_the_admin_api(serves, mode)
 
 # -- hostile scripts -----------------------------------------------------------------------------------
 async def test_hostile_scripts_end_at_their_limits_while_serve_keeps_answering_another_client(serves):
+    """alice's three bombs at once (three sessions, one API key): one runs into its limit, the other two
+    are over her share of the pool (rate_limited, retry after), and dave is answered all along."""
     bombs = {
         "memory": "x = 'a' * 1024\nwhile True:\n    x = x + x",
         "cpu_time": "n = 0\nwhile True:\n    n += 1",
@@ -403,20 +405,28 @@ async def test_hostile_scripts_end_at_their_limits_while_serve_keeps_answering_a
     normal: list[Any] = []
 
     async def hostile(kind: str, code: str) -> None:
-        async with client(serves, "open", LEGACY) as c:
+        async with client(serves, "alice", LEGACY) as c:
             results[kind] = await c.call_tool("execute", {"code": code})
 
     with anyio.fail_after(STEP_SECONDS * 3):
         async with anyio.create_task_group() as tg:
             for kind, code in bombs.items():
                 tg.start_soon(hostile, kind, code)
-            async with client(serves, "open", MODERN) as other:
+            async with client(serves, "dave", MODERN) as other:
                 for _ in range(5):
                     normal.append(await other.call_tool("call_tool", {"name": "orders__get_order",
                                                                       "arguments": {"order_id": "A1004"}}))
                 normal.append(await other.call_tool("execute", {"code": JOIN_SCRIPT}))
-        async with client(serves, "open", LEGACY) as after:
+        refusals = {kind: _error(r) for kind, r in results.items() if _error(r)["code"] == "rate_limited"}
+        refused = list(refusals)
+        async with client(serves, "alice", LEGACY) as after:
+            for kind in refused:  # one at a time, each runs into its own limit
+                results[kind] = await after.call_tool("execute", {"code": bombs[kind]})
             last = await after.call_tool("execute", {"code": JOIN_SCRIPT})
+    assert len(refused) == 2
+    for err in refusals.values():
+        assert (err["where"], err["retry_after_seconds"] >= 1) == ("code_mode.pool", True), err
+        assert "(toolhost.code_mode.pool.max_scripts_per_caller = 1)" in err["message"]
     for kind in bombs:
         err = _error(results[kind])
         assert (err["code"], err["where"], err["details"]["limit"]) == ("tool_error", "code_mode.limit", kind), err
@@ -453,6 +463,8 @@ async def test_the_admin_api_and_toolhost_servers_show_the_pool_and_limits(serve
     assert (cm["tool"], cm["pool"]["min_workers"], cm["pool"]["max_workers"]) == ("execute", 1, 2)
     assert {k: cm["limits"][k] for k in LIMITS} == LIMITS
     assert cm["limits"]["max_inner_calls"] == 100
+    assert (cm["pool"]["max_scripts_per_caller"], cm["pool"]["max_queued_scripts"], cm["queued"]) == (1, 4, 0)
+    assert cm["pool"]["checkout_timeout_seconds"] == 10.0
     assert [s["name"] for s in body["servers"]] == ["orders"]
     assert shown.returncode == 0, shown.stderr
     assert ("code mode: execute on, 1-2 sandbox workers, 0 running; per script 15 s wall clock, 2 s CPU, 32 MiB, "
