@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
-from host.access.gate import _ELICIT, decide
+from host.access.gate import current_elicitation, decide
 from host.code_mode.approval import ScriptApprovalRequest, ScriptVerdict
 from host.code_mode.script_run import SCRIPT_TOOL
 from host.store import ApprovalInfo, ApprovalNotPending, NotFound
@@ -79,7 +79,7 @@ class ScriptApprovalGate:
     async def _ask_caller(self, principal: Principal, request: ScriptApprovalRequest,
                           req: ApprovalInfo) -> ScriptVerdict | None:
         """Self-approval by elicitation (module docstring); ``None`` when not asked or not answered."""
-        elicit = _ELICIT.get()
+        elicit = current_elicitation()
         if elicit is None or not request.needs_approval:
             return None
         rules = [request.approval_rules.get(q) for q in request.needs_approval]

@@ -28,13 +28,16 @@ conversation's event log. A tool the program may not call is refused (``permissi
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+import anyio
+
 from host.agent.providers.callers import may_call_programmatically
 from host.calls import ResultStatus, ToolCall, ToolResult
-from host.pipeline.context import CallContext
+from host.pipeline.context import BatchCancel, CallContext
 from host.pipeline.results import error_result
 from host.store import AuditUnavailable
 from registry.policy import Effect, Principal
@@ -137,7 +140,12 @@ class ProgrammaticCalls:
         return self.direct.event_log
 
     async def run_batch(self, calls: Sequence[ToolCall], ctx: CallContext) -> list[ToolResult]:
-        """One result per call, in call order; direct calls run first, as one batch."""
+        """One result per call, in call order; direct calls run first, as one batch.
+
+        Program calls keep the loop's ``ctx.deadline`` and ``ctx.cancel`` as direct calls do
+        (:mod:`host.pipeline.execute`): one that would start after either is ``not_executed``; one
+        running when the switch is pulled ends ``cancelled``, when the deadline passes ``timeout``
+        (its effect unknown, its audit row says so)."""
         direct = [c for c in calls if c.call_id not in self.programs]
         ran = iter(await self.direct.run_batch(direct, ctx) if direct else [])
         out: list[ToolResult] = []
@@ -158,8 +166,9 @@ class ProgrammaticCalls:
                                   {"call_id": call.call_id, "tool": call.name, "program": program,
                                    "api": self.api, "allowed": not refused}, adapter=ctx.adapter)
         if not refused:
-            return await rt.call(call.name, arguments, principal, conversation_id=ctx.conversation_id,
-                                 call_id=call.call_id, script_step=step, session_id=ctx.session_id)
+            return await _within_budget(call, ctx, rt.call(
+                call.name, arguments, principal, conversation_id=ctx.conversation_id,
+                call_id=call.call_id, script_step=step, session_id=ctx.session_id))
         assert tool is not None
         message = (
             f"{call.name} is a {tool.risk.value}-risk tool and may not be called from a program "
@@ -177,3 +186,36 @@ class ProgrammaticCalls:
                     detail=f"{step.audit_detail()}; refused: not programmatic",
                 )
         return result
+
+
+async def _within_budget(call: ToolCall, ctx: CallContext, running: Coroutine[Any, Any, ToolResult]) -> ToolResult:
+    """``running`` (one program call) bounded by the loop's deadline and cancel switch (run_batch doc)."""
+    reason = ctx.cancel.reason if ctx.cancel is not None and ctx.cancel.cancelled else None
+    remaining = ctx.remaining_seconds()
+    if reason is None and remaining is not None and remaining <= 0:
+        reason = "deadline"
+    if reason is not None:
+        running.close()
+        message = ("the conversation's time budget ran out before this call could start" if reason == "deadline"
+                   else f"the call was not started ({reason})")
+        return error_result(call, ResultStatus.NOT_EXECUTED, message, where="execute", details={"reason": reason})
+    result: ToolResult | None = None
+    with anyio.move_on_after(math.inf if remaining is None else remaining) as budget:
+        async with anyio.create_task_group() as tg:
+            if ctx.cancel is not None:
+                tg.start_soon(_cancel_when_pulled, ctx.cancel, tg.cancel_scope)
+            result = await running
+            tg.cancel_scope.cancel()
+    if result is not None:
+        return result
+    if budget.cancelled_caught:
+        return error_result(call, ResultStatus.TIMEOUT, "the conversation's time budget ran out while the call ran;"
+                            " its effect is unknown", where="execute", details={"reason": "deadline"})
+    why = ctx.cancel.reason if ctx.cancel is not None else "cancelled"
+    return error_result(call, ResultStatus.CANCELLED, f"the call was cancelled while running ({why}); its effect"
+                        " is unknown", where="execute", details={"reason": why})
+
+
+async def _cancel_when_pulled(cancel: BatchCancel, scope: anyio.CancelScope) -> None:
+    await cancel.wait()
+    scope.cancel()
