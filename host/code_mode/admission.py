@@ -48,6 +48,7 @@ class Refused(Exception):
 class _Waiter:
     owner: str
     granted: anyio.Event = field(default_factory=anyio.Event)
+    slot: object = None
 
 
 class Admission:
@@ -66,7 +67,7 @@ class Admission:
     ) -> None:
         self.slots, self.per_caller, self.max_queued = slots, per_caller, max_queued
         self.wait_seconds, self.wall_clock_seconds = wait_seconds, wall_clock_seconds
-        self._running: list[tuple[str, float]] = []  # (owner, when its slot was granted)
+        self._running: dict[object, tuple[str, float]] = {}  # slot -> (owner, when it was granted)
         self._queue: deque[_Waiter] = deque()
 
     @property
@@ -81,7 +82,7 @@ class Admission:
 
     def held(self, owner: str) -> int:
         """Scripts ``owner`` has running or waiting."""
-        return Counter(o for o, _ in self._running)[owner] + sum(1 for w in self._queue if w.owner == owner)
+        return Counter(o for o, _ in self._running.values())[owner] + sum(1 for w in self._queue if w.owner == owner)
 
     @asynccontextmanager
     async def slot(self, owner: str) -> AsyncIterator[None]:
@@ -96,16 +97,13 @@ class Admission:
                 " raise the share",
                 self._retry_after(owner),
             )
-        if len(self._running) < self.slots and not self._queue:
-            self._grant(owner)
-        else:
-            await self._wait(owner)
+        slot = self._grant(owner) if len(self._running) < self.slots and not self._queue else await self._wait(owner)
         try:
             yield
         finally:
-            self._release(owner)
+            self._release(slot)
 
-    async def _wait(self, owner: str) -> None:
+    async def _wait(self, owner: str) -> object:
         if len(self._queue) >= self.max_queued:
             raise Refused(
                 "rate_limited",
@@ -132,26 +130,29 @@ class Admission:
                 f" {retry:g} s (toolhost.code_mode.pool.checkout_timeout_seconds = {self.wait_seconds:g})",
                 retry,
             )
+        return waiter.slot
 
     def _leave(self, waiter: _Waiter) -> None:
         if waiter.granted.is_set():
-            self._release(waiter.owner)
+            self._release(waiter.slot)
         else:
             self._queue.remove(waiter)
 
-    def _grant(self, owner: str) -> None:
-        self._running.append((owner, anyio.current_time()))
+    def _grant(self, owner: str) -> object:
+        slot = object()
+        self._running[slot] = (owner, anyio.current_time())
+        return slot
 
-    def _release(self, owner: str) -> None:
-        index = next(i for i, (o, _) in enumerate(self._running) if o == owner)
-        del self._running[index]
+    def _release(self, slot: object) -> None:
+        """Free ``slot``; hand it to the first queued script (first come, first served)."""
+        del self._running[slot]
         if self._queue and len(self._running) < self.slots:
             waiter = self._queue.popleft()
-            self._grant(waiter.owner)
+            waiter.slot = self._grant(waiter.owner)
             waiter.granted.set()
 
     def _retry_after(self, owner: str | None) -> float:
         """Seconds until the soonest wall-clock end of ``owner``'s running scripts (anyone's when None)."""
         now = anyio.current_time()
-        ends = [t + self.wall_clock_seconds - now for o, t in self._running if owner is None or o == owner]
+        ends = [t + self.wall_clock_seconds - now for o, t in self._running.values() if owner is None or o == owner]
         return float(max(1, math.ceil(min(ends, default=1.0))))

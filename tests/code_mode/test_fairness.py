@@ -7,7 +7,7 @@ import anyio
 import pytest
 
 from host.code_mode import PoolConfig, SandboxPool, ScriptLimits, outcome_result
-from host.code_mode.admission import owner_key
+from host.code_mode.admission import Admission, owner_key
 from registry.policy import Principal
 from tests.code_mode.fakes import FakeCaller, Reached, run
 
@@ -107,3 +107,31 @@ async def test_a_full_queue_refuses_and_a_queued_script_s_wall_clock_starts_at_i
         " (toolhost.code_mode.pool.max_queued_scripts = 1); retry after the time given"
     )
     assert 1.0 <= results["c"].retry_after <= 2.0
+
+
+async def test_queued_scripts_get_workers_first_come_and_a_cancelled_wait_leaks_no_slot():
+    admission = Admission(slots=1, per_caller=2, max_queued=4, wait_seconds=10.0, wall_clock_seconds=30.0)
+    order: list[str] = []
+    release = anyio.Event()
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+
+            async def script(owner: str, hold: anyio.Event | None = None) -> None:
+                async with admission.slot(owner):
+                    order.append(owner)
+                    if hold is not None:
+                        await hold.wait()
+
+            tg.start_soon(script, "a", release)
+            await _until(lambda: admission.running == 1)
+            tg.start_soon(script, "b")
+            tg.start_soon(script, "c")
+            await _until(lambda: admission.queued == 2)
+            async with anyio.create_task_group() as waiting:  # a client that goes away while queued
+                waiting.start_soon(script, "d")
+                await _until(lambda: admission.queued == 3)
+                waiting.cancel_scope.cancel()
+            assert (admission.queued, admission.held("d")) == (2, 0)
+            release.set()
+    assert order == ["a", "b", "c"]
+    assert (admission.running, admission.queued) == (0, 0)

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from host.access.gate import approval_elicitation, current_elicitation
 from host.code_mode import (
     SCRIPT_TOOL,
     CoveringApprovals,
@@ -103,8 +104,6 @@ async def test_the_cover_approves_only_its_caller_and_the_approved_definitions()
 
 
 def test_the_current_requests_elicitation_is_read_through_the_gate_s_accessor():
-    from host.access.gate import approval_elicitation, current_elicitation
-
     async def elicit(approval, tool):
         return True
 
