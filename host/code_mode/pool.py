@@ -128,22 +128,28 @@ class SandboxPool:
     async def _run_admitted(
         self, script: str, manifest: Manifest, caller: InnerCaller, lim: ScriptLimits, sha: str
     ) -> tuple[ScriptOutcome, RunState]:
-        async with anyio.create_task_group() as tg:
-            state = RunState(
-                manifest,
-                lim,
-                start_call=lambda n, a, s: _start(tg, caller, state, n, a, s),
-                start_sleep=lambda seconds: _start_sleep(tg, seconds),
-            )
-            tg.start_soon(self._watch, state, lim)
-            self._running.append(state)
-            try:
-                outcome = await anyio.to_thread.run_sync(self._drive, script, state, lim, sha, limiter=self._threads)
-            finally:
-                self._running.remove(state)
-                state.finished = True
-                tg.cancel_scope.cancel()
-        state.close()
+        state: RunState | None = None
+        try:
+            async with anyio.create_task_group() as tg:
+                state = RunState(
+                    manifest,
+                    lim,
+                    start_call=lambda n, a, s: _start(tg, caller, state, n, a, s),
+                    start_sleep=lambda seconds: _start_sleep(tg, seconds),
+                )
+                tg.start_soon(self._watch, state, lim)
+                self._running.append(state)
+                try:
+                    outcome = await anyio.to_thread.run_sync(
+                        self._drive, script, state, lim, sha, limiter=self._threads
+                    )
+                finally:
+                    self._running.remove(state)
+                    state.finished = True
+                    tg.cancel_scope.cancel()
+        finally:
+            if state is not None:
+                state.close()  # the worker's pidfd
         return outcome, state
 
     async def _watch(self, state: RunState, lim: ScriptLimits) -> None:
