@@ -10,11 +10,17 @@ from host.config import load_config
 from host.paths import data_dir
 
 
-def options(description: str, model: str) -> argparse.Namespace:
+def options(description: str, model: str, *, programmatic: bool = False) -> argparse.Namespace:
+    """The examples' options; ``programmatic``: offer ``--programmatic`` (APIs with programmatic tool
+    calling: Anthropic Messages, OpenAI Responses; Chat Completions has none)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("question", nargs="?", default="Where is order A1001?")
     ap.add_argument("--model", default=model)
     ap.add_argument("--stream", action="store_true", help="stream the model's answer")
+    if programmatic:
+        ap.add_argument("--programmatic", action="store_true",
+                        help="let the provider's code runtime call tools (read-risk ones; others under a "
+                             "--no-approval grant); every such call is governed and audited with its program id")
     ap.add_argument("--user", help="the toolhost user the agent acts for (required once users exist)")
     ap.add_argument("--config", type=Path, help="mcpServers config (default: toolhost's bundled one)")
     ap.add_argument("--data-dir", type=Path,

@@ -325,6 +325,10 @@ class CodeModePoolOptions(BaseModel):
     min_workers: int = Field(default=1, ge=0, le=64)
     max_workers: int | None = Field(default=None, ge=1, le=64)
     """Most live workers (``None``: the CPU count, at most 4)."""
+    max_scripts_per_caller: int | None = Field(default=None, ge=1, le=64)
+    """Most scripts one caller has running or waiting (``None``: half the pool, at least 1)."""
+    max_queued_scripts: int | None = Field(default=None, ge=1, le=1024)
+    """Most scripts waiting for a worker (``None``: twice the pool)."""
     checkout_timeout_seconds: float = Field(default=10.0, gt=0)
     turn_timeout_seconds: float = Field(default=15.0, gt=0)
     max_scripts_per_worker: int = Field(default=200, ge=1)

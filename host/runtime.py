@@ -34,7 +34,7 @@ from host.code_mode.approval import ScriptApprovals
 from host.code_mode.config import CodeModeConfig
 from host.code_mode.cover import CoveringApprovals, current_cover
 from host.code_mode.runner import CodeMode
-from host.code_mode.script_run import InnerStep
+from host.code_mode.script_run import AuditedStep
 from host.config import HostConfig
 from host.events import EventLog
 from host.pipeline import ApprovalHook, CallContext, DenialDisclosure, Pipeline, TaintListener, TaintStage
@@ -303,7 +303,7 @@ class HostRuntime:
         conversation_id: str | None = None,
         call_id: str | None = None,
         progress_callback: ProgressCallback | None = None,
-        script_step: InnerStep | None = None,
+        script_step: AuditedStep | None = None,
         session_id: str | None = None,
     ) -> ToolResult:
         """Run one call by qualified name through the pipeline.
@@ -316,7 +316,8 @@ class HostRuntime:
             call_id: the caller's id for the call (generated when ``None``).
             progress_callback: receives upstream progress notifications.
             script_step: set for a code-mode script's inner call (its audit row's ``detail`` names
-                the script id, sha256, parent call id and step; the approval that covered it).
+                the script id, sha256, parent call id and step; the approval that covered it), or
+                for a call a provider's program made (:class:`host.agent.programmatic.ProgramStep`).
             session_id: the caller's session for session taint (default: the conversation id).
 
         Returns:
@@ -351,7 +352,7 @@ class HostRuntime:
 
     async def _audited_call(
         self, name: str, arguments: Any, ctx: CallContext, principal: Principal, call_id: str | None,
-        script_step: InnerStep | None = None,
+        script_step: AuditedStep | None = None,
     ) -> ToolResult:
         if self.auditor is None:
             return await self._limited_call(name, arguments, ctx, principal, call_id)

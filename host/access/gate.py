@@ -46,6 +46,7 @@ __all__ = [
     "approval_elicitation",
     "approval_record",
     "call_issuers",
+    "current_elicitation",
     "decide",
 ]
 
@@ -86,6 +87,13 @@ def approval_elicitation(elicit: ElicitApproval | None) -> Iterator[None]:
         yield
     finally:
         _ELICIT.reset(token)
+
+
+def current_elicitation() -> ElicitApproval | None:
+    """The current request's elicitation (set by :func:`approval_elicitation`), or ``None`` when this
+    request may not ask its client (no session, a client without elicitation, the 2026-07-28 era).
+    Who may self-approve is the asker's decision: only where self-approval is enabled."""
+    return _ELICIT.get()
 
 
 @contextmanager

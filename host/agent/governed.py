@@ -14,6 +14,11 @@ user's grants decide (destructive tools need an approver's approval unless a gra
 ``--no-approval``; ``toolhost approvals approve ID``); without users, open access (every tool,
 changed definitions held until ``toolhost pins accept``). Every call, whatever its outcome, gets an
 audit row (``toolhost audit``). Runnable examples: ``examples/``.
+
+With ``programmatic=True`` (Anthropic Messages, OpenAI Responses), the provider's code runtime may
+call tools too: read-risk ones always, write/destructive ones only under an allow grant with
+``--no-approval``; every call a program made runs through the same pipeline and its audit row
+names the program (:mod:`host.agent.programmatic`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 
 from host.access import AccessControl, build_policy, open_access
 from host.agent.loop import LoopOutcome, run_conversation
+from host.agent.programmatic import GrantedPrograms, ProgrammaticCalls, ProgrammaticPolicy, ReadOnlyPrograms
 from host.agent.providers import ProviderAdapter, ProviderModel, WithToolSearch
 from host.agent.providers.driver import Send
 from host.agent.transcript import Message
@@ -47,12 +53,20 @@ class GovernedRuntime:
         principal: the caller every tool call is decided, approved and audited as.
         access: the permission store (grants, approvals, pins, audit).
         state: the conversation's deferred-loading state (tools ``tool_search`` loaded).
+        enforced: see the attribute below.
     """
 
     runtime: HostRuntime
     principal: Principal
     access: AccessControl
     state: DeferredLoadingState = field(default_factory=DeferredLoadingState)
+    enforced: bool = False
+    """Grants decide (users exist, or a user was named); ``False``: open access."""
+
+    def programmatic_policy(self) -> ProgrammaticPolicy:
+        """Which non-read tools a provider's program may call for this principal: under users, an
+        allow grant with ``--no-approval``; in open access, none."""
+        return GrantedPrograms(self.access, self.principal) if self.enforced else ReadOnlyPrograms()
 
     def declared(self) -> list[ToolRecord]:
         """The tools declared to the model now: loaded (or ``always_load``) and visible to the principal."""
@@ -69,6 +83,7 @@ class GovernedRuntime:
         params: dict[str, Any] | None = None,
         conversation_id: str = "agent",
         max_turns: int = 12,
+        programmatic: bool = False,
     ) -> LoopOutcome:
         """Run one conversation to its final answer (or a loop limit).
 
@@ -83,13 +98,22 @@ class GovernedRuntime:
             params: extra request parameters (``{"max_tokens": 1024}`` for Anthropic, ``{"stream": True}``).
             conversation_id: names the event log (``<data_dir>/events/``) and spill folder.
             max_turns: model turns at most.
+            programmatic: let the provider's code runtime call tools (module docstring).
 
         Returns:
             The :class:`~host.agent.loop.LoopOutcome` (``final_text``, ``messages``, ``stop_reason``).
+
+        Raises:
+            ValueError: ``programmatic`` with OpenAI Chat Completions (it has no programmatic callers).
         """
         rt = self.runtime
-        provider = ProviderModel(adapter, send, self.declared, model=model, tool_search=True, params=params)
-        calls = WithToolSearch(rt, rt.search_index, self.state, visible=lambda t: rt.is_visible(self.principal, t))
+        policy = self.programmatic_policy()
+        provider = ProviderModel(adapter, send, self.declared, model=model, tool_search=True, params=params,
+                                 programmatic=policy.allows if programmatic else None)
+        calls: Any = WithToolSearch(rt, rt.search_index, self.state,
+                                    visible=lambda t: rt.is_visible(self.principal, t))
+        if programmatic:
+            calls = ProgrammaticCalls(calls, rt, provider.programs, policy, api=adapter.api)
         history = [Message(role="user", text=text)] if isinstance(text, str) else list(text)
         ctx = CallContext(principal=self.principal, conversation_id=conversation_id, adapter=adapter.api)
         return await run_conversation(provider, calls, history, ctx, max_turns=max_turns)
@@ -126,6 +150,6 @@ async def governed_runtime(
                          approvals=access.approval_hook() if enforce else None, auditor=access)
         access.watch(rt.registry)  # pin definitions from the first listing on
         async with rt:
-            yield GovernedRuntime(rt, principal, access)
+            yield GovernedRuntime(rt, principal, access, enforced=enforce)
     finally:
         access.close()

@@ -49,6 +49,9 @@ class Message(BaseModel):
         text: the message text (assistant text may be empty when it only calls tools).
         calls: tool calls of an ``assistant`` message, in the model's order.
         result: the tool result of a ``tool`` message (one message per result).
+        programs: of an ``assistant`` message, call id → the program id of each call the
+            provider's code runtime made (programmatic tool calling; direct calls are absent), so
+            the event log shows which program made which call.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -57,6 +60,7 @@ class Message(BaseModel):
     text: str = ""
     calls: list[ToolCall] = Field(default_factory=list)
     result: ToolResult | None = None
+    programs: dict[str, str] = Field(default_factory=dict)
 
 
 def history_bytes(messages: Sequence[Message]) -> bytes:

@@ -13,6 +13,11 @@ stored as an ordinary approval row (tool :data:`host.code_mode.script_run.SCRIPT
 so ``toolhost approvals list``/``approve`` and the console decide it like any other. An approved
 script approval runs the script once; its inner calls of the manifest's tools are then covered
 (:mod:`host.code_mode.cover`).
+
+Self-approval by elicitation follows the direct-call rule: only when the allow grant deciding
+**every** tool that needs approval has self-approval enabled (``toolhost grants self-approval``)
+is the caller's own client asked (MCP elicitation, where the connection has it); otherwise the
+issuer cannot approve their own script and it waits for an approver.
 """
 
 from __future__ import annotations
@@ -20,10 +25,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from registry.policy import Principal
+from registry.tool import Risk
 
 __all__ = ["ScriptApprovalRequest", "ScriptApprovals", "ScriptVerdict"]
 
@@ -37,12 +43,17 @@ class ScriptApprovalRequest:
         script_sha256: its hex sha256.
         definitions: ``{qualified name: definition hash}`` of every tool of the manifest.
         needs_approval: the manifest tools that need approval for this caller, sorted.
+        approval_rules: for each tool of ``needs_approval``, the rule that decided it (an allow
+            grant's ``allow:PATTERN@user:NAME``), which says whether self-approval applies.
+        risk: the highest risk among ``needs_approval`` (shown when the caller is asked).
     """
 
     code: str
     script_sha256: str
     definitions: Mapping[str, str]
     needs_approval: tuple[str, ...]
+    approval_rules: Mapping[str, str | None] = field(default_factory=dict)
+    risk: Risk = Risk.DESTRUCTIVE
 
     @property
     def arguments(self) -> dict[str, Any]:

@@ -12,6 +12,25 @@ from dataclasses import dataclass, field
 
 __all__ = ["CodeModeConfig", "PoolConfig", "ScriptLimits"]
 
+_RAISE = "or ask an operator to raise the limit"
+_EXPLAIN = {
+    # limit: (field, what was exceeded, what to do)
+    "wall_clock": ("wall_clock_seconds", "the script ran longer than {v:g} s of wall-clock time (counted from when"
+                   " it got its sandbox worker, inner calls included)", "make fewer or faster tool calls per script"),
+    "cpu_time": ("cpu_seconds", "the script used more than {v:g} s of CPU time in the sandbox",
+                 "look for an endless loop and do heavy filtering in the tool call, not in the script"),
+    "memory": ("max_memory_bytes", "the script needed more than {v} bytes of memory",
+               "build smaller values: handle items one at a time and keep only what the result needs"),
+    "print": ("max_print_bytes", "the script printed more than {v} bytes",
+              "print less: return a summary as the script's result instead"),
+    "recursion": ("max_recursion_depth", "the script recursed deeper than {v} calls",
+                  "use a loop instead of recursion"),
+    "inner_calls": ("max_inner_calls", "the script made more than {v} tool calls",
+                    "batch the work: fewer items per script, or a tool that takes a list"),
+    "output": ("max_output_bytes", "the script's result is {size} bytes, more than {v}",
+               "return a summary, not the raw data"),
+}
+
 
 @dataclass(frozen=True)
 class ScriptLimits:
@@ -51,6 +70,21 @@ class ScriptLimits:
             if getattr(self, name) <= 0:
                 raise ValueError(f"code mode limit {name} must be > 0, got {getattr(self, name)!r}")
 
+    def explain(self, limit: str, *, size: int = 0, sandbox: str = "") -> str:
+        """The error message for ``limit`` (a :data:`host.code_mode.outcome.ScriptOutcome.limit` name):
+        what was exceeded, the config key and its value, and what to do; ``sandbox``: the sandbox's own
+        text, appended for diagnosis; ``size``: the result size for ``output`` (bytes).
+
+        Example: ``the script used more than 10 s of CPU time in the sandbox
+        (toolhost.code_mode.limits.cpu_seconds = 10); look for an endless loop ...``.
+        """
+        key, what, fix = _EXPLAIN[limit]
+        value = getattr(self, key)
+        text = what.format(v=value, size=size)
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        message = f"{text} (toolhost.code_mode.limits.{key} = {shown}); {fix}, {_RAISE}"
+        return f"{message} [sandbox: {sandbox}]" if sandbox else message
+
     def monty_limits(self) -> dict[str, float | int | None]:
         """The pydantic-monty ``ResourceLimits`` dict for one checkout.
 
@@ -75,8 +109,14 @@ class PoolConfig:
 
     Attributes:
         min_workers: kept warm (spawned at start).
-        max_workers: most live workers; more scripts wait (default: CPU count, at most 4).
-        checkout_timeout_seconds: how long a script waits for a free worker before it fails (s).
+        max_workers: most live workers, the pool size; more scripts wait (default: CPU count, at most 4).
+        max_scripts_per_caller: most scripts one caller (API key, else user; all anonymous callers
+            together) has running or waiting; one more is refused ``rate_limited`` (default: half the
+            pool, at least 1).
+        max_queued_scripts: most scripts waiting for a worker; one more is refused ``rate_limited``
+            (default: twice the pool).
+        checkout_timeout_seconds: how long a queued script waits for a worker before it fails (s);
+            a script's wall clock starts only when it has its worker.
         turn_timeout_seconds: parent-side deadline of one sandbox turn (between host calls); a worker
             past it is killed (monty ``request_timeout``; a backstop above ``cpu_seconds``).
         max_scripts_per_worker: recycle a worker after this many scripts.
@@ -84,6 +124,8 @@ class PoolConfig:
 
     min_workers: int = 1
     max_workers: int = field(default_factory=lambda: max(1, min(4, os.cpu_count() or 1)))
+    max_scripts_per_caller: int = 0
+    max_queued_scripts: int = 0
     checkout_timeout_seconds: float = 10.0
     turn_timeout_seconds: float = 15.0
     max_scripts_per_worker: int = 200
@@ -93,6 +135,12 @@ class PoolConfig:
             raise ValueError(
                 f"code mode pool needs 0 <= min_workers <= max_workers >= 1, got {self.min_workers}, {self.max_workers}"
             )
+        if self.max_scripts_per_caller < 0 or self.max_queued_scripts < 0:
+            raise ValueError("code mode pool: max_scripts_per_caller and max_queued_scripts must be >= 0 (0: default)")
+        if not self.max_scripts_per_caller:  # 0: the default, resolved so the config views show the value
+            object.__setattr__(self, "max_scripts_per_caller", max(1, self.max_workers // 2))
+        if not self.max_queued_scripts:
+            object.__setattr__(self, "max_queued_scripts", 2 * self.max_workers)
 
 
 @dataclass(frozen=True)

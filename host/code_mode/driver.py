@@ -15,6 +15,9 @@ Source: pydantic-monty ``_monty.pyi`` (``MontySession.feed_start``, ``FunctionSn
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +27,7 @@ import anyio.from_thread
 import pydantic_monty as pm
 
 from host.code_mode.bridge import PRELUDE, error_message
+from host.code_mode.config import ScriptLimits
 from host.code_mode.outcome import InnerCallRecord
 from registry.code_mode import Manifest
 
@@ -48,10 +52,14 @@ class PendingCall:
 
 @dataclass
 class RunState:
-    """Shared between the driving thread and the event loop for one run."""
+    """Shared between the driving thread and the event loop for one run.
+
+    Every method runs on the event loop, so :meth:`begin` and :meth:`halt` never interleave: a
+    halt before the script began makes :meth:`begin` refuse it, a halt after kills its worker.
+    """
 
     manifest: Manifest
-    max_inner_calls: int
+    limits: ScriptLimits
     start_call: Callable[[str, dict[str, Any], int], PendingCall]
     start_sleep: Callable[[float], PendingCall]
     stop: anyio.Event = field(default_factory=anyio.Event)
@@ -61,19 +69,39 @@ class RunState:
     limit: str | None = None
     limit_message: str = ""
     worker_pid: int | None = None
+    pidfd: int | None = None
     calls: list[InnerCallRecord] = field(default_factory=list)
 
+    def begin(self, worker_pid: int | None) -> bool:
+        """The script got its worker: watch it (a pidfd, which also rules out pid reuse) and start
+        the wall clock; False when the run was already stopped (it must not start)."""
+        if self.stop.is_set():
+            return False
+        self.worker_pid = worker_pid
+        self.pidfd = os.pidfd_open(worker_pid) if worker_pid else None
+        self.started.set()
+        return True
+
     def worker_died(self) -> None:
-        """The worker process exited mid-run (event-loop side)."""
+        """The worker process exited mid-run."""
         if self.limit is None:
             self.crashed = True
         self.stop.set()
 
     def halt(self, limit: str, message: str) -> None:
-        """Record the first limit hit and stop the run (event-loop side)."""
+        """Record the first limit hit, stop the run and kill its worker (the pool replaces it)."""
         if self.limit is None:
             self.limit, self.limit_message = limit, message
         self.stop.set()
+        if self.pidfd is not None:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+
+    def close(self) -> None:
+        """Release the pidfd (after the run)."""
+        pidfd, self.pidfd = self.pidfd, None
+        if pidfd is not None:
+            os.close(pidfd)
 
 
 def drive(session: pm.MontySession, script: str, state: RunState, printed: pm.CollectString) -> Any:
@@ -83,9 +111,7 @@ def drive(session: pm.MontySession, script: str, state: RunState, printed: pm.Co
         Aborted: a toolhost limit stopped it (``state.limit``).
         pydantic_monty.MontyError: the script failed or the worker died (the caller classifies).
     """
-    state.worker_pid = session.worker_pid
-    anyio.from_thread.run_sync(state.started.set)
-    if state.stop.is_set():  # the wall clock ran out while the script waited for a worker
+    if not anyio.from_thread.run_sync(state.begin, session.worker_pid):  # stopped while it got its worker
         raise Aborted(state.limit_message)
     session.feed_run(PRELUDE, print_callback=printed)
     snap: Any = session.feed_start(script, print_callback=printed)
@@ -123,6 +149,8 @@ def _loop(snap: Any, state: RunState, pending: dict[int, PendingCall], queued: l
             snap = snap.resume(results)  # type: ignore[arg-type]
         else:  # pragma: no cover - monty added a snapshot kind
             raise TypeError(f"unexpected pydantic-monty snapshot {type(snap).__name__}")
+    if state.stop.is_set():  # stopped during its last wait (e.g. a sleep cut short): the run did not end well
+        raise Aborted(state.limit_message)
     return snap.output
 
 
@@ -163,9 +191,8 @@ def _start(snap: pm.FunctionSnapshot, state: RunState, queued: list[Queued]) -> 
             f"name {fn!r} is not defined (no tool of this name is in the script's capability manifest)",
             where="code_mode.manifest",
         )
-    if step >= state.max_inner_calls:
-        message = (f"the script made more than {state.max_inner_calls} tool calls (max_inner_calls); batch the work "
-                   "or raise the limit")
+    if step >= state.limits.max_inner_calls:
+        message = state.limits.explain("inner_calls")
         anyio.from_thread.run_sync(state.halt, "inner_calls", message)
         raise Aborted(message)
     state.calls.append(InnerCallRecord(step, qualified, "running", 0.0))
@@ -198,6 +225,8 @@ def _os_call(snap: pm.FunctionSnapshot, state: RunState, pending: dict[int, Pend
         return snap.resume(_raise("TypeError", "invalid_arguments", f"{name}() needs a number of seconds"))  # type: ignore[arg-type]
     if name in _SYNC_SLEEPS:
         anyio.from_thread.run(_sleep, float(seconds), state.stop)
+        if state.stop.is_set():  # cut short by the wall clock: never let the script carry on
+            raise Aborted(state.limit_message)
         return snap.resume({"return_value": None})
     pending[snap.call_id] = anyio.from_thread.run_sync(state.start_sleep, float(seconds))
     return snap.resume({"future": ...})

@@ -7,10 +7,11 @@ from typing import Any, Literal
 
 __all__ = ["InnerCallRecord", "OutcomeStatus", "ScriptOutcome"]
 
-OutcomeStatus = Literal["ok", "script_error", "limit_exceeded", "crashed", "rejected", "busy"]
+OutcomeStatus = Literal["ok", "script_error", "limit_exceeded", "crashed", "rejected", "busy", "rate_limited"]
 """``ok``: a value; ``script_error``: an uncaught exception in the script; ``limit_exceeded``: a
 :class:`~host.code_mode.config.ScriptLimits` limit (named in ``limit``); ``crashed``: the worker died
-(it was replaced); ``rejected``: the script does not match its manifest; ``busy``: no worker free in time."""
+(it was replaced); ``rejected``: the script does not match its manifest; ``busy``: no worker free in time;
+``rate_limited``: the caller is over its share of the pool or the queue is full (both with ``retry_after``)."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class ScriptOutcome:
         calls: every inner call, in start order.
         seconds: wall-clock time of the run.
         worker_pid: the worker process that ran it (diagnostics).
+        retry_after: for ``busy`` and ``rate_limited``: seconds after which a retry may be admitted.
     """
 
     status: OutcomeStatus
@@ -52,6 +54,7 @@ class ScriptOutcome:
     calls: tuple[InnerCallRecord, ...] = field(default_factory=tuple)
     seconds: float = 0.0
     worker_pid: int | None = None
+    retry_after: float | None = None
 
     @property
     def ok(self) -> bool:

@@ -19,8 +19,6 @@ Source: pydantic-monty ``Monty`` (``min_processes``, ``max_processes``, ``checko
 from __future__ import annotations
 
 import json
-import os
-import signal
 import time
 from dataclasses import replace
 from typing import Any, Self
@@ -30,11 +28,13 @@ import anyio.to_thread
 import pydantic_monty as pm
 
 from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolResult
+from host.code_mode.admission import Admission, Refused
 from host.code_mode.bridge import exception_data, sandbox_value
 from host.code_mode.caller import InnerCaller
 from host.code_mode.config import PoolConfig, ScriptLimits
 from host.code_mode.driver import Aborted, PendingCall, RunState, drive
 from host.code_mode.outcome import InnerCallRecord, ScriptOutcome
+from host.code_mode.results import BUSY_RETRY_AFTER_SECONDS
 from registry.code_mode import Manifest, script_sha256
 
 __all__ = ["SandboxPool"]
@@ -50,6 +50,13 @@ class SandboxPool:
         self.limits = limits or ScriptLimits()
         self._monty: pm.Monty | None = None
         self._threads = anyio.CapacityLimiter(self.config.max_workers * 2)
+        self.admission = Admission(
+            self.config.max_workers,
+            self.config.max_scripts_per_caller,
+            self.config.max_queued_scripts,
+            self.config.checkout_timeout_seconds,
+            self.limits.wall_clock_seconds,
+        )
         self._running: list[RunState] = []
 
     async def __aenter__(self) -> Self:
@@ -76,9 +83,20 @@ class SandboxPool:
         return tuple(s.worker_pid for s in self._running if s.worker_pid)
 
     async def run(
-        self, script: str, manifest: Manifest, caller: InnerCaller, *, limits: ScriptLimits | None = None
+        self,
+        script: str,
+        manifest: Manifest,
+        caller: InnerCaller,
+        *,
+        limits: ScriptLimits | None = None,
+        owner: str = "user:anonymous",
     ) -> ScriptOutcome:
-        """Run ``script`` (already parsed into ``manifest``), sending its tool calls to ``caller``.
+        """Run ``script`` (already parsed into ``manifest``) for ``owner``, sending its tool calls to ``caller``.
+
+        ``owner`` is whose share of the pool the script counts against (:func:`host.code_mode.admission.owner_key`);
+        a script over its share or finding the queue full ends ``rate_limited``, one that waited
+        ``checkout_timeout_seconds`` for a worker ends ``busy``, both with ``retry_after``. The wall
+        clock starts when the script has its worker.
 
         Returns ``rejected`` when ``script`` is not the script ``manifest`` was built from (its
         sha256 differs: changed after approval). Raises only ``RuntimeError`` when the pool is not open.
@@ -96,57 +114,64 @@ class SandboxPool:
             )
         lim = limits or self.limits
         started = time.monotonic()
-        async with anyio.create_task_group() as tg:
-            state = RunState(
-                manifest,
-                lim.max_inner_calls,
-                start_call=lambda n, a, s: _start(tg, caller, state, n, a, s),
-                start_sleep=lambda seconds: _start_sleep(tg, seconds),
-            )
-            tg.start_soon(self._watch, state, lim.wall_clock_seconds)
-            self._running.append(state)
-            try:
-                outcome = await anyio.to_thread.run_sync(self._drive, script, state, lim, sha, limiter=self._threads)
-            finally:
-                self._running.remove(state)
-            state.finished = True
-            tg.cancel_scope.cancel()
+        try:
+            async with self.admission.slot(owner):
+                outcome, state = await self._run_admitted(script, manifest, caller, lim, sha)
+        except Refused as refused:
+            return ScriptOutcome(refused.status, sha, where="code_mode.pool",  # type: ignore[arg-type]
+                                 message=refused.message, retry_after=refused.retry_after)
         calls = tuple(
             c if c.status != "running" else InnerCallRecord(c.step, c.name, "cancelled", c.seconds) for c in state.calls
         )
         return replace(outcome, calls=calls, seconds=time.monotonic() - started, worker_pid=state.worker_pid)
 
-    async def _watch(self, state: RunState, seconds: float) -> None:
-        """End the run at its wall clock, or when the run is cancelled from outside (killing the worker,
-        which may be busy computing; the pool replaces it), or as soon as its worker dies while the
-        script waits on the host (watched through a pidfd, which also rules out pid reuse)."""
-        pidfd: int | None = None
+    async def _run_admitted(
+        self, script: str, manifest: Manifest, caller: InnerCaller, lim: ScriptLimits, sha: str
+    ) -> tuple[ScriptOutcome, RunState]:
+        state: RunState | None = None
         try:
-            with anyio.move_on_after(seconds):
+            async with anyio.create_task_group() as tg:
+                state = RunState(
+                    manifest,
+                    lim,
+                    start_call=lambda n, a, s: _start(tg, caller, state, n, a, s),
+                    start_sleep=lambda seconds: _start_sleep(tg, seconds),
+                )
+                tg.start_soon(self._watch, state, lim)
+                self._running.append(state)
+                try:
+                    outcome = await anyio.to_thread.run_sync(
+                        self._drive, script, state, lim, sha, limiter=self._threads
+                    )
+                finally:
+                    self._running.remove(state)
+                    state.finished = True
+                    tg.cancel_scope.cancel()
+        finally:
+            if state is not None:
+                state.close()  # the worker's pidfd
+        return outcome, state
+
+    async def _watch(self, state: RunState, lim: ScriptLimits) -> None:
+        """From the moment the script has its worker: end the run at its wall clock, or when the run is
+        cancelled from outside (killing the worker, which may be busy computing; the pool replaces
+        it), or as soon as its worker dies while the script waits on the host (its pidfd turns readable)."""
+        try:
+            await state.started.wait()
+            with anyio.move_on_after(lim.wall_clock_seconds):
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(_cancel_when_set, state.stop, tg.cancel_scope)
-                    await state.started.wait()
-                    pidfd = os.pidfd_open(state.worker_pid) if state.worker_pid else None
-                    if pidfd is None:
+                    if state.pidfd is None:
                         await anyio.sleep_forever()
-                    await anyio.wait_readable(pidfd)
+                    await anyio.wait_readable(state.pidfd)
                     state.worker_died()
                     tg.cancel_scope.cancel()
                 return
-            state.halt(
-                "wall_clock",
-                f"the script ran longer than {seconds:g} s of wall-clock time (wall_clock_seconds),"
-                " inner calls included; do less per script or raise the limit",
-            )
-            _kill(pidfd)
+            state.halt("wall_clock", lim.explain("wall_clock"))
         except anyio.get_cancelled_exc_class():
             if not state.finished:  # cancelled from outside, not by run() after the script ended
                 state.halt("cancelled", "the call that ran the script was cancelled")
-                _kill(pidfd)
             raise
-        finally:
-            if pidfd is not None:
-                os.close(pidfd)
 
     def _drive(self, script: str, state: RunState, lim: ScriptLimits, sha: str) -> ScriptOutcome:
         """Thread side: check out a worker, run, classify the ending."""
@@ -156,45 +181,39 @@ class SandboxPool:
             with self._monty.checkout(
                 script_name="script.py",
                 limits=lim.monty_limits(),  # type: ignore[arg-type]
-                os_policy={"sleep": "system", "sleep_system_max": lim.wall_clock_seconds},
+                # sleeps come back to the driver, which waits on the event loop and ends them with the run;
+                # a pool-side ("system") sleep is capped and then returns normally, so an hour-long sleep
+                # would "succeed" at the cap if that came before the wall clock
+                os_policy={"sleep": "call_host"},
             ) as session:
                 value = drive(session, script, state, printed)
         except Aborted:
             if state.crashed:
                 return _crashed(sha, printed.output, "it exited while the script waited on a tool call")
-            return ScriptOutcome(
-                "limit_exceeded",
-                sha,
-                printed=printed.output,
-                limit=state.limit,
-                message=state.limit_message,
-                where="code_mode.limit",
-            )
-        except TimeoutError:
+            return _limited(state, sha, printed.output)
+        except TimeoutError:  # the pool's own backstop: admission keeps checkouts within the pool size
             return ScriptOutcome(
                 "busy",
                 sha,
                 where="code_mode.pool",
-                message=f"no sandbox worker was free within {self.config.checkout_timeout_seconds:g} s; retry later",
+                message=f"no sandbox worker came up within {self.config.checkout_timeout_seconds:g} s"
+                " (toolhost.code_mode.pool.checkout_timeout_seconds); retry later",
+                retry_after=BUSY_RETRY_AFTER_SECONDS,
             )
         except pm.MontyCrashedError as exc:
             if state.limit:
-                return ScriptOutcome(
-                    "limit_exceeded",
-                    sha,
-                    printed=printed.output,
-                    limit=state.limit,
-                    message=state.limit_message,
-                    where="code_mode.limit",
-                )
+                return _limited(state, sha, printed.output)
             if exc.timed_out:
+                t = self.config.turn_timeout_seconds
                 return ScriptOutcome(
                     "limit_exceeded",
                     sha,
                     printed=printed.output,
                     limit="cpu_time",
                     where="code_mode.limit",
-                    message=f"a sandbox turn ran past {self.config.turn_timeout_seconds:g} s; the worker was replaced",
+                    message=f"one sandbox turn (the script's work between two tool calls) ran past {t:g} s"
+                    f" (toolhost.code_mode.pool.turn_timeout_seconds = {t:g}); the worker was replaced;"
+                    " look for an endless loop, or ask an operator to raise the limit",
                 )
             return _crashed(sha, printed.output, str(exc))
         except pm.MontySyntaxError as exc:
@@ -205,7 +224,15 @@ class SandboxPool:
             return ScriptOutcome(
                 "script_error", sha, printed=printed.output, where="code_mode.sandbox", message=str(exc)
             )
+        if state.limit:  # a limit hit at the very end: never report such a run as ok
+            return _limited(state, sha, printed.output)
         return _finish(value, sha, printed.output, lim)
+
+
+def _limited(state: RunState, sha: str, printed: str) -> ScriptOutcome:
+    return ScriptOutcome(
+        "limit_exceeded", sha, printed=printed, limit=state.limit, message=state.limit_message, where="code_mode.limit"
+    )
 
 
 def _start(
@@ -233,14 +260,6 @@ def _start(
 
     tg.start_soon(run)
     return call
-
-
-def _kill(pidfd: int | None) -> None:
-    if pidfd is not None:
-        try:
-            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 async def _cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
@@ -272,13 +291,13 @@ def _start_sleep(tg: anyio.abc.TaskGroup, seconds: float) -> PendingCall:
 
 
 def _classify(exc: pm.MontyRuntimeError, sha: str, printed: str, lim: ScriptLimits, state: RunState) -> ScriptOutcome:
+    if state.limit:
+        return _limited(state, sha, printed)
     inner = exc.exception()
     text = str(inner)
     kind = type(inner).__name__
     limit = None
-    if state.limit:
-        limit, text = state.limit, state.limit_message
-    elif kind == "MemoryError" and "limit exceeded" in text:
+    if kind == "MemoryError" and "limit exceeded" in text:
         limit = "print" if text.endswith(f"> {lim.max_print_bytes} bytes") else "memory"
     elif kind == "RecursionError":
         limit = "recursion"
@@ -293,7 +312,7 @@ def _classify(exc: pm.MontyRuntimeError, sha: str, printed: str, lim: ScriptLimi
             printed=printed,
             limit=limit,
             where="code_mode.limit",
-            message=f"{kind}: {text}" if not state.limit else text,
+            message=lim.explain(limit, sandbox=f"{kind}: {text}"),
         )
     return ScriptOutcome(
         "script_error",
@@ -322,7 +341,6 @@ def _finish(value: Any, sha: str, printed: str, lim: ScriptLimits) -> ScriptOutc
             printed=printed,
             limit="output",
             where="code_mode.limit",
-            message=f"the script's result is {size} bytes; at most {lim.max_output_bytes} (max_output_bytes):"
-            " return a summary, not the raw data",
+            message=lim.explain("output", size=size),
         )
     return ScriptOutcome("ok", sha, value=value, printed=printed)

@@ -8,7 +8,8 @@ outcome            result status             why
 ``limit_exceeded`` ``tool_error``            ``details.limit`` names the limit
 ``rejected``       ``invalid_arguments``     parse error or script/manifest mismatch
 ``crashed``        ``upstream_error``        the worker died (replaced); ``details.retryable``
-``busy``           ``rate_limited``          no worker free; ``retry_after_seconds`` = 1
+``busy``           ``rate_limited``          waited too long for a worker; ``retry_after_seconds``
+``rate_limited``   ``rate_limited``          over the caller's share, or the queue is full; ditto
 =================  ========================  =====================================================
 
 ``details`` always holds ``script_sha256``, ``calls`` (count) and ``call_statuses`` (count per status).
@@ -26,7 +27,7 @@ from host.code_mode.outcome import ScriptOutcome
 __all__ = ["BUSY_RETRY_AFTER_SECONDS", "outcome_result"]
 
 BUSY_RETRY_AFTER_SECONDS = 1.0
-"""Retry-After given when no sandbox worker was free (seconds)."""
+"""Retry-After given when a ``busy``/``rate_limited`` outcome carries none (seconds)."""
 
 _STATUS = {
     "script_error": ResultStatus.TOOL_ERROR,
@@ -34,6 +35,7 @@ _STATUS = {
     "rejected": ResultStatus.INVALID_ARGUMENTS,
     "crashed": ResultStatus.UPSTREAM_ERROR,
     "busy": ResultStatus.RATE_LIMITED,
+    "rate_limited": ResultStatus.RATE_LIMITED,
 }
 
 
@@ -55,7 +57,9 @@ def outcome_result(call_id: str, name: str, outcome: ScriptOutcome) -> ToolResul
         details["retryable"] = True
     if outcome.printed:
         details["printed"] = outcome.printed
-    retry = BUSY_RETRY_AFTER_SECONDS if outcome.status == "busy" else None
+    retry = None
+    if outcome.status in ("busy", "rate_limited"):
+        retry = outcome.retry_after or BUSY_RETRY_AFTER_SECONDS
     return ToolResult(
         call_id=call_id,
         name=name,

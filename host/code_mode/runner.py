@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 
 from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolResult
+from host.code_mode.admission import owner_key
 from host.code_mode.approval import ScriptApprovalRequest, ScriptApprovals
 from host.code_mode.config import CodeModeConfig
 from host.code_mode.cover import ScriptCover
@@ -65,13 +66,15 @@ class CodeMode:
         await self.pool.__aexit__(*exc)
 
     def describe(self) -> dict[str, Any]:
-        """``{"tool", "pool": {...}, "limits": {...}, "running": n}`` for ``toolhost servers --json`` and
-        the admin API (pool size and limits as configured; ``running``: scripts running now)."""
+        """``{"tool", "pool": {...}, "limits": {...}, "running": n, "queued": n}`` for ``toolhost servers --json`` and
+        the admin API (pool size and limits as configured; ``running``: scripts running now, ``queued``:
+        scripts waiting for a worker)."""
         return {
             "tool": SCRIPT_TOOL,
             "pool": asdict(self.config.pool),
             "limits": asdict(self.config.limits),
             "running": len(self.pool.worker_pids_in_use()),
+            "queued": self.pool.admission.queued,
         }
 
     async def run(
@@ -107,16 +110,21 @@ class CodeMode:
                                     details={"line": e.line, "column": e.column})
                 if manifest is not None:
                     definitions = {q: visible[q].definition_hash for q in manifest.qualified_names}
-                    needs = tuple(q for q in manifest.qualified_names
-                                  if runtime.policy.evaluate(principal, visible[q]).effect is Effect.APPROVAL)
-                    request = ScriptApprovalRequest(code, run.script_sha256, definitions, needs)
+                    decisions = {q: runtime.policy.evaluate(principal, visible[q]) for q in manifest.qualified_names}
+                    needs = tuple(q for q, d in decisions.items() if d.effect is Effect.APPROVAL)
+                    request = ScriptApprovalRequest(
+                        code, run.script_sha256, definitions, needs,
+                        approval_rules={q: decisions[q].rule for q in needs},
+                        risk=max((visible[q].risk for q in needs), key=lambda r: r.level, default=Risk.DESTRUCTIVE),
+                    )
                     cover = None
                     if needs:
                         decision = Decision(Effect.APPROVAL, "a manifest tool needs approval", request.rule)
                         result, cover, approval = await _approve(run, principal, request, approvals)
                     if result is None:
                         outcome = await self.pool.run(
-                            code, manifest, PipelineInnerCaller(runtime, principal, run, cover)
+                            code, manifest, PipelineInnerCaller(runtime, principal, run, cover),
+                            owner=owner_key(principal),
                         )
                         statuses = [c.status for c in outcome.calls]
                         result = outcome_result(run.parent_call_id, SCRIPT_TOOL, outcome)

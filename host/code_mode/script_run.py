@@ -16,8 +16,9 @@ import secrets
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
-__all__ = ["SCRIPT_TOOL", "InnerStep", "ScriptRun", "parse_inner_detail"]
+__all__ = ["SCRIPT_TOOL", "AuditedStep", "InnerStep", "ScriptRun", "parse_inner_detail"]
 
 SCRIPT_TOOL = "execute"
 """The code-mode meta tool's name (FastMCP's and Cloudflare's name for "run this program"); also the
@@ -60,6 +61,16 @@ class ScriptRun:
             f"script {self.script_id} sha256:{self.script_sha256} parent:{self.parent_call_id} "
             f"tools:{tools} calls:{sum(counts.values())}{' (' + per + ')' if per else ''} outcome:{outcome}"
         )
+
+
+class AuditedStep(Protocol):
+    """A call made by a program rather than directly by the model: its audit row's ``detail`` names
+    the program (:class:`InnerStep` for a code-mode script, ``host.agent.programmatic.ProgramStep``
+    for a provider's programmatic tool calling)."""
+
+    def audit_detail(self) -> str:
+        """One line naming the program and this call's place in it."""
+        ...
 
 
 @dataclass(frozen=True)

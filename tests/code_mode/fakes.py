@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import anyio
@@ -99,8 +100,15 @@ def open_pool(**limits: Any) -> SandboxPool:
 
 
 async def run(
-    pool: SandboxPool, script: str, caller: FakeCaller | None = None, *, seconds: float = 20.0
+    pool: SandboxPool,
+    script: str,
+    caller: FakeCaller | None = None,
+    *,
+    seconds: float = 20.0,
+    owner: str | None = None,
 ) -> ScriptOutcome:
-    """Build the manifest and run ``script``, bounded by ``seconds``."""
+    """Build the manifest and run ``script`` for ``owner`` (default: a caller of its own), bounded by ``seconds``."""
     with anyio.fail_after(seconds):
-        return await pool.run(script, build_manifest(script, NAMES), caller or FakeCaller())
+        return await pool.run(
+            script, build_manifest(script, NAMES), caller or FakeCaller(), owner=owner or f"key:{uuid.uuid4().hex}"
+        )

@@ -133,22 +133,35 @@ class _Pause(FakeCaller):
         return await super().call(name, arguments, step=step)
 
 
+MEMORY = (
+    "the script needed more than 67108864 bytes of memory (toolhost.code_mode.limits.max_memory_bytes = 67108864);"
+    " build smaller values"
+)
+
 LIMITS = [
     (
         "await orders__slow()",
         {"wall_clock_seconds": 1.5},
         "wall_clock",
-        "the script ran longer than 1.5 s of wall-clock time (wall_clock_seconds), inner calls included",
+        "the script ran longer than 1.5 s of wall-clock time (counted from when it got its sandbox worker, inner"
+        " calls included) (toolhost.code_mode.limits.wall_clock_seconds = 1.5); make fewer or faster tool calls per"
+        " script, or ask an operator to raise the limit",
     ),
     ("import time\ntime.sleep(3600)", {"wall_clock_seconds": 1.5}, "wall_clock", "wall-clock time"),
     ("import asyncio\nawait asyncio.sleep(3600)", {"wall_clock_seconds": 1.5}, "wall_clock", "wall-clock time"),
-    ("while True:\n    pass", {"cpu_seconds": 1.0}, "cpu_time", "TimeoutError: feed time limit exceeded"),
+    (
+        "while True:\n    pass",
+        {"cpu_seconds": 1.0},
+        "cpu_time",
+        "the script used more than 1 s of CPU time in the sandbox (toolhost.code_mode.limits.cpu_seconds = 1);"
+        " look for an endless loop",
+    ),
     ("while True:\n    pass", {"cpu_seconds": 30.0, "wall_clock_seconds": 1.5}, "wall_clock", "wall-clock time"),
     (
         "for i in range(1000):\n    await orders__get(id=i)",
         {"max_inner_calls": 50},
         "inner_calls",
-        "the script made more than 50 tool calls (max_inner_calls)",
+        "the script made more than 50 tool calls (toolhost.code_mode.limits.max_inner_calls = 50); batch the work",
     ),
     (
         "import asyncio\nawait asyncio.gather(*[orders__get(id=i) for i in range(1000)])",
@@ -156,11 +169,29 @@ LIMITS = [
         "inner_calls",
         "more than 50 tool calls",
     ),
-    ("x = 'a' * (10 ** 9)", {}, "memory", "MemoryError: memory limit exceeded"),
-    ("x = []\nwhile True:\n    x.append([0] * 1000)", {}, "memory", "MemoryError: memory limit exceeded"),
-    ("def f(n):\n    return f(n + 1)\nf(0)", {}, "recursion", "RecursionError: maximum recursion depth exceeded"),
-    ("while True:\n    print('flood' * 100)", {}, "print", "MemoryError: memory limit exceeded"),
-    ("'y' * 5_000_000", {}, "output", "the script's result is 5000002 bytes; at most 1048576 (max_output_bytes)"),
+    ("x = 'a' * (10 ** 9)", {}, "memory", MEMORY),
+    ("x = []\nwhile True:\n    x.append([0] * 1000)", {}, "memory", MEMORY),
+    (
+        "def f(n):\n    return f(n + 1)\nf(0)",
+        {},
+        "recursion",
+        "the script recursed deeper than 200 calls (toolhost.code_mode.limits.max_recursion_depth = 200);"
+        " use a loop instead of recursion",
+    ),
+    (
+        "while True:\n    print('flood' * 100)",
+        {},
+        "print",
+        "the script printed more than 65536 bytes (toolhost.code_mode.limits.max_print_bytes = 65536);"
+        " print less: return a summary as the script's result instead",
+    ),
+    (
+        "'y' * 5_000_000",
+        {},
+        "output",
+        "the script's result is 5000002 bytes, more than 1048576 (toolhost.code_mode.limits.max_output_bytes"
+        " = 1048576); return a summary, not the raw data",
+    ),
 ]
 
 

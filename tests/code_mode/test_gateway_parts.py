@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from host.access.gate import approval_elicitation, current_elicitation
 from host.code_mode import (
     SCRIPT_TOOL,
     CoveringApprovals,
@@ -100,3 +101,13 @@ async def test_the_cover_approves_only_its_caller_and_the_approved_definitions()
     assert [o.approved for o in (other_user, changed, other_tool)] == [False, False, False]
     assert inner.asked == ["orders__cancel_order"] * 3 + ["orders__refund"]
     assert SCRIPT_TOOL == "execute"
+
+
+def test_the_current_requests_elicitation_is_read_through_the_gate_s_accessor():
+    async def elicit(approval, tool):
+        return True
+
+    assert current_elicitation() is None
+    with approval_elicitation(elicit):
+        assert current_elicitation() is elicit
+    assert current_elicitation() is None

@@ -30,13 +30,23 @@ THINKING = {"type": "thinking", "thinking": "Three lookups at once.", "signature
 REASONING = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "ZW5jcnlwdGVk"}
 
 
+PROGRAM_CODE = "for oid in ['A1001', 'A1002']:\n    await get_order(order_id=oid)"
+CONTAINER = {"id": "container_011abc", "expires_at": "2026-12-06T06:00:00Z"}
+
+
 @dataclass
 class Step:
-    """One model turn: ``calls`` as ``(call_id, name, arguments)``, and/or final ``text``."""
+    """One model turn: ``calls`` as ``(call_id, name, arguments)``, and/or final ``text``.
+
+    ``program``: the calls were made by the provider's code runtime under this program id
+    (Anthropic: a ``server_tool_use`` code_execution block ``srvtoolu_…`` and ``caller`` on each
+    ``tool_use``, plus a ``container``; Responses: a ``program`` item and ``caller`` on each
+    ``function_call``)."""
 
     calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     text: str = ""
     reasoning: bool = False
+    program: str | None = None
 
 
 class FakeAPI:
@@ -141,6 +151,9 @@ class FakeAPI:
     # -- Responses -------------------------------------------------------------------------
     def _responses(self, step: Step, n: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         output: list[dict[str, Any]] = [dict(REASONING)] if step.reasoning else []
+        if step.program:
+            output.append({"type": "program", "id": f"prog_item_{n}", "call_id": step.program, "code": PROGRAM_CODE,
+                           "fingerprint": "ZnA="})
         for i, (cid, name, args) in enumerate(step.calls):
             if name == TOOL_SEARCH_NAME:
                 output.append(
@@ -164,6 +177,8 @@ class FakeAPI:
                         "status": "completed",
                     }
                 )
+                if step.program:
+                    output[-1]["caller"] = {"type": "program", "caller_id": step.program}
         if step.text:
             output.append(
                 {
@@ -248,7 +263,13 @@ class FakeAPI:
         content: list[dict[str, Any]] = [dict(THINKING)] if step.reasoning else []
         if step.text:
             content.append({"type": "text", "text": step.text})
-        content += [{"type": "tool_use", "id": cid, "name": name, "input": args} for cid, name, args in step.calls]
+        caller = {"type": "code_execution_20250825", "tool_id": step.program} if step.program else None
+        if step.program:
+            content.append({"type": "server_tool_use", "id": step.program, "name": "code_execution",
+                            "input": {"code": PROGRAM_CODE}})
+        by_program = {"caller": caller} if caller else {}
+        content += [{"type": "tool_use", "id": cid, "name": name, "input": args, **by_program}
+                    for cid, name, args in step.calls]
         stop = "tool_use" if step.calls else "end_turn"
         msg = {
             "id": f"msg_{n}",
@@ -258,6 +279,8 @@ class FakeAPI:
             "stop_sequence": None,
             "usage": {"input_tokens": 1, "output_tokens": 1},
         }
+        if step.program:
+            msg["container"] = CONTAINER
         whole = sdk_message({**msg, "content": content, "stop_reason": stop})
         events: list[dict[str, Any]] = [
             {"type": "message_start", "message": {**msg, "content": [], "stop_reason": None}}
@@ -296,7 +319,7 @@ class FakeAPI:
                     {
                         "type": "content_block_start",
                         "index": idx,
-                        "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}},
+                        "content_block": {**block, "input": {}},
                     }
                 )
                 events += [
@@ -311,7 +334,8 @@ class FakeAPI:
         events += [
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "delta": {"stop_reason": stop, "stop_sequence": None,
+                          **({"container": CONTAINER} if step.program else {})},
                 "usage": {"output_tokens": 1},
             },
             {"type": "message_stop"},

@@ -114,3 +114,23 @@ def test_the_readme_agent_loop_snippet_runs_as_written(tmp_path):
     assert (out.returncode, out.stdout) == (0, ANSWER + "\n"), out.stderr
     assert len(sent) == 3
     assert _calls(tmp_path / "home") == [("agent", "orders__get_order", "ok")]
+
+
+@pytest.mark.parametrize("api", ["anthropic_messages", "openai_responses"])
+def test_with_programmatic_the_examples_let_the_providers_program_call_a_read_tool_and_audit_it(api, tmp_path):
+    program = "srvtoolu_01ex" if api == "anthropic_messages" else "prog_ex"
+    steps = [Step(calls=[("call_s", TOOL_SEARCH_NAME, {"query": "look up an order by its id"})]),
+             Step(calls=[("call_g", "orders__get_order", {"order_id": "A1001"})], program=program),
+             Step(text=ANSWER)]
+    with provider_standin(api, steps) as (base_url, sent):
+        out = _run(api, base_url, tmp_path, "--programmatic")
+    assert (out.returncode, out.stdout) == (0, ANSWER + "\n"), out.stderr
+    get = next(t for t in sent[1]["tools"] if t.get("name") == "orders__get_order")
+    assert get["allowed_callers"] == ["direct", "code_execution_20250825" if api == "anthropic_messages"
+                                      else "programmatic"]
+    access = AccessControl.open(tmp_path / "data")
+    try:
+        rows = [(r["tool"], r["status"], r["detail"]) for r in access.audit_log.rows() if r["action"] == "call"]
+    finally:
+        access.close()
+    assert rows == [("orders__get_order", "ok", f"program {api}:{program} call:call_g")]

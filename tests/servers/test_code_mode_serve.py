@@ -8,6 +8,7 @@ sha256, parent call and step, and the script has its own row. Access modes:
 * ``open``: no users (``--auth auto``): every caller sees every tool;
 * ``alice``: API key of a user whose grant ``server:orders`` covers the orders tools (destructive
   ``cancel_order`` needs approval, the default for grants);
+* ``dave``: like alice, with self-approval enabled on his grant (his client is asked by elicitation);
 * ``bob``: API key of a user granted only ``orders__get_order``; ``carol``: no grant at all: the
   hidden tools inside a script answer exactly like names that do not exist;
 * ``off``: ``--auth off`` (no store: no audit, no approvals);
@@ -32,6 +33,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import ElicitResult
 
 from host.access import AccessControl
 from host.code_mode import parse_inner_detail
@@ -59,8 +61,9 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _gateway(root: Path, mode: str) -> Gateway:
-    home = root / mode
+def code_mode_home(home: Path) -> Path:
+    """``home/config.json`` (code mode with :data:`LIMITS`, two workers, the orders example) and an
+    empty ``home/data``; returns the data folder."""
     data = home / "data"
     data.mkdir(parents=True)
     config = {
@@ -68,15 +71,23 @@ def _gateway(root: Path, mode: str) -> Gateway:
         "mcpServers": {"orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]}},
     }
     (home / "config.json").write_text(json.dumps(config))
+    return data
+
+
+def _gateway(root: Path, mode: str) -> Gateway:
+    home = root / mode
+    data = code_mode_home(home)
     keys: dict[str, str] = {}
     if mode == "keys":
         access = AccessControl.open(data)
         try:
-            for user in ("alice", "bob", "carol"):
+            for user in ("alice", "bob", "carol", "dave"):
                 access.users.add(user)
             access.grants.add("alice", "server:orders")
             access.grants.add("bob", "orders__get_order")
-            keys = {user: access.keys.create(user)[1] for user in ("alice", "bob", "carol")}
+            access.grants.add("dave", "server:orders")
+            access.grants.set_self_approval("dave", "server:orders")
+            keys = {user: access.keys.create(user)[1] for user in ("alice", "bob", "carol", "dave")}
         finally:
             access.close()
     args = ["serve", "--config", str(home / "config.json"), "--data-dir", str(data), "--port", "0", "--code-mode"]
@@ -107,17 +118,17 @@ async def serves(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict
 
 
 def _serve_of(caller: str) -> str:
-    return "keys" if caller in ("alice", "bob", "carol") else caller
+    return "keys" if caller in ("alice", "bob", "carol", "dave") else caller
 
 
 @asynccontextmanager
-async def client(serves: dict[str, Gateway], caller: str, era: str) -> AsyncIterator[Client]:
+async def client(serves: dict[str, Gateway], caller: str, era: str, **options: Any) -> AsyncIterator[Client]:
     gw = serves[_serve_of(caller)]
     token = gw.keys.get(caller)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=STEP_SECONDS) as http,
-        Client(streamable_http_client(gw.url, http_client=http), mode=CLIENT_MODE[era]) as c,
+        Client(streamable_http_client(gw.url, http_client=http), mode=CLIENT_MODE[era], **options) as c,
     ):
         assert c.protocol_version == era
         yield c
@@ -228,9 +239,10 @@ async def test_a_hidden_tool_inside_a_script_answers_exactly_like_an_unknown_nam
     assert json.loads(own.arguments)["manifest"] == {}
 
 
-async def test_bob_runs_the_one_tool_his_grant_allows(serves):
+@pytest.mark.parametrize("era", ERAS)
+async def test_bob_runs_the_one_tool_his_grant_allows(serves, era):
     with anyio.fail_after(STEP_SECONDS):
-        async with client(serves, "bob", LEGACY) as c:
+        async with client(serves, "bob", era) as c:
             ran = await c.call_tool("execute", {"code": "o = await orders__get_order(order_id='a1004')\no['status']"})
     assert ran.structured_content["result"] == "delivered", _text(ran)
 
@@ -292,6 +304,63 @@ async def test_a_destructive_tool_in_the_manifest_needs_one_approval_for_the_who
     assert [(r.decision, r.approval_id) for r in reads] == [("allow", None)]
 
 
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("caller", ["open", "off"])
+async def test_without_users_a_destructive_manifest_runs_at_once(serves, caller, era):
+    """Open access and ``--auth off`` have no grants and no approvals: every tool, as for a direct call."""
+    order_id = "A1002" if era == LEGACY else "A1005"
+    script = f"(await orders__cancel_order(order_id={order_id!r}, reason='duplicate'))['status']\n"
+    with anyio.fail_after(STEP_SECONDS):
+        async with client(serves, caller, era) as c:
+            ran = await c.call_tool("execute", {"code": script})
+    assert ran.structured_content["result"] == "cancelled", _text(ran)
+    if caller == "off":
+        return
+    own, inner = _script_rows(serves["open"], ran.structured_content["script_id"])
+    assert (own.decision, own.approval_id, own.status) == ("allow", None, "ok")
+    assert [(r.tool, r.decision, r.approval_id, r.status) for r in inner] == [
+        ("orders__cancel_order", "allow", None, "ok")]
+
+
+async def test_carol_without_a_grant_finds_no_tool_and_her_script_sees_none(serves):
+    with anyio.fail_after(STEP_SECONDS):
+        async with client(serves, "carol", MODERN) as c:
+            found = await c.call_tool("tool_search", {"query": "orders", "format": "python"})
+            ran = await c.call_tool("execute", {"code": JOIN_SCRIPT})
+    assert found.structured_content["tools"] == []
+    assert (_error(ran)["code"], _error(ran)["where"]) == ("tool_error", "code_mode.sandbox")
+    assert "name 'orders__list_orders' is not defined" in _text(ran), _text(ran)
+    own, inner = _script_rows(serves["keys"], _error(ran)["details"]["script_id"])
+    assert inner == [] and (own.user, json.loads(own.arguments)["manifest"]) == ("carol", {})
+
+
+@pytest.mark.parametrize(("era", "order_id"), [(LEGACY, "A1003"), (MODERN, "A1004")])
+async def test_a_self_approval_grant_lets_the_callers_client_approve_the_script_by_elicitation(serves, era, order_id):
+    """Handshake era over HTTP: dave's client is asked once for the script and its manifest, and it
+    runs; 2026-07-28 over HTTP has no elicitation back channel: the script stays pending, as a direct call."""
+    asked: list[str] = []
+
+    async def on_elicit(context: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"approve": True})
+
+    code = f"o = await orders__get_order(order_id={order_id!r})\nawait orders__cancel_order(order_id=o['order_id'])\n"
+    with anyio.fail_after(STEP_SECONDS * 2):
+        async with client(serves, "dave", era, elicitation_callback=on_elicit) as c:
+            ran = await c.call_tool("execute", {"code": code})
+    if era == MODERN:
+        assert (_error(ran)["code"], asked) == ("approval_required", [])
+        return
+    assert ran.is_error is True and _error(ran)["code"] == "tool_error"  # shipped: the business error of the tool
+    assert "already shipped" in _text(ran) or "cannot be cancelled" in _text(ran), _text(ran)
+    own, inner = _script_rows(serves["keys"], _error(ran)["details"]["script_id"])
+    assert len(asked) == 1 and asked[0].startswith("Allow execute (destructive) to run once with arguments {\"code\":")
+    assert f"Approval id {own.approval_id}." in asked[0]
+    assert (own.user, own.approver) == ("dave", "dave (self-approval)")
+    assert [(r.tool, r.approval_id) for r in inner] == [("orders__get_order", None),
+                                                        ("orders__cancel_order", own.approval_id)]
+
+
 async def test_a_tool_name_built_at_run_time_is_refused_as_outside_the_manifest(serves):
     script = "name = 'orders__' + 'cancel_order'\nawait call_tool(name, {'order_id': 'A1004'})"
     with anyio.fail_after(STEP_SECONDS):
@@ -307,7 +376,7 @@ async def test_a_tool_name_built_at_run_time_is_refused_as_outside_the_manifest(
 
 
 # -- the local admin -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("mode", ["open", "keys"])
+@pytest.mark.parametrize("mode", ["open", "keys", "off"])
 async def test_the_local_admin_runs_a_script_through_the_admin_api(serves, mode):
     gw = serves[mode]
     base = gw.url.removesuffix("/mcp")
@@ -317,12 +386,16 @@ async def test_the_local_admin_runs_a_script_through_the_admin_api(serves, mode)
     assert r.status_code == 200, r.text
     body = r.json()
     assert (body["status"], body["structured"]["result"]) == ("ok", JOIN_RESULT)
+    if mode == "off":  # --auth off keeps no store, so no audit
+        return
     own, inner = _script_rows(gw, body["structured"]["script_id"])
     assert len(inner) == 3 and own.status == "ok"
 
 
 # -- hostile scripts -----------------------------------------------------------------------------------
 async def test_hostile_scripts_end_at_their_limits_while_serve_keeps_answering_another_client(serves):
+    """alice's three bombs at once (three sessions, one API key): one runs into its limit, the other two
+    are over her share of the pool (rate_limited, retry after), and dave is answered all along."""
     bombs = {
         "memory": "x = 'a' * 1024\nwhile True:\n    x = x + x",
         "cpu_time": "n = 0\nwhile True:\n    n += 1",
@@ -332,20 +405,28 @@ async def test_hostile_scripts_end_at_their_limits_while_serve_keeps_answering_a
     normal: list[Any] = []
 
     async def hostile(kind: str, code: str) -> None:
-        async with client(serves, "open", LEGACY) as c:
+        async with client(serves, "alice", LEGACY) as c:
             results[kind] = await c.call_tool("execute", {"code": code})
 
     with anyio.fail_after(STEP_SECONDS * 3):
         async with anyio.create_task_group() as tg:
             for kind, code in bombs.items():
                 tg.start_soon(hostile, kind, code)
-            async with client(serves, "open", MODERN) as other:
+            async with client(serves, "dave", MODERN) as other:
                 for _ in range(5):
                     normal.append(await other.call_tool("call_tool", {"name": "orders__get_order",
                                                                       "arguments": {"order_id": "A1004"}}))
                 normal.append(await other.call_tool("execute", {"code": JOIN_SCRIPT}))
-        async with client(serves, "open", LEGACY) as after:
+        refusals = {kind: _error(r) for kind, r in results.items() if _error(r)["code"] == "rate_limited"}
+        refused = list(refusals)
+        async with client(serves, "alice", LEGACY) as after:
+            for kind in refused:  # one at a time, each runs into its own limit
+                results[kind] = await after.call_tool("execute", {"code": bombs[kind]})
             last = await after.call_tool("execute", {"code": JOIN_SCRIPT})
+    assert len(refused) == 2
+    for err in refusals.values():
+        assert (err["where"], err["retry_after_seconds"] >= 1) == ("code_mode.pool", True), err
+        assert "(toolhost.code_mode.pool.max_scripts_per_caller = 1)" in err["message"]
     for kind in bombs:
         err = _error(results[kind])
         assert (err["code"], err["where"], err["details"]["limit"]) == ("tool_error", "code_mode.limit", kind), err
@@ -362,7 +443,7 @@ async def test_a_script_past_its_inner_call_limit_stops_and_every_call_it_made_i
     err = _error(ran)
     assert (err["code"], err["where"], err["details"]["limit"], err["details"]["calls"]) == (
         "tool_error", "code_mode.limit", "inner_calls", 100)
-    assert "more than 100 tool calls (max_inner_calls)" in _text(ran)
+    assert "more than 100 tool calls (toolhost.code_mode.limits.max_inner_calls = 100)" in _text(ran)
     own, inner = _script_rows(serves["open"], err["details"]["script_id"])
     assert [(r.tool, r.status) for r in inner] == [("orders__get_order", "ok")] * 100
     assert [parse_inner_detail(r.detail)["step"] for r in inner] == list(range(100))
@@ -382,6 +463,8 @@ async def test_the_admin_api_and_toolhost_servers_show_the_pool_and_limits(serve
     assert (cm["tool"], cm["pool"]["min_workers"], cm["pool"]["max_workers"]) == ("execute", 1, 2)
     assert {k: cm["limits"][k] for k in LIMITS} == LIMITS
     assert cm["limits"]["max_inner_calls"] == 100
+    assert (cm["pool"]["max_scripts_per_caller"], cm["pool"]["max_queued_scripts"], cm["queued"]) == (1, 4, 0)
+    assert cm["pool"]["checkout_timeout_seconds"] == 10.0
     assert [s["name"] for s in body["servers"]] == ["orders"]
     assert shown.returncode == 0, shown.stderr
     assert ("code mode: execute on, 1-2 sandbox workers, 0 running; per script 15 s wall clock, 2 s CPU, 32 MiB, "

@@ -13,6 +13,11 @@ Shapes (Anthropic API reference, Messages; guides "Handle tool calls", "Tool sea
   ``tool_reference`` blocks. ``tool_use.id`` is sanitized to ``^[a-zA-Z0-9_-]+$``.
 * Thinking blocks (``thinking`` with ``signature``, ``redacted_thinking``) are replayed verbatim
   in their position.
+* Programmatic tool calling (guide "Programmatic tool calling"): a ``tool_use`` made by the
+  code-execution tool's program carries ``"caller": {"type": "code_execution_20250825", "tool_id":
+  "srvtoolu_…"}`` (kept in :attr:`AssistantTurn.callers` and replayed on its ``tool_use``); the
+  program's own ``server_tool_use`` and ``*_tool_result`` blocks are replayed verbatim, and the
+  response's ``container.id`` is sent back as ``container`` on the next request.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from host.agent.providers.base import (
     Reasoning,
     StopReason,
 )
+from host.agent.providers.callers import anthropic_server_block, program_caller_object
 from host.agent.providers.choice import ToolChoice, anthropic_choice
 from host.agent.providers.deferred import (
     TOOL_SEARCH_DESCRIPTION,
@@ -64,6 +70,22 @@ _STOP = {
     "pause_turn": StopReason.PAUSED,
 }
 _THINKING = ("thinking", "redacted_thinking")
+
+
+def _opaque(kind: Any) -> bool:
+    """Blocks replayed verbatim: thinking, and the code-execution program's server blocks."""
+    return kind in _THINKING or anthropic_server_block(kind)
+
+
+def _program_caller_of(block: dict[str, Any]) -> dict[str, Any] | None:
+    return program_caller_object(block, API_ANTHROPIC)
+
+
+def _last_container(conversation: Conversation) -> str | None:
+    for turn in reversed(conversation.turns):
+        if isinstance(turn, AssistantTurn) and turn.container:
+            return turn.container
+    return None
 
 
 def _blocks(content: list[Any]) -> list[dict[str, Any]]:
@@ -132,6 +154,9 @@ class AnthropicMessagesAdapter:
             mapped = anthropic_choice(choice or ToolChoice())
             body.update(mapped.params)
             host_enforced = mapped.host_enforced
+        container = _last_container(conversation)
+        if container is not None:
+            body["container"] = container
         body.update(params)
         return PreparedRequest(params=body, declarations=decl, host_enforced_choice=host_enforced)
 
@@ -159,14 +184,12 @@ class AnthropicMessagesAdapter:
                         content.append({"type": "text", "text": part.text})
                 else:
                     pair = next(pairs)
-                    content.append(
-                        {
-                            "type": "tool_use",
-                            "id": pair.wire_id,
-                            "name": wire_name(part.name),
-                            "input": arguments_object(part),
-                        }
-                    )
+                    block = {"type": "tool_use", "id": pair.wire_id, "name": wire_name(part.name),
+                             "input": arguments_object(part)}
+                    caller = turn.callers.get(part.call_id) if turn.api == self.api else None
+                    if caller is not None:
+                        block["caller"] = caller
+                    content.append(block)
             messages.append({"role": "assistant", "content": content or [{"type": "text", "text": "(no content)"}]})
             if seg.pairs:
                 messages.append(
@@ -210,21 +233,25 @@ class AnthropicMessagesAdapter:
         if not isinstance(content, list):
             raise MalformedResponse(self.api, "content", "expected a list of content blocks")
         parts: list[Any] = []
+        callers: dict[str, dict[str, Any]] = {}
         n = 0
         for i, block in enumerate(content):
             kind = block.get("type")
             if kind == "text" and block.get("text"):
                 parts.append(TextBlock(text=block["text"]))
-            elif kind in _THINKING:
+            elif _opaque(kind):
                 parts.append(Reasoning(api=self.api, data=block))
             elif kind == "tool_use":
                 if not block.get("id") or not block.get("name") or not isinstance(block.get("input", {}), dict):
                     raise MalformedResponse(self.api, f"content[{i}]", "tool_use needs id, name and an object input")
                 raw = json.dumps(block.get("input", {}), ensure_ascii=False)
                 parts.append(ToolCall(call_id=block["id"], name=block["name"], raw_arguments=raw, index=n))
+                if (caller := _program_caller_of(block)) is not None:
+                    callers[block["id"]] = caller
                 n += 1
         stop = _STOP.get(response.get("stop_reason") or "", StopReason.OTHER)
-        return AssistantTurn(parts=parts, stop=stop, api=self.api, response_id=response.get("id"))
+        return AssistantTurn(parts=parts, stop=stop, api=self.api, response_id=response.get("id"), callers=callers,
+                             container=_container_id(response))
 
     def stream_parser(self, accumulator: AccumulatorLike) -> AnthropicStreamParser:
         return AnthropicStreamParser(accumulator)
@@ -236,6 +263,12 @@ class AnthropicMessagesAdapter:
         return anthropic_history(request.get("messages") or [], system=request.get("system"))
 
 
+def _container_id(message: dict[str, Any]) -> str | None:
+    container = message.get("container")
+    value = container.get("id") if isinstance(container, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
 class AnthropicStreamParser:
     """Feeds Messages streaming events to an accumulator (see module docstring)."""
 
@@ -244,6 +277,7 @@ class AnthropicStreamParser:
         self._blocks: dict[int, dict[str, Any]] = {}
         self._message: dict[str, Any] = {}
         self._stop: str | None = None
+        self._server_json: dict[int, list[str]] = {}
         self.done = False
 
     def feed(self, event: dict[str, Any]) -> None:
@@ -254,7 +288,9 @@ class AnthropicStreamParser:
         elif kind == "content_block_start":
             block = dict(event.get("content_block") or {})
             self._blocks[idx] = block
-            if block.get("type") == "tool_use":
+            if block.get("type") == "server_tool_use":
+                self._server_json[idx] = []
+            elif block.get("type") == "tool_use":
                 self.acc.start(index=idx, call_id=block.get("id"), name=block.get("name"))
             elif block.get("type") == "text":
                 block["text"] = block.get("text") or ""
@@ -267,7 +303,9 @@ class AnthropicStreamParser:
             if block is None:
                 raise MalformedResponse(API_ANTHROPIC, f"content_block_delta[{idx}]", "delta before its block start")
             dtype = delta.get("type")
-            if dtype == "input_json_delta":
+            if dtype == "input_json_delta" and idx in self._server_json:
+                self._server_json[idx].append(delta.get("partial_json") or "")
+            elif dtype == "input_json_delta":
                 if delta.get("partial_json"):
                     self.acc.feed(delta["partial_json"], index=idx)
             elif dtype == "text_delta":
@@ -279,8 +317,16 @@ class AnthropicStreamParser:
         elif kind == "content_block_stop":
             if (self._blocks.get(idx) or {}).get("type") == "tool_use":
                 self.acc.finish(index=idx)
+            elif idx in self._server_json and "".join(self._server_json[idx]):
+                try:
+                    self._blocks[idx]["input"] = json.loads("".join(self._server_json.pop(idx)))
+                except ValueError as e:
+                    raise MalformedResponse(API_ANTHROPIC, f"content_block[{idx}]",
+                                            f"server_tool_use input is not JSON: {e}") from e
         elif kind == "message_delta":
             self._stop = (event.get("delta") or {}).get("stop_reason") or self._stop
+            if isinstance((event.get("delta") or {}).get("container"), dict):
+                self._message["container"] = event["delta"]["container"]
         elif kind == "message_stop":
             self.acc.finish_all()
             self.done = True
@@ -290,14 +336,19 @@ class AnthropicStreamParser:
             self.acc.finish_all()
         calls = iter(self.acc.calls())
         parts: list[Any] = []
+        callers: dict[str, dict[str, Any]] = {}
         for idx in sorted(self._blocks):
             block = self._blocks[idx]
             kind = block.get("type")
             if kind == "tool_use":
-                parts.append(next(calls))
+                call = next(calls)
+                parts.append(call)
+                if (caller := _program_caller_of(block)) is not None:
+                    callers[call.call_id] = caller
             elif kind == "text" and block["text"]:
                 parts.append(TextBlock(text=block["text"]))
-            elif kind in _THINKING:
+            elif _opaque(kind):
                 parts.append(Reasoning(api=API_ANTHROPIC, data=block))
         stop = _STOP.get(self._stop or "", StopReason.OTHER) if self.done else StopReason.OTHER
-        return AssistantTurn(parts=parts, stop=stop, api=API_ANTHROPIC, response_id=self._message.get("id"))
+        return AssistantTurn(parts=parts, stop=stop, api=API_ANTHROPIC, response_id=self._message.get("id"),
+                             callers=callers, container=_container_id(self._message))

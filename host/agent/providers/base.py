@@ -128,6 +128,13 @@ class AssistantTurn(BaseModel):
     response_id: str | None = None
     item_ids: dict[int, str] = Field(default_factory=dict)
     """Part position → the provider's item id (Responses ``fc_…``/``msg_…``), replayed to that API."""
+    callers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Call id → the ``caller`` object of a call made by the provider's code runtime, as received
+    (Anthropic ``{"type": "code_execution_20250825", "tool_id"}``, Responses ``{"type": "program",
+    "caller_id"}``); direct calls are absent. Replayed to that API (:mod:`host.agent.providers.callers`)."""
+    container: str | None = None
+    """Anthropic: the code-execution container id of the response, sent back as ``container`` on
+    the next request (a programmatic call's result must go to the container that made it)."""
 
     @property
     def calls(self) -> list[ToolCall]:

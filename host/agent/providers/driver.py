@@ -8,7 +8,10 @@
   iterator of stream events``), parses the answer (streams through a fresh
   :class:`~host.agent.accumulate.ArgumentAccumulator`), decodes strict-mode arguments, and
   remembers each assistant turn so reasoning (thinking signatures, encrypted reasoning items)
-  is replayed verbatim on the next request.
+  is replayed verbatim on the next request. With ``programmatic`` (Anthropic Messages, OpenAI
+  Responses; Chat Completions has no programmatic callers) it declares ``allowed_callers`` on each
+  tool and keeps :attr:`ProviderModel.programs`, the call id → program id of every call the
+  provider's code runtime made (:mod:`host.agent.programmatic` runs those).
 * :class:`WithToolSearch` wraps a :class:`~host.pipeline.Pipeline`: ``tool_search`` calls are
   answered from a :class:`~registry.search.SearchIndex` into the conversation's
   :class:`~registry.search.DeferredLoadingState`; every other call runs through the pipeline.
@@ -22,7 +25,15 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequenc
 from typing import Any
 
 from host.agent.accumulate import ArgumentAccumulator
-from host.agent.providers.base import AssistantTurn, Conversation, ProviderAdapter, ResultsTurn, StopReason, UserTurn
+from host.agent.providers.base import (
+    AssistantTurn,
+    Conversation,
+    ProviderAdapter,
+    ResultsTurn,
+    StopReason,
+    UserTurn,
+)
+from host.agent.providers.callers import PROGRAMMATIC_APIS, declare_programmatic, program_caller
 from host.agent.providers.choice import ToolChoice
 from host.agent.providers.deferred import TOOL_SEARCH_NAME, run_tool_search
 from host.agent.transcript import Message
@@ -96,6 +107,12 @@ class ProviderModel:
         tool_search: deferred loading on (only ``always_load`` tools up front).
         choice: the tool_choice for every request (default auto).
         params: extra request parameters (e.g. ``{"max_tokens": 1024}``, ``{"stream": True}``).
+        programmatic: ``allow(tool)`` for non-read tools the provider's program may call
+            (:meth:`host.agent.programmatic.ProgrammaticPolicy.allows`); ``None``: tools are
+            declared without ``allowed_callers`` (direct calls only).
+
+    Raises:
+        ValueError: ``programmatic`` with OpenAI Chat Completions (no programmatic callers there).
     """
 
     def __init__(
@@ -108,7 +125,11 @@ class ProviderModel:
         tool_search: bool = False,
         choice: ToolChoice | None = None,
         params: dict[str, Any] | None = None,
+        programmatic: Callable[[ToolRecord], bool] | None = None,
     ) -> None:
+        if programmatic is not None and adapter.api not in PROGRAMMATIC_APIS:
+            raise ValueError(f"{adapter.api} has no programmatic tool calling (OpenAI Chat Completions has none); "
+                             "use openai_responses or anthropic_messages, or leave programmatic unset")
         self.adapter = adapter
         self.send = send
         self.tools = tools
@@ -116,6 +137,9 @@ class ProviderModel:
         self.tool_search = tool_search
         self.choice = choice
         self.params = dict(params or {})
+        self.programmatic = programmatic
+        self.programs: dict[str, str] = {}
+        """Call id → program id of every call the provider's code runtime made, so far."""
         self.turns: dict[int, AssistantTurn] = {}
         """History index at which the loop appends each reply → the turn as parsed."""
         self.requests: list[dict[str, Any]] = []
@@ -127,6 +151,9 @@ class ProviderModel:
         prepared = self.adapter.prepare(
             conversation, tools, model=self.model, choice=self.choice, tool_search=self.tool_search, **self.params
         )
+        if self.programmatic is not None:
+            declare_programmatic(prepared.declarations, tools, self.adapter.api, allow=self.programmatic)
+            prepared.params["tools"] = prepared.declarations.tools
         self.requests.append(prepared.params)
         for note in prepared.declarations.notes:  # non-strict reasons, dropped keywords: once each
             if note not in self._logged:
@@ -142,7 +169,10 @@ class ProviderModel:
             turn = parser.turn()
         self.turns[len(history)] = turn  # the loop appends the reply right after ``history``
         calls = [prepared.declarations.decode_call(c) for c in turn.calls]
-        return Message(role="assistant", text=turn.text, calls=calls)
+        programs = {cid: pid for cid, caller in turn.callers.items()
+                    if (pid := program_caller({"caller": caller}, self.adapter.api)) is not None}
+        self.programs.update(programs)
+        return Message(role="assistant", text=turn.text, calls=calls, programs=programs)
 
 
 class WithToolSearch:

@@ -28,6 +28,7 @@ from host.agent.providers.base import (
     StopReason,
     UserTurn,
 )
+from host.agent.providers.callers import RESPONSES_PROGRAM_ITEMS, anthropic_server_block, program_caller_object
 from host.agent.providers.deferred import TOOL_SEARCH_NAME
 from host.calls import ImageBlock, ResourceBlock, ResultStatus, TextBlock, ToolCall, ToolResult
 
@@ -57,9 +58,10 @@ def _search_structured(text: str) -> dict[str, Any] | None:
     return None
 
 
-def _finish_turn(parts: list[Any], api: str, ids: dict[int, str] | None = None) -> AssistantTurn:
+def _finish_turn(parts: list[Any], api: str, ids: dict[int, str] | None = None,
+                 callers: dict[str, dict[str, Any]] | None = None) -> AssistantTurn:
     stop = StopReason.TOOL_USE if any(isinstance(p, ToolCall) for p in parts) else StopReason.END_TURN
-    return AssistantTurn(parts=parts, stop=stop, api=api, item_ids=ids or {})
+    return AssistantTurn(parts=parts, stop=stop, api=api, item_ids=ids or {}, callers=callers or {})
 
 
 def chat_history(messages: list[dict[str, Any]]) -> Conversation:
@@ -116,14 +118,15 @@ def responses_history(items: list[dict[str, Any]] | str, *, instructions: str | 
         return conv.add(UserTurn.text(items))
     parts: list[Any] = []
     ids: dict[int, str] = {}
+    callers: dict[str, dict[str, Any]] = {}
     names: dict[str, str] = {}
     results: list[ToolResult] = []
 
     def flush_assistant() -> None:
-        nonlocal parts, ids
+        nonlocal parts, ids, callers
         if parts:
-            conv.add(_finish_turn(parts, API_RESPONSES, ids))
-            parts, ids = [], {}
+            conv.add(_finish_turn(parts, API_RESPONSES, ids, callers))
+            parts, ids, callers = [], {}, {}
 
     def flush_results() -> None:
         nonlocal results
@@ -148,9 +151,9 @@ def responses_history(items: list[dict[str, Any]] | str, *, instructions: str | 
                 elif part.get("type") == "input_image" and part.get("image_url"):
                     blocks.append(_image_from_url(part["image_url"]))
             conv.add(UserTurn(content=blocks))
-        elif kind in ("message", "reasoning", "function_call", "tool_search_call"):
+        elif kind in ("message", "reasoning", "function_call", "tool_search_call", *RESPONSES_PROGRAM_ITEMS):
             flush_results()
-            if kind == "reasoning":
+            if kind == "reasoning" or kind in RESPONSES_PROGRAM_ITEMS:
                 parts.append(Reasoning(api=API_RESPONSES, data=item))
                 continue
             if item.get("id"):
@@ -163,6 +166,8 @@ def responses_history(items: list[dict[str, Any]] | str, *, instructions: str | 
             args = item.get("arguments")
             raw = args if isinstance(args, str) else json.dumps(args or {}, ensure_ascii=False)
             names[call_id] = name
+            if (caller := program_caller_object(item, API_RESPONSES)) is not None:
+                callers[call_id] = caller
             parts.append(
                 ToolCall(
                     call_id=call_id, name=name, raw_arguments=raw, index=sum(isinstance(p, ToolCall) for p in parts)
@@ -216,13 +221,16 @@ def anthropic_history(messages: list[dict[str, Any]], *, system: Any = None) -> 
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
         if msg.get("role") == "assistant":
             parts: list[Any] = []
+            callers: dict[str, dict[str, Any]] = {}
             for b in blocks:
                 if b.get("type") == "text" and b.get("text"):
                     parts.append(TextBlock(text=b["text"]))
-                elif b.get("type") in ("thinking", "redacted_thinking"):
+                elif b.get("type") in ("thinking", "redacted_thinking") or anthropic_server_block(b.get("type")):
                     parts.append(Reasoning(api=API_ANTHROPIC, data=b))
                 elif b.get("type") == "tool_use":
                     names[b["id"]] = b.get("name", "")
+                    if (caller := program_caller_object(b, API_ANTHROPIC)) is not None:
+                        callers[b["id"]] = caller
                     parts.append(
                         ToolCall(
                             call_id=b["id"],
@@ -231,7 +239,7 @@ def anthropic_history(messages: list[dict[str, Any]], *, system: Any = None) -> 
                             index=sum(isinstance(p, ToolCall) for p in parts),
                         )
                     )
-            conv.add(_finish_turn(parts, API_ANTHROPIC))
+            conv.add(_finish_turn(parts, API_ANTHROPIC, callers=callers))
             continue
         results: list[ToolResult] = []
         rest: list[dict[str, Any]] = []

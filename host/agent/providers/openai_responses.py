@@ -14,6 +14,11 @@ Shapes (OpenAI API reference, Responses; guide "Tool search"):
   input_image…]}`` per call; ``{"type": "tool_search_output", "execution": "client", "call_id",
   "status": "completed", "tools": [function definitions]}`` for a search.
 * Reasoning items (with ``encrypted_content``) are replayed verbatim, in their position.
+* Programmatic tool calling (``{"type": "programmatic_tool_calling"}`` with ``allowed_callers`` on
+  the function tools): a ``function_call`` a program made carries ``"caller": {"type": "program",
+  "caller_id": "<the program item's call_id>"}`` (kept in :attr:`AssistantTurn.callers` and replayed
+  on its item); ``program`` items (with their ``fingerprint``) and ``program_output`` items are
+  replayed verbatim like reasoning.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from host.agent.providers.base import (
     Reasoning,
     StopReason,
 )
+from host.agent.providers.callers import RESPONSES_PROGRAM_ITEMS, program_caller_object
 from host.agent.providers.choice import ToolChoice, responses_choice
 from host.agent.providers.deferred import (
     TOOL_SEARCH_DESCRIPTION,
@@ -79,6 +85,14 @@ def _stop(response: dict[str, Any], has_calls: bool) -> StopReason:
     return StopReason.TOOL_USE if has_calls else StopReason.END_TURN
 
 
+_OPAQUE = ("reasoning", *RESPONSES_PROGRAM_ITEMS)
+"""Items replayed verbatim: reasoning, and a program with its output."""
+
+
+def _program_caller_of(item: dict[str, Any]) -> dict[str, Any] | None:
+    return program_caller_object(item, API_RESPONSES)
+
+
 def _parts_from_items(items: list[dict[str, Any]], api: str) -> tuple[list[Any], dict[int, str]]:
     """Output items → assistant parts (+ item ids by part position)."""
     parts: list[Any] = []
@@ -86,7 +100,7 @@ def _parts_from_items(items: list[dict[str, Any]], api: str) -> tuple[list[Any],
     n_calls = 0
     for i, item in enumerate(items):
         kind = item.get("type")
-        if kind == "reasoning":
+        if kind in _OPAQUE:
             parts.append(Reasoning(api=api, data=item))
         elif kind == "message" and item.get("role", "assistant") == "assistant":
             content = item.get("content")
@@ -258,6 +272,9 @@ class OpenAIResponsesAdapter:
                             "name": wire_name(part.name),
                             "arguments": arguments_text(part),
                         }
+                        caller = turn.callers.get(part.call_id) if turn.api == self.api else None
+                        if caller is not None:
+                            item["caller"] = caller
                     if item_id:
                         item["id"] = item_id
                     items.append(item)
@@ -299,8 +316,11 @@ class OpenAIResponsesAdapter:
             raise MalformedResponse(self.api, "output", "expected a list of output items")
         parts, ids = _parts_from_items(output, self.api)
         has_calls = any(isinstance(p, ToolCall) for p in parts)
+        callers = {i["call_id"]: c for i in output if i.get("type") == "function_call"
+                   and (c := _program_caller_of(i)) is not None}
         return AssistantTurn(
-            parts=parts, stop=_stop(response, has_calls), api=self.api, response_id=response.get("id"), item_ids=ids
+            parts=parts, stop=_stop(response, has_calls), api=self.api, response_id=response.get("id"), item_ids=ids,
+            callers=callers,
         )
 
     def stream_parser(self, accumulator: AccumulatorLike) -> ResponsesStreamParser:
@@ -376,10 +396,11 @@ class ResponsesStreamParser:
         calls = iter(self.acc.calls())
         parts: list[Any] = []
         ids: dict[int, str] = {}
+        callers: dict[str, dict[str, Any]] = {}
         for idx in sorted(self._items):
             item = self._items[idx]
             kind = item.get("type")
-            if kind == "reasoning":
+            if kind in _OPAQUE:
                 parts.append(Reasoning(api=API_RESPONSES, data=item))
             elif kind == "message":
                 done_parts, _ = _parts_from_items([item], API_RESPONSES)
@@ -393,9 +414,13 @@ class ResponsesStreamParser:
             elif kind == "function_call" or idx in self._search:
                 if item.get("id"):
                     ids[len(parts)] = item["id"]
-                parts.append(next(calls))
+                call = next(calls)
+                parts.append(call)
+                if kind == "function_call" and (caller := _program_caller_of(item)) is not None:
+                    callers[call.call_id] = caller
         has_calls = any(isinstance(p, ToolCall) for p in parts)
         stop = _stop(self._response, has_calls) if self.done else StopReason.OTHER
         return AssistantTurn(
-            parts=parts, stop=stop, api=API_RESPONSES, response_id=self._response.get("id"), item_ids=ids
+            parts=parts, stop=stop, api=API_RESPONSES, response_id=self._response.get("id"), item_ids=ids,
+            callers=callers,
         )
