@@ -21,7 +21,9 @@ memory (:meth:`SearchIndex.set_memory`, :mod:`registry.search.memory`): in hybri
 remembered query close to the search query lifts its tool's dense score; in BM25-only search the
 BM25 score of a tool's remembered queries adds to its own.
 A result whose best hit scores poorly on both is marked ``weak`` ("no tool fits",
-:class:`Abstain`), and among near-equal hits the least risky ranks first.
+:class:`Abstain`), and among near-equal hits the least risky ranks first. An optional learned
+reranker (:mod:`registry.search.rerank`, opt-in) reorders the fused top 50; the signals and the
+weak flag read the fused order.
 
 Permissions: the caller's ``visible`` predicate is applied *before* ranking, and BM25's corpus
 statistics (document count, average length, document frequencies) are computed over the visible
