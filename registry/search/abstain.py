@@ -141,13 +141,14 @@ on one query set and applied to the other it carries (31.3–37.5 % flagged) but
 points there: the thresholds are only as portable as the dev sets are varied. BM25-only: 21.2 %
 at 0.80 / 1.75 (honest 28.1 %).
 
-The fit before (two-way fusion, ``--loss 1.5``), for the record. Dev, hybrid: 33.6 % of
-unanswerable queries flagged while answerable R@5 loses 1.42 (ToolLens) and 1.46 (MetaTool)
-points (37.7 % within 2 points); 51.7 % on the honest pairings (dev queries on a catalog of another domain); of the 108 hand-labelled unanswerable dev queries, 28.6 % of those
-with no fitting tool and 12.5 % of those with one. The dense model's agreement signals
-(``lex_dense_rank``, ``dense_lex_rank``, ``fused_margin``) are what changed: with the cosine
-signals alone (the previous model) the same fit flags 25.4 % (28.9 % within 2 points), 17.1 % /
-13.3 % on the first 50 labelled queries. BM25-only: 17.3 % at 0.58 / 1.17 (unchanged)."""
+The fit before (two-way fusion, ``--loss 1.5``), for the record. Dev, hybrid: 33.6 % of unanswerable
+queries flagged while answerable R@5 loses 1.42 (ToolLens) and 1.46 (MetaTool) points (37.7 % within
+2 points); 51.7 % on the honest pairings (dev queries on a catalog of another domain); of the 108
+hand-labelled unanswerable dev queries, 28.6 % of those with no fitting tool and 12.5 % of those
+with one. The dense model's agreement signals (``lex_dense_rank``, ``dense_lex_rank``,
+``fused_margin``) are what changed: with the cosine signals alone (the previous model) the same fit
+flags 25.4 % (28.9 % within 2 points), 17.1 % / 13.3 % on the first 50 labelled queries. BM25-only:
+17.3 % at 0.58 / 1.17 (unchanged)."""
 
 
 def query_coverage(corpus: Corpus, stats: Stats, tokens: Sequence[str], slots: Sequence[int]) -> list[float]:
