@@ -36,7 +36,6 @@ to the bench vector cache (``search_hybrid.DEFAULT_CACHE``), so reruns embed not
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import pickle
 import random
@@ -53,6 +52,7 @@ from search_data import (
     load_qrels,
     load_queries,
     load_tools,
+    metatool_slice,
     ndcg_at,
     recall_at,
     require_eval_data,
@@ -108,10 +108,6 @@ class Recorder:
         return np.asarray(features)[:, 0]
 
 
-def mt_slice(qid: str) -> int:
-    return int(hashlib.sha256(qid.encode()).hexdigest(), 16) % 5
-
-
 def _first_sentence_words(t, rng: random.Random) -> list[str]:
     first = re.split(r"(?<=[.!?])\s|\n", t.description.strip(), maxsplit=1)[0]
     name_words = set(re.findall(r"[a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", t.name).lower()))
@@ -150,10 +146,10 @@ def specs(e: Path) -> list[dict]:
     cl = HERE / "crosslang"
     mt_single = load_queries(mt / "queries_single.jsonl")
     mt_r = load_qrels(mt / "qrels_single.tsv")
-    mt_train = [q for q in mt_single if mt_slice(q[0]) == 1][::2]
-    mt_mem = [q for q in mt_single if mt_slice(q[0]) == 2]
-    mt_dev = [q for q in mt_single if mt_slice(q[0]) == 0][::2]
-    mt_test = [q for q in mt_single if mt_slice(q[0]) in (3, 4)][::8]
+    mt_train = [q for q in mt_single if metatool_slice(q[0]) == 1][::2]
+    mt_mem = [q for q in mt_single if metatool_slice(q[0]) == 2]
+    mt_dev = [q for q in mt_single if metatool_slice(q[0]) == 0][::2]
+    mt_test = [q for q in mt_single if metatool_slice(q[0]) in (3, 4)][::8]
     tl_dev = load_queries(tl / "queries_train.jsonl")[::8]
     tl_r = load_qrels(tl / "qrels_train.tsv")
     ship_tools = dedupe_tools([t for p in ship_pool for t in load_tools(p)])

@@ -72,15 +72,13 @@ def cross_template_split(e: Path, out: Path) -> dict[str, Path]:
 def metatool_test_slice(e: Path, out: Path) -> Path:
     """MetaTool single queries of the test slice (``sha256(query id) % 5`` in 3, 4): slice 0 is
     dev, 1 and 2 train the reranker (``bench/search_rerank.py``)."""
-    import hashlib
-
-    from search_data import load_queries
+    from search_data import load_queries, metatool_slice
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "metatool_single_test.jsonl"
     with open(path, "w", encoding="utf-8") as fh:
         for q, t in load_queries(e / "metatool/normalized/queries_single.jsonl"):
-            if int(hashlib.sha256(q.encode()).hexdigest(), 16) % 5 in (3, 4):
+            if metatool_slice(q) in (3, 4):
                 fh.write(json.dumps({"id": q, "text": t}) + "\n")
     return path
 
