@@ -3,6 +3,7 @@ we may ship, export the trees for ``registry.search.rerank``, and evaluate with 
 
     python bench/search_rerank.py collect [--only WORD ...]   # features of every set (cached in --work)
     python bench/search_rerank.py train [--no-synthetic]      # -> registry/search/data/rerank.npz
+                                                              #    (the defaults give the shipped trees)
     python bench/search_rerank.py eval [--model PATH]         # dev and test tables, 95 % intervals
 
 Training needs LightGBM (``pip install lightgbm``: a training-only dependency, never needed to
@@ -68,6 +69,9 @@ from registry.search.rerank import RERANK_FEATURES, TreeReranker, load_tree_rera
 HERE = Path(__file__).resolve().parent
 MODEL_PATH = HERE.parent / "registry" / "search" / "data" / "rerank.npz"
 SEED = 7
+SHIPPED_DROP = ("name_overlap", "server_overlap", "param_overlap", "description_overlap", "bm25_rel", "log1p_bm25_rank")
+"""Features the shipped trees may not split on: the word-overlap ones learn MetaTool's and the
+synthetic queries' wording and cost ToolLens 1.2 R@5 on dev (``bench/README.md``)."""
 
 
 class CachedQueryEmbedder(StackedEmbedder):
@@ -386,12 +390,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="collect only sets whose name contains one of these words")
     ap.add_argument("--force", action="store_true", help="collect again even when cached")
     ap.add_argument("--no-synthetic", action="store_true", help="train without the synthetic Docker queries")
-    ap.add_argument("--drop", nargs="*", choices=RERANK_FEATURES, help="features the trees may not use")
+    ap.add_argument("--drop", nargs="*", choices=RERANK_FEATURES, default=list(SHIPPED_DROP),
+                    help="features the trees may not use (default: the word-overlap ones; --drop alone: none)")
     ap.add_argument("--only-sets", nargs="*", help="train only on sets whose name contains one of these words")
     ap.add_argument("--cap", type=int, default=0, help="at most about this many queries from each training set")
-    ap.add_argument("--trees", type=int, default=200)
+    ap.add_argument("--trees", type=int, default=60)
     ap.add_argument("--base-scale", type=float, default=0.0, help="boost from this × the fused score (0: from 0)")
-    ap.add_argument("--leaves", type=int, default=15)
+    ap.add_argument("--leaves", type=int, default=7)
     args = ap.parse_args(argv)
     steps = {"collect": [cmd_collect], "train": [cmd_train], "eval": [cmd_eval],
              "all": [cmd_collect, cmd_train, cmd_eval]}[args.command]
