@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 from search_data import EVAL_DIR, load_tools, recall_at, require_eval_data, to_records
-from search_hybrid import build_index
+from search_hybrid import DEFAULT_CACHE, build_index
 from search_tune import dev_sets
 
 from registry.search import FEATURES, Abstain
@@ -111,8 +111,13 @@ def gather(e: Path, every: int, dense: bool) -> dict:
     docker = to_records(load_tools(e / "docker-mcp-registry/normalized/tools.jsonl"))
     catalogs = {"tl": sets["tl"][0], "mt": sets["mt"][0], "docker": docker}
     indexes = {}
+    emb = None
+    if dense:  # query vectors shared by the three catalogs' indexes, kept on disk between runs
+        from search_rerank import CachedQueryEmbedder
+
+        emb = CachedQueryEmbedder(DEFAULT_CACHE / "rerank-query-vectors.pkl")
     for name, (records, q2id) in catalogs.items():
-        indexes[name] = (build_index(records, dense=dense, query_cache=100_000)[0], q2id)
+        indexes[name] = (build_index(records, dense=dense, query_cache=0, emb=emb, reranker=None)[0], q2id)
     data: dict = {"ans": {}, "un_by": {}}
     for qset in ("tl", "mt"):
         _, queries, qrels = sets[qset]
@@ -136,6 +141,8 @@ def gather(e: Path, every: int, dense: bool) -> dict:
         index, q2id = indexes[catalog]
         rows.append(collect(index, [(qid, queries[qset][qid])], q2id, None)[0][0] + [float(fits)])
     data["labelled"] = np.array(rows)
+    if emb is not None:
+        emb.save()
     return data
 
 

@@ -124,6 +124,12 @@ def template_half(gold: set[str]) -> int:
     return int(hashlib.sha256(",".join(sorted(gold)).encode()).hexdigest(), 16) % 2
 
 
+def metatool_slice(query_id: str) -> int:
+    """0..4: the MetaTool slice of a query, ``sha256(query id) % 5``. Slice 0 is dev
+    (``search_tune.py``), 1 and 2 train the reranker (``search_rerank.py``), 3 and 4 are test."""
+    return int(hashlib.sha256(query_id.encode()).hexdigest(), 16) % 5
+
+
 def to_records(tools: Sequence[EvalTool]) -> tuple[list[ToolRecord], dict[str, str]]:
     """ToolRecords for eval tools, and ``{qualified name: eval tool id}``.
 

@@ -15,7 +15,9 @@ Systems (same queries, same metrics, top 10 each):
 
 * ``ours``: ``registry.search.SearchIndex`` hybrid: BM25 (tokenizer, field document,
   inverted-index BM25Plus, query expansion with related words; ``--no-expansion`` turns that off)
-  fused with the multilingual dense model (``host.search``); ``--lexical`` runs BM25 only;
+  fused with the dense models (``host.search``); ``--lexical`` runs BM25 only;
+* ``reranked``: ``ours`` with the shipped learned reranker over the fused top 50
+  (``registry.search.rerank``; opt-in, ``TOOLHOST_SEARCH_RERANK=1``);
 * ``today``: the two-way hybrid as it shipped before MiniLM (BM25 + USE, BM25 weight 0.6), when
   ``ours`` stacks MiniLM (``--models stacked``, the default);
 * ``lexical``: the same index without the dense part (BM25 only), for comparison;
@@ -60,6 +62,7 @@ from search_data import (
 from search_hybrid import DEFAULT_CACHE, build_index, embedder, usage_memory
 
 from registry.search import FusionParams, SearchIndex
+from registry.search.rerank import default_reranker
 from registry.tool import ToolDefinition, build_record
 
 TOP_K = 10
@@ -82,6 +85,7 @@ def run_ours(
     honest_tools: list[EvalTool] | None = None,
     models: str = "stacked",
     fusion: FusionParams | None = None,
+    reranker="default",
 ) -> tuple[dict, dict, dict]:
     """Rankings, latencies and extras (index memory, build/vector times, update times, the
     weak flag per query, and with ``abstain_tools`` the share of queries flagged weak there)."""
@@ -92,7 +96,7 @@ def run_ours(
     if measure:
         tracemalloc.start()
     index, info = build_index(records, dense=dense, cache_dir=cache_dir, expansion=expansion, query_cache=0,
-                              models=models, fusion=fusion)
+                              models=models, fusion=fusion, reranker=reranker)
     extra.update(info)
     if measure:
         extra["index_mib"] = tracemalloc.get_traced_memory()[0] / 2**20
@@ -239,6 +243,10 @@ def main(argv: list[str] | None = None) -> int:
                                     cache_dir=cache, models="use", fusion=TODAY_FUSION)
         x_td.pop("weak")
         results["today"] = summarize(r_td, qrels, t_td["lat"])
+        r_rr, t_rr, x_rr = run_ours(tools, queries, measure=False, expansion=not args.no_expansion, dense=True,
+                                    cache_dir=cache, reranker=default_reranker())
+        x_rr.pop("weak")
+        results["reranked"] = summarize(r_rr, qrels, t_rr["lat"])
     if dense:
         r_lex, t_lex, x_lex = run_ours(tools, queries, measure=False, expansion=not args.no_expansion)
         x_lex.pop("weak")

@@ -43,16 +43,20 @@ def build_index(
     query_cache: int = 256,
     random_vectors: bool = False,
     models: str = "stacked",
+    reranker="default",
+    emb=None,
 ) -> tuple[SearchIndex, dict]:
     """The index over ``records`` (one update for all servers) and timings: ``build_s`` (BM25),
     ``embed_s`` / ``embedded`` / ``cached`` (vectors; ``cache_dir=None`` embeds everything).
     ``random_vectors`` gives every tool a random unit vector instead (latency runs only: the
-    query is still embedded by the real model). ``models``: see :func:`embedder`."""
-    kw: dict = {}
+    query is still embedded by the real model). ``models``: see :func:`embedder`; ``emb``: that
+    embedder instead; ``reranker``: as ``SearchIndex(reranker=...)``."""
+    kw: dict = {"reranker": reranker}
+    emb = emb or (embedder(models) if dense else None)
     if not expansion:
         kw["expansion"] = None
     if dense:
-        kw["embedder"] = embedder(models)
+        kw["embedder"] = emb
         if fusion is not None:
             kw["fusion"] = fusion
     index = SearchIndex(**kw)
@@ -69,7 +73,6 @@ def build_index(
 
         rng = np.random.default_rng(7)
         missing = index.missing_vectors()
-        emb = embedder(models)
         vecs = rng.standard_normal((len(missing), emb.dim)).astype(np.float32)
         for a, b in _bounds(emb):
             vecs[:, a:b] /= np.linalg.norm(vecs[:, a:b], axis=1, keepdims=True)
@@ -77,7 +80,6 @@ def build_index(
         index.set_vectors((n, h, vecs[i]) for i, (n, h, _t) in enumerate(missing))
         info.update(vectors_s=time.perf_counter() - t0, embed_s=0.0, embedded=0, cached=0, random=len(missing))
     elif dense:
-        emb = embedder(models)
         emb.embed(["load the model"])  # model load is not embedding time
         cache = open_cache(cache_dir, emb) if cache_dir is not None else None
         t0 = time.perf_counter()

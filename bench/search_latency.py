@@ -5,8 +5,9 @@
 
 The 3,379 real tools pooled, padded with synthetic variants to each size (``search_data.pad_tools``);
 ToolLens test queries. Each round runs every query lexically (the index without its embedder)
-and then hybrid (query embedding included: the query-vector cache is off), so both see the same
-machine load. Also prints the vectors' memory (float32 matrix) and how long giving the index its
+and then hybrid (query embedding included: the query-vector cache is off; as shipped, then with the opt-in
+learned reranker), so all see the same machine load; the reranking stage's own cost is the difference of
+the two query-vector-cached columns. Also prints the vectors' memory (float32 matrix) and how long giving the index its
 vectors took (from the bench vector cache in ``$TMPDIR/toolhost-bench-vectors``; the first run
 at a size embeds and fills it). Timings on a shared machine are noisy: compare the two columns
 of one run, not runs with each other. ``--models stacked`` (default) times the three-way hybrid
@@ -29,6 +30,8 @@ import zlib
 
 from search_data import dedupe_tools, load_queries, load_tools, pad_tools, percentile, require_eval_data, to_records
 from search_hybrid import build_index
+
+from registry.search.rerank import default_reranker
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,9 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average at start: {' / '.join(f'{x:.2f}' for x in os.getloadavg())} (1 / 5 / 15 min, "
           f"{os.cpu_count()} cores)")
     print("| tools | lexical p50 / p95 ms | hybrid p50 / p95 ms | hybrid / lexical p50 | lexical / hybrid CPU p50 ms "
-          "| hybrid, query vector cached, p50 ms | vectors MiB | vectors load s | two-way (USE) hybrid p50 / p95 ms, "
+          "| hybrid + reranker p50 / p95 ms | query vector cached, p50 ms with / without reranker | vectors MiB "
+          "| vectors load s | two-way (USE) hybrid p50 / p95 ms, "
           "CPU p50 |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
         records, _ = to_records(pad_tools(pool, n))
         rnd = n >= args.random_vectors_from
@@ -82,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         hyb_cpu: list[float] = []
         two_ms: list[float] = []
         two_cpu: list[float] = []
+        fus: list[float] = []
+        reranker = default_reranker()
         for _ in range(args.rounds):
             index.embedder = None
             for q in qs:
@@ -95,6 +101,12 @@ def main(argv: list[str] | None = None) -> int:
                 index.search(q, limit=10, **kw)
                 hyb.append((time.perf_counter() - t0) * 1000)
                 hyb_cpu.append((time.thread_time() - c0) * 1000)
+            index.reranker = reranker  # the same hybrid with the (opt-in) reranking stage
+            for q in qs:
+                t0 = time.perf_counter()
+                index.search(q, limit=10, **kw)
+                fus.append((time.perf_counter() - t0) * 1000)
+            index.reranker = None
             for q in qs if two is not None else ():
                 c0, t0 = time.thread_time(), time.perf_counter()
                 two.search(q, limit=10, **kw)
@@ -106,16 +118,25 @@ def main(argv: list[str] | None = None) -> int:
         for q in qs:
             index.search(q, limit=10, **kw)
         cached: list[float] = []
-        for q in qs:
-            t0 = time.perf_counter()
-            index.search(q, limit=10, **kw)
-            cached.append((time.perf_counter() - t0) * 1000)
+        cached_fused: list[float] = []
+        for _ in range(args.rounds):
+            index.reranker = reranker
+            for q in qs:
+                t0 = time.perf_counter()
+                index.search(q, limit=10, **kw)
+                cached.append((time.perf_counter() - t0) * 1000)
+            index.reranker = None
+            for q in qs:
+                t0 = time.perf_counter()
+                index.search(q, limit=10, **kw)
+                cached_fused.append((time.perf_counter() - t0) * 1000)
         mib = index._state.vectors.matrix.nbytes / 2**20 if index._state.vectors is not None else 0.0
         lp, hp = percentile(lex, 50), percentile(hyb, 50)
         label = f"{n} (random vectors)" if info.get("random") else str(n)
         print(f"| {label} | {lp:.3f} / {percentile(lex, 95):.3f} | {hp:.3f} / {percentile(hyb, 95):.3f} | "
               f"{hp / lp:.1f}x | {percentile(lex_cpu, 50):.3f} / {percentile(hyb_cpu, 50):.3f} | "
-              f"{percentile(cached, 50):.3f} | {mib:.1f} | "
+              f"{percentile(fus, 50):.3f} / {percentile(fus, 95):.3f} | "
+              f"{percentile(cached, 50):.3f} / {percentile(cached_fused, 50):.3f} | {mib:.1f} | "
               f"{info['vectors_s']:.2f} | "
               + (f"{percentile(two_ms, 50):.3f} / {percentile(two_ms, 95):.3f}, {percentile(two_cpu, 50):.3f} |"
                  if two_ms else "– |"), flush=True)

@@ -3,7 +3,8 @@
     python bench/search_suite.py [--eval-dir ../shared/eval-data] [--fastmcp-python PATH|none]
                                  [--quick] [--only NAME ...] [--no-expansion]
 
-Sets: ToolLens test, LiveMCPBench, MetaTool single, MetaTool multi and the hand-written
+Sets: ToolLens test, LiveMCPBench, MetaTool single (its test slice: :func:`metatool_test_slice`),
+MetaTool multi and the hand-written
 cross-language set (``bench/crosslang``: Chinese and Spanish queries over the Docker MCP registry
 tools), each over its own tools and over all 3,379 real tools pooled (ToolLens + G3 corpus +
 LiveMCPBench + MetaTool + Docker MCP registry, deduplicated on (server, name)); warm runs (usage
@@ -68,6 +69,20 @@ def cross_template_split(e: Path, out: Path) -> dict[str, Path]:
     return paths
 
 
+def metatool_test_slice(e: Path, out: Path) -> Path:
+    """MetaTool single queries of the test slice (``sha256(query id) % 5`` in 3, 4): slice 0 is
+    dev, 1 and 2 train the reranker (``bench/search_rerank.py``)."""
+    from search_data import load_queries, metatool_slice
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "metatool_single_test.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        for q, t in load_queries(e / "metatool/normalized/queries_single.jsonl"):
+            if metatool_slice(q) in (3, 4):
+                fh.write(json.dumps({"id": q, "text": t}) + "\n")
+    return path
+
+
 def sets(e: Path, split_dir: Path | None = None) -> list[dict]:
     tl = e / "toollens/normalized"
     lm = e / "livemcpbench/normalized"
@@ -85,7 +100,7 @@ def sets(e: Path, split_dir: Path | None = None) -> list[dict]:
         "ToolLens test": (tl / "queries_test.jsonl", tl / "qrels_test.tsv", [tl / "tools.jsonl"], [mt / "tools.jsonl"]),
         "LiveMCPBench": (lm / "queries.jsonl", lm / "qrels.tsv", [lm / "tools.jsonl"], [mt / "tools.jsonl"]),
         "MetaTool single": (
-            mt / "queries_single.jsonl",
+            metatool_test_slice(e, split_dir) if split_dir is not None else mt / "queries_single.jsonl",
             mt / "qrels_single.tsv",
             [mt / "tools.jsonl"],
             [tl / "tools.jsonl"],
@@ -228,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {name} | | | error: {res['error']} | | | | | | |")
             continue
         meta = res["meta"]
-        for system in ("ours", "today", "lexical", "ours warm", "lexical warm", "baseline", "fastmcp"):
+        for system in ("ours", "reranked", "today", "lexical", "ours warm", "lexical warm", "baseline", "fastmcp"):
             m = res.get(system)
             if m and not (system == "baseline" and m["r@5"] == 0 and m["p50_ms"] != m["p50_ms"]):
                 print(

@@ -138,7 +138,12 @@ a catalog of another domain); of the 108 hand-labelled unanswerable dev queries,
 with no fitting tool and 12.5 % of those with one. The dense model's agreement signals
 (``lex_dense_rank``, ``dense_lex_rank``, ``fused_margin``) are what changed: with the cosine
 signals alone (the previous model) the same fit flags 25.4 % (28.9 % within 2 points), 17.1 % /
-13.3 % on the first 50 labelled queries. BM25-only: 17.3 % at 0.58 / 1.17 (unchanged)."""
+13.3 % on the first 50 labelled queries. BM25-only: 17.3 % at 0.58 / 1.17 (unchanged).
+
+A refit for the three-way fusion (``--every 2 --loss 2.0``: 53.6 % of the honest dev pairings at
+0.90 / 1.99 points lost) was not kept: on the same test searches it flagged fewer unanswerable
+queries than this model (ToolLens / MetaTool test on the Docker MCP tools 55.5 / 53.4 % against
+63.3 / 55.2 %) for about the same worst loss (3.08 against 3.18 R@5 points, MetaTool pooled / own)."""
 
 
 def query_coverage(corpus: Corpus, stats: Stats, tokens: Sequence[str], slots: Sequence[int]) -> list[float]:

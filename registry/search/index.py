@@ -21,7 +21,9 @@ memory (:meth:`SearchIndex.set_memory`, :mod:`registry.search.memory`): in hybri
 remembered query close to the search query lifts its tool's dense score; in BM25-only search the
 BM25 score of a tool's remembered queries adds to its own.
 A result whose best hit scores poorly on both is marked ``weak`` ("no tool fits",
-:class:`Abstain`), and among near-equal hits the least risky ranks first.
+:class:`Abstain`), and among near-equal hits the least risky ranks first. An optional learned
+reranker (:mod:`registry.search.rerank`, opt-in) reorders the fused top 50; the signals and the
+weak flag read the fused order.
 
 Permissions: the caller's ``visible`` predicate is applied *before* ranking, and BM25's corpus
 statistics (document count, average length, document frequencies) are computed over the visible
@@ -53,6 +55,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import Literal
 
 import numpy as np
 
@@ -74,6 +77,15 @@ from registry.search.fusion import (
 from registry.search.index_state import IndexState, empty_state, replaced_state
 from registry.search.memory import MemoryIndex
 from registry.search.ranking import ToolFilter, add_scores, bm25_confidence, top_hits
+from registry.search.rerank import (
+    RERANK_DEPTH,
+    FieldTokens,
+    Reranker,
+    RerankInput,
+    default_reranker,
+    rerank_enabled,
+    rerank_hits,
+)
 from registry.search.result import WEAK_MESSAGE, SearchHit, SearchResult
 from registry.search.tokenize import tokenize
 from registry.search.visibility import MaskCache, help_message
@@ -91,6 +103,10 @@ DEFAULT_MEMORY_DENSE = 1.0
 train, R@5 cross-template / shared-template): hybrid without memory 34.12 / 35.64; lexical memory
 at 0.3 (the old default) 34.18 / 49.19; dense memory at 1.0 without lexical memory 36.02 / 61.33;
 both (0.3, 0.8) 33.85 / 63.55."""
+
+_NO_SLOTS = np.zeros(0, dtype=np.int64)
+_NO_SCORES = np.zeros(0)
+
 
 class SearchIndex:
     """The searchable view of every registered tool (see the module docstring).
@@ -120,6 +136,11 @@ class SearchIndex:
             memory works through ``memory_dense``; dev grid, ``bench/search_memory_tune.py``).
         memory_dense: factor on a tool's best cosine to its remembered queries (which then
             replaces the tool's own cosine when higher); 0 ignores remembered-query vectors.
+        reranker: reorders a hybrid search's best :data:`~registry.search.rerank.RERANK_DEPTH`
+            fused candidates (:mod:`registry.search.rerank`); ``"default"``: the shipped tree
+            ensemble for an embedder of several models when ``TOOLHOST_SEARCH_RERANK=1`` (off by
+            default: it did not raise every dev set), none otherwise; ``None``: fused order.
+            It applies when its ``n_parts`` equals the embedder's number of models.
     """
 
     def __init__(
@@ -137,6 +158,7 @@ class SearchIndex:
         memory_weight: float = 0.3,
         hybrid_memory_weight: float = 0.0,
         memory_dense: float = DEFAULT_MEMORY_DENSE,
+        reranker: Reranker | None | Literal["default"] = "default",
     ) -> None:
         self.params = params
         self.embedder = embedder
@@ -156,6 +178,10 @@ class SearchIndex:
         self._masks = MaskCache()
         self._dense = DenseCandidates()
         self._state: IndexState = empty_state(params, embedder)
+        if reranker == "default":
+            reranker = default_reranker() if isinstance(embedder, PartedEmbedder) and rerank_enabled() else None
+        self.reranker: Reranker | None = reranker
+        self._fields = FieldTokens(tokenizer)
 
     @property
     def query_cache_size(self) -> int:
@@ -372,6 +398,7 @@ class SearchIndex:
         dense_top = dense_z = dense_margin = None
         lex_dense_rank = dense_lex_rank = None
         dense_all: np.ndarray | None = None
+        rerank: RerankInput | None = None
         mode = "bm25"
         if dense_on:
             assert st.vectors is not None
@@ -381,6 +408,7 @@ class SearchIndex:
                 dense_slots = dense_slots[keep.array_mask(st, dense_slots)]
             if len(dense_slots):
                 assert self.embedder is not None
+                mem = (_NO_SLOTS, _NO_SCORES)
                 qv = self._qvecs.get(text, self.embedder)
                 parted = isinstance(self.embedder, PartedEmbedder)
                 active = bounds = None
@@ -394,6 +422,7 @@ class SearchIndex:
                 if self._mem and self.memory_dense > 0:
                     # A remembered query close to this one lifts its tool's dense score.
                     m_slots, m_sims = self._mem.dense_scores(st.generation, st.by_name, st.corpus.slot_of, qv)
+                    mem = (m_slots, m_sims[:, 0] if parted and len(m_slots) else m_sims)
                     if len(m_slots):
                         # Several models: the lift reads and moves the first (multilingual) model's
                         # cosines only, the scale ``memory_dense`` was fitted on.
@@ -411,13 +440,16 @@ class SearchIndex:
                 lex_dense_rank, dense_lex_rank = rank_agreement(
                     slots, scores, dense_slots, cand_cos, dense_all, st.has_vec
                 )
+                if self._reranks(active):
+                    rerank = RerankInput(query_tokens, slots, scores, dense_mat, active, *mem, bm_conf)
                 if active is not None:
                     slots, scores = fuse_parts(slots, scores, dense_slots, dense_mat, active, st.has_vec,
                                                self.parted_fusion, cand_mat)
                 else:
                     slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion, cand_cos)
                 mode = "hybrid"
-        hits = top_hits(st.records, slots, scores, limit)
+        # The reranker reorders the fused top RERANK_DEPTH; signals below read the fused order.
+        hits = top_hits(st.records, slots, scores, max(limit, RERANK_DEPTH) if rerank is not None else limit)
         if not hits:
             return SearchResult([], mode, help_message(st, visible, empty=False), signals=Signals(bm_conf))
         # Signals from the best five whatever ``limit`` is, so "weak" does not depend on it.
@@ -436,4 +468,12 @@ class SearchIndex:
         signals = Signals(bm_conf, cov_top, max(cov), len(set(query_tokens)), dense_top, dense_z, dense_margin, hit_cos,
                           lex_dense_rank, dense_lex_rank, fused_margin)
         weak = self.abstain.weak(signals)
+        if rerank is not None:
+            assert self.reranker is not None
+            cand_slots = np.array([st.corpus.slot_of[h.tool.qualified_name] for h in hits], dtype=np.int64)
+            hits = rerank_hits(self.reranker, self._fields, hits, cand_slots, rerank, limit)
         return SearchResult(hits, mode, WEAK_MESSAGE if weak else None, weak=weak, signals=signals)
+
+    def _reranks(self, active: np.ndarray | None) -> bool:
+        """Whether this hybrid search goes through the reranker (one whose dense parts match)."""
+        return self.reranker is not None and active is not None and len(active) == self.reranker.n_parts
