@@ -59,6 +59,7 @@ from registry.redaction import redact
 __all__ = [
     "FORWARD_TIMEOUT_SECONDS",
     "LOG_LEVELS",
+    "SERVER_LOG_FLOOR",
     "Downstream",
     "InputRefused",
     "Relay",
@@ -73,6 +74,9 @@ FORWARD_TIMEOUT_SECONDS = 300.0
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 """MCP (RFC 5424) log levels, least to most severe."""
+
+SERVER_LOG_FLOOR = "info"
+"""The least severe level an upstream's log file keeps whatever level a client asks for."""
 
 
 @dataclass(frozen=True)
@@ -117,16 +121,20 @@ def current_downstream() -> Downstream | None:
 
 def log_level_meta(upstream_protocol: str) -> dict[str, Any] | None:
     """The ``_meta`` of a request to a 2026-07-28 upstream made for the running downstream request:
-    ``{"io.modelcontextprotocol/logLevel": LEVEL}`` when that request asked for log messages at
-    LEVEL, so the upstream sends that request's logs at that level and above; ``None`` otherwise
-    (the upstream client's default, ``debug``, applies: every message reaches the server's log file).
+    ``{"io.modelcontextprotocol/logLevel": LEVEL}`` when that request asked for log messages, where
+    LEVEL is the client's level or :data:`SERVER_LOG_FLOOR` (``info``), whichever is more verbose:
+    the upstream sends no chatter below what anyone wants, and the server's own log file under
+    ``<data>/logs/`` keeps every ``info`` message and above whatever a client asked for (toolhost
+    filters each client's messages at its own level). ``None`` when the request asked for none:
+    the upstream client's default, ``debug``, applies and the log file gets every message.
 
     Source: MCP 2026-07-28, server/utilities/logging (per-request log level in ``_meta``).
     """
     downstream = current_downstream()
     if downstream is None or downstream.log_level is None or upstream_protocol < "2026":
         return None
-    return {LOG_LEVEL_META_KEY: downstream.log_level}
+    level = min(downstream.log_level, SERVER_LOG_FLOOR, key=LOG_LEVELS.index)
+    return {LOG_LEVEL_META_KEY: level}
 
 
 class InputRefused(MCPError):

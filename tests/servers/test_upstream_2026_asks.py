@@ -132,9 +132,10 @@ async def test_a_2026_clients_log_level_reaches_a_2026_upstream(tmp_path: Path) 
         "debug": ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"],
         "None": [],
     }
-    # the upstream itself sent the first call's logs from warning up: its log file has no lower level
-    # for that call (the second asked for debug; the third asked for none, so toolhost's default, debug)
+    # the first call asked for warning: the upstream was asked for info and up (the server log keeps
+    # info whatever a client asks), so its log file has no debug line for that call (the second asked
+    # for debug; the third asked for none, so toolhost's default, debug)
     lines = (data / "logs" / "ask.log").read_text().splitlines()
     levels = [line.split()[1] for line in lines if " chatty: " in line]
-    assert levels == ["WARNING", "ERROR", "CRITICAL", "ALERT", "EMERGENCY"] + [
+    assert levels == ["INFO", "NOTICE", "WARNING", "ERROR", "CRITICAL", "ALERT", "EMERGENCY"] + [
         "DEBUG", "INFO", "NOTICE", "WARNING", "ERROR", "CRITICAL", "ALERT", "EMERGENCY"] * 2
