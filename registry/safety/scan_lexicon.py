@@ -43,6 +43,8 @@ _DO_INTL = (r"(?:ajoute[zr]?|envoye[zr]|envoie|transf[ée]re[zr]?|incluez|inclur
             r"|envia[r]?|reenvía|incluy[ae]|adjunt[ae]|copi[ae]|aggiung[ia]|invia|inoltra|includi|allega|adicion[ae]|encaminh[ae]"
             r"|füge|sende|schicke|leite|kopiere)")
 
+_ALWAYS = r"(?:toujours|siempre|sempre|immer|aussi|également|también|também|anche|auch)"
+
 RULES = tuple(
     (kind, name, strong, triggers, re.compile(pattern), re.compile(pattern, re.IGNORECASE))
     for kind, name, strong, triggers, pattern in (
@@ -69,8 +71,7 @@ RULES = tuple(
           r"|quando|jedes\s{1,8}mal|immer\s{1,8}wenn|wenn|sempre\s{1,8}que)\b[^.\n]{0,50}?\b[a-z][a-z0-9]{0,64}_[a-z0-9_]{1,64}\b")),
         (FindingKind.INSTRUCTION, "imperative_intl", False,
          (('toujours', 'siempre', 'sempre', 'immer', 'aussi', 'también', 'também', 'anche', 'auch', 'également'),),
-         (rf"\b(?:toujours|siempre|sempre|immer|aussi|également|también|também|anche|auch)\s{{1,8}}{_DO_INTL}\b"
-          rf"|\b{_DO_INTL}\s{{1,8}}(?:toujours|siempre|sempre|immer|aussi|également|también|também|anche|auch)\b")),
+         rf"\b{_ALWAYS}\s{{1,8}}{_DO_INTL}\b|\b{_DO_INTL}\s{{1,8}}{_ALWAYS}\b"),
         (FindingKind.INSTRUCTION, "polite_request", False,
          (('helpful', 'useful', 'ideal', 'appreciated', 'recommend', 'suggest', 'best', 'fill'),),
          (r"\b(?:(?:it\s{1,8}(?:is|would\s{1,8}be)|it's)\s{1,8}(?:very\s{1,8}|really\s{1,8}|extremely\s{1,8}|most\s{1,8})?"
