@@ -11,9 +11,12 @@ Data:
   Rules were tuned looking at the even-numbered real tools (``tune``) and the fixtures' tune
   split; the table reports every part separately and all together;
 * blind v2: ``tests/registry/fixtures/poisoned_holdout_v2.json``, 40 poisoned and 40 tricky benign
-  definitions written by a colleague without reading the scanner (each cites its source), opened
-  only after the family rules were final and never tuned on: recall on its poisoned cases, the
-  share of its benign cases flagged.
+  definitions written by a colleague without reading the scanner (each cites its source), measured
+  blind once (35/40, 5/40 benign flagged) and since then a *tuning* set like ``tune``: its misses
+  shaped :mod:`registry.safety.scan_lexicon`;
+* blind3: ``tests/registry/fixtures/poisoned_holdout_v3.json``, a fresh set of the same shape by a
+  colleague, opened only after the second rule table was committed and never tuned on: recall on
+  its poisoned cases, the share of its benign cases flagged.
 
 Prints one table: recall per split, false-positive rate per part, and the scan cost per tool
 (µs: CPU time and wall time, median of ``--rounds`` alternating rounds over all tools, one thread;
@@ -45,7 +48,8 @@ from registry.safety.definition_scan import scan_definition
 
 FIXTURE_DIR = Path(__file__).resolve().parent.parent / "tests" / "registry" / "fixtures"
 FIXTURES = FIXTURE_DIR / "poisoned_tools.json"
-BLIND_V2 = FIXTURE_DIR / "poisoned_holdout_v2.json"
+BLIND_SETS = {"blind v2 (tuning)": FIXTURE_DIR / "poisoned_holdout_v2.json",
+              "blind3": FIXTURE_DIR / "poisoned_holdout_v3.json"}
 REAL_FILES = (
     "toollens/normalized/tools.jsonl",
     "toollens/normalized/toolbench_g3_corpus_tools.jsonl",
@@ -110,11 +114,13 @@ def main(argv: list[str] | None = None) -> int:
         part = [c for c in cases if split is None or c["split"] == split]
         hit = sum(scan_definition(c["tool"]).suspicious for c in part)
         rows.append((f"recall, poisoned {split or 'all'}", hit, len(part), 100.0 * hit / len(part)))
-    blind = json.loads(BLIND_V2.read_text(encoding="utf-8"))["cases"]
-    for name, poisoned in (("recall, blind v2 poisoned", True), ("flagged, blind v2 benign", False)):
-        part = [c for c in blind if c["poisoned"] is poisoned]
-        hit = sum(scan_definition(c["tool"]).suspicious for c in part)
-        rows.append((name, hit, len(part), 100.0 * hit / len(part)))
+    blind = {name: json.loads(path.read_text(encoding="utf-8"))["cases"] for name, path in BLIND_SETS.items()}
+    for set_name, set_cases in blind.items():
+        for what, poisoned in (("recall", True), ("flagged", False)):
+            part = [c for c in set_cases if c["poisoned"] is poisoned]
+            hit = sum(scan_definition(c["tool"]).suspicious for c in part)
+            rows.append((f"{what}, {set_name} {'poisoned' if poisoned else 'benign'}", hit, len(part),
+                         100.0 * hit / len(part)))
     flagged = [(i, t, scan_definition(t)) for i, t in enumerate(real)]
     flagged = [(i, t, r) for i, t, r in flagged if r.suspicious]
     for name, keep in (("tune (even)", lambda i: i % 2 == 0), ("report (odd)", lambda i: i % 2 == 1),
@@ -123,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         fp = sum(1 for i, _, _ in flagged if keep(i))
         rows.append((f"false positives, real {name}", fp, n, 100.0 * fp / n))
 
-    docs = [c["tool"] for c in cases] + [c["tool"] for c in blind] + real
+    docs = [c["tool"] for c in cases] + [c["tool"] for set_cases in blind.values() for c in set_cases] + real
     wall, cpu = [], []
     for r in range(args.rounds):  # alternate the order so caches and frequency scaling even out
         order = docs if r % 2 == 0 else docs[::-1]
@@ -173,9 +179,10 @@ def main(argv: list[str] | None = None) -> int:
         for c in cases:
             if not scan_definition(c["tool"]).suspicious:
                 print(f"missed {c['id']} ({c['split']}): {c['technique']}")
-        for c in blind:
-            if scan_definition(c["tool"]).suspicious is not c["poisoned"]:
-                print(f"{'missed' if c['poisoned'] else 'flagged'} {c['id']} (blind v2): {c['technique']}")
+        for set_name, set_cases in blind.items():
+            for c in set_cases:
+                if scan_definition(c["tool"]).suspicious is not c["poisoned"]:
+                    print(f"{'missed' if c['poisoned'] else 'flagged'} {c['id']} ({set_name}): {c['technique']}")
     for i, t, r in flagged[: args.show_fp]:
         print(f"FP #{i} {t['id']}: " + " | ".join(r.reasons()[:3]))
     return 0

@@ -20,27 +20,41 @@ kind                      what fires (strong unless marked weak)
                           real task", "you are now in maintenance mode"), "the user has already
                           consented / pre-approved", "from now on", "otherwise the tool will not
                           work", redirecting recipients, BCC to an address, "never use any other
-                          tool", piping curl into a shell, a note addressed to the model; weak:
+                          tool", piping curl into a shell, a note addressed to the model (also in
+                          French, Spanish, Portuguese, Italian, German), a hidden copy (BCC, "copie
+                          cachée", "copia oculta" …) next to an address; weak:
                           imperatives aimed at the model (you must / make sure to / please … +
                           read/send/include/call …), "before/after/whenever you … read/send",
                           "also paste/include …", data put "into the `x` argument", role markers
-                          ("SYSTEM: "), "silently", "VERY important"
+                          ("SYSTEM: "), "silently", "VERY important", polite requests ("it is very
+                          helpful if you include …", "for the best results, fill this with …"),
+                          "pass the raw output …", "no need to redact / to ask the user", "when you
+                          send …, append …", "ajoutez toujours / añade siempre …"
 ``concealment``           hiding from the user: "do not tell/mention/let … the user/anyone/in your
                           reply", "without the user's knowledge", "the user does not need to know",
-                          "hidden from the user", "keep this to yourself"; weak: "don't mention this"
+                          "hidden from the user", "keep this to yourself", the same in French,
+                          Spanish, Portuguese, Italian, German ("n'est pas nécessaire d'en informer
+                          l'utilisateur", "ohne den Benutzer zu informieren"), text placed "after
+                          ~200 blank lines"; weak: "don't mention this"
 ``manipulation``          "other tools are deprecated/compromised", "never use other tools"; weak:
                           "instead of other tools", "the only/best tool to use", "the preferred tool
                           for every task", "should be preferred"
 ``side_effect``           weak: an extra destructive step ("also/afterwards/after using … delete,
                           wipe, drop, revoke")
 ``tool_reference``        weak: an imperative naming another tool ("call export_chat",
-                          "when send_message is invoked"); informative, never flags on its own
+                          "when send_message is invoked", "chaque fois que vous utilisez
+                          send_email"); informative, never flags on its own
 ``secret_reference``      credential/local paths (``~/.ssh``, ``id_rsa``, ``.env``, ``.aws``,
-                          ``mcp.json``, ``/etc/passwd``, gcloud credentials, shell rc files …);
+                          ``mcp.json``, ``/etc/passwd``, gcloud credentials, shell rc files …),
+                          weak in a text when the tool's name or property names are about that
+                          credential (``ssh_exec`` and ``~/.ssh/id_rsa``, ``list_s3_buckets`` and
+                          ``~/.aws/credentials``; a name *carrying* a path is no topic);
                           weak: "API key", "token", "password", "private key", "conversation
                           history", "environment variables", named tokens (OAuth, bot, AWS …),
                           cookies, wallets, personal data, the whole conversation, env-variable
-                          names ending in ``_API_KEY`` / ``_TOKEN`` / ``_SECRET``
+                          names ending in ``_API_KEY`` / ``_TOKEN`` / ``_SECRET``, a dump of what
+                          the model sees (output of ``env``, the conversation so far, results of
+                          earlier tool calls, the 30 most recent messages, every unread e-mail)
 ``exfiltration``          "a copy of every … to <literal URL or address>"; weak: send/post/upload/
                           forward … to a URL, e-mail address, phone number, webhook, remote or
                           telemetry server
@@ -61,8 +75,9 @@ findings of families that together read as an attack, in the same field within
 tool reference or side effect; an instruction with exfiltration, manipulation or a side effect; a
 tool reference with exfiltration; concealment with any other weak family; two different
 manipulation claims. Single weak signals are common in honest tools ("you must pass the id",
-"API key required", "instead of the generic HTTP tool"); their combinations are not. Measured
-recall and false positives: ``bench/definition_scan.py``.
+"API key required", "instead of the generic HTTP tool"); their combinations are not. Rules live in two
+tables, :data:`registry.safety.scan_rules.RULES` and :data:`registry.safety.scan_lexicon.RULES`.
+Measured recall and false positives: ``bench/definition_scan.py``.
 
 Shapes: input is a ``tools/list`` entry (``{"name", "title"?, "description"?, "inputSchema",
 "outputSchema"?, "annotations"?}``), a :class:`~registry.tool.ToolDefinition` or a
@@ -79,9 +94,10 @@ import binascii
 import bisect
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from registry.safety import scan_lexicon as lexicon
 from registry.safety import scan_rules as rules
 from registry.safety.scan_rules import FindingKind
 from registry.tool import ToolDefinition, ToolRecord
@@ -291,6 +307,7 @@ def _segment_findings(text: str, path: str, in_key: bool) -> list[Finding]:
 
 
 _SEPARATOR = "\n\n"
+_ALL_RULES = rules.RULES + lexicon.RULES
 
 
 def _scan_segments(segments: list[tuple[str, str, bool]]) -> list[Finding]:
@@ -309,7 +326,7 @@ def _scan_segments(segments: list[tuple[str, str, bool]]) -> list[Finding]:
     joined = _SEPARATOR.join(probes)
     lowered = joined.lower()
     same_length = len(lowered) == len(joined)  # lower() keeps offsets except for a few letters (İ)
-    for kind, rule, strong, triggers, lower_pattern, any_case_pattern in rules.RULES:
+    for kind, rule, strong, triggers, lower_pattern, any_case_pattern in _ALL_RULES:
         # literal pre-check (every group needs one of its words): most tools skip most rules
         if not all(any(t in lowered for t in group) for group in triggers):
             continue
@@ -405,6 +422,23 @@ def _bounded(segments: list[tuple[str, str, bool]]) -> tuple[list[tuple[str, str
     return out, cut
 
 
+def _on_topic_paths_weak(findings: list[Finding], segments: list[tuple[str, str, bool]]) -> list[Finding]:
+    """``findings`` with each credential-path finding in a text made weak when the tool's name or
+    property names say the credential is the tool's own business
+    (:data:`registry.safety.scan_lexicon.SECRET_TOPICS`): an SSH tool naming ``~/.ssh/id_rsa`` is held
+    only if an instruction or exfiltration pairs with it. A name that itself carries a credential path
+    (``content_from_reading_ssh_id_rsa``) is no topic and stays strong."""
+    named_paths = {f.path for f in findings if f.in_key and f.rule in _PATH_RULES}
+    topics = lexicon.credential_topics(text for path, text, in_key in segments if in_key and path not in named_paths)
+    if not topics:
+        return findings
+    return [replace(f, strong=False) if f.rule in _PATH_RULES and not f.in_key and any(p.search(f.span) for p in topics)
+            else f for f in findings]
+
+
+_PATH_RULES = frozenset({"secret_path", "secret_file"})
+
+
 def scan_definition(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> ScanResult:
     """Scan one tool definition (module docstring: fields, kinds, verdict).
 
@@ -424,6 +458,7 @@ def scan_definition(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> Sc
     segments, cut = _bounded(segments)
     order = {seg[0]: i for i, seg in enumerate(segments)}
     findings = sorted(_scan_segments(segments), key=lambda f: (order.get(f.path, 0), f.in_key is False, f.start))
+    findings = _on_topic_paths_weak(findings, segments)
     findings += cut
     description = doc.get("description")
     if isinstance(description, str):

@@ -127,7 +127,7 @@ RULES: tuple[tuple[FindingKind, str, bool, tuple[tuple[str, ...], ...], re.Patte
          (('api', 'secret', 'private key', 'private_key', 'ssh', 'password', 'credential', 'token', 'history',
           'previous messages', 'environment variables', 'seed', 'mnemonic', 'recovery', '~/.'),),
          (r"\b(?:api[\s_-]?keys?|secret[\s_-]{1,8}(?:access[\s_-]{1,8})?keys?|private[\s_-]{1,8}keys?|ssh[\s_-]{1,8}(?:private[\s_-]{1,8})?keys?"
-         r"|passwords?|credentials?|access[\s_-]{1,8}tokens?|(?:github|auth|bearer|session)[\s_-]{1,8}tokens?|secrets"
+         r"|passwords?|credentials?|access[\s_-]{1,8}tokens?|(?:github|auth|bearer|session|api)[\s_-]{1,8}tokens?|secrets"
          r"|(?:conversation|chat|message)\s{1,8}history|previous\s{1,8}messages|environment\s{1,8}variables|seed\s{1,8}phrases?"
          r"|mnemonic(?:\s{1,8}phrases?)?|recovery\s{1,8}phrases?)\b"
          r"|~/\.[\w-]{1,64}")),
@@ -202,7 +202,7 @@ RULES: tuple[tuple[FindingKind, str, bool, tuple[tuple[str, ...], ...], re.Patte
           r"|reliable))\b"
           r"|\b(?:do\s{1,8}not|don'?t|never|must\s{1,8}not|should\s{1,8}not|avoid)\s{1,8}(?:ever\s{1,8})?(?:use|using|call"
           r"|calling|invoke|invoking|trust|rely\s{1,8}on)\s{1,8}(?:any\s{1,8}|the\s{1,8})?(?:other|another|alternative"
-          r"|competing|built-?in|native)\s{1,8}(?:\w{1,20}\s{1,8})?(?:tools?|functions?|servers?|plugins?)\b")),
+          r"|competing|built-?in|native)\s{1,8}(?:[\w-]{1,20}\s{1,8}){0,3}(?:tools?|functions?|servers?|plugins?)\b")),
         (FindingKind.MANIPULATION, "prefer_this_tool", False,
          (('instead', 'rather', 'in place', 'over '), ('tool', 'function', 'server', 'plugin')),
          (r"\b(?:instead\s{1,8}of|rather\s{1,8}than|in\s{1,8}place\s{1,8}of|over)\s{1,8}(?:any\s{1,8}|all\s{1,8}|the\s{1,8}"

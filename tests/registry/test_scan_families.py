@@ -106,11 +106,32 @@ def test_blind_v2_set_cites_sources_and_is_half_poisoned():
     assert len({c["id"] for c in cases}) == 80
 
 
-def test_blind_v2_measured_once_and_never_tuned_on_stays_at_least_as_good():
-    """Measured after the family rules were final (35/40 poisoned flagged, 5/40 benign flagged:
-    the benign ones name credential paths such as ``~/.aws/credentials`` by design). A floor, not a
-    target: a rule change that loses ground here is a regression."""
+def test_blind_v2_now_a_tuning_set_keeps_its_tuned_result():
+    """Measured blind once (35/40 poisoned flagged, 5/40 benign flagged: the benign ones name
+    credential paths such as ``~/.aws/credentials`` by design); since then a tuning set like
+    ``tune`` (its misses and false holds shaped the second rule table and on-topic credential
+    paths): 40/40 and 0/40. A floor: a rule change that loses ground here is a regression."""
     flagged = {c["id"] for c in BLIND_V2["cases"] if scan_definition(c["tool"]).suspicious}
     poisoned = {c["id"] for c in BLIND_V2["cases"] if c["poisoned"]}
-    assert len(flagged & poisoned) >= 35
-    assert len(flagged - poisoned) <= 5
+    assert flagged == poisoned
+
+
+BLIND_3 = json.loads((Path(__file__).parent / "fixtures" / "poisoned_holdout_v3.json").read_text(encoding="utf-8"))
+
+
+def test_blind3_set_names_its_sources_and_is_half_poisoned():
+    cases = BLIND_3["cases"]
+    assert len(cases) == 80 and sum(c["poisoned"] for c in cases) == 40
+    assert all(c["source"].strip() for c in cases)  # a write-up's address or the real server it is modelled on
+    assert len({c["id"] for c in cases}) == 80
+
+
+def test_blind3_measured_once_and_never_tuned_on_stays_at_least_as_good():
+    """Opened after the second rule table was committed and measured once: 22/40 poisoned flagged,
+    4/40 benign flagged (two SSH tools naming ``~/.ssh`` paths the scanner does not tie to their
+    name, a ``.env`` reader, a security scanner quoting "ignore previous instructions"). A floor, not
+    a target: a rule change that loses ground here is a regression."""
+    flagged = {c["id"] for c in BLIND_3["cases"] if scan_definition(c["tool"]).suspicious}
+    poisoned = {c["id"] for c in BLIND_3["cases"] if c["poisoned"]}
+    assert len(flagged & poisoned) >= 22
+    assert len(flagged - poisoned) <= 4
