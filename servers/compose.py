@@ -214,11 +214,10 @@ class Gateway:
             guard.cancel_scope.cancel()
 
     def close(self) -> None:
-        """Remove the local admin token and ``serve.json`` (HTTP), close the store and the socket."""
+        """Remove the local admin token and ``serve.json`` this process wrote (HTTP), close the store
+        and the socket."""
         try:
-            if self.sock is not None:
-                for name in ("admin.token", "serve.json"):
-                    (self.root / name).unlink(missing_ok=True)
+            self.surface.close()
             if self.access is not None:
                 self.access.close()
         finally:
@@ -251,6 +250,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
     from servers.gateway.notify import ToolsChangedNotifier
     from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver
     from servers.http.runner import host_for_url
+    from servers.shared.endpoint import live_serve
 
     o = options
     if o.expose not in ("search", "all"):
@@ -286,6 +286,8 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
                                        "every tool"))
         if enforce and o.stdio and not o.user:
             raise GatewayError("permissions are on: pass --user NAME for the stdio client (see `toolhost users list`)")
+        if not o.stdio and (running := live_serve(root)) is not None:
+            raise GatewayError(f"error: {running.refusal}")
         sock = None if o.stdio else _bind(o.host, o.port)
         rt = HostRuntime(
             cfg,
