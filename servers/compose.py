@@ -184,7 +184,8 @@ class Gateway:
                 srv = create_registry_server(rt, expose=o.expose, principal_for=self.principal_for,
                                              access=self.access if self.enforce else None,
                                              notifier=self.notifier,
-                                             settle_seconds=self.config.defaults.startup_wait_seconds)
+                                             settle_seconds=self.config.defaults.startup_wait_seconds,
+                                             usage_access=self.access)
                 surface.server = srv
                 if os.environ.get(DEFER_EVENTS_ENV, "1") != "0":
                     rt.event_log.defer()  # events written once each answer is sent
