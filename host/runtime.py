@@ -201,6 +201,10 @@ class HostRuntime:
         """Forget the taint of ``session_id`` (its connection closed)."""
         self.taint.end_session(session_id)
 
+    def end_sessions(self, prefix: str) -> list[str]:
+        """Forget the taint of every session whose id starts with ``prefix``; their ids."""
+        return self.taint.end_sessions(prefix)
+
     async def __aenter__(self) -> HostRuntime:
         if self.code_mode is not None:
             await self.code_mode.__aenter__()

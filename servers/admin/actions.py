@@ -47,7 +47,7 @@ APPROVAL_STATUSES = ("open", "pending", "approved", "denied", "used", "expired",
 ADMIN_ACTS = (
     "user.add", "user.remove", "role.add", "role.remove", "role.assign", "role.unassign", "key.create",
     "key.revoke", "grant.add", "grant.remove", "self-approval.enable", "self-approval.disable", "usage.clear",
-    "config.reload", "server.reconnect",
+    "config.reload", "server.reconnect", "taint.reset",
 )
 """The ``status`` of ``admin`` audit rows (pin accepts are ``pin`` rows, decisions ``approval`` rows)."""
 
@@ -158,6 +158,16 @@ class AdminService(AdminActions):
         if self.runtime is None or self.runtime.code_mode is None:
             return None
         return self.runtime.code_mode.describe()
+
+    def reset_taint(self, user: str | None = None) -> dict[str, Any]:
+        """End the session taint of stateless callers (2026-07-28: ``caller:<user>:...`` sessions,
+        :mod:`servers.gateway.taint_sessions`) — of ``user`` only when given; audited
+        ``taint.reset``. Returns ``{"reset": [session ids]}``."""
+        if self.runtime is None:
+            raise RuntimeError("resetting session taint needs a running toolhost serve")
+        ended = self.runtime.end_sessions(f"caller:{user}:" if user else "caller:")
+        self.acted("taint.reset", f"{len(ended)} stateless taint sessions" + (f" of user {user}" if user else ""))
+        return {"reset": ended}
 
     def visible_tools(self, user: str | None = None) -> dict[str, Any]:
         """What ``toolhost tools`` lists: ``{"tools": [full definition + timeout_seconds], "held":

@@ -265,6 +265,7 @@ class RegistryHandlers:
                 result = await invoke()
         if (pending := pending_result(exchange)) is not None:
             return pending
+        result = self.taint_sessions.explained(ctx, principal, result)
         await self._learn(ctx, principal, target, result)
         return to_mcp_result(result, uri_for=self._uri_mapper(target))
 
