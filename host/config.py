@@ -261,7 +261,11 @@ def _check_url(url: Any, path: str, source: str | None) -> None:
     if scheme in ("http", "https"):
         return
     if not scheme:
-        raise ConfigError(path, f"{shown!r} has no scheme; write it as http://{shown} (or https://)", source)
+        if shown.strip() and not any(c.isspace() for c in shown.strip()):
+            raise ConfigError(path, f"{shown!r} has no scheme; write it as http://{shown.strip()} or "
+                                    f"https://{shown.strip()}", source)
+        raise ConfigError(path, f"{shown!r} is not a URL; write the server's address as "
+                                "http://HOST:PORT/PATH or https://HOST/PATH", source)
     fix = {"ws": "http", "wss": "https"}.get(scheme)
     hint = (f"; MCP over HTTP uses {fix}://, not {scheme}://" if fix
             else "; a remote MCP server is reached over http:// or https:// (a local program is a \"command\" entry)")

@@ -40,7 +40,7 @@ def test_top_level_mistakes_suggest_the_key(data, error):
     ({"url": "ftp://h/mcp?token=secret"}, "mcpServers.s.url: scheme 'ftp' of 'ftp://h/mcp' is not supported; a remote "
      'MCP server is reached over http:// or https:// (a local program is a "command" entry)'),
     ({"url": "localhost:8000/mcp"},
-     "mcpServers.s.url: 'localhost:8000/mcp' has no scheme; write it as http://localhost:8000/mcp (or https://)"),
+     "mcpServers.s.url: 'localhost:8000/mcp' has no scheme; write it as http://localhost:8000/mcp or https://localhost:8000/mcp"),
     ({"type": "sse", "url": "wss://h/sse"},
      "mcpServers.s.url: scheme 'wss' of 'wss://h/sse' is not supported; MCP over HTTP uses https://, not wss://"),
 ])
