@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -55,17 +56,25 @@ def servers_table(statuses: Sequence[ServerStatus], *, show_stderr: bool = True)
 def tools_table(tools: Sequence[ToolRecord], *, title: str = "Tools",
                 labels: Callable[[ToolRecord], FlowLabels] | None = None) -> Table:
     """A table: name, server, risk, data flow (``labels``: e.g. ``HostRuntime.taint.labels``; the
-    column is left out without it), timeout, description (first line)."""
+    column is left out without it), timeout, description (first line). Names are never broken
+    across lines; the description is cut (…) to fit the terminal."""
     table = Table(title=title, expand=False)
-    for col in ("name", "server", "risk", *(("data flow",) if labels else ()), "timeout s", "description"):
-        table.add_column(col, overflow="fold")
-    risk_style = {"read": "green", "write": "yellow", "destructive": "red"}
+    rows = []
     for t in tools:
         first_line = (t.description or "").strip().splitlines()[0] if t.description.strip() else ""
-        r = t.risk.value
-        flow = (labels(t).short(),) if labels else ()
-        table.add_row(t.qualified_name, t.server, f"[{risk_style[r]}]{r}[/{risk_style[r]}]", *flow,
-                      f"{t.timeout_seconds:g}", first_line)
+        rows.append((t.qualified_name, t.server, t.risk.value, *((labels(t).short(),) if labels else ()),
+                     f"{t.timeout_seconds:g}", first_line))
+    heads = ("name", "server", "risk", *(("data flow",) if labels else ()), "timeout s")
+    # a tool name is copied into `toolhost call`: never broken; the description gives way (cut with …)
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(heads)]
+    room = shutil.get_terminal_size().columns - sum(w + 3 for w in widths) - 4  # 3: padding and a rule
+    table.add_column("name", no_wrap=True, min_width=widths[0])
+    for head in heads[1:]:  # when even the description's room is gone, these give way before a name
+        table.add_column(head, overflow="ellipsis")
+    table.add_column("description", no_wrap=True, overflow="ellipsis", min_width=8, max_width=max(room, 8))
+    risk_style = {"read": "green", "write": "yellow", "destructive": "red"}
+    for name, server, r, *rest in rows:
+        table.add_row(name, server, f"[{risk_style[r]}]{r}[/{risk_style[r]}]", *rest)
     return table
 
 
