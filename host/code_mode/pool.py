@@ -293,7 +293,7 @@ def _classify(exc: pm.MontyRuntimeError, sha: str, printed: str, lim: ScriptLimi
             printed=printed,
             limit=limit,
             where="code_mode.limit",
-            message=f"{kind}: {text}" if not state.limit else text,
+            message=text if state.limit else _limit_message(limit, lim, f"{kind}: {text}"),
         )
     return ScriptOutcome(
         "script_error",
@@ -302,6 +302,22 @@ def _classify(exc: pm.MontyRuntimeError, sha: str, printed: str, lim: ScriptLimi
         where="code_mode.sandbox",
         message=exc.display("traceback")[-_TRACEBACK_CHARS:],
     )
+
+
+def _limit_message(limit: str, lim: ScriptLimits, raw: str) -> str:
+    """What the model reads when the sandbox stopped a script at ``limit``: the limit, its setting
+    and what to change (``raw``: the sandbox's own words, for a limit without a text here)."""
+    texts = {
+        "cpu_time": f"the script ran longer than {lim.cpu_seconds:g} s of CPU time (cpu_seconds); look for an "
+                    "endless loop, or do less work per script",
+        "memory": f"the script used more than {lim.max_memory_bytes} bytes of memory (max_memory_bytes); "
+                  "build smaller values, or return only what is needed",
+        "recursion": f"the script nested calls deeper than {lim.max_recursion_depth} (max_recursion_depth); "
+                     "use a loop instead of deep recursion",
+        "print": f"the script printed more than {lim.max_print_bytes} bytes (max_print_bytes); print less, or "
+                 "return the data as the script's result",
+    }
+    return texts.get(limit, raw)
 
 
 def _finish(value: Any, sha: str, printed: str, lim: ScriptLimits) -> ScriptOutcome:
