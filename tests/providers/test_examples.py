@@ -114,3 +114,22 @@ def test_the_readme_agent_loop_snippet_runs_as_written(tmp_path):
     assert (out.returncode, out.stdout) == (0, ANSWER + "\n"), out.stderr
     assert len(sent) == 3
     assert _calls(tmp_path / "home") == [("agent", "orders__get_order", "ok")]
+
+
+@pytest.mark.parametrize("api", list(EXAMPLES))
+def test_a_missing_or_unknown_user_is_a_usage_error_naming_the_option(api, tmp_path):
+    access = AccessControl.open(tmp_path / "data")
+    try:
+        access.users.add("ann")
+    finally:
+        access.close()
+    missing = _run(api, "http://127.0.0.1:9", tmp_path)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert missing.stderr.splitlines()[-1] == (
+        f"{EXAMPLES[api]}: error: users are configured in {tmp_path / 'data'}: pass --user NAME, the user the "
+        "agent acts for (see `toolhost users list`)")
+    unknown = _run(api, "http://127.0.0.1:9", tmp_path, "--user", "nobody")
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+    assert unknown.stderr.splitlines()[-1] == (
+        f"{EXAMPLES[api]}: error: --user nobody: no such user in {tmp_path / 'data'} (see `toolhost users list`, "
+        "or `toolhost users add nobody`)")
