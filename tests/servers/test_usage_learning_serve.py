@@ -18,6 +18,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from host.access import AccessControl
+from tests.servers.serves import running
 from tests.servers.test_access_matrix import CLIENT_MODE, LEGACY, MODERN, TOOLHOST, Gateway, _env
 
 pytestmark = pytest.mark.anyio
@@ -51,21 +52,8 @@ def _gateway(root: Path, mode: str) -> Gateway:
 @pytest.fixture(scope="module")
 async def serves(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, Gateway]]:
     root = tmp_path_factory.mktemp("usage")
-    gws = {mode: _gateway(root, mode) for mode in ("open", "keys")}
-    async with anyio.create_task_group() as tg:
-        try:
-            for gw in gws.values():
-                tg.start_soon(gw.run_http)
-            with anyio.fail_after(100):
-                for gw in gws.values():
-                    await gw.ready.wait()
-            yield gws
-        finally:
-            with anyio.CancelScope(shield=True), anyio.fail_after(60):
-                for gw in gws.values():
-                    gw.terminate()
-                for gw in gws.values():
-                    await gw.wait_stopped()
+    async with running({mode: _gateway(root, mode) for mode in ("open", "keys")}) as gws:
+        yield gws
 
 
 def _stats(gw: Gateway) -> dict:
