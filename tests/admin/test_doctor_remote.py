@@ -67,3 +67,16 @@ def test_a_flooding_stderr_line_is_cut_and_a_non_url_reads_as_a_fix(tmp_path) ->
         "config: mcpServers.typo.url: 'not a url' is not a URL; write the server's address as "
         "http://HOST:PORT/PATH or https://HOST/PATH",
         "edit the entry at the JSON path named above, then run `toolhost doctor` again")
+
+
+def test_a_server_without_a_version_reads_cleanly_in_the_ok_line(tmp_path) -> None:
+    script = tmp_path / "slow.py"
+    script.write_text("from mcp.server.mcpserver import MCPServer\napp = MCPServer('slow', version='')\n"
+                      "@app.tool()\nasync def ping() -> str:\n    '''Ping.'''\n    return 'pong'\napp.run()\n")
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"mcpServers": {"slow": {"command": sys.executable, "args": [str(script)]}}}))
+    env = os.environ | {"COLUMNS": "80", "TOOLHOST_HOME": str(tmp_path / "h")}
+    done = subprocess.run([TOOLHOST, "doctor", "--config", str(cfg)], capture_output=True, text=True, timeout=120,
+                          env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].startswith("ok      slow: 1 tools over stdio (slow, protocol 2026-07-28, ")
