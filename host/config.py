@@ -169,11 +169,14 @@ def _validate(model: type[M], data: dict[str, Any], prefix: str, source: str | N
         close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
         hint = (f" (did you mean {close[0]!r}?)" if close
                 else " (check the spelling; see the toolhost block reference in README)")
-        warnings.append(f"{_loc(prefix, loc)}: unknown key, ignored{hint}")
         parent: Any = kept
-        for part in loc[:-1]:
-            parent = parent[part]
-        parent.pop(loc[-1], None)
+        try:
+            for part in loc[:-1]:
+                parent = parent[part]
+            parent.pop(loc[-1])
+        except (KeyError, IndexError, TypeError, AttributeError):  # a path pydantic tags (unions): not droppable
+            raise ConfigError(_loc(prefix, loc), f"unknown key{hint}", source) from None
+        warnings.append(f"{_loc(prefix, loc)}: unknown key, ignored{hint}")
     invalid = [(_loc(prefix, tuple(e["loc"])), _problem(e)) for e in errors if e["type"] != "extra_forbidden"]
     if invalid:
         (path, problem), *rest = invalid
