@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from servers.admin.operator_surface import OperatorSurface
     from servers.gateway.notify import ToolsChangedNotifier
     from servers.observability.serve_output import ServeOutput
+    from servers.shared.endpoint import ServeClaim
 
 __all__ = [
     "DEFER_EVENTS_ENV",
@@ -137,6 +138,8 @@ class Gateway:
     auth: Any = None
     sock: socket.socket | None = None
     notices: list[tuple[str, str]] = field(default_factory=list)
+    claim: ServeClaim | None = None
+    """The data folder's serve lock (HTTP; :func:`servers.shared.endpoint.claim_data_dir`)."""
 
     async def run(self, output: ServeOutput) -> None:
         """Serve until a signal (SIGINT/SIGTERM), end of stdin (stdio) or a failure; see module docstring.
@@ -224,6 +227,8 @@ class Gateway:
         finally:
             if self.sock is not None:
                 self.sock.close()
+            if self.claim is not None:
+                self.claim.release()
 
 
 def build_gateway(options: GatewayOptions, console: Console | None = None) -> Gateway:
@@ -251,7 +256,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
     from servers.gateway.notify import ToolsChangedNotifier
     from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver
     from servers.http.runner import host_for_url
-    from servers.shared.endpoint import live_serve
+    from servers.shared.endpoint import ServeRunning, claim_data_dir
 
     o = options
     if o.expose not in ("search", "all"):
@@ -266,6 +271,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
         access, enforce = open_access(root, o.auth, db_url=o.db_url)
     except (ValueError, StoreError) as e:
         raise GatewayError(str(e)) from None
+    claim: ServeClaim | None = None
     try:
         if access is not None:
             access.audit_writer.configure(durability=cfg.defaults.audit_durability,
@@ -287,8 +293,11 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
                                        "every tool"))
         if enforce and o.stdio and not o.user:
             raise GatewayError("permissions are on: pass --user NAME for the stdio client (see `toolhost users list`)")
-        if not o.stdio and (running := live_serve(root)) is not None:
-            raise GatewayError(f"error: {running.refusal}")
+        try:
+            if not o.stdio:
+                claim = claim_data_dir(root)  # one HTTP serve per data folder
+        except ServeRunning as e:
+            raise GatewayError(f"error: {e}") from None
         sock = None if o.stdio else _bind(o.host, o.port)
         rt = HostRuntime(
             cfg,
@@ -326,10 +335,12 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
     except BaseException:
         if access is not None:
             access.close()
+        if claim is not None:
+            claim.release()
         raise
     return Gateway(options=o, config=cfg, root=root, access=access, enforce=enforce, runtime=rt,
                    surface=surface, notifier=ToolsChangedNotifier(), principal_for=resolve, verifier=verifier,
-                   auth=settings, sock=sock, notices=notices)
+                   auth=settings, sock=sock, notices=notices, claim=claim)
 
 
 def _silent(_status: Any) -> None:

@@ -10,9 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENDPOINT_FILE", "LiveServe", "endpoint_record", "live_serve", "remove_if_ours", "store_fingerprint"]
+__all__ = ["ENDPOINT_FILE", "LOCK_FILE", "LiveServe", "ServeClaim", "ServeRunning", "claim_data_dir", "endpoint_record",
+           "live_serve", "remove_if_ours", "store_fingerprint"]
 
 ENDPOINT_FILE = "serve.json"
+LOCK_FILE = "serve.lock"
+"""Held (``flock``, exclusive) by the HTTP serve of a data folder for its whole life, from before
+it writes ``admin.token``; the kernel releases it when the process ends, even by a crash."""
 
 
 def store_fingerprint(data_dir: Path, db_url: str | None) -> str:
@@ -81,3 +85,48 @@ def remove_if_ours(path: Path | None, content: str) -> None:
             path.unlink()
     except OSError:
         pass
+
+
+class ServeRunning(Exception):
+    """Another HTTP serve holds the data folder; the message names it and how to proceed."""
+
+
+class ServeClaim:
+    """This process's hold on a data folder's :data:`LOCK_FILE` (``release`` once, at close)."""
+
+    def __init__(self, fd: int | None) -> None:
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = None
+
+
+def claim_data_dir(data_dir: Path) -> ServeClaim:
+    """Claim ``data_dir`` for one HTTP serve: an exclusive non-blocking ``flock`` on
+    :data:`LOCK_FILE` (none on systems without ``fcntl``: then :func:`live_serve` alone decides).
+
+    Raises:
+        ServeRunning: another process holds the lock, or the recorded serve is alive
+            (:func:`live_serve`); the message names its pid and URL when known.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        fd = None
+    else:
+        fd = os.open(Path(data_dir) / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            running = live_serve(data_dir)
+            raise ServeRunning(running.refusal if running is not None else (
+                "another toolhost serve is starting on this data folder (it holds serve.lock): wait for it and "
+                "use it, stop it, or start this one with another --data-dir")) from None
+    running = live_serve(data_dir)
+    if running is not None:
+        ServeClaim(fd).release()
+        raise ServeRunning(running.refusal)
+    return ServeClaim(fd)

@@ -54,3 +54,27 @@ def test_a_serve_leaves_files_another_serve_wrote(tmp_path) -> None:
         (data / "admin.token").write_text("tha_other")
     assert (data / "admin.token").read_text() == "tha_other"
     assert json.loads((data / "serve.json").read_text())["pid"] == 1
+
+
+def test_a_serve_still_starting_holds_the_folder_and_a_killed_one_does_not(tmp_path) -> None:
+    import fcntl
+    import os
+
+    data = tmp_path / "data"
+    people(data)
+    cfg = config(tmp_path)
+    fd = os.open(data / "serve.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a serve does before it writes admin.token
+        starting = _serve_once(cfg, data)
+        assert starting.returncode == 2
+        assert "another toolhost serve is starting on this data folder (it holds serve.lock)" in starting.stderr
+        assert not (data / "admin.token").exists()
+    finally:
+        os.close(fd)
+    with Serve(cfg, data) as crashed:
+        crashed.proc.kill()  # SIGKILL: no clean-up; its serve.json and admin.token stay behind
+        crashed.proc.wait(timeout=30)
+    assert (data / "serve.json").exists()
+    with Serve(cfg, data) as again:  # the kernel released the lock; the stale record does not block
+        assert json.loads((data / "serve.json").read_text())["pid"] == again.proc.pid
