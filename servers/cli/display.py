@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from host.upstream.connection import ConnectionState, ServerStatus
 from registry import ToolRecord
@@ -65,16 +65,15 @@ def tools_table(tools: Sequence[ToolRecord], *, title: str = "Tools",
         rows.append((t.qualified_name, t.server, t.risk.value, *((labels(t).short(),) if labels else ()),
                      f"{t.timeout_seconds:g}", first_line))
     heads = ("name", "server", "risk", *(("data flow",) if labels else ()), "timeout s")
-    # a tool name is copied into `toolhost call`: never broken; the description gives way (cut with …)
-    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(heads)]
-    room = shutil.get_terminal_size().columns - sum(w + 3 for w in widths) - 4  # 3: padding and a rule
-    table.add_column("name", no_wrap=True, min_width=widths[0])
-    for head in heads[1:]:  # when even the description's room is gone, these give way before a name
-        table.add_column(head, overflow="ellipsis")
-    table.add_column("description", no_wrap=True, overflow="ellipsis", min_width=8, max_width=max(room, 8))
+    # a tool name is copied into `toolhost call`: never broken. Only the description column may
+    # shrink (rich narrows wrapable columns first); its cells stay one line, cut with an ellipsis.
+    for head in heads:
+        table.add_column(head, no_wrap=True)
+    table.add_column("description")
     risk_style = {"read": "green", "write": "yellow", "destructive": "red"}
-    for name, server, r, *rest in rows:
-        table.add_row(name, server, f"[{risk_style[r]}]{r}[/{risk_style[r]}]", *rest)
+    for name, server, r, *rest, description in rows:
+        table.add_row(name, server, f"[{risk_style[r]}]{r}[/{risk_style[r]}]", *rest,
+                      Text(description, no_wrap=True, overflow="ellipsis"))
     return table
 
 
