@@ -27,5 +27,27 @@ def options(description: str, model: str, *, programmatic: bool = False) -> argp
                     help="toolhost's data folder (default: $TOOLHOST_HOME or the per-user one)")
     ns = ap.parse_args()
     ns.data_dir = data_dir(ns.data_dir)
+    problem = user_problem(ns.data_dir, ns.user)
+    if problem:
+        ap.error(problem)  # usage line and the problem on stderr, exit 2
     ns.loaded = load_config(ns.config, data_dir=ns.data_dir)
     return ns
+
+
+def user_problem(folder: Path, user: str | None) -> str | None:
+    """Why ``--user`` does not fit the data folder's users (worded for this command line), or ``None``."""
+    from host.access import AccessControl
+    from servers.cli.local_user import UnknownUser, require_user
+
+    access = AccessControl.open(folder)
+    try:
+        if user is not None:
+            require_user(access, user, folder)
+        elif access.users.list():
+            return (f"users are configured in {folder}: pass --user NAME, the user the agent acts for "
+                    "(see `toolhost users list`)")
+    except UnknownUser as e:
+        return str(e)
+    finally:
+        access.close()
+    return None

@@ -38,17 +38,24 @@ Errors are :class:`host.errors.ConfigError` naming the JSON path, e.g.
 inside one server entry (an unset variable, a bad field) fails **only that server**: it is
 recorded in :attr:`HostConfig.failed` and shown by ``toolhost servers``; problems outside the
 entries (invalid JSON, no ``mcpServers``, a bad top-level ``toolhost`` block) fail the load.
+
+One rule everywhere (top level, server entries, ``toolhost`` blocks at any depth), as Claude
+Desktop and VS Code treat keys they do not know: an **unknown key** is a warning
+(:attr:`HostConfig.warnings`: its JSON path, "unknown key, ignored" and a did-you-mean) and is
+ignored; an **invalid value of a known key** is an error, and every such error of one part is
+reported at once (``path: problem; path: problem``).
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, get_args, get_origin
+from typing import Any, TypeVar, get_args, get_origin
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
@@ -69,6 +76,8 @@ from host.config_vars import _expand_tree, _inputs, _workspace_folder, expand_va
 from host.errors import ConfigError
 from registry import InvalidToolName
 from registry.naming import sanitize_prefix
+
+M = TypeVar("M", bound=BaseModel)
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
@@ -141,22 +150,45 @@ def _known_keys(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> list[str
     return list(inner.model_fields) if inner is not None else []
 
 
-def _raise_validation(
-    err: ValidationError, prefix: str, source: str | None, model: type[BaseModel] | None = None
-) -> None:
-    first = err.errors()[0]
-    path = _loc(prefix, tuple(first["loc"]))
-    field = str(first["loc"][-1]) if first["loc"] else ""
-    if first["type"] == "missing":
-        problem = _MISSING_HINTS.get(field, "required")
-    elif first["type"] == "extra_forbidden":
-        known = [k for k in _known_keys(model, tuple(first["loc"][:-1])) if k != "name"]
-        close = difflib.get_close_matches(field, known, n=1, cutoff=0.6)
-        problem = (f"unknown key (did you mean {close[0]!r}?)" if close
-                   else "unknown key (check the spelling; see the toolhost block reference in README)")
-    else:
-        problem = f"{first['msg'].removeprefix('Value error, ')} (got {_shown_input(first.get('input'))})"
-    raise ConfigError(path, problem, source)
+def _validate(model: type[M], data: dict[str, Any], prefix: str, source: str | None, warnings: list[str]) -> M:
+    """``model`` validated from ``data`` under the one rule for every part of a config: an unknown
+    key is a warning (its JSON path, "unknown key, ignored" and a did-you-mean) and is dropped; an
+    invalid value of a known key is an error. Every error of ``data`` is reported at once.
+
+    Raises:
+        ConfigError: at the first error's path; its problem lists the others (``; path: problem``).
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        errors = err.errors()
+    kept = copy.deepcopy(data)
+    for e in (e for e in errors if e["type"] == "extra_forbidden"):
+        loc = tuple(e["loc"])
+        known = [k for k in _known_keys(model, loc[:-1]) if k != "name"]
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
+        hint = (f" (did you mean {close[0]!r}?)" if close
+                else " (check the spelling; see the toolhost block reference in README)")
+        parent: Any = kept
+        try:
+            for part in loc[:-1]:
+                parent = parent[part]
+            parent.pop(loc[-1])
+        except (KeyError, IndexError, TypeError, AttributeError):  # a path pydantic tags (unions): not droppable
+            raise ConfigError(_loc(prefix, loc), f"unknown key{hint}", source) from None
+        warnings.append(f"{_loc(prefix, loc)}: unknown key, ignored{hint}")
+    invalid = [(_loc(prefix, tuple(e["loc"])), _problem(e)) for e in errors if e["type"] != "extra_forbidden"]
+    if invalid:
+        (path, problem), *rest = invalid
+        raise ConfigError(path, problem + "".join(f"; {p}: {q}" for p, q in rest), source)
+    return _validate(model, kept, prefix, source, warnings)
+
+
+def _problem(error: Any) -> str:
+    field = str(error["loc"][-1]) if error["loc"] else ""
+    if error["type"] == "missing":
+        return _MISSING_HINTS.get(field, "required")
+    return f"{error['msg'].removeprefix('Value error, ')} (got {_shown_input(error.get('input'))})"
 
 
 def _shown_input(value: Any) -> str:
@@ -238,17 +270,11 @@ def _parse_server(
         data["cwd"] = str(base / cwd)
     elif isinstance(cwd, str) and cwd.startswith("~"):
         data["cwd"] = os.path.expanduser(cwd)
-    try:
-        if kind == "stdio":
-            model: type[BaseModel] = StdioServerConfig
-            return StdioServerConfig.model_validate(data)
-        model = RemoteServerConfig
-        _check_url(data.get("url"), f"{path}.url", source)
-        data["transport"] = kind
-        return RemoteServerConfig.model_validate(data)
-    except ValidationError as err:
-        _raise_validation(err, path, source, model)
-    raise AssertionError("unreachable")  # pragma: no cover
+    if kind == "stdio":
+        return _validate(StdioServerConfig, data, path, source, warnings)
+    _check_url(data.get("url"), f"{path}.url", source)
+    data["transport"] = kind
+    return _validate(RemoteServerConfig, data, path, source, warnings)
 
 
 def _check_url(url: Any, path: str, source: str | None) -> None:
@@ -261,7 +287,11 @@ def _check_url(url: Any, path: str, source: str | None) -> None:
     if scheme in ("http", "https"):
         return
     if not scheme:
-        raise ConfigError(path, f"{shown!r} has no scheme; write it as http://{shown} (or https://)", source)
+        if shown.strip() and not any(c.isspace() for c in shown.strip()):
+            raise ConfigError(path, f"{shown!r} has no scheme; write it as http://{shown.strip()} or "
+                                    f"https://{shown.strip()}", source)
+        raise ConfigError(path, f"{shown!r} is not a URL; write the server's address as "
+                                "http://HOST:PORT/PATH or https://HOST/PATH", source)
     fix = {"ws": "http", "wss": "https"}.get(scheme)
     hint = (f"; MCP over HTTP uses {fix}://, not {scheme}://" if fix
             else "; a remote MCP server is reached over http:// or https:// (a local program is a \"command\" entry)")
@@ -301,11 +331,10 @@ def parse_config(
         raise ConfigError("mcpServers", f"required (an object mapping server names to server entries){found}", source)
     if not isinstance(servers_raw, dict):
         raise ConfigError("mcpServers", f"expected an object, got {type(servers_raw).__name__}", source)
-    try:
-        defaults = HostDefaults.model_validate(data.get("toolhost") or {})
-    except ValidationError as err:
-        _raise_validation(err, "toolhost", source, HostDefaults)
+    top_warnings: list[str] = []
+    defaults = _validate(HostDefaults, data.get("toolhost") or {}, "toolhost", source, top_warnings)
     cfg = HostConfig(defaults=defaults, source=source)
+    cfg.warnings.extend(top_warnings)
     cfg.warnings.extend(_unknown_keys(data, _TOP_KEYS, "$", frozenset()))
     prefixes: dict[str, str] = {}
     inputs = _inputs(data)

@@ -29,6 +29,7 @@ from host.access.audit_gate import AuditSendGate, outcome_unknown, send_record
 from host.access.call_scope import CallScopedPolicy, call_scope
 from host.access.gate import approval_record
 from host.access.local_admin import LocalAdminDisclosure
+from host.access.open_access import ClosedGatewayDisclosure
 from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolCall, ToolResult
 from host.code_mode.approval import ScriptApprovals
 from host.code_mode.config import CodeModeConfig
@@ -175,7 +176,7 @@ class HostRuntime:
             send_gate=None if auditor is None else AuditSendGate(auditor, config.defaults.audit_read_calls),
             taint=self.taint,
             unlisted=self.manager,
-            disclosure=disclosure if disclosure is not None else LocalAdminDisclosure(),
+            disclosure=disclosure if disclosure is not None else ClosedGatewayDisclosure(LocalAdminDisclosure()),
         )
 
     @staticmethod
@@ -200,6 +201,10 @@ class HostRuntime:
     def end_session(self, session_id: str) -> None:
         """Forget the taint of ``session_id`` (its connection closed)."""
         self.taint.end_session(session_id)
+
+    def end_sessions(self, prefix: str) -> list[str]:
+        """Forget the taint of every session whose id starts with ``prefix``; their ids."""
+        return self.taint.end_sessions(prefix)
 
     async def __aenter__(self) -> HostRuntime:
         if self.code_mode is not None:

@@ -82,6 +82,10 @@ class ArgumentParseError:
     got_type: str | None = None
 
 
+def _a(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -295,7 +299,8 @@ def _describe(error: Any) -> list[Violation]:
     if kw == "type":
         types = val if isinstance(val, list) else [val]
         exp = " or ".join(types)
-        fix = f"send {exp} (JSON {exp}, not {_json_type(error.instance)})"
+        got = _json_type(error.instance)
+        fix = f"send a JSON {exp}, not {_a(got)} {got}"
     elif kw in ("enum", "const"):
         options = val if kw == "enum" else [val]
         exp = "one of " + _short(options)

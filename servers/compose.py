@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from servers.admin.operator_surface import OperatorSurface
     from servers.gateway.notify import ToolsChangedNotifier
     from servers.observability.serve_output import ServeOutput
+    from servers.shared.endpoint import ServeClaim
 
 __all__ = [
     "DEFER_EVENTS_ENV",
@@ -144,6 +145,8 @@ class Gateway:
     sock: socket.socket | None = None
     metrics_sock: socket.socket | None = None
     notices: list[tuple[str, str]] = field(default_factory=list)
+    claim: ServeClaim | None = None
+    """The data folder's serve lock (HTTP; :func:`servers.shared.endpoint.claim_data_dir`)."""
 
     async def run(self, output: ServeOutput) -> None:
         """Serve until a signal (SIGINT/SIGTERM), end of stdin (stdio) or a failure; see module docstring.
@@ -195,7 +198,8 @@ class Gateway:
                 srv = create_registry_server(rt, expose=o.expose, principal_for=self.principal_for,
                                              access=self.access if self.enforce else None,
                                              notifier=self.notifier,
-                                             settle_seconds=self.config.defaults.startup_wait_seconds)
+                                             settle_seconds=self.config.defaults.startup_wait_seconds,
+                                             usage_access=self.access)
                 surface.server = srv
                 if os.environ.get(DEFER_EVENTS_ENV, "1") != "0":
                     rt.event_log.defer()  # events written once each answer is sent
@@ -225,17 +229,18 @@ class Gateway:
             guard.cancel_scope.cancel()
 
     def close(self) -> None:
-        """Remove the local admin token and ``serve.json`` (HTTP), close the store and the sockets."""
+        """Remove the local admin token and ``serve.json`` this process wrote (HTTP), close the store
+        and the sockets."""
         try:
-            if self.sock is not None:
-                for name in ("admin.token", "serve.json"):
-                    (self.root / name).unlink(missing_ok=True)
+            self.surface.close()
             if self.access is not None:
                 self.access.close()
         finally:
             for sock in (self.sock, self.metrics_sock):
                 if sock is not None:
                     sock.close()
+            if self.claim is not None:
+                self.claim.release()
 
 
 def build_gateway(options: GatewayOptions, console: Console | None = None) -> Gateway:
@@ -263,6 +268,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
     from servers.gateway.notify import ToolsChangedNotifier
     from servers.http.api_keys import ApiKeyVerifier, auth_settings, principal_resolver
     from servers.http.runner import host_for_url
+    from servers.shared.endpoint import ServeRunning, claim_data_dir
 
     o = options
     if o.expose not in ("search", "all"):
@@ -277,6 +283,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
         access, enforce = open_access(root, o.auth, db_url=o.db_url)
     except (ValueError, StoreError) as e:
         raise GatewayError(str(e)) from None
+    claim: ServeClaim | None = None
     try:
         if access is not None:
             access.audit_writer.configure(durability=cfg.defaults.audit_durability,
@@ -298,6 +305,11 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
                                        "every tool"))
         if enforce and o.stdio and not o.user:
             raise GatewayError("permissions are on: pass --user NAME for the stdio client (see `toolhost users list`)")
+        try:
+            if not o.stdio:
+                claim = claim_data_dir(root)  # one HTTP serve per data folder
+        except ServeRunning as e:
+            raise GatewayError(f"error: {e}") from None
         sock = None if o.stdio else _bind(o.host, o.port)
         try:
             metrics_sock = _metrics_socket(o, notices)
@@ -341,10 +353,12 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
     except BaseException:
         if access is not None:
             access.close()
+        if claim is not None:
+            claim.release()
         raise
     return Gateway(options=o, config=cfg, root=root, access=access, enforce=enforce, runtime=rt,
                    surface=surface, notifier=ToolsChangedNotifier(), principal_for=resolve, verifier=verifier,
-                   auth=settings, sock=sock, metrics_sock=metrics_sock, notices=notices)
+                   auth=settings, sock=sock, metrics_sock=metrics_sock, notices=notices, claim=claim)
 
 
 def _metrics_socket(o: GatewayOptions, notices: list[tuple[str, str]]) -> socket.socket | None:

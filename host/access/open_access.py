@@ -21,22 +21,27 @@ import logging
 from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from host.access.control import AccessControl
 from registry.permissions import PinnedPolicy
 from registry.policy import AllowAll, Decision, Effect, Principal
 from registry.tool import ToolRecord
 
-__all__ = ["RESTART_REASON", "AuthMode", "OpenAccessPolicy", "OpenView", "is_loopback", "open_access"]
+__all__ = ["CLOSED_RULE", "RESTART_REASON", "AuthMode", "ClosedGatewayDisclosure", "OpenAccessPolicy", "OpenView",
+           "is_loopback", "open_access"]
 
 AuthMode = Literal["auto", "on", "off"]
 log = logging.getLogger("toolhost.access")
 
 RESTART_REASON = (
-    "users were added after this server started without permissions; restart `toolhost serve` "
-    "so it requires API keys"
+    "users were added after this toolhost gateway started without permissions (open access), so it "
+    "refuses every tool until it is restarted; then it requires an API key: ask its operator to "
+    "restart `toolhost serve` and for a key (`toolhost keys create USER`), and connect with "
+    "'Authorization: Bearer <key>'"
 )
+CLOSED_RULE = "open-access-closed"
+"""The rule of every decision of a gateway that closed because users were added while it ran."""
 
 
 def open_access(data_dir: Path, mode: AuthMode, *, db_url: str | None = None) -> tuple[AccessControl | None, bool]:
@@ -85,7 +90,7 @@ class OpenView:
 
     def evaluate(self, tool: ToolRecord) -> Decision:
         if self.policy is None:
-            return Decision(Effect.DENY, RESTART_REASON, "open-access-closed")
+            return Decision(Effect.DENY, RESTART_REASON, CLOSED_RULE)
         return self.policy.evaluate(self.principal, tool)
 
     def visible(self, tool: ToolRecord) -> bool:
@@ -93,6 +98,19 @@ class OpenView:
 
     def catalog_visible(self, item: ToolRecord) -> bool:
         return self.policy is not None and self.policy.catalog_decision(self.principal, item).visible
+
+
+class ClosedGatewayDisclosure:
+    """A :class:`host.pipeline.DenialDisclosure`: a gateway closed because users were added while it
+    ran (rule :data:`CLOSED_RULE`) tells every caller so and what to do, instead of ``unknown_tool``
+    (the denial concerns the whole gateway, not a tool: it reveals nothing a caller could not see);
+    every other denial is left to ``inner``."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def explains(self, principal: Principal, decision: Decision) -> bool:
+        return decision.rule == CLOSED_RULE or bool(self.inner.explains(principal, decision))
 
 
 class OpenAccessPolicy:

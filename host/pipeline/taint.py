@@ -108,6 +108,10 @@ class TaintStage:
         """Forget ``session_id`` (its connection closed)."""
         self.guard.end_session(session_id)
 
+    def end_sessions(self, prefix: str) -> list[str]:
+        """Forget every session whose id starts with ``prefix`` (an admin's reset); their ids."""
+        return self.guard.end_sessions(prefix)
+
     async def decided(self, event: TaintEvent) -> None:
         """Tell every listener about ``event``."""
         for listener in list(self.listeners):

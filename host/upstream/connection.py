@@ -325,7 +325,7 @@ class ServerConnection(SessionEvents):
     ) -> None:
         info = client.server_info
         self.status.protocol_version = client.protocol_version
-        self.status.server_info = f"{info.name} {info.version}" if info else None
+        self.status.server_info = " ".join(p for p in (info.name, info.version) if p) or None if info else None
         self.status.instructions = client.instructions or None
         self.status.connect_seconds = seconds
         self.status.stderr_tail = ""

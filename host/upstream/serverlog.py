@@ -27,6 +27,8 @@ from host.paths import PRIVATE_DIR_MODE, private_opener
 __all__ = ["TAIL_BYTES", "LogLimits", "NotificationBudget", "RotatingFile", "ServerLog"]
 
 TAIL_BYTES = 64 * 1024
+TAIL_LINE_CHARS = 800
+"""A stderr line longer than this is shown cut, with its length (a flood stays one readable line)."""
 """Most bytes :meth:`ServerLog.tail` reads (from the end of the file)."""
 
 
@@ -180,4 +182,8 @@ class ServerLog:
         if start > self._offset and got:
             got = got[1:]  # began mid-line
         kept = [ln for ln in got if " toolhost: " not in ln and not ln.startswith("toolhost: ")]
-        return "\n".join(kept[-lines:])
+        return "\n".join(_cut(ln) for ln in kept[-lines:])
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= TAIL_LINE_CHARS else f"{line[:TAIL_LINE_CHARS]}… ({len(line)} characters)"

@@ -43,6 +43,8 @@ class TaintCheck(Protocol):
 
     def end_session(self, session_id: str) -> None: ...
 
+    def end_sessions(self, prefix: str) -> list[str]: ...
+
 
 class DefinitionCheck(Protocol):
     """What discovery / re-list needs: the scan that holds a tool, or ``None``."""
@@ -99,6 +101,10 @@ class FlowGuard:
     def end_session(self, session_id: str) -> None:
         """Forget ``session_id``."""
         self.sessions.end(session_id)
+
+    def end_sessions(self, prefix: str) -> list[str]:
+        """Forget every session whose id starts with ``prefix``; their ids."""
+        return self.sessions.end_matching(prefix)
 
 
 def definition_hold(record: ToolRecord | ToolDefinition | Mapping[str, Any]) -> ScanResult | None:

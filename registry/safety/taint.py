@@ -204,5 +204,12 @@ class TaintTracker:
         """Forget a session (it ended)."""
         self._sessions.pop(session_id, None)
 
+    def end_matching(self, prefix: str) -> list[str]:
+        """Forget every session whose id starts with ``prefix``; their ids."""
+        ended = [sid for sid in self._sessions if sid.startswith(prefix)]
+        for sid in ended:
+            del self._sessions[sid]
+        return ended
+
     def __len__(self) -> int:
         return len(self._sessions)

@@ -47,7 +47,7 @@ APPROVAL_STATUSES = ("open", "pending", "approved", "denied", "used", "expired",
 ADMIN_ACTS = (
     "user.add", "user.remove", "role.add", "role.remove", "role.assign", "role.unassign", "key.create",
     "key.revoke", "grant.add", "grant.remove", "self-approval.enable", "self-approval.disable", "usage.clear",
-    "config.reload", "server.reconnect",
+    "config.reload", "server.reconnect", "taint.reset",
 )
 """The ``status`` of ``admin`` audit rows (pin accepts are ``pin`` rows, decisions ``approval`` rows)."""
 
@@ -160,6 +160,16 @@ class AdminService(AdminActions):
             return None
         return self.runtime.code_mode.describe()
 
+    def reset_taint(self, user: str | None = None) -> dict[str, Any]:
+        """End the session taint of stateless callers (2026-07-28: ``caller:<user>:...`` sessions,
+        :mod:`servers.gateway.taint_sessions`) — of ``user`` only when given; audited
+        ``taint.reset``. Returns ``{"reset": [session ids]}``."""
+        if self.runtime is None:
+            raise RuntimeError("resetting session taint needs a running toolhost serve")
+        ended = self.runtime.end_sessions(f"caller:{user}:" if user else "caller:")
+        self.acted("taint.reset", f"{len(ended)} stateless taint sessions" + (f" of user {user}" if user else ""))
+        return {"reset": ended}
+
     def visible_tools(self, user: str | None = None) -> dict[str, Any]:
         """What ``toolhost tools`` lists: ``{"tools": [full definition + timeout_seconds], "held":
         [{"name", "server", "reason"}]}`` for ``user`` (``None``: the local admin — every tool of a
@@ -235,24 +245,17 @@ class AdminService(AdminActions):
         """Search as ``user`` (``None``: the local admin's full view) with scores and why each hit
         ranked (the query terms found in the tool's name, description and parameters)."""
         if self.runtime is None:
-            return {"query": query, "mode": "unavailable", "hits": [], "message": "no running host"}
+            return {"query": query, "mode": "unavailable", "weak": False, "invalid": False, "hits": [],
+                    "message": "no running host"}
         if user:
             result = self.runtime.search(query, self.access.principal_for_user(user), limit=limit)
         else:  # every registered tool whatever the grants, but changed definitions stay held (as for the local CLI)
             held = {n for n, (status, _h) in self._pin_states().items() if status in ("held", "changed")}
             result = self.runtime.search_index.search(query, visible=lambda t: t.qualified_name not in held,
                                                       visible_key=None, limit=limit)
-        hits = []
-        for h in result.hits:
-            hits.append({
-                "name": h.tool.qualified_name,
-                "server": h.tool.server,
-                "risk": h.tool.risk.value,
-                "flow": self.runtime.taint.labels(h.tool).short(),
-                "score": round(float(h.score), 4),
-                "why": _why(query, h.tool),
-            })
-        return {"query": query, "user": user, "mode": result.mode, "message": result.message, "hits": hits}
+        from servers.shared.search_view import search_view
+
+        return search_view(query, result, self.runtime.taint.labels) | {"user": user}
 
     # -- users, roles, keys, grants ---------------------------------------------------------
     def users(self) -> list[dict[str, Any]]:
@@ -459,23 +462,3 @@ def _shown(row: dict[str, Any], *, reveal: bool) -> dict[str, Any]:
     """An approval row as shown to approvers: the exact arguments' view in place of the stored copy."""
     exact = {"arguments_json": row.pop("arguments_json", None), "arguments_redacted": row["arguments_redacted"]}
     return row | approval_view(exact, reveal=reveal)
-
-
-def _why(query: str, tool: Any) -> list[str]:
-    """Which query words (after tokenizing and stemming, as the index does) appear where in ``tool``:
-    a plain explanation of a BM25 hit."""
-    from registry.search import Tokenizer  # lazy: only the playground needs it
-
-    tok = Tokenizer()
-    words = set(tok(query))
-    fields = {
-        "name": tool.qualified_name.replace("_", " "),
-        "description": tool.description or "",
-        "parameters": " ".join((tool.input_schema or {}).get("properties", {}).keys()).replace("_", " "),
-    }
-    reasons = []
-    for field_name, text in fields.items():
-        found = sorted(words & set(tok(text)))
-        if found:
-            reasons.append(f"{field_name}: {', '.join(found)}")
-    return reasons

@@ -329,6 +329,9 @@ class AdminApi:
                 raise ApiError(501, "unsupported", "config reload needs a running toolhost serve")
             return await self.reload(by=s.actor)
 
+        async def taint_reset(r: Request, s: AdminService, _u: str) -> Any:
+            return await t(s.reset_taint, (await body_of(r)).get("user") or None)
+
         r = self.route
         return [
             *cli_routes(self),  # before the console's patterns (/tools/visible, /roles/{name}, ...)
@@ -354,6 +357,7 @@ class AdminApi:
             r("/audit", audit, ["GET"]),
             r("/audit/export", audit_export, ["GET"]),
             r("/reload", reload, ["POST"]),
+            r("/taint/reset", taint_reset, ["POST"]),
         ]
 
 

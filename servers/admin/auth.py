@@ -26,7 +26,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 from starlette.requests import Request
@@ -34,7 +34,7 @@ from starlette.requests import Request
 from registry import Principal
 from servers.admin.actions import ADMIN_ROLE, LOCAL_ADMIN
 
-__all__ = ["AdminAuth", "AdminSession", "TOKEN_FILE", "read_local_token", "write_local_token"]
+__all__ = ["AdminAuth", "AdminSession", "CredentialCheck", "TOKEN_FILE", "read_local_token", "write_local_token"]
 
 TOKEN_FILE = "admin.token"
 SESSION_COOKIE = "toolhost_admin"
@@ -72,6 +72,19 @@ def is_loopback_client(request: Request) -> bool:
         return False
 
 
+MISSING_CREDENTIAL = "missing credential: send 'Authorization: Bearer <API key of an admin user>'"
+
+
+class CredentialCheck(NamedTuple):
+    """The outcome of checking an admin credential: ``user`` is ``None`` when refused."""
+
+    user: str | None
+    key_id: str | None
+    """The API key's id (``None``: the local admin token, or refused)."""
+    reason: str
+    """Why it was refused (``""`` when accepted): the text of the 401 answer."""
+
+
 @dataclass
 class AdminSession:
     """A console session: who, its CSRF token, and when it was last used (UNIX s)."""
@@ -101,42 +114,39 @@ class AdminAuth:
 
     async def check_token(self, token: str, request: Request) -> tuple[str | None, str]:
         """``(admin user, "")`` for a valid admin credential, else ``(None, reason)``."""
-        user, _key_id, reason = await self.check_credential(token, request)
-        return user, reason
+        check = await self.check_credential(token, request)
+        return check.user, check.reason
 
-    async def check_credential(self, token: str, request: Request) -> tuple[str | None, str | None, str]:
-        """``(admin user, key id or None for the local token, "")`` for a valid admin credential,
-        else ``(None, None, reason)``."""
-        user, reason, key_id = await self._check(token, request)
-        return user, key_id, reason
-
-    async def _check(self, token: str, request: Request) -> tuple[str | None, str, str | None]:
+    async def check_credential(self, token: str, request: Request) -> CredentialCheck:
+        """The admin user and key id of ``token`` (blank, local admin token or API key), or
+        ``user=None`` and the reason it was refused (every refusal is a 401 text)."""
         token = token.strip()
         if not token:
-            return None, "missing credential: send 'Authorization: Bearer <API key of an admin user>'"
+            return CredentialCheck(None, None, MISSING_CREDENTIAL)
         if self.local_token and token.startswith("tha_"):
             if hmac.compare_digest(token, self.local_token):
                 if is_loopback_client(request):
-                    return LOCAL_ADMIN, "", None
-                return None, "the local admin token is accepted from loopback only", None
-            return None, "invalid local admin token (it changes at every `toolhost serve` start)", None
+                    return CredentialCheck(LOCAL_ADMIN, None, "")
+                return CredentialCheck(None, None, "the local admin token is accepted from loopback only")
+            return CredentialCheck(None, None, "invalid local admin token (it changes at every `toolhost serve` start)")
         if self.access is None:
-            return None, "the permission store is off (--auth off): only the local admin token works", None
+            return CredentialCheck(None, None,
+                                   "the permission store is off (--auth off): only the local admin token works")
         principal: Principal | None = await anyio.to_thread.run_sync(self.access.authenticate, token)
         if principal is None:
             await anyio.to_thread.run_sync(self.access.audit_auth_failure, token)
-            return None, "invalid or revoked API key", None
+            return CredentialCheck(None, None, "invalid or revoked API key")
         if ADMIN_ROLE not in principal.roles:
-            return None, (f"user {principal.user} has no '{ADMIN_ROLE}' role "
-                          f"(toolhost roles add {ADMIN_ROLE}; "
-                          f"toolhost roles assign {ADMIN_ROLE} {principal.user})"), None
-        return principal.user, "", principal.key_id
+            return CredentialCheck(None, None, (f"user {principal.user} has no '{ADMIN_ROLE}' role "
+                                                f"(toolhost roles add {ADMIN_ROLE}; "
+                                                f"toolhost roles assign {ADMIN_ROLE} {principal.user})"))
+        return CredentialCheck(principal.user, principal.key_id, "")
 
     async def from_bearer(self, request: Request) -> tuple[str | None, str]:
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer":
-            return None, "missing credential: send 'Authorization: Bearer <API key of an admin user>'"
+            return None, MISSING_CREDENTIAL
         return await self.check_token(token, request)
 
     # -- console sessions -----------------------------------------------------------------

@@ -20,7 +20,7 @@ from sqlalchemy import text
 from host.pipeline import STORE_OUTAGE_LOG, find_store_error
 from servers.admin import AdminAuth, AdminService, ConfigReloader, admin_routes, write_local_token
 from servers.observability import EventReporter, Metrics, health_routes, instrument
-from servers.shared.endpoint import ENDPOINT_FILE, endpoint_record
+from servers.shared.endpoint import ENDPOINT_FILE, endpoint_record, remove_if_ours
 
 __all__ = ["OperatorSurface"]
 
@@ -70,6 +70,8 @@ class OperatorSurface:
         self.service = AdminService(access, runtime, on_approval=self.events.approval, actor="serve")
         self.reloader = ConfigReloader(runtime, config_path, data_dir, self.events, service=self.service)
         self.token_path: Path | None = None
+        self.endpoint_path: Path | None = None
+        self._endpoint_text = ""
         token = None
         if http:
             self.token_path, token = write_local_token(data_dir)
@@ -181,19 +183,12 @@ class OperatorSurface:
         record = endpoint_record(base, self.data_dir, self.db_url, self.config_path)
         from host.paths import private_opener
 
+        self._endpoint_text = json.dumps(record)
         with open(self.endpoint_path, "w", encoding="utf-8", opener=private_opener) as fh:  # 0600
-            fh.write(json.dumps(record))
+            fh.write(self._endpoint_text)
 
     def close(self) -> None:
-        """Remove the local admin token and endpoint files (the CLI then knows no serve runs here)."""
-        endpoint = getattr(self, "endpoint_path", None)
-        if endpoint is not None:
-            try:
-                endpoint.unlink()
-            except OSError:
-                pass
-        if self.token_path is not None:
-            try:
-                self.token_path.unlink()
-            except OSError:
-                pass
+        """Remove the local admin token and endpoint files this process wrote (the CLI then knows no
+        serve runs here); files another serve of the data folder wrote since are left alone."""
+        remove_if_ours(self.endpoint_path, self._endpoint_text)
+        remove_if_ours(self.token_path, self.auth.local_token or "")

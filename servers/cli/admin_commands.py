@@ -254,16 +254,21 @@ def keys_list(
 
 @keys_app.command("revoke")
 def keys_revoke(
-    user: str,
+    user: Annotated[str, typer.Argument(help="The key's user, or the key id alone (see keys list).")],
     key_id: Annotated[str | None, typer.Argument(help="The key id (see keys list); omit with --all.")] = None,
     all_keys: Annotated[bool, typer.Option("--all", help="Revoke every active key of USER.")] = False,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
 ) -> None:
-    """Revoke one API key of USER (or all with --all); takes effect on the next request."""
-    if key_id is None and not all_keys:
-        fail("give a KEY_ID (see `toolhost keys list USER`) or --all")
+    """Revoke one API key (`keys revoke [USER] KEY_ID`), or every key of USER with --all; takes
+    effect on the next request."""
     with service(data_dir, db_url) as svc:
+        if key_id is None and not all_keys:  # a lone argument: a key id, whose user the store knows
+            owner = next((k["user"] for k in svc.keys(None) if k["key_id"] == user), None)
+            if owner is None:
+                fail(f"no API key has the id {user!r}: give a KEY_ID (see `toolhost keys list`), "
+                     f"or `toolhost keys revoke {user} --all` for every key of a user")
+            user, key_id = owner, user
         ids = svc.revoke_keys(user, None if all_keys else key_id)
     typer.echo(f"revoked {len(ids)} key(s) of {user}: {', '.join(ids) or '-'}")
 

@@ -21,6 +21,7 @@ from servers.cli.doctor import doctor
 from servers.cli.options import flags_without_placeholder
 from servers.cli.reconnect import reconnect_command
 from servers.cli.serve import serve
+from servers.cli.taint_reset import taint_app
 from servers.cli.tools import call, search, servers, tools
 from servers.cli.usage_commands import register as register_usage_commands
 
@@ -65,6 +66,7 @@ app.command()(doctor)
 register_admin_commands(app)
 app.command("reconnect")(reconnect_command)
 register_usage_commands(app)
+app.add_typer(taint_app, name="taint")
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from host.upstream.connection import ConnectionState, ServerStatus
 from registry import ToolRecord
@@ -55,17 +56,24 @@ def servers_table(statuses: Sequence[ServerStatus], *, show_stderr: bool = True)
 def tools_table(tools: Sequence[ToolRecord], *, title: str = "Tools",
                 labels: Callable[[ToolRecord], FlowLabels] | None = None) -> Table:
     """A table: name, server, risk, data flow (``labels``: e.g. ``HostRuntime.taint.labels``; the
-    column is left out without it), timeout, description (first line)."""
+    column is left out without it), timeout, description (first line). Names are never broken
+    across lines; the description is cut (…) to fit the terminal."""
     table = Table(title=title, expand=False)
-    for col in ("name", "server", "risk", *(("data flow",) if labels else ()), "timeout s", "description"):
-        table.add_column(col, overflow="fold")
-    risk_style = {"read": "green", "write": "yellow", "destructive": "red"}
+    rows = []
     for t in tools:
         first_line = (t.description or "").strip().splitlines()[0] if t.description.strip() else ""
-        r = t.risk.value
-        flow = (labels(t).short(),) if labels else ()
-        table.add_row(t.qualified_name, t.server, f"[{risk_style[r]}]{r}[/{risk_style[r]}]", *flow,
-                      f"{t.timeout_seconds:g}", first_line)
+        rows.append((t.qualified_name, t.server, t.risk.value, *((labels(t).short(),) if labels else ()),
+                     f"{t.timeout_seconds:g}", first_line))
+    heads = ("name", "server", "risk", *(("data flow",) if labels else ()), "timeout s")
+    # a tool name is copied into `toolhost call`: never broken. Only the description column may
+    # shrink (rich narrows wrapable columns first); its cells stay one line, cut with an ellipsis.
+    for head in heads:
+        table.add_column(head, no_wrap=True)
+    table.add_column("description")
+    risk_style = {"read": "green", "write": "yellow", "destructive": "red"}
+    for name, server, r, *rest, description in rows:
+        table.add_row(name, server, f"[{risk_style[r]}]{r}[/{risk_style[r]}]", *rest,
+                      Text(description, no_wrap=True, overflow="ellipsis"))
     return table
 
 

@@ -22,7 +22,7 @@ import typer
 
 from servers.cli.common import ConfigOpt, DataDirOpt, JsonOpt, _run, err, out
 
-__all__ = ["STAGE_FIXES", "doctor", "doctor_report", "split_fix"]
+__all__ = ["REMOTE_PROBLEM_FIXES", "REMOTE_STAGE_FIXES", "STAGE_FIXES", "doctor", "doctor_report", "split_fix"]
 
 STAGE_FIXES = {
     "config": "edit the entry at the JSON path named above, then run `toolhost doctor` again",
@@ -31,13 +31,38 @@ STAGE_FIXES = {
     "list": "the server answered the handshake but not tools/list: check its logs (stderr below)",
     "connection": "the server exited or dropped the connection: check its logs (stderr below)",
 }
-"""The usual fix per stage, for texts that carry none."""
+"""The usual fix per stage of a stdio server, for texts that carry none."""
+
+REMOTE_STAGE_FIXES = {
+    "config": STAGE_FIXES["config"],
+    "handshake": "check the URL (scheme, host, port and path) and that the server is running; an SSE-only "
+                 "server needs \"transport\": \"sse\"",
+    "list": "the server answered the handshake but not tools/list: check the remote server's logs",
+    "connection": "the server closed the connection: check that it is still running and its logs",
+}
+"""The usual fix per stage of a remote (streamable HTTP / SSE) server."""
+
+REMOTE_PROBLEM_FIXES = (
+    (("refused", "connection attempts failed"), "start the server at {url}, or correct the URL's host and port"),
+    (("dns lookup", "name or service not known", "name resolution", "nodename nor servname"),
+     "correct the host name in {url} (or check the network's DNS / VPN)"),
+    (("tls", "ssl", "certificate"), "use http:// for a server without TLS (or the TLS port); a private certificate "
+                                    "authority needs SSL_CERT_FILE pointing at its certificate"),
+    (("timed out", "timeout"), "the server at {url} did not answer in time: check it is up and reachable, or "
+                               "raise \"connect_timeout_seconds\""),
+    (("401", "403", "unauthorized", "forbidden"), "the server refused the credentials: set its \"headers\" "
+                                                  "(e.g. Authorization) or its OAuth settings"),
+    (("404", "not found"), "nothing answers at that path: check the URL's path (often /mcp, or /sse with "
+                           "\"transport\": \"sse\")"),
+)
+"""A remote server's usual fix by what its problem says (first match wins; ``{url}``: the server's URL)."""
 
 
-def split_fix(error: str) -> tuple[str, str]:
+def split_fix(error: str, transport: str = "stdio", url: str | None = None) -> tuple[str, str]:
     """``(problem, fix)`` of a status text ``"<stage>: <problem> (<fix>)"``: the final parenthesis
-    (balanced) is the fix; without one, :data:`STAGE_FIXES` of the stage (or a pointer to ``toolhost
-    servers``)."""
+    (balanced) is the fix; without one, the usual fix for the transport (``stdio``, else remote:
+    :data:`REMOTE_PROBLEM_FIXES` by what the problem says, then :data:`REMOTE_STAGE_FIXES` of the
+    stage), or a pointer to ``toolhost servers``."""
     text = error.strip()
     if text.endswith(")"):
         depth = 0
@@ -48,11 +73,17 @@ def split_fix(error: str) -> tuple[str, str]:
                     return text[: i - 1], text[i + 1 : -1]
                 break
     stage = text.partition(":")[0]
-    return text, STAGE_FIXES.get(stage, "see `toolhost servers` and the server's own logs")
+    if transport == "stdio":
+        return text, STAGE_FIXES.get(stage, "see `toolhost servers` and the server's own logs")
+    lowered = text.lower()
+    for cues, fix in REMOTE_PROBLEM_FIXES:
+        if any(cue in lowered for cue in cues):
+            return text, fix.format(url=url or "its URL")
+    return text, REMOTE_STAGE_FIXES.get(stage, "see `toolhost servers` and the remote server's own logs")
 
 
-def _server(status: Any) -> dict[str, Any]:
-    problem, fix = split_fix(status.error) if status.error else (None, None)
+def _server(status: Any, url: str | None) -> dict[str, Any]:
+    problem, fix = split_fix(status.error, status.transport, url) if status.error else (None, None)
     return {
         "name": status.name,
         "transport": status.transport,
@@ -70,11 +101,13 @@ def _server(status: Any) -> dict[str, Any]:
     }
 
 
-def doctor_report(config_path: str, warnings: list[str], statuses: list[Any]) -> dict[str, Any]:
+def doctor_report(config_path: str, warnings: list[str], statuses: list[Any],
+                  urls: dict[str, str] | None = None) -> dict[str, Any]:
     """``{"config", "ok", "warnings", "servers": [{name, transport, ok, state, tools, problem, fix,
     stderr_tail, warnings, held, protocol_version, server_info, connect_seconds}]}``; servers in
-    config order, entries the config could not use last (as ``toolhost servers`` orders them)."""
-    servers = [_server(s) for s in statuses]
+    config order, entries the config could not use last (as ``toolhost servers`` orders them).
+    ``urls``: each remote server's URL, named in its fix."""
+    servers = [_server(s, (urls or {}).get(s.name)) for s in statuses]
     return {"config": config_path, "ok": all(s["ok"] for s in servers), "warnings": list(warnings),
             "servers": servers}
 
@@ -86,8 +119,9 @@ def _print(report: dict[str, Any]) -> None:
     for s in servers:
         if s["ok"]:
             seconds = f", connected in {s['connect_seconds']:.2f} s" if s["connect_seconds"] is not None else ""
+            protocol = f", protocol {s['protocol_version']}" if s["protocol_version"] else ""
             out.print(f"[green]ok[/green]      {s['name']}: {s['tools']} tools over {s['transport']}"
-                      f" ({s['server_info'] or 'unnamed server'}, protocol {s['protocol_version']}{seconds})",
+                      f" ({s['server_info'] or 'unnamed server'}{protocol}{seconds})",
                       highlight=False, soft_wrap=True)
         else:
             out.print(f"[red]FAILED[/red]  {s['name']}: {s['problem']}", highlight=False, soft_wrap=True, markup=True)
@@ -133,7 +167,9 @@ def doctor(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonO
 
 
 async def _check(cfg: Any, root: Path, path: str) -> dict[str, Any]:
+    from host.config_model import RemoteServerConfig
     from host.upstream.manager import ServerManager
 
     async with ServerManager(cfg, data_dir=root, reconnect=False) as manager:
-        return doctor_report(path, cfg.warnings, manager.statuses())
+        urls = {name: server.url for name, server in cfg.servers.items() if isinstance(server, RemoteServerConfig)}
+        return doctor_report(path, cfg.warnings, manager.statuses(), urls)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
 
 __all__ = ["AuthChoice", "Expose", "LogFormat", "LogLevel", "RiskChoice", "flags_without_placeholder", "json_object",
-           "print_remote_search"]
+           "print_search", "remote_search_table"]
 
 
 def flags_without_placeholder() -> None:
@@ -82,21 +83,43 @@ def json_object(value: str | None) -> dict[str, Any]:
     return parsed
 
 
-def print_remote_search(out: Console, query: str, found: dict[str, Any], as_json: bool) -> None:
-    """Print a running serve's search answer (``GET /admin/api/search``) like ``toolhost search``."""
+def print_search(out: Console, err: Console, view: dict[str, Any], as_json: bool,
+                 table: Callable[[], Any]) -> int:
+    """Print a search view (:func:`servers.shared.search_view.search_view`, from a running serve or
+    made here): ``--json`` the hits' definitions (:func:`servers.shared.search_view.cli_hits`, one
+    shape both ways), else the message of a weak result ("No tool fits ...") and ``table()``.
+
+    Returns the command's exit status: 2 when the query cannot run (an invalid ``regex:`` pattern;
+    its error on ``err``), else 0.
+    """
+    from servers.shared.search_view import cli_hits
+
+    if view.get("invalid"):
+        err.print(f"error: {view['message']}", markup=False, highlight=False, soft_wrap=True)
+        return 2
+    if as_json:
+        out.print_json(json.dumps(cli_hits(view)))
+        if view.get("weak") and view.get("message"):
+            err.print(view["message"], markup=False, highlight=False, soft_wrap=True)
+        return 0
+    if not view["hits"]:
+        out.print(view.get("message") or f"No tool matches {view['query']!r}.", markup=False, soft_wrap=True)
+        return 0
+    if view.get("weak") and view.get("message"):
+        out.print(view["message"], markup=False, highlight=False, soft_wrap=True)
+    out.print(table())
+    return 0
+
+
+def remote_search_table(view: dict[str, Any]) -> Any:
+    """The table of a running serve's search answer (with why each hit ranked)."""
     from rich.table import Table
 
-    hits = found.get("hits", [])
-    if as_json:
-        out.print_json(json.dumps(hits))
-        return
-    if not hits:
-        out.print(found.get("message") or f"No tool matches {query!r}.", soft_wrap=True)
-        return
-    table = Table(title=f"Top {len(hits)} for {query!r} (from the running serve)")
+    hits = view["hits"]
+    table = Table(title=f"Top {len(hits)} for {view['query']!r} (from the running serve)")
     for col in ("name", "server", "risk", "data flow", "score", "why"):
         table.add_column(col)
     for h in hits:
         table.add_row(h["name"], h["server"], h["risk"], h.get("flow") or "-", f"{h['score']:.3f}",
                       "; ".join(h["why"]) or "-")
-    out.print(table)
+    return table

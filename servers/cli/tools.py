@@ -21,7 +21,7 @@ from servers.cli.common import (
     err,
     out,
 )
-from servers.cli.options import json_object, print_remote_search
+from servers.cli.options import json_object, print_search, remote_search_table
 
 if TYPE_CHECKING:
     from host.runtime import HostRuntime
@@ -85,27 +85,22 @@ def search(
     if remote is not None:
         found = remote.search(query, user, limit)
         if found is not None:
-            print_remote_search(out, query, found, as_json)
+            if print_search(out, err, found, as_json, lambda: remote_search_table(found)):
+                raise typer.Exit(2)
             return
-    from registry.search import tool_definition
     from servers.cli.display import tools_table
+    from servers.shared.search_view import search_view
 
     cfg, root = _load(config, data_dir)
 
-    async def body(rt: HostRuntime, principal: Principal) -> None:
+    async def body(rt: HostRuntime, principal: Principal) -> int:
         result = rt.search(query, principal, limit=limit)
-        if as_json:
-            out.print_json(json.dumps([tool_definition(h.tool)
-                                       | {"score": h.score, "flow": rt.taint.labels(h.tool).as_dict()}
-                                       for h in result.hits]))
-            return
-        if not result.hits:
-            out.print(result.message or f"No tool matches {query!r}.", soft_wrap=True)
-            return
-        out.print(tools_table([h.tool for h in result.hits], title=f"Top {len(result.hits)} for {query!r}",
-                              labels=rt.taint.labels))
+        return print_search(out, err, search_view(query, result, rt.taint.labels), as_json,
+                            lambda: tools_table([h.tool for h in result.hits],
+                                                title=f"Top {len(result.hits)} for {query!r}", labels=rt.taint.labels))
 
-    _run(_with_runtime, cfg, root, body, True, user, db_url)
+    if _run(_with_runtime, cfg, root, body, True, user, db_url):
+        raise typer.Exit(2)
 
 
 def call(

@@ -50,6 +50,7 @@ from registry import ANONYMOUS, Principal
 from registry.catalog import qualify_uri
 from registry.search import DeferredLoadingState, SearchTrail
 from servers.gateway.approval_elicit import elicitor_for
+from servers.gateway.caller_scope import ExpiringStates, caller_scope, is_stateless
 from servers.gateway.catalog import CatalogHandlers
 from servers.gateway.downstream import downstream_for
 from servers.gateway.error_boundary import InternalErrorBoundary
@@ -74,6 +75,9 @@ from servers.gateway.settle import SettleMiddleware
 from servers.gateway.taint_sessions import TaintSessions
 
 __all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "RegistryHandlers", "create_registry_server"]
+
+TRAIL_TTL_SECONDS = 600.0
+"""How long a stateless caller's searches are kept after its last request (seconds)."""
 
 Expose = Literal["search", "all"]
 PrincipalResolver = Callable[[ServerRequestContext[Any, Any]], Principal]
@@ -112,6 +116,8 @@ class RegistryHandlers:
         access: audits lists and searches; approvals are asked through MCP elicitation.
         notifier: remembers client connections to tell them when the registry changes.
         catalog: the prompt/resource handlers (log levels and input parking are shared).
+        usage_access: the store the usage memory lives in (default: ``access``; in open access the
+            permission store is there but does not decide, so ``access`` is ``None``).
     """
 
     def __init__(
@@ -123,6 +129,7 @@ class RegistryHandlers:
         access: AccessControl | None,
         notifier: ToolsChangedNotifier | None,
         catalog: CatalogHandlers,
+        usage_access: AccessControl | None = None,
     ) -> None:
         self.runtime = runtime
         self.expose = expose
@@ -130,20 +137,26 @@ class RegistryHandlers:
         self.access = access
         self.notifier = notifier
         self.catalog = catalog
-        self.learner = UsageLearner.for_runtime(runtime, access)
+        self.learner = UsageLearner.for_runtime(runtime, usage_access or access)
         self._loaded: weakref.WeakKeyDictionary[Any, DeferredLoadingState] = weakref.WeakKeyDictionary()
         """Deferred loading per client connection: tools a search returned stay listed for it."""
         self._trails: weakref.WeakKeyDictionary[Any, SearchTrail] = weakref.WeakKeyDictionary()
         """Searches of each connection, so a successful call of a hit teaches the usage memory."""
+        self._caller_trails = ExpiringStates(SearchTrail, ttl_seconds=TRAIL_TTL_SECONDS)
+        """Searches of each stateless caller (:func:`servers.gateway.caller_scope.caller_scope`)."""
         self.taint_sessions = TaintSessions(runtime.end_session)
         """The session-taint session of each connection (stateless exchanges: per caller)."""
 
     # -- per-connection state -------------------------------------------------------------
-    def trail_of(self, ctx: ServerRequestContext[Any, Any]) -> SearchTrail | None:
-        """The connection's searches (``None`` without a usage memory or a connection)."""
-        conn = getattr(ctx.session, "_connection", None)
-        if conn is None or self.learner is None:
+    def trail_of(self, ctx: ServerRequestContext[Any, Any], principal: Principal) -> SearchTrail | None:
+        """The searches of the request's connection (handshake era) or of its caller (stateless:
+        :func:`servers.gateway.caller_scope.caller_scope`, kept :data:`TRAIL_TTL_SECONDS` after its
+        last use); ``None`` without a usage memory."""
+        if self.learner is None:
             return None
+        if is_stateless(ctx):
+            return self._caller_trails.get(caller_scope(ctx, principal).key)
+        conn = ctx.session._connection
         trail = self._trails.get(conn)
         if trail is None:
             trail = self._trails[conn] = SearchTrail()
@@ -194,7 +207,7 @@ class RegistryHandlers:
         principal = self.resolve(ctx)
         args = dict(params.arguments or {})
         if params.name == TOOL_SEARCH:
-            result, hits = run_search(self.runtime, principal, args, self.trail_of(ctx))
+            result, hits = run_search(self.runtime, principal, args, self.trail_of(ctx, principal))
             if self.access is not None:
                 await self.access.audit_async(action="search", principal=principal, status="ok",
                                               detail=f"{len(hits)} hits for {str(args.get('query'))[:100]!r}")
@@ -252,7 +265,8 @@ class RegistryHandlers:
                 result = await invoke()
         if (pending := pending_result(exchange)) is not None:
             return pending
-        await self._learn(ctx, target, result)
+        result = self.taint_sessions.explained(ctx, principal, result)
+        await self._learn(ctx, principal, target, result)
         return to_mcp_result(result, uri_for=self._uri_mapper(target))
 
     @property
@@ -295,8 +309,9 @@ class RegistryHandlers:
             return None
         return lambda uri, prefix=server.prefix: qualify_uri(prefix, uri)
 
-    async def _learn(self, ctx: ServerRequestContext[Any, Any], target: str, result: Any) -> None:
-        trail = self.trail_of(ctx)
+    async def _learn(self, ctx: ServerRequestContext[Any, Any], principal: Principal, target: str,
+                     result: Any) -> None:
+        trail = self.trail_of(ctx, principal)
         if self.learner is not None and trail is not None and result.status.value == "ok":
             await self.learner.learned(trail, target)
 
@@ -310,6 +325,7 @@ def create_registry_server(
     notifier: ToolsChangedNotifier | None = None,
     name: str = "toolhost",
     settle_seconds: float = 0.0,
+    usage_access: AccessControl | None = None,
 ) -> Server[Any]:
     """Build the registry MCP server over a running :class:`HostRuntime`.
 
@@ -328,6 +344,8 @@ def create_registry_server(
         settle_seconds: while the runtime's servers still make their first connect attempts (a
             runtime entered with ``connect_in_background``), requests that read the registry wait
             up to this long for them (:mod:`servers.gateway.settle`); ``0``: never wait.
+        usage_access: the store of the usage memory when ``access`` is ``None`` (open access:
+            searches followed by a call of a hit are still learned).
 
     Returns:
         A low-level ``Server``; run it with ``stdio_server()`` or ``streamable_http_app()``.
@@ -342,7 +360,7 @@ def create_registry_server(
     catalog = CatalogHandlers(runtime, resolve, access)
     listen = ListenRelay(catalog, notifier.bus if notifier is not None else None)
     tools = RegistryHandlers(runtime, expose=expose, resolve=resolve, access=access, notifier=notifier,
-                             catalog=catalog)
+                             catalog=catalog, usage_access=usage_access)
     server = _RegistryServer(
         catalog,
         name,

@@ -3,43 +3,82 @@
 * a handshake-era connection (stdio, stateful streamable HTTP with ``Mcp-Session-Id``): one taint
   session per client connection, ended (:meth:`host.runtime.HostRuntime.end_session`) when the
   connection object goes away;
-* a 2026-07-28 exchange is stateless (no connection state survives a request), so its taint is kept
-  per caller: ``caller:<user>:<key id>`` — every stateless request of one API key shares one
-  session, which errs towards holding an egress call rather than forgetting a private read.
+* a 2026-07-28 exchange is stateless (no connection state survives a request; the spec removed
+  sessions, SEP-2567), so its taint is kept per caller
+  (:func:`servers.gateway.caller_scope.caller_scope`): ``caller:<user>:<key id>``, narrowed by the
+  request's ``_meta["toolhost/session"]`` when the client sends one. Every stateless request of one
+  API key (or, in open access, of every unauthenticated client) without that meta key shares one
+  session, which errs towards holding an egress call rather than forgetting a private read. Such a
+  session is forgotten after :data:`TAINT_IDLE_SECONDS` without a call, and an admin can end it at
+  once (``POST /admin/api/taint/reset``, :meth:`host.runtime.HostRuntime.end_sessions`).
 """
 
 from __future__ import annotations
 
 import secrets
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 from mcp.server import ServerRequestContext
 
+from host.calls import TextBlock, ToolResult
 from registry import Principal
+from servers.gateway.caller_scope import SESSION_META_KEY, ExpiringStates, caller_scope, is_stateless
 
-__all__ = ["TaintSessions"]
+__all__ = ["SHARED_SESSION_NOTE", "TAINT_IDLE_SECONDS", "TaintSessions"]
+
+TAINT_IDLE_SECONDS = 1800.0
+"""A stateless caller's taint session is forgotten this long after its last call (seconds)."""
+
+SHARED_SESSION_NOTE = (
+    "Note: this taint session is shared by every unauthenticated stateless (2026-07-28) client of this "
+    "gateway, so another client's earlier calls count here too. To scope it, connect with an API key "
+    f"(toolhost users add; toolhost keys create) or send a per-conversation _meta[\"{SESSION_META_KEY}\"] "
+    f"string with each request; it resets after {int(TAINT_IDLE_SECONDS // 60)} idle minutes, or at once "
+    "when an admin runs `toolhost taint reset`."
+)
 
 
 class TaintSessions:
-    """Session ids per client connection (weakly held).
+    """Session ids per client connection (weakly held) or per stateless caller (idle-expiring).
 
     Args:
-        end: called with a session id once its connection is gone.
+        end: called with a session id once its connection is gone or its caller was idle too long.
+        idle_seconds: how long a stateless caller's session outlives its last call.
+        clock: monotonic seconds.
     """
 
-    def __init__(self, end: Callable[[str], None]) -> None:
+    def __init__(self, end: Callable[[str], None], *, idle_seconds: float = TAINT_IDLE_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._end = end
         self._ids: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self._callers: ExpiringStates[None] = ExpiringStates(lambda: None, ttl_seconds=idle_seconds,
+                                                             on_drop=end, clock=clock)
 
     def of(self, ctx: ServerRequestContext[Any, Any], principal: Principal) -> str:
         """The taint session of request ``ctx`` made by ``principal`` (module docstring)."""
-        conn = getattr(ctx.session, "_connection", None)
-        if conn is None or ctx.protocol_version >= "2026":
-            return f"caller:{principal.user}:{principal.key_id or '-'}"
+        if is_stateless(ctx):
+            key = caller_scope(ctx, principal).key
+            self._callers.get(key)
+            return key
+        conn = ctx.session._connection
         sid = self._ids.get(conn)
         if sid is None:
             sid = self._ids[conn] = f"conn-{secrets.token_hex(8)}"
             weakref.finalize(conn, self._end, sid)
         return sid
+
+    @staticmethod
+    def explained(ctx: ServerRequestContext[Any, Any], principal: Principal, result: ToolResult) -> ToolResult:
+        """``result`` with :data:`SHARED_SESSION_NOTE` added when the taint rule held it in a
+        session unrelated clients share (else ``result`` unchanged)."""
+        err = result.error
+        if err is None or err.details.get("rule") != "taint":
+            return result
+        if not is_stateless(ctx) or not caller_scope(ctx, principal).shared:
+            return result
+        message = f"{err.message} {SHARED_SESSION_NOTE}"
+        return result.model_copy(update={"error": err.model_copy(update={"message": message}),
+                                          "content": [TextBlock(text=f"{result.status.value}: {message}")]})

@@ -87,8 +87,6 @@ def test_toolhost_builtin_variables():
          "mcpServers.g.toolhost.timeout_seconds: Input should be greater than 0"),
         ({"mcpServers": {"g": {"command": "x", "toolhost": {"risk": {"t": "dangerous"}}}}},
          "mcpServers.g.toolhost.risk.t: Input should be 'read', 'write' or 'destructive'"),
-        ({"mcpServers": {"g": {"command": "x", "toolhost": {"prefx": "g"}}}},
-         "mcpServers.g.toolhost.prefx: unknown key"),
         ({"mcpServers": {"g": {"command": "x", "toolhost": {"prefix": "..."}}}},
          "mcpServers.g.toolhost.prefix: a server prefix needs at least one letter or digit"),
         ({"mcpServers": {"a": {"command": "x"}, "b": {"command": "y", "toolhost": {"prefix": "a"}}}},

@@ -18,10 +18,6 @@ from host.upstream.manager import ServerManager
     ({"mcpServer": {"a": {"command": "x"}}},
      "mcpServers: required (an object mapping server names to server entries); found 'mcpServer': did you mean "
      "'mcpServers'?"),
-    ({"toolhost": {"timout_seconds": 3}, "mcpServers": {}}, "toolhost.timout_seconds: unknown key (did you mean "
-     "'timeout_seconds'?)"),
-    ({"toolhost": {"rate_limits": {"per_usr": 3}}, "mcpServers": {}},
-     "toolhost.rate_limits.per_usr: unknown key (did you mean 'per_user'?)"),
 ])
 def test_top_level_mistakes_suggest_the_key(data, error):
     with pytest.raises(ConfigError) as e:
@@ -29,18 +25,54 @@ def test_top_level_mistakes_suggest_the_key(data, error):
     assert f"{e.value.path}: {e.value.problem}" == error
 
 
-@pytest.mark.parametrize(("entry", "reason"), [
-    ({"command": "x", "toolhost": {"prefx": "a"}}, "mcpServers.s.toolhost.prefx: unknown key (did you mean 'prefix'?)"),
+@pytest.mark.parametrize(("data", "warning"), [
+    ({"toolhost": {"timout_seconds": 3}, "mcpServers": {}},
+     "toolhost.timout_seconds: unknown key, ignored (did you mean 'timeout_seconds'?)"),
+    ({"toolhost": {"rate_limits": {"per_usr": 3}}, "mcpServers": {}},
+     "toolhost.rate_limits.per_usr: unknown key, ignored (did you mean 'per_user'?)"),
+    ({"mcpServer": {}, "mcpServers": {}}, "$.mcpServer: unknown key, ignored (did you mean 'mcpServers'?)"),
+])
+def test_an_unknown_top_level_key_is_a_warning_with_its_path_and_a_suggestion(data, warning):
+    assert parse_config(data).warnings == [warning]
+
+
+@pytest.mark.parametrize(("entry", "warning"), [
+    ({"command": "x", "toolhost": {"prefx": "a"}},
+     "mcpServers.s.toolhost.prefx: unknown key, ignored (did you mean 'prefix'?)"),
     ({"command": "x", "toolhost": {"tools": {"t": {"timeout_secs": 1}}}},
-     "mcpServers.s.toolhost.tools.t.timeout_secs: unknown key (did you mean 'timeout_seconds'?)"),
+     "mcpServers.s.toolhost.tools.t.timeout_secs: unknown key, ignored (did you mean 'timeout_seconds'?)"),
     ({"url": "https://h/mcp", "toolhost": {"oauth": {"scpe": "read"}}},
-     "mcpServers.s.toolhost.oauth.scpe: unknown key (did you mean 'scope'?)"),
+     "mcpServers.s.toolhost.oauth.scpe: unknown key, ignored (did you mean 'scope'?)"),
     ({"command": "x", "toolhost": {"zzzzz": 1}},
-     "mcpServers.s.toolhost.zzzzz: unknown key (check the spelling; see the toolhost block reference in README)"),
+     "mcpServers.s.toolhost.zzzzz: unknown key, ignored (check the spelling; see the toolhost block reference in "
+     "README)"),
+    ({"command": "x", "argz": []}, "mcpServers.s.argz: unknown key, ignored (did you mean 'args'?)"),
+])
+def test_an_unknown_key_in_a_server_entry_is_a_warning_and_the_server_starts(entry, warning):
+    cfg = parse_config({"mcpServers": {"s": entry}})
+    assert (list(cfg.servers), cfg.failed, cfg.warnings) == (["s"], {}, [warning])
+
+
+def test_every_invalid_value_of_a_server_is_reported_at_once_and_unknown_keys_still_warn():
+    cfg = parse_config({"mcpServers": {"s": {"command": "x", "args": "a b", "toolhost": {
+        "timeout_seconds": -1, "risk": {"t": "dangerous"}, "prefx": "p"}}}})
+    assert cfg.failed["s"].reason == (
+        "mcpServers.s.toolhost.risk.t: Input should be 'read', 'write' or 'destructive' (got 'dangerous'); "
+        "mcpServers.s.toolhost.timeout_seconds: Input should be greater than 0 (got -1); "
+        "mcpServers.s.args: Input should be a valid list (got 'a b')")
+    assert "mcpServers.s.toolhost.prefx: unknown key, ignored (did you mean 'prefix'?)" in cfg.warnings
+    with pytest.raises(ConfigError) as e:
+        parse_config({"toolhost": {"timeout_seconds": "soon", "max_output_chars": -5, "timout": 1}, "mcpServers": {}})
+    assert f"{e.value.path}: {e.value.problem}" == (
+        "toolhost.timeout_seconds: Input should be a valid number, unable to parse string as a number (got 'soon'); "
+        "toolhost.max_output_chars: Input should be greater than 0 (got -5)")
+
+
+@pytest.mark.parametrize(("entry", "reason"), [
     ({"url": "ftp://h/mcp?token=secret"}, "mcpServers.s.url: scheme 'ftp' of 'ftp://h/mcp' is not supported; a remote "
      'MCP server is reached over http:// or https:// (a local program is a "command" entry)'),
     ({"url": "localhost:8000/mcp"},
-     "mcpServers.s.url: 'localhost:8000/mcp' has no scheme; write it as http://localhost:8000/mcp (or https://)"),
+     "mcpServers.s.url: 'localhost:8000/mcp' has no scheme; write it as http://localhost:8000/mcp or https://localhost:8000/mcp"),
     ({"type": "sse", "url": "wss://h/sse"},
      "mcpServers.s.url: scheme 'wss' of 'wss://h/sse' is not supported; MCP over HTTP uses https://, not wss://"),
 ])

@@ -70,6 +70,11 @@ def test_users_grants_keys_roundtrip(cli) -> None:
     assert "give a KEY_ID" in cli("keys", "revoke", "alice", ok=False).output
     assert f"revoked 1 key(s) of alice: {key_id}" in cli("keys", "revoke", "alice", key_id).output
     assert access.authenticate(token) is None
+    second = re.search(r"th_[0-9a-f]{12}_\S+", cli("keys", "create", "alice").output).group(0)
+    lone = second.split("_")[1]  # the key id alone: its user is looked up
+    assert cli("keys", "revoke", lone).output == f"revoked 1 key(s) of alice: {lone}\n"
+    assert access.authenticate(second) is None
+    assert "error: no API key has the id 'alice': give a KEY_ID" in cli("keys", "revoke", "alice", ok=False).output
     assert "unknown user 'zed'" in cli("keys", "create", "zed", ok=False).output
     users = cli("users", "list").output
     assert re.search(r"alice\s+│ -\s+│ 3\s+│ 0", users)

@@ -154,7 +154,7 @@ async def test_br13_pipeline_sends_the_coerced_value_upstream(tmp_path):
     assert ok.status is ResultStatus.OK and seen == [{"id": 12345}]
     assert bad.status is ResultStatus.INVALID_ARGUMENTS and bad.error.where == "validate"
     assert bad.error.details["violations"] == [
-        {"path": "$.id", "given": '"1e3"', "expected": "integer", "fix": "send integer (JSON integer, not string)"}]
+        {"path": "$.id", "given": '"1e3"', "expected": "integer", "fix": "send a JSON integer, not a string"}]
 
 
 @pytest.mark.anyio

@@ -83,10 +83,8 @@ def test_with_users_the_example_acts_for_its_user_and_a_destructive_call_waits_f
     with provider_standin("openai_chat", steps) as (base_url, sent):
         nobody = _run("openai_chat", base_url, tmp_path)
         out = _run("openai_chat", base_url, tmp_path, "--user", "alice")
-    assert nobody.returncode == 1
-    assert nobody.stderr.strip().splitlines()[-1] == (
-        "ValueError: users are configured in this data folder: pass user=NAME (the user the agent acts for; "
-        "`toolhost users list`)")
+    assert nobody.returncode == 2  # a usage error naming --user (see the test below), not a traceback
+    assert "pass --user NAME" in nobody.stderr.strip().splitlines()[-1]
     assert (out.returncode, out.stdout) == (0, "I asked for approval to cancel A1002.\n"), out.stderr
     tool_message = [m for m in sent[2]["messages"] if m["role"] == "tool"][-1]
     assert tool_message["content"].startswith("approval_required")
@@ -134,3 +132,22 @@ def test_with_programmatic_the_examples_let_the_providers_program_call_a_read_to
     finally:
         access.close()
     assert rows == [("orders__get_order", "ok", f"program {api}:{program} call:call_g")]
+
+
+@pytest.mark.parametrize("api", list(EXAMPLES))
+def test_a_missing_or_unknown_user_is_a_usage_error_naming_the_option(api, tmp_path):
+    access = AccessControl.open(tmp_path / "data")
+    try:
+        access.users.add("ann")
+    finally:
+        access.close()
+    missing = _run(api, "http://127.0.0.1:9", tmp_path)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert missing.stderr.splitlines()[-1] == (
+        f"{EXAMPLES[api]}: error: users are configured in {tmp_path / 'data'}: pass --user NAME, the user the "
+        "agent acts for (see `toolhost users list`)")
+    unknown = _run(api, "http://127.0.0.1:9", tmp_path, "--user", "nobody")
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+    assert unknown.stderr.splitlines()[-1] == (
+        f"{EXAMPLES[api]}: error: --user nobody: no such user in {tmp_path / 'data'} (see `toolhost users list`, "
+        "or `toolhost users add nobody`)")

@@ -38,3 +38,34 @@ def test_stateless_exchanges_share_one_session_per_caller():
     modern = sessions.of(request(Connection(), "2026-07-28"), ALICE)
     assert modern == "caller:alice:k1" == sessions.of(request(None), ALICE)
     assert sessions.of(request(None), Principal(user="local")) == "caller:local:-"
+
+
+def modern(meta: dict | None = None) -> SimpleNamespace:
+    return SimpleNamespace(session=SimpleNamespace(_connection=Connection()), protocol_version="2026-07-28",
+                           meta=meta)
+
+
+def test_a_session_meta_key_scopes_a_stateless_caller():
+    sessions = TaintSessions(lambda _sid: None)
+    local = Principal(user="local")
+    assert sessions.of(modern({"toolhost/session": "conv-1"}), local) == "caller:local:-:conv-1"
+    assert sessions.of(modern({"toolhost/session": "conv-2"}), ALICE) == "caller:alice:k1:conv-2"
+    assert sessions.of(modern({"toolhost/session": "  "}), local) == "caller:local:-"  # blank: not a scope
+    assert sessions.of(modern({"toolhost/session": 7}), local) == "caller:local:-"  # not a string
+    assert sessions.of(modern({"toolhost/session": "x" * 500}), local) == "caller:local:-:" + "x" * 200
+
+
+def test_a_stateless_session_ends_after_its_idle_time_and_not_before():
+    now = [0.0]
+    ended: list[str] = []
+    sessions = TaintSessions(ended.append, idle_seconds=100, clock=lambda: now[0])
+    sessions.of(modern(), Principal(user="local"))
+    now[0] = 99.0
+    sessions.of(modern(), ALICE)
+    assert ended == []
+    now[0] = 150.0
+    sessions.of(modern(), ALICE)  # alice was seen at 99: still live; local was idle 150 s
+    assert ended == ["caller:local:-"]
+    now[0] = 300.0
+    sessions.of(modern(), Principal(user="local"))
+    assert ended == ["caller:local:-", "caller:alice:k1"]

@@ -1,0 +1,83 @@
+"""The usage memory learns from a ``tool_search`` followed by a successful call of one of its hits
+through a real ``toolhost serve``, whatever the protocol era (2025-11-25 handshake: per connection;
+2026-07-28, stateless: per caller) and in open access as with API keys; ``toolhost usage stats``
+then counts the pair. (With ``--auth off`` there is no store, so nothing is remembered: README.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from host.access import AccessControl
+from tests.servers.serves import running
+from tests.servers.test_access_matrix import CLIENT_MODE, LEGACY, MODERN, TOOLHOST, Gateway, _env
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _gateway(root: Path, mode: str) -> Gateway:
+    home = root / mode
+    data = home / "data"
+    data.mkdir(parents=True)
+    config = {"toolhost": {"connect_timeout_seconds": 30},
+              "mcpServers": {"orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]}}}
+    (home / "config.json").write_text(json.dumps(config))
+    keys: dict[str, str] = {}
+    if mode == "keys":
+        access = AccessControl.open(data)
+        try:
+            access.users.add("alice")
+            access.grants.add("alice", "server:orders")
+            keys = {"keys": access.keys.create("alice")[1]}
+        finally:
+            access.close()
+    return Gateway((mode,), home, ["serve", "--config", str(home / "config.json"), "--data-dir", str(data),
+                                   "--port", "0"], keys=keys)
+
+
+@pytest.fixture(scope="module")
+async def serves(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, Gateway]]:
+    root = tmp_path_factory.mktemp("usage")
+    async with running({mode: _gateway(root, mode) for mode in ("open", "keys")}) as gws:
+        yield gws
+
+
+def _stats(gw: Gateway) -> dict:
+    out = subprocess.run([TOOLHOST, "usage", "stats", "--json", "--data-dir", str(gw.home / "data")],
+                         capture_output=True, text=True, timeout=60, env=_env())
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("mode", ["open", "keys"])
+async def test_a_search_then_a_call_of_a_hit_is_remembered_in_both_eras(serves, mode: str) -> None:
+    gw = serves[mode]
+    assert _stats(gw)["pairs"] == 0
+    token = gw.keys.get(mode)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    for n, (era, query) in enumerate([(LEGACY, "which orders did a customer place"),
+                                      (MODERN, "orders placed by one customer email")], start=1):
+        async with httpx2.AsyncClient(headers=headers, timeout=40) as http, \
+                Client(streamable_http_client(gw.url, http_client=http), mode=CLIENT_MODE[era]) as c:
+            assert c.protocol_version == era
+            with anyio.fail_after(40):
+                found = await c.call_tool("tool_search", {"query": query})
+                assert "orders__list_orders" in "".join(b.text for b in found.content), era
+                called = await c.call_tool("call_tool", {"name": "orders__list_orders",
+                                                         "arguments": {"customer": "ada@example.com"}})
+                assert called.is_error is not True, era
+        assert _stats(gw)["pairs"] == n, era
