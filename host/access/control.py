@@ -33,6 +33,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from host.access.audit_writer import AuditWriter
 from host.access.gate import ApprovalGate, ElicitApproval, approval_elicitation, approval_record
+from host.pipeline.store_outage_log import STORE_OUTAGE_LOG
 from host.pipeline.taint import TaintEvent
 from host.store import (
     ApiKeys,
@@ -132,7 +133,7 @@ class AccessControl:
         )
         self.pins = Pins(store, new_tools=new_tools)
         self.audit_log = AuditLog(store)
-        self.audit_writer = AuditWriter(self.audit_log)
+        self.audit_writer = AuditWriter(self.audit_log, outage_log=STORE_OUTAGE_LOG)
         self._lock = threading.Lock()
         self._cached: tuple[int, PinnedPolicy] | None = None
 
