@@ -33,7 +33,6 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from host.access.audit_writer import AuditWriter
 from host.access.gate import ApprovalGate, ElicitApproval, approval_elicitation, approval_record
-from host.pipeline.store_outage_log import STORE_OUTAGE_LOG
 from host.pipeline.taint import TaintEvent
 from host.store import (
     ApiKeys,
@@ -133,6 +132,9 @@ class AccessControl:
         )
         self.pins = Pins(store, new_tools=new_tools)
         self.audit_log = AuditLog(store)
+        # imported here: host.pipeline.store_outage_log itself imports host.access (outage_reason)
+        from host.pipeline.store_outage_log import STORE_OUTAGE_LOG
+
         self.audit_writer = AuditWriter(self.audit_log, outage_log=STORE_OUTAGE_LOG)
         self._lock = threading.Lock()
         self._cached: tuple[int, PinnedPolicy] | None = None

@@ -73,7 +73,7 @@ class CodeMode:
             "tool": SCRIPT_TOOL,
             "pool": asdict(self.config.pool),
             "limits": asdict(self.config.limits),
-            "running": len(self.pool.worker_pids_in_use()),
+            "running": self.pool.admission.running,
             "queued": self.pool.admission.queued,
         }
 
@@ -85,8 +85,13 @@ class CodeMode:
         *,
         call_id: str | None = None,
         approvals: ScriptApprovals | None = None,
+        session_id: str | None = None,
     ) -> ToolResult:
-        """Run ``code`` for ``principal`` (module doc); exactly one result, never raises for the script's fault."""
+        """Run ``code`` for ``principal`` (module doc); exactly one result, never raises for the script's fault.
+
+        ``session_id``: the client session the script came in (``Mcp-Session-Id``, a stdio connection,
+        a 2026-07-28 client connection); an anonymous caller's pool share is per session
+        (:func:`host.code_mode.admission.owner_key`), a caller with an API key has one share per key."""
         started = time.perf_counter()
         text = code if isinstance(code, str) else ""
         run = ScriptRun.new(script_sha256(text), call_id)
@@ -124,7 +129,7 @@ class CodeMode:
                     if result is None:
                         outcome = await self.pool.run(
                             code, manifest, PipelineInnerCaller(runtime, principal, run, cover),
-                            owner=owner_key(principal),
+                            owner=owner_key(principal, session_id),
                         )
                         statuses = [c.status for c in outcome.calls]
                         result = outcome_result(run.parent_call_id, SCRIPT_TOOL, outcome)
