@@ -8,7 +8,10 @@ sandbox execution time, :attr:`ScriptLimits.wall_clock_seconds` is real time inc
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from host.code_mode.script_run import SCRIPT_TOOL
 
 __all__ = ["CodeModeConfig", "PoolConfig", "ScriptLimits"]
 
@@ -156,3 +159,10 @@ class CodeModeConfig:
     enabled: bool = False
     pool: PoolConfig = field(default_factory=PoolConfig)
     limits: ScriptLimits = field(default_factory=ScriptLimits)
+
+    def describe(self, *, running: int = 0, queued: int = 0) -> dict[str, Any]:
+        """``{"tool": "execute", "pool": {...}, "limits": {...}, "running": n, "queued": n}``: the admin
+        API's and ``toolhost servers``' view (pool and limits as in effect; ``running``/``queued``:
+        scripts holding/waiting for a worker now)."""
+        return {"tool": SCRIPT_TOOL, "pool": asdict(self.pool), "limits": asdict(self.limits),
+                "running": running, "queued": queued}

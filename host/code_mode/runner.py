@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Self
 
 import anyio
@@ -69,13 +68,7 @@ class CodeMode:
         """``{"tool", "pool": {...}, "limits": {...}, "running": n, "queued": n}`` for ``toolhost servers --json`` and
         the admin API (pool size and limits as configured; ``running``: scripts running now, ``queued``:
         scripts waiting for a worker)."""
-        return {
-            "tool": SCRIPT_TOOL,
-            "pool": asdict(self.config.pool),
-            "limits": asdict(self.config.limits),
-            "running": self.pool.admission.running,
-            "queued": self.pool.admission.queued,
-        }
+        return self.config.describe(running=self.pool.admission.running, queued=self.pool.admission.queued)
 
     async def run(
         self,

@@ -517,6 +517,43 @@ async def test_the_admin_api_and_toolhost_servers_show_the_pool_and_limits(serve
             "100 tool calls") in shown.stdout.decode()
 
 
+async def test_toolhost_servers_shows_the_scripts_running_now(serves):
+    gw = serves["open"]
+    ran: list[Any] = []
+    with anyio.fail_after(STEP_SECONDS * 2):
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {gw.admin_token}"}, timeout=30) as admin, \
+                client(serves, "open", LEGACY) as c, anyio.create_task_group() as tg:
+
+            async def sleeper() -> None:
+                ran.append(await c.call_tool("execute", {"code": "import time\ntime.sleep(8)\n'slept'"}))
+
+            tg.start_soon(sleeper)
+            while await _pool_running(gw, admin) < 1:
+                await anyio.sleep(0.02)  # across processes: the admin API is polled, bounded above
+            shown = await anyio.run_process([TOOLHOST, "servers", "--data-dir", str(gw.home / "data")],
+                                            check=False, env=_env())
+    assert shown.returncode == 0, shown.stderr
+    assert "code mode: execute on, 1-2 sandbox workers, 1 running, 0 queued now; share: 1 script per caller" in (
+        shown.stdout.decode())
+    assert ran[0].structured_content["result"] == "slept"
+
+
+async def test_toolhost_servers_without_a_serve_shows_the_configured_pool(tmp_path: Path):
+    home = tmp_path / "home"
+    data = code_mode_home(home)
+    config = json.loads((home / "config.json").read_text())
+    config["toolhost"]["code_mode"].update(enabled=True, pool={"max_workers": 3, "max_anonymous_scripts": 5})
+    (home / "config.json").write_text(json.dumps(config))
+    with anyio.fail_after(STARTUP_SECONDS):
+        shown = await anyio.run_process(
+            [TOOLHOST, "servers", "--config", str(home / "config.json"), "--data-dir", str(data)],
+            check=False, env={**_env(), "COLUMNS": "300"})
+    assert shown.returncode == 0, shown.stderr
+    assert ("code mode: execute on, 1-3 sandbox workers, 0 running, 0 queued now; share: 1 script per caller, "
+            "5 for anonymous sessions together, queue 6; per script 15 s wall clock, 2 s CPU, 32 MiB, "
+            "100 tool calls") in shown.stdout.decode()
+
+
 async def _script_events(folder: Path, script_id: str) -> list[dict[str, Any]]:
     """The ``script`` events of ``script_id`` in the serve's event log, once written: a handshake-era HTTP
     answer leaves before its events, which the serve writes within 50 ms (``EventLog.defer``)."""
