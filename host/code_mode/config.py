@@ -116,10 +116,10 @@ class PoolConfig:
         max_scripts_per_caller: most scripts one caller (API key; an anonymous caller's session,
             else the user) has running or waiting; one more is refused ``rate_limited`` (default:
             half the pool, at least 1).
-        max_anonymous_scripts: most scripts all anonymous sessions have running or waiting together;
-            one more is refused ``rate_limited`` (default: the pool size plus ``max_queued_scripts``).
         max_queued_scripts: most scripts waiting for a worker; one more is refused ``rate_limited``
             (default: twice the pool).
+        max_anonymous_scripts: most scripts all anonymous sessions have running or waiting together;
+            one more is refused ``rate_limited`` (default: the pool size plus ``max_queued_scripts``).
         checkout_timeout_seconds: how long a queued script waits for a worker before it fails (s);
             a script's wall clock starts only when it has its worker.
         turn_timeout_seconds: parent-side deadline of one sandbox turn (between host calls); a worker
