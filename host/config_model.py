@@ -329,6 +329,8 @@ class CodeModePoolOptions(BaseModel):
     """Most scripts one caller has running or waiting (``None``: half the pool, at least 1)."""
     max_queued_scripts: int | None = Field(default=None, ge=1, le=1024)
     """Most scripts waiting for a worker (``None``: twice the pool)."""
+    max_anonymous_scripts: int | None = Field(default=None, ge=1, le=2048)
+    """Most scripts all anonymous sessions have running or waiting together (``None``: pool + queue)."""
     checkout_timeout_seconds: float = Field(default=10.0, gt=0)
     turn_timeout_seconds: float = Field(default=15.0, gt=0)
     max_scripts_per_worker: int = Field(default=200, ge=1)

@@ -432,13 +432,16 @@ class HostRuntime:
 
     # -- code mode -------------------------------------------------------------------------
     async def run_script(
-        self, code: Any, principal: Principal = ANONYMOUS, *, call_id: str | None = None
+        self, code: Any, principal: Principal = ANONYMOUS, *, call_id: str | None = None,
+        session_id: str | None = None,
     ) -> ToolResult:
-        """Run a code-mode script (the ``execute`` meta tool) for ``principal``: see
-        :mod:`host.code_mode.runner`. With code mode off, an ``unknown_tool`` result."""
+        """Run a code-mode script (the ``execute`` meta tool) for ``principal`` in client session
+        ``session_id`` (an anonymous caller's pool share): see :mod:`host.code_mode.runner`. With
+        code mode off, an ``unknown_tool`` result."""
         if self.code_mode is None:
             message = "code mode is off on this gateway (toolhost.code_mode.enabled, `toolhost serve --code-mode`)"
             return ToolResult(call_id=call_id or "execute", name="execute", status=ResultStatus.UNKNOWN_TOOL,
                               content=[TextBlock(text=f"unknown_tool: {message}")],
                               error=ErrorInfo(code="unknown_tool", message=message, where="lookup"))
-        return await self.code_mode.run(self, principal, code, call_id=call_id, approvals=self.script_approvals)
+        return await self.code_mode.run(self, principal, code, call_id=call_id, approvals=self.script_approvals,
+                                        session_id=session_id)

@@ -40,7 +40,10 @@ No audit row, no action: :meth:`AuditWriter.ensure_writable` proves the store wr
 state-changing call is sent (a write that changes nothing, committed; see
 :meth:`host.store.AuditLog.probe`); during an outage (a batch is failing) it probes on a worker
 thread and, once the store answers again, has the queued rows written at once.
-The serve log gets one line when an outage starts (with the database's error) and one when it ends.
+The serve log gets one line when an outage starts and one when it ends: the failure's kind
+(:func:`outage_reason`) and exception class, never the driver's text or the database host. With an
+``outage_log`` (serve passes :data:`host.pipeline.STORE_OUTAGE_LOG`) the outage line is that shared
+limiter's, in the same window as every other store-outage line of the process.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import anyio.to_thread
 
@@ -67,6 +70,7 @@ __all__ = [
     "PROBE_TIMEOUT_SECONDS",
     "AuditWriter",
     "Durability",
+    "OutageNotes",
     "outage_reason",
 ]
 
@@ -103,6 +107,19 @@ def outage_reason(error: BaseException) -> str:
     return "write failed"
 
 
+class OutageNotes(Protocol):
+    """Where store failures are counted and logged, rate-limited (:class:`host.pipeline.StoreOutageLog`)."""
+
+    def note(self, error: BaseException, where: str) -> bool:
+        """Count one failed store access at stage ``where``; ``True`` when a line was written."""
+        ...
+
+
+def _failure(error: BaseException) -> str:
+    """``error`` for a log line: its kind and class, never the driver's text (it may name the host)."""
+    return f"{outage_reason(error)}; {type(error).__name__}"
+
+
 def _stamped(entry: AuditRecord | Mapping[str, Any]) -> AuditRecord:
     """``entry`` as a record, its time now unless it has one."""
     record = AuditRecord.coerce(entry)
@@ -133,6 +150,9 @@ class AuditWriter:
         flush_interval_seconds: the ``interval`` collection window.
         max_batch: most rows per transaction.
         max_pending: most rows queued in memory.
+        outage_log: where failed writes and probes are logged, rate-limited with the process's
+            other store-outage lines; ``None``: this writer logs its own line (one per outage and
+            at most one per :data:`PROBE_LOG_INTERVAL_SECONDS` for probes).
 
     Thread-safe. The writer thread starts on the first row; :meth:`close` writes what is queued
     and stops it. Rows written after :meth:`close` are written at once, on the caller's thread.
@@ -146,8 +166,10 @@ class AuditWriter:
         flush_interval_seconds: float = DEFAULT_FLUSH_INTERVAL_SECONDS,
         max_batch: int = 500,
         max_pending: int = 10_000,
+        outage_log: OutageNotes | None = None,
     ) -> None:
         self.audit_log = audit_log
+        self._outage_log = outage_log
         self.configure(durability=durability, flush_interval_seconds=flush_interval_seconds)
         self.max_batch = max_batch
         self._q: queue.Queue[Any] = queue.Queue(maxsize=max_pending)
@@ -214,8 +236,7 @@ class AuditWriter:
         try:
             ids = self.audit_log.try_record_many([_stamped(entry)])
         except sqlite3.Error as e:  # the thread path retries it and reports a lasting failure
-            _log.debug("toolhost: inline audit write failed (%s: %s); handing it to the writer thread",
-                       type(e).__name__, e)
+            _log.debug("toolhost: inline audit write failed (%s); handing it to the writer thread", _failure(e))
             return None
         if ids is None:
             return None
@@ -252,10 +273,12 @@ class AuditWriter:
             await anyio.to_thread.run_sync(self.audit_log.probe, timeout_seconds)
         except Exception as e:  # noqa: BLE001 - every store failure refuses the call, with a clean message
             now = time.monotonic()
-            if now - self._probe_logged >= PROBE_LOG_INTERVAL_SECONDS:  # one line per interval, not per call
+            if self._outage_log is not None:
+                self._outage_log.note(e, "audit probe")
+            elif now - self._probe_logged >= PROBE_LOG_INTERVAL_SECONDS:  # one line per interval, not per call
                 self._probe_logged = now
-                _log.warning("toolhost: the audit log cannot be written (%s: %s); state-changing calls are "
-                             "refused until it can", type(e).__name__, " ".join(str(e).split())[:300])
+                _log.warning("toolhost: the audit log cannot be written (%s); state-changing calls are "
+                             "refused until it can", _failure(e))
             raise self.unavailable(e) from None
         if self._outage is not None:
             # a probe can succeed where a real row does not fit (a full disk with a few free bytes):
@@ -384,7 +407,7 @@ class AuditWriter:
                 try:
                     self.audit_log.checkpoint()
                 except Exception as e:  # noqa: BLE001 - the next one catches up
-                    _log.warning("toolhost: audit WAL checkpoint failed (%s: %s)", type(e).__name__, e)
+                    _log.warning("toolhost: audit WAL checkpoint failed (%s)", _failure(e))
             for f in flushes:
                 f.done.set()
 
@@ -411,12 +434,13 @@ class AuditWriter:
             return
         assert error is not None
         outage = self.unavailable(error)
-        if not self._outage_logged:
+        if self._outage_log is not None:
+            self._outage_log.note(error, "audit write")
+        elif not self._outage_logged:
             self._outage_logged = True
-            _log.error("toolhost: could not write %d audit rows after %d attempts (%s: %s); they stay queued "
+            _log.error("toolhost: could not write %d audit rows after %d attempts (%s); they stay queued "
                        "and state-changing calls are refused until the audit log can be written",
-                       len(batch), len(RETRY_DELAYS_SECONDS) + 1, type(error).__name__,
-                       " ".join(str(error).split())[:300])
+                       len(batch), len(RETRY_DELAYS_SECONDS) + 1, _failure(error))
         self._outage = outage
         self._healthy.clear()
         for row in batch:  # the waiters learn now; the rows stay queued (below)
@@ -428,9 +452,8 @@ class AuditWriter:
                 ids = self.audit_log.record_many([r.entry for r in batch])
             except Exception as e:  # noqa: BLE001 - still down
                 if self._closed:
-                    _log.error("toolhost: shutting down with the audit log unwritable (%s: %s): %d audit rows "
-                               "lost", type(e).__name__, " ".join(str(e).split())[:300],
-                               len(batch) + self._q.qsize())
+                    _log.error("toolhost: shutting down with the audit log unwritable (%s): %d audit rows "
+                               "lost", _failure(e), len(batch) + self._q.qsize())
                     self._written(batch)
                     return
                 continue

@@ -132,7 +132,10 @@ class AccessControl:
         )
         self.pins = Pins(store, new_tools=new_tools)
         self.audit_log = AuditLog(store)
-        self.audit_writer = AuditWriter(self.audit_log)
+        # imported here: host.pipeline.store_outage_log itself imports host.access (outage_reason)
+        from host.pipeline.store_outage_log import STORE_OUTAGE_LOG
+
+        self.audit_writer = AuditWriter(self.audit_log, outage_log=STORE_OUTAGE_LOG)
         self._lock = threading.Lock()
         self._cached: tuple[int, PinnedPolicy] | None = None
 

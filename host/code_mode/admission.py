@@ -3,7 +3,12 @@
 One caller must not fill the pool. :class:`Admission` hands out the pool's ``max_workers`` slots:
 
 * a caller (an owner key, :func:`owner_key`) holds at most ``max_scripts_per_caller`` scripts,
-  running or waiting; one more is refused at once (``rate_limited``);
+  running or waiting; one more is refused at once (``rate_limited``). A caller is its API key; an
+  anonymous caller (open access, ``--auth off``: no key) is its session, so one hostile anonymous
+  client does not use up every other anonymous client's share;
+* all anonymous sessions together hold at most ``max_anonymous_scripts`` scripts, running or
+  waiting (default: the pool size plus the queue bound), so opening many sessions does not buy more;
+  one more is refused at once (``rate_limited``);
 * when every slot is taken a script waits in one first-come queue of at most
   ``max_queued_scripts``; a full queue refuses at once (``rate_limited``);
 * a queued script waits at most ``checkout_timeout_seconds``, then fails (``busy``: "waited N s for a
@@ -26,13 +31,19 @@ import anyio
 
 from registry.policy import Principal
 
-__all__ = ["Admission", "Refused", "owner_key"]
+__all__ = ["SESSION_OWNER", "Admission", "Refused", "owner_key"]
+
+SESSION_OWNER = "session:"
+"""Prefix of an anonymous session's owner key (these count against the anonymous cap too)."""
 
 
-def owner_key(principal: Principal) -> str:
-    """Whose share a script counts against: the API key when there is one, else the user
-    (every anonymous caller shares the one ``user:anonymous`` share, the local admin ``user:local``)."""
-    return f"key:{principal.key_id}" if principal.key_id else f"user:{principal.user}"
+def owner_key(principal: Principal, session_id: str | None = None) -> str:
+    """Whose share a script counts against: ``key:<key id>`` when the caller has an API key; else,
+    with the client session's id (``Mcp-Session-Id``, a stdio connection, a 2026-07-28 client
+    connection), ``session:<user>:<session id>``; else ``user:<user>``."""
+    if principal.key_id:
+        return f"key:{principal.key_id}"
+    return f"{SESSION_OWNER}{principal.user}:{session_id}" if session_id else f"user:{principal.user}"
 
 
 class Refused(Exception):
@@ -60,12 +71,16 @@ class Admission:
         max_queued: most scripts waiting for a slot (``max_queued_scripts``).
         wait_seconds: longest wait for a slot (``checkout_timeout_seconds``).
         wall_clock_seconds: a running script's longest hold of a slot (for ``retry_after``).
+        max_anonymous: most scripts all anonymous sessions hold together (``max_anonymous_scripts``;
+            ``None``: ``slots + max_queued``).
     """
 
     def __init__(
-        self, slots: int, per_caller: int, max_queued: int, wait_seconds: float, wall_clock_seconds: float
+        self, slots: int, per_caller: int, max_queued: int, wait_seconds: float, wall_clock_seconds: float,
+        max_anonymous: int | None = None,
     ) -> None:
         self.slots, self.per_caller, self.max_queued = slots, per_caller, max_queued
+        self.max_anonymous = slots + max_queued if max_anonymous is None else max_anonymous
         self.wait_seconds, self.wall_clock_seconds = wait_seconds, wall_clock_seconds
         self._running: dict[object, tuple[str, float]] = {}  # slot -> (owner, when it was granted)
         self._queue: deque[_Waiter] = deque()
@@ -84,6 +99,12 @@ class Admission:
         """Scripts ``owner`` has running or waiting."""
         return Counter(o for o, _ in self._running.values())[owner] + sum(1 for w in self._queue if w.owner == owner)
 
+    @property
+    def anonymous(self) -> int:
+        """Scripts anonymous sessions have running or waiting, all together."""
+        owners = [o for o, _ in self._running.values()] + [w.owner for w in self._queue]
+        return sum(1 for o in owners if o.startswith(SESSION_OWNER))
+
     @asynccontextmanager
     async def slot(self, owner: str) -> AsyncIterator[None]:
         """Hold one slot for ``owner`` for the block; raises :class:`Refused` when not admitted."""
@@ -96,6 +117,14 @@ class Admission:
                 " so that others get a sandbox worker too; wait for a script to finish, or ask an operator to"
                 " raise the share",
                 self._retry_after(owner),
+            )
+        if owner.startswith(SESSION_OWNER) and (anonymous := self.anonymous) >= self.max_anonymous:
+            raise Refused(
+                "rate_limited",
+                f"anonymous sessions already have {anonymous} script(s) running or waiting; together they may run"
+                f" at most {self.max_anonymous} (toolhost.code_mode.pool.max_anonymous_scripts ="
+                f" {self.max_anonymous}); retry after the time given, or use an API key for a share of your own",
+                self._retry_after(None),
             )
         slot = self._grant(owner) if len(self._running) < self.slots and not self._queue else await self._wait(owner)
         try:

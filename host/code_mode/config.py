@@ -8,7 +8,10 @@ sandbox execution time, :attr:`ScriptLimits.wall_clock_seconds` is real time inc
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from host.code_mode.script_run import SCRIPT_TOOL
 
 __all__ = ["CodeModeConfig", "PoolConfig", "ScriptLimits"]
 
@@ -110,11 +113,13 @@ class PoolConfig:
     Attributes:
         min_workers: kept warm (spawned at start).
         max_workers: most live workers, the pool size; more scripts wait (default: CPU count, at most 4).
-        max_scripts_per_caller: most scripts one caller (API key, else user; all anonymous callers
-            together) has running or waiting; one more is refused ``rate_limited`` (default: half the
-            pool, at least 1).
+        max_scripts_per_caller: most scripts one caller (API key; an anonymous caller's session,
+            else the user) has running or waiting; one more is refused ``rate_limited`` (default:
+            half the pool, at least 1).
         max_queued_scripts: most scripts waiting for a worker; one more is refused ``rate_limited``
             (default: twice the pool).
+        max_anonymous_scripts: most scripts all anonymous sessions have running or waiting together;
+            one more is refused ``rate_limited`` (default: the pool size plus ``max_queued_scripts``).
         checkout_timeout_seconds: how long a queued script waits for a worker before it fails (s);
             a script's wall clock starts only when it has its worker.
         turn_timeout_seconds: parent-side deadline of one sandbox turn (between host calls); a worker
@@ -126,6 +131,7 @@ class PoolConfig:
     max_workers: int = field(default_factory=lambda: max(1, min(4, os.cpu_count() or 1)))
     max_scripts_per_caller: int = 0
     max_queued_scripts: int = 0
+    max_anonymous_scripts: int = 0
     checkout_timeout_seconds: float = 10.0
     turn_timeout_seconds: float = 15.0
     max_scripts_per_worker: int = 200
@@ -135,12 +141,15 @@ class PoolConfig:
             raise ValueError(
                 f"code mode pool needs 0 <= min_workers <= max_workers >= 1, got {self.min_workers}, {self.max_workers}"
             )
-        if self.max_scripts_per_caller < 0 or self.max_queued_scripts < 0:
-            raise ValueError("code mode pool: max_scripts_per_caller and max_queued_scripts must be >= 0 (0: default)")
+        if min(self.max_scripts_per_caller, self.max_queued_scripts, self.max_anonymous_scripts) < 0:
+            raise ValueError("code mode pool: max_scripts_per_caller, max_queued_scripts and max_anonymous_scripts "
+                             "must be >= 0 (0: default)")
         if not self.max_scripts_per_caller:  # 0: the default, resolved so the config views show the value
             object.__setattr__(self, "max_scripts_per_caller", max(1, self.max_workers // 2))
         if not self.max_queued_scripts:
             object.__setattr__(self, "max_queued_scripts", 2 * self.max_workers)
+        if not self.max_anonymous_scripts:
+            object.__setattr__(self, "max_anonymous_scripts", self.max_workers + self.max_queued_scripts)
 
 
 @dataclass(frozen=True)
@@ -150,3 +159,10 @@ class CodeModeConfig:
     enabled: bool = False
     pool: PoolConfig = field(default_factory=PoolConfig)
     limits: ScriptLimits = field(default_factory=ScriptLimits)
+
+    def describe(self, *, running: int = 0, queued: int = 0) -> dict[str, Any]:
+        """``{"tool": "execute", "pool": {...}, "limits": {...}, "running": n, "queued": n}``: the admin
+        API's and ``toolhost servers``' view (pool and limits as in effect; ``running``/``queued``:
+        scripts holding/waiting for a worker now)."""
+        return {"tool": SCRIPT_TOOL, "pool": asdict(self.pool), "limits": asdict(self.limits),
+                "running": running, "queued": queued}

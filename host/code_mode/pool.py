@@ -56,6 +56,7 @@ class SandboxPool:
             self.config.max_queued_scripts,
             self.config.checkout_timeout_seconds,
             self.limits.wall_clock_seconds,
+            self.config.max_anonymous_scripts,
         )
         self._running: list[RunState] = []
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Self
 
 import anyio
@@ -69,13 +68,7 @@ class CodeMode:
         """``{"tool", "pool": {...}, "limits": {...}, "running": n, "queued": n}`` for ``toolhost servers --json`` and
         the admin API (pool size and limits as configured; ``running``: scripts running now, ``queued``:
         scripts waiting for a worker)."""
-        return {
-            "tool": SCRIPT_TOOL,
-            "pool": asdict(self.config.pool),
-            "limits": asdict(self.config.limits),
-            "running": len(self.pool.worker_pids_in_use()),
-            "queued": self.pool.admission.queued,
-        }
+        return self.config.describe(running=self.pool.admission.running, queued=self.pool.admission.queued)
 
     async def run(
         self,
@@ -85,8 +78,13 @@ class CodeMode:
         *,
         call_id: str | None = None,
         approvals: ScriptApprovals | None = None,
+        session_id: str | None = None,
     ) -> ToolResult:
-        """Run ``code`` for ``principal`` (module doc); exactly one result, never raises for the script's fault."""
+        """Run ``code`` for ``principal`` (module doc); exactly one result, never raises for the script's fault.
+
+        ``session_id``: the client session the script came in (``Mcp-Session-Id``, a stdio connection,
+        a 2026-07-28 client connection); an anonymous caller's pool share is per session
+        (:func:`host.code_mode.admission.owner_key`), a caller with an API key has one share per key."""
         started = time.perf_counter()
         text = code if isinstance(code, str) else ""
         run = ScriptRun.new(script_sha256(text), call_id)
@@ -124,7 +122,7 @@ class CodeMode:
                     if result is None:
                         outcome = await self.pool.run(
                             code, manifest, PipelineInnerCaller(runtime, principal, run, cover),
-                            owner=owner_key(principal),
+                            owner=owner_key(principal, session_id),
                         )
                         statuses = [c.status for c in outcome.calls]
                         result = outcome_result(run.parent_call_id, SCRIPT_TOOL, outcome)

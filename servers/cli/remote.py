@@ -17,7 +17,7 @@ from rich.table import Table
 
 from servers.cli.serve_client import RunningServe, ServeError, ServeUnavailable
 
-__all__ = ["call_via_serve", "print_call_failure", "servers_via_serve", "tools_via_serve"]
+__all__ = ["call_via_serve", "code_mode_line", "print_call_failure", "servers_via_serve", "tools_via_serve"]
 
 _RISK_STYLE = {"read": "green", "write": "yellow", "destructive": "red"}
 _STATE_STYLE = {"pending": "dim", "connecting": "yellow", "connected": "green", "degraded": "yellow",
@@ -139,10 +139,21 @@ def servers_via_serve(serve: RunningServe, out: Console, err: Console, *, as_jso
     else:
         out.print(servers_table(rows))
         if found.get("code_mode"):
-            cm = found["code_mode"]
-            pool, lim = cm["pool"], cm["limits"]
-            out.print(f"code mode: {cm['tool']} on, {pool['min_workers']}-{pool['max_workers']} sandbox workers, "
-                      f"{cm['running']} running; per script {lim['wall_clock_seconds']:g} s wall clock, "
-                      f"{lim['cpu_seconds']:g} s CPU, {lim['max_memory_bytes'] // (1024 * 1024)} MiB, "
-                      f"{lim['max_inner_calls']} tool calls", highlight=False)
+            out.print(code_mode_line(found["code_mode"]), highlight=False)
     return any(s["error"] for s in rows)
+
+
+def code_mode_line(cm: dict[str, Any]) -> str:
+    """The sandbox pool as ``toolhost servers`` prints it, from the admin API's ``code_mode`` object
+    (``{"tool", "pool": {...}, "limits": {...}, "running", "queued"}``: ``CodeMode.describe``)::
+
+        code mode: execute on, 1-2 sandbox workers, 1 running, 0 queued now; share: 1 script per caller,
+        6 for anonymous sessions together, queue 4; per script 15 s wall clock, 2 s CPU, 32 MiB, 100 tool calls
+    """
+    pool, lim = cm["pool"], cm["limits"]
+    return (f"code mode: {cm['tool']} on, {pool['min_workers']}-{pool['max_workers']} sandbox workers, "
+            f"{cm['running']} running, {cm['queued']} queued now; share: {pool['max_scripts_per_caller']} "
+            f"script{'' if pool['max_scripts_per_caller'] == 1 else 's'} per caller, "
+            f"{pool['max_anonymous_scripts']} for anonymous sessions together, queue {pool['max_queued_scripts']}; "
+            f"per script {lim['wall_clock_seconds']:g} s wall clock, {lim['cpu_seconds']:g} s CPU, "
+            f"{lim['max_memory_bytes'] // (1024 * 1024)} MiB, {lim['max_inner_calls']} tool calls")

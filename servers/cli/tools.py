@@ -178,6 +178,10 @@ def servers(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
             out.print_json(json.dumps(rows))
         else:
             out.print(servers_table(rt.statuses()))
+            if cfg.defaults.code_mode.enabled:  # as configured; no serve runs, so nothing runs or waits
+                from servers.cli.remote import code_mode_line
+
+                out.print(code_mode_line(cfg.defaults.code_mode.to_config().describe()), highlight=False)
         return any(s.error for s in rt.statuses())
 
     if _run(_with_runtime, cfg, root, body, False):

@@ -70,6 +70,7 @@ from servers.gateway.meta_tools import (
 )
 from servers.gateway.notify import ToolsChangedNotifier
 from servers.gateway.otel_gate import spans_when_tracing
+from servers.gateway.script_sessions import script_session
 from servers.gateway.search_usage import UsageLearner
 from servers.gateway.settle import SettleMiddleware
 from servers.gateway.taint_sessions import TaintSessions
@@ -279,7 +280,8 @@ class RegistryHandlers:
         goes through the runtime (authorized, limited, audited with the script and step)."""
         elicitor = elicitor_for(ctx) if self.access is not None else None
         with approval_elicitation(elicitor):
-            return await self.runtime.run_script(code, principal)
+            return await self.runtime.run_script(
+                code, principal, session_id=script_session(ctx, principal, self.taint_sessions))
 
     def input_schema_of(self, name: str) -> dict[str, Any] | None:
         """The SDK's ``get_tool_input_schema`` hook (2026-07-28 ``Mcp-Param-*`` header checks).

@@ -8,8 +8,9 @@
       {"ready": true, "store": "ok", "servers": [{"name": "orders", "state": "connected",
        "tools": 3, "error": null}, ...]}
 
-  (``store`` is ``"off"`` when serving without a permission store, or ``"unavailable"``; the
-  probe's error goes to the serve log, never into the answer).
+  (``store`` is ``"off"`` when serving without a permission store, or ``"unavailable"``; a failed
+  probe is counted by :data:`host.pipeline.STORE_OUTAGE_LOG`: at most one serve-log line per outage
+  window, naming the failure's kind and class, never the driver's text or the database host).
 * ``GET /metrics`` - Prometheus text format (:class:`servers.observability.Metrics`).
 
 With API keys on (``authorize`` given), what is served without a credential names nothing:
@@ -22,7 +23,6 @@ routes answer everyone as before.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,11 +31,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from host.pipeline import STORE_OUTAGE_LOG, find_store_error
 from servers.observability.metrics import CONTENT_TYPE, Metrics
 
 __all__ = ["USABLE_STATES", "Authorize", "health_routes", "readiness"]
-
-_logger = logging.getLogger("toolhost.health")
 
 Authorize = Callable[[Request], Awaitable[bool]]
 """Whether a request carries a credential that may see details (an admin key or the local token)."""
@@ -79,8 +78,10 @@ def health_routes(
             try:
                 await anyio.to_thread.run_sync(store_check)
             except Exception as e:  # noqa: BLE001 - any failure of the probe means not ready
-                _logger.warning("toolhost: /readyz store probe failed: %s: %s", type(e).__name__, e)
+                STORE_OUTAGE_LOG.note(find_store_error(e) or e, "readiness check")
                 error = "unavailable"
+            else:
+                STORE_OUTAGE_LOG.recovered()
         ready, body = readiness(statuses(), error, store_check is not None)
         if authorize is not None and not await authorize(request):
             body = {"ready": ready}

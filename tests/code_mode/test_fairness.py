@@ -7,7 +7,7 @@ import anyio
 import pytest
 
 from host.code_mode import PoolConfig, SandboxPool, ScriptLimits, outcome_result
-from host.code_mode.admission import Admission, owner_key
+from host.code_mode.admission import Admission, Refused, owner_key
 from registry.policy import Principal
 from tests.code_mode.fakes import FakeCaller, Reached, run
 
@@ -31,10 +31,46 @@ def test_the_share_and_queue_default_to_half_and_twice_the_pool():
         PoolConfig(max_scripts_per_caller=-1)
 
 
-def test_a_caller_is_its_api_key_else_its_user_and_anonymous_callers_share_one():
-    assert owner_key(Principal("alice", key_id="k1")) == "key:k1"
+def test_a_caller_is_its_api_key_else_its_session_else_its_user():
+    assert owner_key(Principal("alice", key_id="k1")) == owner_key(Principal("alice", key_id="k1"), "s1") == "key:k1"
     assert owner_key(Principal("alice")) == "user:alice"
-    assert owner_key(Principal("anonymous")) == owner_key(Principal("anonymous")) == "user:anonymous"
+    assert owner_key(Principal("local"), "conn-1") == "session:local:conn-1"
+    assert owner_key(Principal("local"), "conn-1") != owner_key(Principal("local"), "conn-2")
+    assert PoolConfig(max_workers=2).max_anonymous_scripts == 2 + 4
+    assert PoolConfig(max_workers=2, max_anonymous_scripts=3).max_anonymous_scripts == 3
+
+
+async def test_anonymous_sessions_have_a_share_each_and_a_cap_together():
+    admission = Admission(slots=2, per_caller=1, max_queued=4, wait_seconds=10.0, wall_clock_seconds=30.0,
+                          max_anonymous=3)
+    release = anyio.Event()
+    refused: list[Refused] = []
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+
+            async def script(owner: str) -> None:
+                try:
+                    async with admission.slot(owner):
+                        await release.wait()
+                except Refused as e:
+                    refused.append(e)
+
+            for session in ("a", "b", "c"):
+                tg.start_soon(script, f"session:local:{session}")
+            await _until(lambda: (admission.running, admission.queued) == (2, 1))
+            await script("session:local:a")  # a second script of session a: over its share
+            await script("session:local:d")  # a fourth session: over the anonymous cap
+            tg.start_soon(script, "key:k1")  # a key holder still queues
+            await _until(lambda: admission.queued == 2)
+            release.set()
+    assert [e.status for e in refused] == ["rate_limited", "rate_limited"]
+    assert "max_scripts_per_caller = 1" in refused[0].message
+    assert refused[1].message == (
+        "anonymous sessions already have 3 script(s) running or waiting; together they may run at most 3"
+        " (toolhost.code_mode.pool.max_anonymous_scripts = 3); retry after the time given, or use an API key"
+        " for a share of your own"
+    )
+    assert (admission.running, admission.queued) == (0, 0)
 
 
 async def test_a_hostile_caller_s_loops_do_not_delay_another_caller():

@@ -216,7 +216,7 @@ def test_failing_writes_are_retried_then_reported_and_kept_until_written(tmp_pat
     with pytest.raises(AuditUnavailable) as refused:
         fut.result(timeout=20)
     assert (refused.value.reason, refused.value.store) == ("disk full", "SQLite file toolhost.db")
-    assert "could not write 1 audit rows after 4 attempts (OSError: disk full); they stay queued" in caplog.text
+    assert "could not write 1 audit rows after 4 attempts (disk full; OSError); they stay queued" in caplog.text
     assert writer.outage is not None
     log.record_many = real  # type: ignore[method-assign]  # the disk has room again: the kept row is written
     assert writer.flush(timeout=20)

@@ -450,6 +450,50 @@ async def test_a_script_past_its_inner_call_limit_stops_and_every_call_it_made_i
     assert own.detail.endswith("calls:100 (ok=100) outcome:tool_error")
 
 
+LOOP = "n = 0\nwhile True:\n    n += 1"
+
+
+async def _pool_running(gw: Gateway, http: Any) -> int:
+    body = (await http.get(f"{gw.url.removesuffix('/mcp')}/admin/api/servers")).json()
+    return body["code_mode"]["running"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("mode", ["open", "off"])
+async def test_a_hostile_anonymous_session_does_not_use_up_another_anonymous_session_s_share(serves, mode, era):
+    """Open access and ``--auth off`` (no API keys: every caller anonymous): a hostile session's loops
+    use its own share of the pool; another session's ``1 + 1`` is answered while a loop still runs.
+    A handshake-era session sends four loops at once (one Mcp-Session-Id); a stateless 2026-07-28
+    client one (concurrent stateless requests may use several connections, each its own share)."""
+    gw = serves[mode]
+    loops = 4 if era == LEGACY else 1
+    order: list[str] = []
+    hostile: list[Any] = []
+    with anyio.fail_after(STEP_SECONDS * 2):
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {gw.admin_token}"}, timeout=30) as admin, \
+                client(serves, mode, era) as attacker, client(serves, mode, era) as other:
+            async with anyio.create_task_group() as tg:
+
+                async def attack() -> None:
+                    hostile.append(await attacker.call_tool("execute", {"code": LOOP}))
+                    order.append("hostile")
+
+                for _ in range(loops):
+                    tg.start_soon(attack)
+                while len(hostile) < loops - 1 or await _pool_running(gw, admin) < 1:
+                    await anyio.sleep(0.02)  # across processes: the admin API is polled, bounded above
+                assert order == ["hostile"] * (loops - 1)  # the refused ones; one loop runs
+                began = anyio.current_time()
+                other_result = await other.call_tool("execute", {"code": "1 + 1"})
+                order.append("other")
+                other_seconds = anyio.current_time() - began
+    assert [_error(r)["code"] for r in hostile[: loops - 1]] == ["rate_limited"] * (loops - 1)
+    assert other_result.structured_content["result"] == 2, _text(other_result)
+    assert order[loops - 1] == "other"  # answered while the hostile loop still ran (its CPU limit is 2 s)
+    assert other_seconds < LIMITS["cpu_seconds"]
+    assert _error(hostile[-1])["details"]["limit"] == "cpu_time"
+
+
 # -- the pool, as operators see it ---------------------------------------------------------------------
 async def test_the_admin_api_and_toolhost_servers_show_the_pool_and_limits(serves):
     gw = serves["open"]
@@ -464,10 +508,49 @@ async def test_the_admin_api_and_toolhost_servers_show_the_pool_and_limits(serve
     assert {k: cm["limits"][k] for k in LIMITS} == LIMITS
     assert cm["limits"]["max_inner_calls"] == 100
     assert (cm["pool"]["max_scripts_per_caller"], cm["pool"]["max_queued_scripts"], cm["queued"]) == (1, 4, 0)
+    assert cm["pool"]["max_anonymous_scripts"] == 6
     assert cm["pool"]["checkout_timeout_seconds"] == 10.0
     assert [s["name"] for s in body["servers"]] == ["orders"]
     assert shown.returncode == 0, shown.stderr
-    assert ("code mode: execute on, 1-2 sandbox workers, 0 running; per script 15 s wall clock, 2 s CPU, 32 MiB, "
+    assert ("code mode: execute on, 1-2 sandbox workers, 0 running, 0 queued now; share: 1 script per caller, "
+            "6 for anonymous sessions together, queue 4; per script 15 s wall clock, 2 s CPU, 32 MiB, "
+            "100 tool calls") in shown.stdout.decode()
+
+
+async def test_toolhost_servers_shows_the_scripts_running_now(serves):
+    gw = serves["open"]
+    ran: list[Any] = []
+    with anyio.fail_after(STEP_SECONDS * 2):
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {gw.admin_token}"}, timeout=30) as admin, \
+                client(serves, "open", LEGACY) as c, anyio.create_task_group() as tg:
+
+            async def sleeper() -> None:
+                ran.append(await c.call_tool("execute", {"code": "import time\ntime.sleep(8)\n'slept'"}))
+
+            tg.start_soon(sleeper)
+            while await _pool_running(gw, admin) < 1:
+                await anyio.sleep(0.02)  # across processes: the admin API is polled, bounded above
+            shown = await anyio.run_process([TOOLHOST, "servers", "--data-dir", str(gw.home / "data")],
+                                            check=False, env=_env())
+    assert shown.returncode == 0, shown.stderr
+    assert "code mode: execute on, 1-2 sandbox workers, 1 running, 0 queued now; share: 1 script per caller" in (
+        shown.stdout.decode())
+    assert ran[0].structured_content["result"] == "slept"
+
+
+async def test_toolhost_servers_without_a_serve_shows_the_configured_pool(tmp_path: Path):
+    home = tmp_path / "home"
+    data = code_mode_home(home)
+    config = json.loads((home / "config.json").read_text())
+    config["toolhost"]["code_mode"].update(enabled=True, pool={"max_workers": 3, "max_anonymous_scripts": 5})
+    (home / "config.json").write_text(json.dumps(config))
+    with anyio.fail_after(STARTUP_SECONDS):
+        shown = await anyio.run_process(
+            [TOOLHOST, "servers", "--config", str(home / "config.json"), "--data-dir", str(data)],
+            check=False, env={**_env(), "COLUMNS": "300"})
+    assert shown.returncode == 0, shown.stderr
+    assert ("code mode: execute on, 1-3 sandbox workers, 0 running, 0 queued now; share: 1 script per caller, "
+            "5 for anonymous sessions together, queue 6; per script 15 s wall clock, 2 s CPU, 32 MiB, "
             "100 tool calls") in shown.stdout.decode()
 
 
