@@ -85,8 +85,13 @@ class CodeMode:
         *,
         call_id: str | None = None,
         approvals: ScriptApprovals | None = None,
+        taint_session: str | None = None,
     ) -> ToolResult:
-        """Run ``code`` for ``principal`` (module doc); exactly one result, never raises for the script's fault."""
+        """Run ``code`` for ``principal`` (module doc); exactly one result, never raises for the script's fault.
+
+        ``taint_session`` is the caller's session-taint session: the script's inner calls record
+        into it and are checked against it, exactly as the caller's direct calls are (``None``: the
+        runtime's conversation id)."""
         started = time.perf_counter()
         text = code if isinstance(code, str) else ""
         run = ScriptRun.new(script_sha256(text), call_id)
@@ -123,7 +128,8 @@ class CodeMode:
                         result, cover, approval = await _approve(run, principal, request, approvals)
                     if result is None:
                         outcome = await self.pool.run(
-                            code, manifest, PipelineInnerCaller(runtime, principal, run, cover),
+                            code, manifest,
+                            PipelineInnerCaller(runtime, principal, run, cover, taint_session=taint_session),
                             owner=owner_key(principal),
                         )
                         statuses = [c.status for c in outcome.calls]

@@ -262,10 +262,12 @@ class RegistryHandlers:
 
     async def run_script(self, ctx: ServerRequestContext[Any, Any], principal: Principal, code: Any) -> Any:
         """One ``execute`` call: the script runs in the runtime's sandbox pool; every inner call
-        goes through the runtime (authorized, limited, audited with the script and step)."""
+        goes through the runtime (authorized, limited, audited with the script and step) in the
+        caller's taint session, the one its direct ``call_tool``\ s use."""
         elicitor = elicitor_for(ctx) if self.access is not None else None
         with approval_elicitation(elicitor):
-            return await self.runtime.run_script(code, principal)
+            return await self.runtime.run_script(code, principal,
+                                                 taint_session=self.taint_sessions.of(ctx, principal))
 
     def input_schema_of(self, name: str) -> dict[str, Any] | None:
         """The SDK's ``get_tool_input_schema`` hook (2026-07-28 ``Mcp-Param-*`` header checks).
