@@ -434,8 +434,8 @@ class HostRuntime:
         """Run a code-mode script (the ``execute`` meta tool) for ``principal``: see
         :mod:`host.code_mode.runner`. With code mode off, an ``unknown_tool`` result.
 
-        ``taint_session``: the caller's session for session taint, the same one its direct
-        :meth:`call`\ s pass as ``session_id`` (default: the conversation id)."""
+        ``taint_session``: the caller's session for session taint, the same one its
+        direct :meth:`call` calls pass as ``session_id`` (default: the conversation id)."""
         if self.code_mode is None:
             message = "code mode is off on this gateway (toolhost.code_mode.enabled, `toolhost serve --code-mode`)"
             return ToolResult(call_id=call_id or "execute", name="execute", status=ResultStatus.UNKNOWN_TOOL,

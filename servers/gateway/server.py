@@ -263,7 +263,7 @@ class RegistryHandlers:
     async def run_script(self, ctx: ServerRequestContext[Any, Any], principal: Principal, code: Any) -> Any:
         """One ``execute`` call: the script runs in the runtime's sandbox pool; every inner call
         goes through the runtime (authorized, limited, audited with the script and step) in the
-        caller's taint session, the one its direct ``call_tool``\ s use."""
+        caller's taint session, the one its direct ``call_tool`` calls use."""
         elicitor = elicitor_for(ctx) if self.access is not None else None
         with approval_elicitation(elicitor):
             return await self.runtime.run_script(code, principal,
