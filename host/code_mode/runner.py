@@ -15,7 +15,9 @@ one script call (:meth:`CodeMode.run`):
    arguments ``{"code", "manifest"}``, decision ``approval`` (rule ``code_mode:<tools>``) or
    ``allow`` (rule ``code_mode``), the approval and approver, ``definition_hash`` = the manifest
    digest, and ``detail`` = :meth:`host.code_mode.script_run.ScriptRun.audit_detail` (id, sha256,
-   parent, counts, outcome).
+   parent, counts, outcome); each inner call toolhost refused before the pipeline (outside the
+   manifest, past the inner-call limit, never started) has a row of its own
+   (:mod:`host.code_mode.refused`).
 
 Result: :func:`host.code_mode.results.outcome_result` (structured ``{"result", "printed", "calls",
 "script_id"}`` when ok).
@@ -37,6 +39,7 @@ from host.code_mode.config import CodeModeConfig
 from host.code_mode.cover import ScriptCover
 from host.code_mode.inner import PipelineInnerCaller
 from host.code_mode.pool import SandboxPool
+from host.code_mode.refused import audit_refused
 from host.code_mode.results import outcome_result
 from host.code_mode.script_run import SCRIPT_TOOL, ScriptRun
 from registry.code_mode import ScriptRejected, build_manifest, python_names, script_sha256
@@ -133,6 +136,7 @@ class CodeMode:
                             owner=owner_key(principal),
                         )
                         statuses = [c.status for c in outcome.calls]
+                        await audit_refused(runtime, principal, run, outcome.calls)
                         result = outcome_result(run.parent_call_id, SCRIPT_TOOL, outcome)
                         if result.structured is not None:
                             result = result.model_copy(
