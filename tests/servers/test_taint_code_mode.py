@@ -210,6 +210,11 @@ def test_a_scripts_approval_never_covers_a_taint_hold(tmp_path, site):
                     assert site.posted == []
                 rows = json.loads(admin(gw.data, "audit", "--action", "taint", "--json"))
                 assert [(r["tool"], r["status"]) for r in rows] == [("posting__post_message", "approval_required")]
+                calls = json.loads(admin(gw.data, "audit", "--action", "call", "--json"))
+                (held_row,) = [r for r in calls if r["tool"] == "posting__post_message"]
+                # the held inner call's row never names the script's approval as its own
+                assert (held_row["status"], held_row["approval_id"]) == ("approval_required", None)
+                assert held_row["detail"].endswith("step:2")
 
         anyio.run(scenario)
     finally:
