@@ -378,7 +378,8 @@ class HostRuntime:
                     if script_step is not None:
                         detail = script_step.audit_detail() + (f"; {detail}" if detail else "")
                         cover = current_cover()
-                        if approval_id is None and cover is not None and tool is not None and cover.covers(
+                        held = result is not None and result.error is not None and result.error.where == "authorize"
+                        if approval_id is None and not held and cover is not None and tool is not None and cover.covers(
                             principal, tool
                         ) and decision is not None and decision.effect is Effect.APPROVAL:
                             approval_id, approver = cover.approval_id, cover.approver
@@ -433,15 +434,19 @@ class HostRuntime:
     # -- code mode -------------------------------------------------------------------------
     async def run_script(
         self, code: Any, principal: Principal = ANONYMOUS, *, call_id: str | None = None,
-        session_id: str | None = None,
+        pool_session: str | None = None,
+        taint_session: str | None = None,
     ) -> ToolResult:
         """Run a code-mode script (the ``execute`` meta tool) for ``principal`` in client session
-        ``session_id`` (an anonymous caller's pool share): see :mod:`host.code_mode.runner`. With
-        code mode off, an ``unknown_tool`` result."""
+        ``pool_session`` (an anonymous caller's pool share): see :mod:`host.code_mode.runner`. With
+        code mode off, an ``unknown_tool`` result.
+
+        ``taint_session``: the caller's session for session taint, the same one its
+        direct :meth:`call` calls pass as ``session_id`` (default: the conversation id)."""
         if self.code_mode is None:
             message = "code mode is off on this gateway (toolhost.code_mode.enabled, `toolhost serve --code-mode`)"
             return ToolResult(call_id=call_id or "execute", name="execute", status=ResultStatus.UNKNOWN_TOOL,
                               content=[TextBlock(text=f"unknown_tool: {message}")],
                               error=ErrorInfo(code="unknown_tool", message=message, where="lookup"))
         return await self.code_mode.run(self, principal, code, call_id=call_id, approvals=self.script_approvals,
-                                        session_id=session_id)
+                                        pool_session=pool_session, taint_session=taint_session)

@@ -8,6 +8,10 @@ calls carries a :class:`ScriptCover` (a context variable set by
 "approved" for a tool the cover names **with the same definition hash** for the same caller. Any
 other call (another caller, a tool whose definition changed since the approval, no cover) goes to
 the wrapped hook, exactly as a direct call does.
+
+A call the session-taint rule holds (the pipeline passes ``reason``) is never covered: the script's
+approval was for its manifest, not for the data its calls have seen, so a taint hold is always its
+own approval naming the labels and the calls behind them, asked from the wrapped hook.
 """
 
 from __future__ import annotations
@@ -64,15 +68,18 @@ def current_cover() -> ScriptCover | None:
     return _COVER.get()
 
 
-class CoveringApprovals:
+class CoveringApprovals(ApprovalHook):
     """An :class:`host.pipeline.ApprovalHook`: a covered call is approved by its script's approval,
-    every other call is decided by ``inner`` (see module doc)."""
+    every other call, and every taint hold, is decided by ``inner`` (see module doc)."""
 
     def __init__(self, inner: ApprovalHook) -> None:
         self.inner = inner
 
-    async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any]) -> ApprovalOutcome:
+    async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any], *,
+                    reason: str | None = None) -> ApprovalOutcome:
+        """``inner``'s answer, except for a policy approval (``reason is None``) the current
+        :class:`ScriptCover` covers: approved by the script's approval."""
         cover = _COVER.get()
-        if cover is not None and cover.covers(principal, tool):
+        if reason is None and cover is not None and cover.covers(principal, tool):
             return ApprovalOutcome(True, cover.approval_id, f"covered by script approval {cover.approval_id}")
-        return await self.inner.check(principal, tool, arguments)
+        return await self.inner.check(principal, tool, arguments, reason=reason)

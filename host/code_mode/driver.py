@@ -192,6 +192,7 @@ def _start(snap: pm.FunctionSnapshot, state: RunState, queued: list[Queued]) -> 
             where="code_mode.manifest",
         )
     if step >= state.limits.max_inner_calls:
+        state.calls.append(InnerCallRecord(step, qualified, "limit_exceeded", 0.0))
         message = state.limits.explain("inner_calls")
         anyio.from_thread.run_sync(state.halt, "inner_calls", message)
         raise Aborted(message)

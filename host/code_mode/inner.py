@@ -75,14 +75,19 @@ class PipelineInnerCaller:
         principal: the caller of the script.
         run: the script run (id, sha256, parent call id).
         cover: the script's approval for its manifest (``None``: no tool needed one).
+        taint_session: the caller's session-taint session (the one its direct calls use: an HTTP
+            session, a stdio connection, ``caller:<user>:<key id>``); every inner call records
+            into it and is checked against it (``None``: the runtime's conversation id, as for a
+            direct :meth:`host.runtime.HostRuntime.call` without a session).
     """
 
     def __init__(self, runtime: HostRuntime, principal: Principal, run: ScriptRun,
-                 cover: ScriptCover | None = None) -> None:
+                 cover: ScriptCover | None = None, *, taint_session: str | None) -> None:
         self.runtime = runtime
         self.principal = principal
         self.run = run
         self.cover = cover
+        self.taint_session = taint_session
         self.schedule = InnerSchedule()
 
     async def call(self, name: str, arguments: dict[str, Any], *, step: int) -> ToolResult:
@@ -92,5 +97,6 @@ class PipelineInnerCaller:
         with script_cover(self.cover):
             async with self.schedule.slot(safe=safe, resource_key=None if record is None else record.resource_key):
                 return await self.runtime.call(
-                    name, arguments, self.principal, call_id=inner.call_id, script_step=inner
+                    name, arguments, self.principal, call_id=inner.call_id, script_step=inner,
+                    session_id=self.taint_session,
                 )

@@ -17,7 +17,8 @@ OutcomeStatus = Literal["ok", "script_error", "limit_exceeded", "crashed", "reje
 @dataclass(frozen=True)
 class InnerCallRecord:
     """One inner call: ``step`` (0-based), qualified ``name``, result ``status`` (a ResultStatus value,
-    or ``not_in_manifest``/``refused`` when toolhost refused it before the InnerCaller), ``seconds``."""
+    or ``not_in_manifest``/``limit_exceeded``/``not_executed`` when toolhost refused it before the
+    InnerCaller, see :mod:`host.code_mode.refused`), ``seconds``."""
 
     step: int
     name: str

@@ -222,9 +222,8 @@ class SandboxPool:
         except pm.MontyRuntimeError as exc:
             return _classify(exc, sha, printed.output, lim, state)
         except pm.MontyError as exc:
-            return ScriptOutcome(
-                "script_error", sha, printed=printed.output, where="code_mode.sandbox", message=str(exc)
-            )
+            return ScriptOutcome("script_error", sha, printed=printed.output, where="code_mode.sandbox",
+                                 message=_sandbox_rejected(str(exc)) or str(exc))
         if state.limit:  # a limit hit at the very end: never report such a run as ok
             return _limited(state, sha, printed.output)
         return _finish(value, sha, printed.output, lim)
@@ -320,8 +319,22 @@ def _classify(exc: pm.MontyRuntimeError, sha: str, printed: str, lim: ScriptLimi
         sha,
         printed=printed,
         where="code_mode.sandbox",
-        message=exc.display("traceback")[-_TRACEBACK_CHARS:],
+        message=_sandbox_rejected(text) or exc.display("traceback")[-_TRACEBACK_CHARS:],
     )
+
+
+_INTERNAL = "Internal error in monty: "
+
+
+def _sandbox_rejected(text: str) -> str | None:
+    """A clean script error for pydantic-monty's internal errors (a construct the sandbox does not
+    support, e.g. ``raise ValueError(open)``), without the interpreter's internals; else ``None``."""
+    at = text.find(_INTERNAL)
+    if at < 0:
+        return None
+    rest = text[at + len(_INTERNAL):].strip()
+    why = rest.splitlines()[0] if rest else "a construct it does not support"
+    return f"the sandbox rejected the script: {why}; the sandbox runs a subset of Python, so rewrite that statement"
 
 
 def _finish(value: Any, sha: str, printed: str, lim: ScriptLimits) -> ScriptOutcome:

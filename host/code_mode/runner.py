@@ -15,7 +15,9 @@ one script call (:meth:`CodeMode.run`):
    arguments ``{"code", "manifest"}``, decision ``approval`` (rule ``code_mode:<tools>``) or
    ``allow`` (rule ``code_mode``), the approval and approver, ``definition_hash`` = the manifest
    digest, and ``detail`` = :meth:`host.code_mode.script_run.ScriptRun.audit_detail` (id, sha256,
-   parent, counts, outcome).
+   parent, counts, outcome); each inner call toolhost refused before the pipeline (outside the
+   manifest, past the inner-call limit, never started) has a row of its own
+   (:mod:`host.code_mode.refused`).
 
 Result: :func:`host.code_mode.results.outcome_result` (structured ``{"result", "printed", "calls",
 "script_id"}`` when ok).
@@ -36,6 +38,7 @@ from host.code_mode.config import CodeModeConfig
 from host.code_mode.cover import ScriptCover
 from host.code_mode.inner import PipelineInnerCaller
 from host.code_mode.pool import SandboxPool
+from host.code_mode.refused import audit_refused
 from host.code_mode.results import outcome_result
 from host.code_mode.script_run import SCRIPT_TOOL, ScriptRun
 from registry.code_mode import ScriptRejected, build_manifest, python_names, script_sha256
@@ -78,13 +81,17 @@ class CodeMode:
         *,
         call_id: str | None = None,
         approvals: ScriptApprovals | None = None,
-        session_id: str | None = None,
+        pool_session: str | None = None,
+        taint_session: str | None = None,
     ) -> ToolResult:
         """Run ``code`` for ``principal`` (module doc); exactly one result, never raises for the script's fault.
 
-        ``session_id``: the client session the script came in (``Mcp-Session-Id``, a stdio connection,
+        ``pool_session``: the client session the script came in (``Mcp-Session-Id``, a stdio connection,
         a 2026-07-28 client connection); an anonymous caller's pool share is per session
-        (:func:`host.code_mode.admission.owner_key`), a caller with an API key has one share per key."""
+        (:func:`host.code_mode.admission.owner_key`), a caller with an API key has one share per key.
+        ``taint_session`` is the caller's session-taint session: the script's inner calls record
+        into it and are checked against it, exactly as the caller's direct calls are (``None``: the
+        runtime's conversation id)."""
         started = time.perf_counter()
         text = code if isinstance(code, str) else ""
         run = ScriptRun.new(script_sha256(text), call_id)
@@ -121,10 +128,12 @@ class CodeMode:
                         result, cover, approval = await _approve(run, principal, request, approvals)
                     if result is None:
                         outcome = await self.pool.run(
-                            code, manifest, PipelineInnerCaller(runtime, principal, run, cover),
-                            owner=owner_key(principal, session_id),
+                            code, manifest,
+                            PipelineInnerCaller(runtime, principal, run, cover, taint_session=taint_session),
+                            owner=owner_key(principal, pool_session),
                         )
                         statuses = [c.status for c in outcome.calls]
+                        await audit_refused(runtime, principal, run, outcome.calls)
                         result = outcome_result(run.parent_call_id, SCRIPT_TOOL, outcome)
                         if result.structured is not None:
                             result = result.model_copy(

@@ -78,11 +78,14 @@ def cli_routes(api: Any) -> list[Route]:
         principal = await t(s.principal, user)
         if user is not None and user != s.actor:  # an admin's call as a user: audited as "root as bob"
             principal = dataclasses.replace(principal, actor=s.actor)
+        # the admin API is stateless: one taint session per admin identity and user called as, never
+        # the process-wide one (so neither a gateway client's reads nor another admin's reach it)
+        taint_session = f"admin:{auth_user}:{principal.user}"
         if name == SCRIPT_TOOL and s.runtime.code_mode is not None:  # code mode: {"code": ...}
             code = arguments.get("code") if isinstance(arguments, dict) else None
-            result = await s.runtime.run_script(code, principal)
+            result = await s.runtime.run_script(code, principal, taint_session=taint_session)
             return result.model_dump(mode="json", exclude_none=True)
-        result = await s.runtime.call(name, arguments, principal)
+        result = await s.runtime.call(name, arguments, principal, session_id=taint_session)
         return result.model_dump(mode="json", exclude_none=True)
 
     async def role_delete(r: Request, s: AdminService, _u: str) -> Any:

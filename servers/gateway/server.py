@@ -277,11 +277,13 @@ class RegistryHandlers:
 
     async def run_script(self, ctx: ServerRequestContext[Any, Any], principal: Principal, code: Any) -> Any:
         """One ``execute`` call: the script runs in the runtime's sandbox pool; every inner call
-        goes through the runtime (authorized, limited, audited with the script and step)."""
+        goes through the runtime (authorized, limited, audited with the script and step) in the
+        caller's taint session, the one its direct ``call_tool`` calls use."""
         elicitor = elicitor_for(ctx) if self.access is not None else None
         with approval_elicitation(elicitor):
             return await self.runtime.run_script(
-                code, principal, session_id=script_session(ctx, principal, self.taint_sessions))
+                code, principal, pool_session=script_session(ctx, principal, self.taint_sessions),
+                taint_session=self.taint_sessions.of(ctx, principal))
 
     def input_schema_of(self, name: str) -> dict[str, Any] | None:
         """The SDK's ``get_tool_input_schema`` hook (2026-07-28 ``Mcp-Param-*`` header checks).

@@ -22,7 +22,7 @@ from host.code_mode import (
 )
 from host.config import parse_config
 from host.errors import ConfigError
-from host.pipeline import ApprovalOutcome
+from host.pipeline import ApprovalHook, ApprovalOutcome
 from registry import Principal, Risk, ToolRecord
 
 pytestmark = pytest.mark.anyio
@@ -77,12 +77,15 @@ def test_a_script_approval_binds_the_script_and_every_definition_hash():
     assert one.digest != changed.digest and len(one.digest) == 64
 
 
-class _Asked:
+class _Asked(ApprovalHook):
     def __init__(self) -> None:
         self.asked: list[str] = []
+        self.reasons: list[str | None] = []
 
-    async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any]) -> ApprovalOutcome:
+    async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any], *,
+                    reason: str | None = None) -> ApprovalOutcome:
         self.asked.append(tool.qualified_name)
+        self.reasons.append(reason)
         return ApprovalOutcome(False, "ap_direct", "pending")
 
 
@@ -101,6 +104,18 @@ async def test_the_cover_approves_only_its_caller_and_the_approved_definitions()
     assert [o.approved for o in (other_user, changed, other_tool)] == [False, False, False]
     assert inner.asked == ["orders__cancel_order"] * 3 + ["orders__refund"]
     assert SCRIPT_TOOL == "execute"
+
+
+async def test_the_cover_never_approves_a_taint_hold():
+    """A call the session-taint rule holds asks its own approval, with its reasons, even inside the
+    approved script and for a tool the script's approval covers."""
+    inner = _Asked()
+    hook = CoveringApprovals(inner)
+    alice = Principal(user="alice")
+    with script_cover(ScriptCover(alice, "ap_script", "root", {"orders__cancel_order": "a" * 64})):
+        held = await hook.check(alice, _record(), {}, reason="taint: Private data came from #1")
+    assert (held.approved, held.approval_id) == (False, "ap_direct")
+    assert (inner.asked, inner.reasons) == (["orders__cancel_order"], ["taint: Private data came from #1"])
 
 
 def test_the_current_requests_elicitation_is_read_through_the_gate_s_accessor():

@@ -38,9 +38,11 @@ class _Runtime:
         self.in_flight: list[str] = []
         self.overlaps: list[tuple[str, ...]] = []
         self.audited: list[Any] = []
+        self.sessions: set[str | None] = set()
 
     async def call(self, name: str, arguments: dict[str, Any], principal: Principal, *, call_id: str,
-                   script_step: Any) -> ToolResult:
+                   script_step: Any, session_id: str | None) -> ToolResult:
+        self.sessions.add(session_id)
         self.in_flight.append(name)
         self.overlaps.append(tuple(sorted(self.in_flight)))
         self.audited.append((call_id, script_step.step))
@@ -60,7 +62,8 @@ async def _run(script: str, rt: _Runtime) -> Any:
     run = ScriptRun.new(manifest.script_sha256, "call_parent")
     async with open_pool() as pool:
         with anyio.fail_after(30):
-            outcome = await pool.run(script, manifest, PipelineInnerCaller(rt, Principal(user="u"), run))  # type: ignore[arg-type]
+            caller = PipelineInnerCaller(rt, Principal(user="u"), run, taint_session="s1")  # type: ignore[arg-type]
+            outcome = await pool.run(script, manifest, caller)
     assert outcome.ok, outcome.message
     return outcome
 
@@ -76,6 +79,7 @@ async def test_gathered_reads_overlap_and_a_state_changing_call_runs_alone():
     assert max(len(o) for o in rt.overlaps) >= 2  # reads did overlap
     assert sorted(step for _id, step in rt.audited) == [0, 1, 2, 3, 4]
     assert sorted(cid for cid, _s in rt.audited) == [f"call_parent.{i}" for i in range(5)]
+    assert rt.sessions == {"s1"}  # every inner call in the caller's taint session
 
 
 async def test_calls_sharing_a_resource_key_never_overlap():

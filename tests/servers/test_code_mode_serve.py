@@ -235,7 +235,8 @@ async def test_a_hidden_tool_inside_a_script_answers_exactly_like_an_unknown_nam
     assert found.structured_content["tools"] == [] and "async def" not in _text(found)
     own, inner = _script_rows(serves["keys"], (a.structured_content or {}).get("script_id")
                               or _error(a)["details"]["script_id"])
-    assert inner == []  # nothing reached the pipeline: the name was no tool for this caller
+    # nothing reached the pipeline (the name was no tool for this caller); the refusal is its own row
+    assert [(r.user, r.tool, r.status) for r in inner] == [(caller, hidden, "not_in_manifest")]
     assert json.loads(own.arguments)["manifest"] == {}
 
 
@@ -331,7 +332,8 @@ async def test_carol_without_a_grant_finds_no_tool_and_her_script_sees_none(serv
     assert (_error(ran)["code"], _error(ran)["where"]) == ("tool_error", "code_mode.sandbox")
     assert "name 'orders__list_orders' is not defined" in _text(ran), _text(ran)
     own, inner = _script_rows(serves["keys"], _error(ran)["details"]["script_id"])
-    assert inner == [] and (own.user, json.loads(own.arguments)["manifest"]) == ("carol", {})
+    assert [(r.tool, r.status) for r in inner] == [("orders__list_orders", "not_in_manifest")]
+    assert (own.user, json.loads(own.arguments)["manifest"]) == ("carol", {})
 
 
 @pytest.mark.parametrize(("era", "order_id"), [(LEGACY, "A1003"), (MODERN, "A1004")])
@@ -372,7 +374,9 @@ async def test_a_tool_name_built_at_run_time_is_refused_as_outside_the_manifest(
         "script's capability manifest (tools named literally: none); name every tool literally so the manifest "
         "and its approval cover it")
     own, inner = _script_rows(serves["keys"], _error(ran)["details"]["script_id"])
-    assert inner == [] and own.detail.endswith("calls:1 (not_in_manifest=1) outcome:tool_error")
+    assert own.detail.endswith("calls:1 (not_in_manifest=1) outcome:tool_error")
+    assert [(r.user, r.tool, r.status) for r in inner] == [("alice", "orders__cancel_order", "not_in_manifest")]
+    assert inner[0].detail.endswith("step:0; refused: not in the script's capability manifest")
 
 
 # -- the local admin -----------------------------------------------------------------------------------
@@ -442,12 +446,30 @@ async def test_a_script_past_its_inner_call_limit_stops_and_every_call_it_made_i
             ran = await c.call_tool("execute", {"code": script})
     err = _error(ran)
     assert (err["code"], err["where"], err["details"]["limit"], err["details"]["calls"]) == (
-        "tool_error", "code_mode.limit", "inner_calls", 100)
+        "tool_error", "code_mode.limit", "inner_calls", 101)
     assert "more than 100 tool calls (toolhost.code_mode.limits.max_inner_calls = 100)" in _text(ran)
     own, inner = _script_rows(serves["open"], err["details"]["script_id"])
-    assert [(r.tool, r.status) for r in inner] == [("orders__get_order", "ok")] * 100
-    assert [parse_inner_detail(r.detail)["step"] for r in inner] == list(range(100))
-    assert own.detail.endswith("calls:100 (ok=100) outcome:tool_error")
+    assert [(r.tool, r.status) for r in inner] == [("orders__get_order", "ok")] * 100 + [
+        ("orders__get_order", "limit_exceeded")]  # the refused call past the limit: a row of its own
+    assert [parse_inner_detail(r.detail)["step"] for r in inner] == list(range(101))
+    assert inner[-1].detail.endswith("step:100; refused: past toolhost.code_mode.limits.max_inner_calls")
+    assert own.detail.endswith("calls:101 (limit_exceeded=1,ok=100) outcome:tool_error")
+
+
+async def test_calls_a_script_never_started_have_a_row_each(serves):
+    script = (
+        "import asyncio\n"
+        "await asyncio.gather(*[orders__get_order(order_id='A1004') for _ in range(101)])\n"
+    )
+    with anyio.fail_after(STEP_SECONDS * 2):
+        async with client(serves, "open", LEGACY) as c:
+            ran = await c.call_tool("execute", {"code": script})
+    err = _error(ran)
+    assert (err["where"], err["details"]["limit"]) == ("code_mode.limit", "inner_calls")
+    own, inner = _script_rows(serves["open"], err["details"]["script_id"])
+    assert [r.status for r in inner] == ["not_executed"] * 100 + ["limit_exceeded"]
+    assert inner[0].detail.endswith("step:0; not started: the script ended first")
+    assert own.detail.endswith("calls:101 (limit_exceeded=1,not_executed=100) outcome:tool_error")
 
 
 LOOP = "n = 0\nwhile True:\n    n += 1"
