@@ -46,11 +46,19 @@ def test_the_code_mode_block_is_off_by_default_and_parsed_into_pool_and_limits()
     assert off.to_config(enabled=False).enabled is False
 
 
-@pytest.mark.parametrize("block", [{"limits": {"cpu_seconds": 0}}, {"pool": {"max_wrokers": 2}}, {"enabeld": True}])
-def test_a_bad_code_mode_block_is_a_config_error_naming_the_key(block):
+def test_an_invalid_code_mode_value_is_a_config_error_naming_the_key():
     with pytest.raises(ConfigError) as err:
-        parse_config({"mcpServers": {}, "toolhost": {"code_mode": block}})
+        parse_config({"mcpServers": {}, "toolhost": {"code_mode": {"limits": {"cpu_seconds": 0}}}})
     assert "code_mode" in str(err.value)
+
+
+@pytest.mark.parametrize(("block", "warning"), [
+    ({"pool": {"max_wrokers": 2}}, "toolhost.code_mode.pool.max_wrokers: unknown key, ignored (did you mean "
+                                   "'max_workers'?)"),
+    ({"enabeld": True}, "toolhost.code_mode.enabeld: unknown key, ignored (did you mean 'enabled'?)"),
+])
+def test_an_unknown_code_mode_key_is_a_warning_with_its_path_and_a_suggestion(block, warning):
+    assert parse_config({"mcpServers": {}, "toolhost": {"code_mode": block}}).warnings == [warning]
 
 
 def test_audit_details_name_the_script_and_step_and_fit_the_audit_column():
