@@ -53,6 +53,7 @@ from host.store import (
 from host.store.pins import TrustDefault
 from registry.permissions import PinnedPolicy
 from registry.policy import Decision, Policy, Principal
+from registry.safety import UnitScorer
 from registry.store import ToolRegistry
 from registry.tool import ToolRecord
 
@@ -110,6 +111,8 @@ class AccessControl:
             refused until ``toolhost pins accept``; or ``trusted``).
         approved_ttl_seconds: how long an approved call may be run (once).
         pending_ttl_seconds: how long an approval request waits for a decision.
+        definition_scorer: the learned poisoned-definition signal beside the scanner's rules
+            (:func:`host.safety.load_definition_scorer`); ``None``: the rules alone.
 
     Thread-safe: the cached policy is swapped under a lock; database calls are short transactions.
     """
@@ -121,6 +124,7 @@ class AccessControl:
         new_tools: TrustDefault = "held",
         approved_ttl_seconds: float = 600.0,
         pending_ttl_seconds: float = 3600.0,
+        definition_scorer: UnitScorer | None = None,
     ) -> None:
         self.store = store
         self.users = Users(store)
@@ -130,7 +134,7 @@ class AccessControl:
         self.approvals = Approvals(
             store, approved_ttl_seconds=approved_ttl_seconds, pending_ttl_seconds=pending_ttl_seconds
         )
-        self.pins = Pins(store, new_tools=new_tools)
+        self.pins = Pins(store, new_tools=new_tools, scorer=definition_scorer)
         self.audit_log = AuditLog(store)
         self.audit_writer = AuditWriter(self.audit_log)
         self._lock = threading.Lock()

@@ -50,7 +50,9 @@ def open_access(data_dir: Path, mode: AuthMode, *, db_url: str | None = None) ->
         raise ValueError(f"--auth must be auto, on or off, got {mode!r}")
     if mode == "off":
         return None, False
-    access = AccessControl.open(data_dir, url=db_url)
+    from host.safety import load_definition_scorer  # lazy: imports the dense model's wrapper
+
+    access = AccessControl.open(data_dir, url=db_url, definition_scorer=load_definition_scorer())
     return access, mode == "on" or bool(access.users.list())
 
 

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from registry.safety import DriftClass, ScanResult, definition_hold, triage
+from registry.safety import DriftClass, ScanResult, UnitScorer, definition_hold, triage
 from registry.tool import ToolRecord
 
 __all__ = ["DriftSummary", "PinSafety", "drift_json", "findings_json", "parse_drift", "parse_findings"]
@@ -73,9 +73,14 @@ def parse_drift(text: str | None) -> DriftSummary | None:
 
 
 class PinSafety:
-    """Scans (cached by definition hash, at most ``max_entries``) and triage for :class:`host.store.Pins`."""
+    """Scans (cached by definition hash, at most ``max_entries``) and triage for :class:`host.store.Pins`.
 
-    def __init__(self, max_entries: int = 20_000) -> None:
+    ``scorer``: the learned signal beside the rules (:class:`host.safety.EmbeddingScorer`), or
+    ``None`` for the rules alone. It embeds the text units of each definition not seen before
+    (about 2 ms per unit), so it runs once per definition hash at discovery and re-list."""
+
+    def __init__(self, max_entries: int = 20_000, scorer: UnitScorer | None = None) -> None:
+        self.scorer = scorer
         self._scans: OrderedDict[str, ScanResult | None] = OrderedDict()
         self._max = max_entries
 
@@ -85,7 +90,7 @@ class PinSafety:
         if key in self._scans:
             self._scans.move_to_end(key)
             return self._scans[key]
-        found = self._scans[key] = definition_hold(record)
+        found = self._scans[key] = definition_hold(record, self.scorer)
         while len(self._scans) > self._max:
             self._scans.popitem(last=False)
         return found

@@ -1,0 +1,8 @@
+"""The model-backed part of the definition scanner: the learned probe's unit scorer.
+
+See :mod:`host.safety.probe`.
+"""
+
+from host.safety.probe import EmbeddingScorer, load_definition_scorer, load_probe
+
+__all__ = ["EmbeddingScorer", "load_definition_scorer", "load_probe"]
