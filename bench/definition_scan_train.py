@@ -14,7 +14,8 @@ Data (tool level; every text unit of a tool, :func:`registry.safety.learned.defi
 Only the tool is labelled, not the unit that carries the attack, so positives are chosen as in
 multiple-instance learning (MI-SVM, Andrews et al., NIPS 2002): round 1 trains on every unit of a
 poisoned tool, later rounds on its highest-scoring unit (plus every unit of a negative tool as a
-negative). Features: the multilingual USE embedding (:class:`host.search.embedder.UseEmbedder`,
+negative; a poisoned tool's units under ``MIN_ATTACK_WORDS`` words are its cover, negatives).
+Features: the multilingual USE embedding (:class:`host.search.embedder.UseEmbedder`,
 512-d); model: scikit-learn ``LogisticRegression`` (``class_weight="balanced"``, fixed ``C``,
 ``random_state=0``); the run is deterministic. Threshold: the lowest score at which at most
 0.3 % of the even real tools (tool score = highest unit score) are held.
@@ -45,11 +46,13 @@ from registry.safety.learned import definition_units  # noqa: E402
 
 PROBE_PATH = ROOT / "registry" / "safety" / "data" / "probe.npz"
 MAX_EVEN_FP = 0.003
-C = 10.0
-"""Inverse regularisation, chosen with ``--leave-out blind3`` among 1, 10, 30, 100 (with and without
-hashed character n-grams, which held 0.65–3.2 % of the odd real tools): USE alone at 10 held 0.36 %
-of the odd real tools and lifted rules-alone recall on the left-out set from 22/40 to 28/40."""
+C = 3.0
+"""Inverse regularisation, chosen with ``--leave-out blind3`` (1, 3, 10, 30, 100; hashed character
+n-grams beside USE held 0.65–3.2 % of the odd real tools and were dropped). At 3, with short units
+of poisoned tools as negatives: 0.30 % of the odd real tools held, rules-alone recall on the
+left-out set 22/40 → 31/40 with the probe (benign cases held 4/40 → 12/40)."""
 MIL_ROUNDS = 3
+MIN_ATTACK_WORDS = 5
 
 
 def _key(text: str) -> str:
@@ -110,9 +113,16 @@ def main(argv: list[str] | None = None) -> int:
         units = definition_units(tool)
         return np.stack([vectors[_key(u)] for _, u in units]) if units else np.zeros((0, 512), np.float32)
 
-    pos_g, neg_g = [group(t) for t in pos], [group(t) for t in neg]
-    x_neg = np.concatenate([g for g in neg_g if len(g)])
-    pos_units = [g for g in pos_g if len(g)]
+    # an attack needs words: a poisoned tool's units shorter than MIN_ATTACK_WORDS ("Weather.", "city")
+    # are its cover, not its payload, and count as negatives (else the topic of the fixtures is learned)
+    pos_units, cover = [], []
+    for t in pos:
+        units = definition_units(t)
+        long = [vectors[_key(u)] for _, u in units if len(u.split()) >= MIN_ATTACK_WORDS]
+        cover += [vectors[_key(u)] for _, u in units if len(u.split()) < MIN_ATTACK_WORDS]
+        if long:
+            pos_units.append(np.stack(long))
+    x_neg = np.concatenate([g for g in (group(t) for t in neg) if len(g)] + [np.stack(cover)])
     model = None
     for rnd in range(MIL_ROUNDS):
         if model is None:
