@@ -39,11 +39,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from definition_scan import BLIND_SETS, FIXTURES, real_tools  # noqa: E402
+from definition_scan import FIXTURE_DIR, FIXTURES, real_tools  # noqa: E402
 from search_data import EVAL_DIR  # noqa: E402
 
 from registry.safety.learned import definition_units  # noqa: E402
 
+TRAIN_SETS = {"blind2": FIXTURE_DIR / "poisoned_holdout_v2.json", "blind3": FIXTURE_DIR / "poisoned_holdout_v3.json"}
+"""The blind sets trained on (spent); a later blind set is never listed here."""
 PROBE_PATH = ROOT / "registry" / "safety" / "data" / "probe.npz"
 MAX_EVEN_FP = 0.003
 C = 3.0
@@ -90,12 +92,12 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--eval-dir", type=Path, default=EVAL_DIR)
-    ap.add_argument("--leave-out", choices=sorted(BLIND_SETS), default=None)
+    ap.add_argument("--leave-out", choices=sorted(TRAIN_SETS), default=None)
     ap.add_argument("--write", action="store_true", help=f"store the model in {PROBE_PATH.relative_to(ROOT)}")
     args = ap.parse_args(argv)
 
     fixtures = json.loads(FIXTURES.read_text(encoding="utf-8"))["cases"]
-    blind = {name: json.loads(p.read_text(encoding="utf-8"))["cases"] for name, p in BLIND_SETS.items()}
+    blind = {name: json.loads(p.read_text(encoding="utf-8"))["cases"] for name, p in TRAIN_SETS.items()}
     real = [{k: v for k, v in t.items() if k != "id"} for t in real_tools(args.eval_dir)]
 
     pos = [c["tool"] for c in fixtures]
