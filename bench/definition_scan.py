@@ -19,6 +19,9 @@ Data:
   recall on its poisoned cases, the share of its benign cases flagged. The learned probe *was*
   trained on it (``bench/definition_scan_train.py``), so its ``+learn`` column is in-sample.
 
+* blind4: ``tests/registry/fixtures/poisoned_holdout_v4.json``, a third fresh set (80 cases), opened
+  only after the probe and its threshold were committed: neither the rules nor the probe saw it.
+
 ``--learned`` adds a ``+learn`` column (rules + the learned probe, :mod:`host.safety`; needs the
 dense model), the cost per tool with embedding, and the discovery cost of 300 new tools.
 
@@ -54,7 +57,8 @@ from registry.safety.definition_scan import scan_definition
 FIXTURE_DIR = Path(__file__).resolve().parent.parent / "tests" / "registry" / "fixtures"
 FIXTURES = FIXTURE_DIR / "poisoned_tools.json"
 BLIND_SETS = {"blind v2 (tuning)": FIXTURE_DIR / "poisoned_holdout_v2.json",
-              "blind3 (probe trained on)": FIXTURE_DIR / "poisoned_holdout_v3.json"}
+              "blind3 (probe trained on)": FIXTURE_DIR / "poisoned_holdout_v3.json",
+              "blind4": FIXTURE_DIR / "poisoned_holdout_v4.json"}
 REAL_FILES = (
     "toollens/normalized/tools.jsonl",
     "toollens/normalized/toolbench_g3_corpus_tools.jsonl",
