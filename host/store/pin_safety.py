@@ -15,6 +15,7 @@ row stores both as JSON text:
 from __future__ import annotations
 
 import json
+import logging
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,8 @@ from registry.safety import DriftClass, ScanResult, UnitScorer, definition_hold,
 from registry.tool import ToolRecord
 
 __all__ = ["DriftSummary", "PinSafety", "drift_json", "findings_json", "parse_drift", "parse_findings"]
+
+_log = logging.getLogger("toolhost.safety")
 
 MAX_STORED_REASONS = 50
 """Findings / drift lines kept per pin (the rest are counted in a last line)."""
@@ -77,7 +80,10 @@ class PinSafety:
 
     ``scorer``: the learned signal beside the rules (:class:`host.safety.EmbeddingScorer`), or
     ``None`` for the rules alone. It embeds the text units of each definition not seen before
-    (about 2 ms per unit), so it runs once per definition hash at discovery and re-list."""
+    (about 2 ms per unit), once per definition hash at discovery and re-list; that runs inside the
+    registry listener (:meth:`host.access.AccessControl.watch`, on the event loop), so a
+    server listing 300 new tools stalls the loop about 3 s once. A scorer that fails (the model
+    cannot load or run) is logged and the rules alone decide for that definition."""
 
     def __init__(self, max_entries: int = 20_000, scorer: UnitScorer | None = None) -> None:
         self.scorer = scorer
@@ -90,7 +96,13 @@ class PinSafety:
         if key in self._scans:
             self._scans.move_to_end(key)
             return self._scans[key]
-        found = self._scans[key] = definition_hold(record, self.scorer)
+        try:
+            found = definition_hold(record, self.scorer)
+        except (RuntimeError, ValueError, OSError, MemoryError) as exc:  # the model failed: the rules decide
+            _log.warning("definition scanner: learned signal failed on %s (%s: %s); rules alone",
+                         record.qualified_name, type(exc).__name__, exc)
+            found = definition_hold(record)
+        self._scans[key] = found
         while len(self._scans) > self._max:
             self._scans.popitem(last=False)
         return found
