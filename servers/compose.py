@@ -274,7 +274,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
         raise GatewayError(str(e), kind="config.error") from None
     notices = [("config.warning", w) for w in cfg.warnings]
     try:
-        access, enforce = open_access(root, o.auth, db_url=o.db_url)
+        access, enforce = open_access(root, o.auth, db_url=o.db_url, learned_scan=cfg.defaults.definition_scan.learned)
     except (ValueError, StoreError) as e:
         raise GatewayError(str(e)) from None
     try:

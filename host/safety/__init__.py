@@ -3,6 +3,6 @@
 See :mod:`host.safety.probe`.
 """
 
-from host.safety.probe import EmbeddingScorer, load_definition_scorer, load_probe
+from host.safety.probe import ENV_LEARNED, EmbeddingScorer, learned_scan_enabled, load_definition_scorer, load_probe
 
-__all__ = ["EmbeddingScorer", "load_definition_scorer", "load_probe"]
+__all__ = ["ENV_LEARNED", "EmbeddingScorer", "learned_scan_enabled", "load_definition_scorer", "load_probe"]

@@ -15,6 +15,7 @@ the rules alone decide.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from importlib import resources
 
@@ -23,7 +24,14 @@ import numpy as np
 from host.search.embedder import ENV_DENSE, StackedEmbedder, UseEmbedder, load_embedder
 from registry.safety.learned import LinearProbe
 
-__all__ = ["EmbeddingScorer", "load_definition_scorer", "load_probe"]
+__all__ = ["ENV_LEARNED", "EmbeddingScorer", "learned_scan_enabled", "load_definition_scorer", "load_probe"]
+
+ENV_LEARNED = "TOOLHOST_LEARNED_SCAN"
+"""``1``/``true``/``on`` or ``0``/``false``/``off``: the learned signal on or off, over the
+config file's ``toolhost.definition_scan.learned``."""
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
 
 log = logging.getLogger("toolhost.safety")
 
@@ -60,6 +68,21 @@ class EmbeddingScorer:
         if not texts:
             return []
         return self.probe.score_vectors(self.embedder.embed(list(texts))).tolist()
+
+
+def learned_scan_enabled(configured: bool = False) -> bool:
+    """Whether the learned signal is on: ``$TOOLHOST_LEARNED_SCAN`` when set, else ``configured``
+    (the config file's ``toolhost.definition_scan.learned``, default ``False``).
+
+    Raises:
+        ValueError: the variable is set to something else than a yes/no word.
+    """
+    raw = os.environ.get(ENV_LEARNED, "").strip().lower()
+    if not raw:
+        return configured
+    if raw in _TRUE or raw in _FALSE:
+        return raw in _TRUE
+    raise ValueError(f"{ENV_LEARNED}={raw!r}: expected 1/true/on or 0/false/off")
 
 
 def load_definition_scorer(enabled: bool | str | None = None) -> EmbeddingScorer | None:
