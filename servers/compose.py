@@ -322,6 +322,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
         )
         if access is not None:
             access.watch(rt.registry, auto_accept=rt.auto_accepts)  # pin definitions from the first listing on
+            rt.manager.prescorer = access.pins.safety  # learned scan in a thread, before listing
         surface = OperatorSurface(rt, access, root, o.config, console, watch_config=o.watch_config,
                                   http=not o.stdio, db_url=o.db_url)
         verifier = settings = None

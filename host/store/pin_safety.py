@@ -16,11 +16,25 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from registry.safety import DriftClass, ScanResult, UnitScorer, definition_hold, triage
+import anyio
+import anyio.to_thread
+
+from registry.safety import (
+    DriftClass,
+    LearnedScore,
+    ScanResult,
+    UnitScorer,
+    learned_finding,
+    scan_definition,
+    score_definition,
+    triage,
+)
 from registry.tool import ToolRecord
 
 __all__ = ["DriftSummary", "PinSafety", "drift_json", "findings_json", "parse_drift", "parse_findings"]
@@ -29,6 +43,12 @@ _log = logging.getLogger("toolhost.safety")
 
 MAX_STORED_REASONS = 50
 """Findings / drift lines kept per pin (the rest are counted in a last line)."""
+
+
+def _put(cache: OrderedDict[str, Any], key: str, value: Any, max_entries: int) -> None:
+    cache[key] = value
+    while len(cache) > max_entries:
+        cache.popitem(last=False)
 
 
 def _cut(lines: list[str]) -> list[str]:
@@ -80,32 +100,70 @@ class PinSafety:
 
     ``scorer``: the learned signal beside the rules (:class:`host.safety.EmbeddingScorer`), or
     ``None`` for the rules alone. It embeds the text units of each definition not seen before
-    (about 2 ms per unit), once per definition hash at discovery and re-list; that runs inside the
-    registry listener (:meth:`host.access.AccessControl.watch`, on the event loop), so a
-    server listing 300 new tools stalls the loop about 3 s once. A scorer that fails (the model
-    cannot load or run) is logged and the rules alone decide for that definition."""
+    (about 2 ms per unit, ~9 ms per tool). The server manager calls :meth:`prescore` for a new
+    listing before it reaches the registry (:class:`host.upstream.DefinitionPrescorer`): the
+    embedding runs in a worker thread (one at a time, off the event loop) and the synchronous
+    registry listener then finds every score cached. A caller that observes without pre-scoring
+    (one-shot CLI commands, tests) gets the score computed inline. A scorer that fails (the model
+    cannot load or run) is logged and the rules alone decide for that definition.
+
+    Thread-safe: the caches are read and written under one lock."""
 
     def __init__(self, max_entries: int = 20_000, scorer: UnitScorer | None = None) -> None:
         self.scorer = scorer
         self._scans: OrderedDict[str, ScanResult | None] = OrderedDict()
+        self._learned: OrderedDict[str, LearnedScore | None] = OrderedDict()
         self._max = max_entries
+        self._lock = threading.Lock()
+        self._limiter = anyio.CapacityLimiter(1)
 
     def suspicious(self, record: ToolRecord) -> ScanResult | None:
         """The scan that holds ``record`` (suspicious), else ``None``."""
         key = record.definition_hash
-        if key in self._scans:
-            self._scans.move_to_end(key)
-            return self._scans[key]
+        with self._lock:
+            if key in self._scans:
+                self._scans.move_to_end(key)
+                return self._scans[key]
+        result = learned_finding(scan_definition(record), self._learned_score(record))
+        found = result if result.suspicious else None
+        with self._lock:
+            _put(self._scans, key, found, self._max)
+        return found
+
+    def unscored(self, records: Sequence[ToolRecord]) -> list[ToolRecord]:
+        """The records whose learned score is not known yet (``[]`` without a scorer)."""
+        if self.scorer is None:
+            return []
+        with self._lock:
+            return [r for r in records if r.definition_hash not in self._learned]
+
+    async def prescore(self, records: Sequence[ToolRecord]) -> None:
+        """Score the :meth:`unscored` ``records`` in a worker thread (never on the event loop)."""
+        todo = self.unscored(records)
+        if todo:
+            await anyio.to_thread.run_sync(self._score_all, todo, limiter=self._limiter, abandon_on_cancel=True)
+
+    def _score_all(self, records: Sequence[ToolRecord]) -> None:
+        for record in records:
+            self._learned_score(record)
+
+    def _learned_score(self, record: ToolRecord) -> LearnedScore | None:
+        if self.scorer is None:
+            return None
+        key = record.definition_hash
+        with self._lock:
+            if key in self._learned:
+                self._learned.move_to_end(key)
+                return self._learned[key]
         try:
-            found = definition_hold(record, self.scorer)
+            score = score_definition(record, self.scorer)
         except (RuntimeError, ValueError, OSError, MemoryError) as exc:  # the model failed: the rules decide
             _log.warning("definition scanner: learned signal failed on %s (%s: %s); rules alone",
                          record.qualified_name, type(exc).__name__, exc)
-            found = definition_hold(record)
-        self._scans[key] = found
-        while len(self._scans) > self._max:
-            self._scans.popitem(last=False)
-        return found
+            score = None
+        with self._lock:
+            _put(self._learned, key, score, self._max)
+        return score
 
     @staticmethod
     def drift(pinned_json: str | None, record: ToolRecord) -> DriftClass | None:

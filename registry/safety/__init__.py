@@ -7,7 +7,14 @@ from registry.safety.definition_scan import Finding, FindingKind, ScanResult, es
 from registry.safety.drift import Change, ChangeKind, DriftClass, classify_drift
 from registry.safety.flow import FlowConfig, FlowLabels, Label, LabelOverride, derive_labels
 from registry.safety.guard import DefinitionCheck, FlowGuard, TaintCheck, definition_hold, triage
-from registry.safety.learned import LearnedScore, LinearProbe, UnitScorer, definition_units, score_definition
+from registry.safety.learned import (
+    LearnedScore,
+    LinearProbe,
+    UnitScorer,
+    definition_units,
+    learned_finding,
+    score_definition,
+)
 from registry.safety.taint import SeenCall, SessionTaint, TaintDecision, TaintRule, TaintTracker, TaintVerdict
 
 __all__ = [
@@ -38,6 +45,7 @@ __all__ = [
     "definition_units",
     "derive_labels",
     "escape_span",
+    "learned_finding",
     "scan_definition",
     "scan_text",
     "score_definition",

@@ -113,6 +113,7 @@ async def _with_runtime(
         if access is not None:
             access.pins.new_tools = cfg.defaults.new_tools  # held (default) or trusted, as in serve
             access.watch(rt.registry, auto_accept=rt.auto_accepts)
+            rt.manager.prescorer = access.pins.safety  # learned scan in a thread, before listing
         with live_status(err, rt.statuses()) as refresh:
             rt.manager.on_status = refresh
             async with rt:
