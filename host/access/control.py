@@ -50,6 +50,7 @@ from host.store import (
     load_policy,
     parse_token,
 )
+from host.store.pin_safety import SavedScores
 from host.store.pins import TrustDefault
 from registry.permissions import PinnedPolicy
 from registry.policy import Decision, Policy, Principal
@@ -113,6 +114,7 @@ class AccessControl:
         pending_ttl_seconds: how long an approval request waits for a decision.
         definition_scorer: the learned poisoned-definition signal beside the scanner's rules
             (:func:`host.safety.load_definition_scorer`); ``None``: the rules alone.
+        definition_scores: its scores kept across restarts (:class:`host.safety.ScoreCache`).
 
     Thread-safe: the cached policy is swapped under a lock; database calls are short transactions.
     """
@@ -125,6 +127,7 @@ class AccessControl:
         approved_ttl_seconds: float = 600.0,
         pending_ttl_seconds: float = 3600.0,
         definition_scorer: UnitScorer | None = None,
+        definition_scores: SavedScores | None = None,
     ) -> None:
         self.store = store
         self.users = Users(store)
@@ -134,7 +137,7 @@ class AccessControl:
         self.approvals = Approvals(
             store, approved_ttl_seconds=approved_ttl_seconds, pending_ttl_seconds=pending_ttl_seconds
         )
-        self.pins = Pins(store, new_tools=new_tools, scorer=definition_scorer)
+        self.pins = Pins(store, new_tools=new_tools, scorer=definition_scorer, saved_scores=definition_scores)
         self.audit_log = AuditLog(store)
         self.audit_writer = AuditWriter(self.audit_log)
         self._lock = threading.Lock()

@@ -54,10 +54,11 @@ def open_access(data_dir: Path, mode: AuthMode, *, db_url: str | None = None,
         raise ValueError(f"--auth must be auto, on or off, got {mode!r}")
     if mode == "off":
         return None, False
-    from host.safety import learned_scan_enabled, load_definition_scorer  # lazy: the dense model's wrapper
+    from host.safety import learned_scan_enabled, load_definition_scorer, open_score_cache  # lazy: the model
 
     scorer = load_definition_scorer() if learned_scan_enabled(learned_scan) else None
-    access = AccessControl.open(data_dir, url=db_url, definition_scorer=scorer)
+    saved = open_score_cache(data_dir, scorer) if scorer is not None else None
+    access = AccessControl.open(data_dir, url=db_url, definition_scorer=scorer, definition_scores=saved)
     return access, mode == "on" or bool(access.users.list())
 
 

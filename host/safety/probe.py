@@ -16,15 +16,19 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 from collections.abc import Sequence
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
+from host.safety.score_cache import ScoreCache
 from host.search.embedder import ENV_DENSE, StackedEmbedder, UseEmbedder, load_embedder
 from registry.safety.learned import LinearProbe
 
-__all__ = ["ENV_LEARNED", "EmbeddingScorer", "learned_scan_enabled", "load_definition_scorer", "load_probe"]
+__all__ = ["ENV_LEARNED", "EmbeddingScorer", "learned_scan_enabled", "load_definition_scorer", "load_probe",
+           "open_score_cache"]
 
 ENV_LEARNED = "TOOLHOST_LEARNED_SCAN"
 """``1``/``true``/``on`` or ``0``/``false``/``off``: the learned signal on or off, over the
@@ -101,4 +105,15 @@ def load_definition_scorer(enabled: bool | str | None = None) -> EmbeddingScorer
         return EmbeddingScorer(use, load_probe())
     except (ValueError, OSError, KeyError) as exc:
         log.warning("definition scanner: learned signal off (%s); rules alone", exc)
+        return None
+
+
+def open_score_cache(data_dir: Path, scorer: EmbeddingScorer) -> ScoreCache | None:
+    """The saved scores of ``scorer``'s probe in ``<data_dir>/search`` (:class:`ScoreCache`), or
+    ``None`` with one log line when the file cannot be opened (scores then live in memory only)."""
+    try:
+        return ScoreCache(data_dir / "search", scorer.probe.version)
+    except (sqlite3.Error, OSError) as exc:
+        log.warning("definition scanner: cannot keep learned scores in %s (%s); scoring again after "
+                    "each restart", data_dir / "search", exc)
         return None

@@ -24,6 +24,7 @@ embedder's ``model_id``), trained by ``bench/definition_scan_train.py``. Pure; n
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -78,6 +79,15 @@ class LinearProbe:
         """``(n,)`` float64 scores of ``(n, dim)`` vectors."""
         z = np.asarray(vectors, dtype=np.float64) @ self.weights.astype(np.float64) + self.bias
         return 1.0 / (1.0 + np.exp(-np.clip(z, -50.0, 50.0)))
+
+    @property
+    def version(self) -> str:
+        """16 hex digits identifying the model id, weights, bias and threshold (scores of another
+        version are not reused)."""
+        digest = hashlib.sha256(self.model_id.encode())
+        digest.update(np.ascontiguousarray(self.weights, dtype="<f4").tobytes())
+        digest.update(f"{self.bias!r}|{self.threshold!r}".encode())
+        return digest.hexdigest()[:16]
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, Any]) -> LinearProbe:

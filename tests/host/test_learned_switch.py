@@ -7,7 +7,7 @@ import pytest
 
 from host.access import open_access
 from host.config_model import HostDefaults
-from host.safety import ENV_LEARNED, learned_scan_enabled
+from host.safety import ENV_LEARNED, EmbeddingScorer, ScoreCache, learned_scan_enabled
 
 
 def test_off_by_default_in_the_config_model_and_without_the_variable(monkeypatch):
@@ -44,5 +44,18 @@ def test_open_access_keeps_the_rules_alone_when_off(tmp_path, monkeypatch):
     try:
         assert enforce is False
         assert access is not None and access.pins.safety.scorer is None
+    finally:
+        access.close()
+
+
+def test_open_access_with_the_variable_on_scores_with_the_probe_and_keeps_scores(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV_LEARNED, "1")
+    access, _enforce = open_access(tmp_path, "auto")
+    try:
+        assert access is not None
+        assert isinstance(access.pins.safety.scorer, EmbeddingScorer)
+        saved = access.pins.safety.saved
+        assert isinstance(saved, ScoreCache) and saved.path == tmp_path / "search" / "definition-scores.sqlite3"
+        assert saved.version == access.pins.safety.scorer.probe.version
     finally:
         access.close()
