@@ -50,6 +50,7 @@ def test_open_access_keeps_the_rules_alone_when_off(tmp_path, monkeypatch):
 
 def test_open_access_with_the_variable_on_scores_with_the_probe_and_keeps_scores(tmp_path, monkeypatch):
     monkeypatch.setenv(ENV_LEARNED, "1")
+    monkeypatch.setenv("TOOLHOST_DENSE_SEARCH", "1")  # the suite runs with the dense model off
     access, _enforce = open_access(tmp_path, "auto")
     try:
         assert access is not None
