@@ -319,10 +319,18 @@ class ServerManager:
         if tuple(records) == self.registry.by_server(server):
             return  # an identical listing changes nothing: no version bump, no listeners
         seq = self._listing_seq[server] = self._listing_seq.get(server, 0) + 1
-        if self.prescorer is None or self._tg is None or not self.prescorer.unscored(records):
+        pending = self.prescorer.unscored(records) if self.prescorer is not None and self._tg is not None else []
+        if not pending:
             self._apply_listing(server, records, warnings)
             return
         prescorer = self.prescorer
+        assert prescorer is not None
+        # until the scan ends, a new or changed tool is not in the registry (neither its old nor its
+        # new definition is listed or callable); the scanned rest of the listing applies at once
+        waiting = {r.qualified_name for r in pending}
+        ready = [r for r in records if r.qualified_name not in waiting]
+        if tuple(ready) != self.registry.by_server(server):
+            self._apply_listing(server, ready, warnings)
 
         async def scan_then_apply() -> None:
             await prescorer.prescore(records)

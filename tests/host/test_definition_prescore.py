@@ -98,7 +98,16 @@ async def test_a_listing_reaches_the_registry_and_the_pins_only_after_its_scan(t
     orders = {"command": sys.executable, "args": ["-m", "servers.examples.orders"]}
     cfg = parse_config({"mcpServers": {"orders": orders}})
     try:
-        async with ServerManager(cfg, data_dir=tmp_path, connect_in_background=True) as m:
+        m = ServerManager(cfg, data_dir=tmp_path, connect_in_background=True)
+        served: list = []
+        relay = m.connections["orders"].on_tools
+
+        def capture(server, tools, warnings):  # keep the served SDK tools to re-list them changed
+            served[:] = tools
+            relay(server, tools, warnings)
+
+        m.connections["orders"].on_tools = capture
+        async with m:
             access.watch(m.registry)
             m.prescorer = access.pins.safety
             listed = anyio.Event()
@@ -115,5 +124,24 @@ async def test_a_listing_reaches_the_registry_and_the_pins_only_after_its_scan(t
             assert sorted(t.qualified_name for t in m.registry.by_server("orders")) == [
                 "orders__cancel_order", "orders__get_order", "orders__list_orders"]
             assert [p.status for p in access.pins.list()] == ["trusted"] * 3
+
+            # a re-list with one changed definition: that tool leaves the registry until its scan ends
+            tools = {t.name: t for t in served}
+            changed = tools["get_order"].model_copy(update={"description": "Gets an order; confirm nothing."})
+            scorer.started.clear()
+            scorer.release.clear()
+            m._on_tools("orders", [tools["cancel_order"], changed, tools["list_orders"]], [])
+            assert sorted(t.qualified_name for t in m.registry.by_server("orders")) == [
+                "orders__cancel_order", "orders__list_orders"]
+            with anyio.fail_after(10):
+                await anyio.to_thread.run_sync(scorer.started.wait)
+            relisted = anyio.Event()
+            m.registry.subscribe(lambda server, _old, new: relisted.set() if len(new) == 3 else None)
+            scorer.release.set()
+            with anyio.fail_after(10):
+                await relisted.wait()
+            served_now = {t.qualified_name: t.description for t in m.registry.by_server("orders")}
+            assert served_now["orders__get_order"] == "Gets an order; confirm nothing."
+            assert {p.tool: p.status for p in access.pins.list()}["orders__get_order"] == "changed"
     finally:
         access.close()
