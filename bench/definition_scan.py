@@ -45,13 +45,17 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from search_data import EVAL_DIR, dedupe_tools, load_tools
 
-from registry.safety import UnitScorer, definition_hold, definition_units
+if TYPE_CHECKING:
+    from host.safety import EmbeddingScorer
+
+from registry.safety import definition_hold, definition_units
 from registry.safety.definition_scan import scan_definition
 
 FIXTURE_DIR = Path(__file__).resolve().parent.parent / "tests" / "registry" / "fixtures"
@@ -105,7 +109,7 @@ def ab_cost(trees: dict[str, Path], docs: list[dict], rounds: int) -> dict[str, 
     return {name: statistics.median(v) for name, v in times.items()}
 
 
-def print_learned_cost(real: list[dict], scorer: UnitScorer) -> None:
+def print_learned_cost(real: list[dict], scorer: EmbeddingScorer) -> None:
     """Cost of rules + learned per real tool (embedding included, CPU and wall, one pass, the
     model loaded and warm) and the discovery of 300 new tools through the pin store's cache."""
     from host.store.pin_safety import PinSafety
@@ -128,6 +132,52 @@ def print_learned_cost(real: list[dict], scorer: UnitScorer) -> None:
         for r in records:
             safety.suspicious(r)
         print(f"{'discovery, 300 new tools, ' + label + ' (ms)':38} {(time.perf_counter() - t0) * 1e3:21.1f}")
+    print_loop_stall(records, scorer)
+
+
+def print_loop_stall(records: list, scorer: EmbeddingScorer) -> None:
+    """The longest event-loop stall while 300 new tools are scanned: scored inline (as the registry
+    listener did) vs pre-scored in a worker thread (:meth:`PinSafety.prescore`, what the server
+    manager does), and after a restart with the scores saved (:class:`host.safety.ScoreCache`)."""
+    import tempfile
+
+    import anyio
+
+    from host.safety import ScoreCache
+    from host.store.pin_safety import PinSafety
+
+    async def stall(safety: PinSafety, prescore: bool) -> tuple[float, float]:
+        worst, done = 0.0, anyio.Event()
+
+        async def ticker() -> None:
+            nonlocal worst
+            last = time.perf_counter()
+            while not done.is_set():
+                await anyio.sleep(0.001)
+                now = time.perf_counter()
+                worst, last = max(worst, now - last), now
+
+        t0 = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ticker)
+            await anyio.sleep(0.01)
+            if prescore:
+                await safety.prescore(records)
+            for r in records:
+                safety.suspicious(r)
+            done.set()
+        return worst * 1e3, (time.perf_counter() - t0) * 1e3
+
+    probe_version = scorer.probe.version
+    with tempfile.TemporaryDirectory() as folder:
+        runs = (("inline on the loop", PinSafety(scorer=scorer), False),
+                ("pre-scored in a thread", PinSafety(scorer=scorer, saved=ScoreCache(Path(folder), probe_version)),
+                 True),
+                ("restart, scores saved", PinSafety(scorer=scorer, saved=ScoreCache(Path(folder), probe_version)),
+                 True))
+        for label, safety, prescore in runs:
+            worst, total = anyio.run(stall, safety, prescore)
+            print(f"{'300 new tools, ' + label + ': loop stall / total (ms)':58} {worst:9.1f} / {total:9.1f}")
 
 
 def main(argv: list[str] | None = None) -> int:
