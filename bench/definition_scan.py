@@ -15,8 +15,15 @@ Data:
   blind once (35/40, 5/40 benign flagged) and since then a *tuning* set like ``tune``: its misses
   shaped :mod:`registry.safety.scan_lexicon`;
 * blind3: ``tests/registry/fixtures/poisoned_holdout_v3.json``, a fresh set of the same shape by a
-  colleague, opened only after the second rule table was committed and never tuned on: recall on
-  its poisoned cases, the share of its benign cases flagged.
+  colleague, opened only after the second rule table was committed and never tuned on by the rules:
+  recall on its poisoned cases, the share of its benign cases flagged. The learned probe *was*
+  trained on it (``bench/definition_scan_train.py``), so its ``+learn`` column is in-sample.
+
+* blind4: ``tests/registry/fixtures/poisoned_holdout_v4.json``, a third fresh set (80 cases), opened
+  only after the probe and its threshold were committed: neither the rules nor the probe saw it.
+
+``--learned`` adds a ``+learn`` column (rules + the learned probe, :mod:`host.safety`; needs the
+dense model), the cost per tool with embedding, and the discovery cost of 300 new tools.
 
 Prints one table: recall per split, false-positive rate per part, and the scan cost per tool
 (µs: CPU time and wall time, median of ``--rounds`` alternating rounds over all tools, one thread;
@@ -38,18 +45,24 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from search_data import EVAL_DIR, dedupe_tools, load_tools
 
+if TYPE_CHECKING:
+    from host.safety import EmbeddingScorer
+
+from registry.safety import definition_hold, definition_units
 from registry.safety.definition_scan import scan_definition
 
 FIXTURE_DIR = Path(__file__).resolve().parent.parent / "tests" / "registry" / "fixtures"
 FIXTURES = FIXTURE_DIR / "poisoned_tools.json"
 BLIND_SETS = {"blind v2 (tuning)": FIXTURE_DIR / "poisoned_holdout_v2.json",
-              "blind3": FIXTURE_DIR / "poisoned_holdout_v3.json"}
+              "blind3 (probe trained on)": FIXTURE_DIR / "poisoned_holdout_v3.json",
+              "blind4": FIXTURE_DIR / "poisoned_holdout_v4.json"}
 REAL_FILES = (
     "toollens/normalized/tools.jsonl",
     "toollens/normalized/toolbench_g3_corpus_tools.jsonl",
@@ -96,38 +109,127 @@ def ab_cost(trees: dict[str, Path], docs: list[dict], rounds: int) -> dict[str, 
     return {name: statistics.median(v) for name, v in times.items()}
 
 
+def print_learned_cost(real: list[dict], scorer: EmbeddingScorer) -> None:
+    """Cost of rules + learned per real tool (embedding included, CPU and wall, one pass, the
+    model loaded and warm) and the discovery of 300 new tools through the pin store's cache."""
+    from host.store.pin_safety import PinSafety
+    from registry.tool import ToolDefinition, build_record
+
+    for d in real[:20]:
+        definition_hold(d, scorer)  # warm-up
+    t0, c0 = time.perf_counter(), time.process_time()
+    for d in real:
+        definition_hold(d, scorer)
+    wall, cpu = (time.perf_counter() - t0) / len(real) * 1e6, (time.process_time() - c0) / len(real) * 1e6
+    units = sum(len(definition_units(d)) for d in real) / len(real)
+    print(f"{'rules+learned per tool, CPU (µs)':38} {cpu:21.1f}  ({units:.1f} text units per tool)")
+    print(f"{'rules+learned per tool, wall (µs)':38} {wall:21.1f}")
+    records = [build_record(server="bench", qualified_name=f"bench__t{i}", definition=ToolDefinition(
+        name=d["name"], description=d.get("description") or "", input_schema=d["inputSchema"]))
+        for i, d in enumerate(real[1::11][:300])]
+    for label, safety in (("rules", PinSafety()), ("rules+learned", PinSafety(scorer=scorer))):
+        t0 = time.perf_counter()
+        for r in records:
+            safety.suspicious(r)
+        print(f"{'discovery, 300 new tools, ' + label + ' (ms)':38} {(time.perf_counter() - t0) * 1e3:21.1f}")
+    print_loop_stall(records, scorer)
+
+
+def print_loop_stall(records: list, scorer: EmbeddingScorer) -> None:
+    """The longest event-loop stall while 300 new tools are scanned: scored inline (as the registry
+    listener did) vs pre-scored in a worker thread (:meth:`PinSafety.prescore`, what the server
+    manager does), and after a restart with the scores saved (:class:`host.safety.ScoreCache`)."""
+    import tempfile
+
+    import anyio
+
+    from host.safety import ScoreCache
+    from host.store.pin_safety import PinSafety
+
+    async def stall(safety: PinSafety, prescore: bool) -> tuple[float, float]:
+        worst, done = 0.0, anyio.Event()
+
+        async def ticker() -> None:
+            nonlocal worst
+            last = time.perf_counter()
+            while not done.is_set():
+                await anyio.sleep(0.001)
+                now = time.perf_counter()
+                worst, last = max(worst, now - last), now
+
+        t0 = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ticker)
+            await anyio.sleep(0.01)
+            if prescore:
+                await safety.prescore(records)
+            for r in records:
+                safety.suspicious(r)
+            done.set()
+        return worst * 1e3, (time.perf_counter() - t0) * 1e3
+
+    probe_version = scorer.probe.version
+    with tempfile.TemporaryDirectory() as folder:
+        runs = (("inline on the loop", PinSafety(scorer=scorer), False),
+                ("pre-scored in a thread", PinSafety(scorer=scorer, saved=ScoreCache(Path(folder), probe_version)),
+                 True),
+                ("restart, scores saved", PinSafety(scorer=scorer, saved=ScoreCache(Path(folder), probe_version)),
+                 True))
+        for label, safety, prescore in runs:
+            worst, total = anyio.run(stall, safety, prescore)
+            print(f"{'300 new tools, ' + label + ': loop stall / total (ms)':58} {worst:9.1f} / {total:9.1f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--eval-dir", type=Path, default=EVAL_DIR)
     ap.add_argument("--show-fp", type=int, default=10, help="print up to N flagged real tools with reasons")
     ap.add_argument("--show-missed", action="store_true", help="print the poisoned cases not flagged")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--learned", action="store_true",
+                    help="also the learned probe (host.safety): a rules+learned column, its cost with embedding, "
+                         "and the discovery cost of 300 new tools")
     ap.add_argument("--baseline-tree", type=Path, default=None, metavar="PATH",
                     help="another checkout whose scanner is timed against this one (same run, alternating)")
     args = ap.parse_args(argv)
 
     cases = json.loads(FIXTURES.read_text(encoding="utf-8"))["cases"]
     real = real_tools(args.eval_dir)
+    scorer = None
+    if args.learned:
+        from host.safety import load_definition_scorer  # lazy: loads the dense model
+
+        scorer = load_definition_scorer(True)
+        if scorer is None:
+            raise SystemExit("--learned: the dense model is not available (see the log line above)")
+
+    def held(tools: list[dict]) -> tuple[int, int]:
+        """(held by the rules, held by rules + learned) among ``tools``."""
+        if scorer is None:
+            n = sum(scan_definition(t).suspicious for t in tools)
+            return n, n
+        both = [definition_hold(t, scorer) is not None for t in tools]
+        rules_only = [scan_definition(t).suspicious for t in tools]
+        return sum(rules_only), sum(both)
 
     rows = []
     for split in ("tune", "holdout", "fresh", "fresh2", None):
-        part = [c for c in cases if split is None or c["split"] == split]
-        hit = sum(scan_definition(c["tool"]).suspicious for c in part)
-        rows.append((f"recall, poisoned {split or 'all'}", hit, len(part), 100.0 * hit / len(part)))
+        part = [c["tool"] for c in cases if split is None or c["split"] == split]
+        rows.append((f"recall, poisoned {split or 'all'}", *held(part), len(part)))
     blind = {name: json.loads(path.read_text(encoding="utf-8"))["cases"] for name, path in BLIND_SETS.items()}
     for set_name, set_cases in blind.items():
         for what, poisoned in (("recall", True), ("flagged", False)):
-            part = [c for c in set_cases if c["poisoned"] is poisoned]
-            hit = sum(scan_definition(c["tool"]).suspicious for c in part)
-            rows.append((f"{what}, {set_name} {'poisoned' if poisoned else 'benign'}", hit, len(part),
-                         100.0 * hit / len(part)))
+            part = [c["tool"] for c in set_cases if c["poisoned"] is poisoned]
+            rows.append((f"{what}, {set_name} {'poisoned' if poisoned else 'benign'}", *held(part), len(part)))
     flagged = [(i, t, scan_definition(t)) for i, t in enumerate(real)]
     flagged = [(i, t, r) for i, t, r in flagged if r.suspicious]
+    learned_flags = ({i for i, t in enumerate(real) if definition_hold(t, scorer) is not None} if scorer is not None
+                     else {i for i, _, _ in flagged})
     for name, keep in (("tune (even)", lambda i: i % 2 == 0), ("report (odd)", lambda i: i % 2 == 1),
                        ("all", lambda i: True)):
         n = sum(1 for i in range(len(real)) if keep(i))
         fp = sum(1 for i, _, _ in flagged if keep(i))
-        rows.append((f"false positives, real {name}", fp, n, 100.0 * fp / n))
+        rows.append((f"false positives, real {name}", fp, sum(1 for i in learned_flags if keep(i)), n))
 
     docs = [c["tool"] for c in cases] + [c["tool"] for set_cases in blind.values() for c in set_cases] + real
     wall, cpu = [], []
@@ -161,15 +263,18 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"# machine load average {load:.1f} on {os.cpu_count()} CPUs (costs are inflated when it exceeds the CPU count)"
     )
-    print(f"{'measure':38} {'hits':>6} {'of':>6} {'%':>8}")
-    for name, hit, n, pct in rows:
-        print(f"{name:38} {hit:6d} {n:6d} {pct:8.2f}")
+    print(f"{'measure':38} {'rules':>6} {'of':>6} {'%':>8}" + (f" {'+learn':>7} {'%':>8}" if scorer else ""))
+    for name, hit, both, n in rows:
+        print(f"{name:38} {hit:6d} {n:6d} {100.0 * hit / n:8.2f}" + (f" {both:7d} {100.0 * both / n:8.2f}"
+                                                                      if scorer else ""))
     print(f"{'cost per tool, CPU, median round (µs)':38} {statistics.median(cpu):21.1f}")
     print(f"{'cost per tool, wall, median round (µs)':38} {statistics.median(wall):21.1f}")
     print(f"{'cost, CPU, p50 single real tool (µs)':38} {single[len(single) // 2]:21.1f}")
     print(f"{'cost, CPU, p99 single real tool (µs)':38} {single[int(len(single) * 0.99)]:21.1f}")
     print(f"{'cost, CPU, max single real tool (µs)':38} {single[-1]:21.1f}")
     print(f"{'cost, CPU, worst hostile 400 kB tool (ms)':38} {max(hostile):21.1f}")
+    if scorer is not None:
+        print_learned_cost(real, scorer)
     if args.baseline_tree is not None:
         ab = ab_cost({"baseline": args.baseline_tree.resolve(), "this tree": Path(__file__).resolve().parent.parent},
                      [{k: v for k, v in t.items() if k != "id"} for t in real], args.rounds)

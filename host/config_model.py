@@ -378,6 +378,18 @@ class CodeModeOptions(BaseModel):
         )
 
 
+class DefinitionScanOptions(BaseModel):
+    """``toolhost.definition_scan``: the poisoned-definition scanner's optional learned signal."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    learned: bool = False
+    """Hold tools the learned probe flags besides the rules (needs the dense model; default off:
+    on a blind set it lifts recall from 55 % to 80 % but holds 7/40 instead of 1/40 tricky honest
+    tools and 0.47 % instead of 0.06 % of unseen real tools). ``$TOOLHOST_LEARNED_SCAN`` overrides it
+    (:func:`host.safety.learned_scan_enabled`)."""
+
+
 class HostDefaults(BaseModel):
     """The top-level ``toolhost`` block: defaults for every server (lifecycle fields: see
     :class:`LifecyclePolicy`)."""
@@ -427,6 +439,8 @@ class HostDefaults(BaseModel):
     results (:mod:`registry.safety.taint`; ``{"decision": "approve"}``; grants may override it)."""
     code_mode: CodeModeOptions = Field(default_factory=CodeModeOptions)
     """Code mode: the ``execute`` meta tool, its sandbox pool and limits (:class:`CodeModeOptions`)."""
+    definition_scan: DefinitionScanOptions = Field(default_factory=DefinitionScanOptions)
+    """The definition scanner's learned signal on or off (:class:`DefinitionScanOptions`)."""
 
 
 class HostConfig(BaseModel):

@@ -280,7 +280,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
         raise GatewayError(str(e), kind="config.error") from None
     notices = [("config.warning", w) for w in cfg.warnings]
     try:
-        access, enforce = open_access(root, o.auth, db_url=o.db_url)
+        access, enforce = open_access(root, o.auth, db_url=o.db_url, learned_scan=cfg.defaults.definition_scan.learned)
     except (ValueError, StoreError) as e:
         raise GatewayError(str(e)) from None
     claim: ServeClaim | None = None
@@ -334,6 +334,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
         )
         if access is not None:
             access.watch(rt.registry, auto_accept=rt.auto_accepts)  # pin definitions from the first listing on
+            rt.manager.prescorer = access.pins.safety  # learned scan in a thread, before listing
         surface = OperatorSurface(rt, access, root, o.config, console, watch_config=o.watch_config,
                                   http=not o.stdio, db_url=o.db_url)
         verifier = settings = None

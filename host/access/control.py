@@ -50,9 +50,11 @@ from host.store import (
     load_policy,
     parse_token,
 )
+from host.store.pin_safety import SavedScores
 from host.store.pins import TrustDefault
 from registry.permissions import PinnedPolicy
 from registry.policy import Decision, Policy, Principal
+from registry.safety import UnitScorer
 from registry.store import ToolRegistry
 from registry.tool import ToolRecord
 
@@ -110,6 +112,9 @@ class AccessControl:
             refused until ``toolhost pins accept``; or ``trusted``).
         approved_ttl_seconds: how long an approved call may be run (once).
         pending_ttl_seconds: how long an approval request waits for a decision.
+        definition_scorer: the learned poisoned-definition signal beside the scanner's rules
+            (:func:`host.safety.load_definition_scorer`); ``None``: the rules alone.
+        definition_scores: its scores kept across restarts (:class:`host.safety.ScoreCache`).
 
     Thread-safe: the cached policy is swapped under a lock; database calls are short transactions.
     """
@@ -121,6 +126,8 @@ class AccessControl:
         new_tools: TrustDefault = "held",
         approved_ttl_seconds: float = 600.0,
         pending_ttl_seconds: float = 3600.0,
+        definition_scorer: UnitScorer | None = None,
+        definition_scores: SavedScores | None = None,
     ) -> None:
         self.store = store
         self.users = Users(store)
@@ -130,7 +137,7 @@ class AccessControl:
         self.approvals = Approvals(
             store, approved_ttl_seconds=approved_ttl_seconds, pending_ttl_seconds=pending_ttl_seconds
         )
-        self.pins = Pins(store, new_tools=new_tools)
+        self.pins = Pins(store, new_tools=new_tools, scorer=definition_scorer, saved_scores=definition_scores)
         self.audit_log = AuditLog(store)
         # imported here: host.pipeline.store_outage_log itself imports host.access (outage_reason)
         from host.pipeline.store_outage_log import STORE_OUTAGE_LOG

@@ -44,18 +44,26 @@ CLOSED_RULE = "open-access-closed"
 """The rule of every decision of a gateway that closed because users were added while it ran."""
 
 
-def open_access(data_dir: Path, mode: AuthMode, *, db_url: str | None = None) -> tuple[AccessControl | None, bool]:
+def open_access(data_dir: Path, mode: AuthMode, *, db_url: str | None = None,
+                learned_scan: bool = False) -> tuple[AccessControl | None, bool]:
     """``(access, enforce)``: the permission store (``None`` for ``off``) and whether users exist to enforce.
 
+    ``learned_scan``: the config file's ``toolhost.definition_scan.learned`` (``$TOOLHOST_LEARNED_SCAN``
+    overrides it; :func:`host.safety.learned_scan_enabled`); off: the scanner's rules alone hold.
+
     Raises:
-        ValueError: ``mode`` is not ``auto``, ``on`` or ``off``.
+        ValueError: ``mode`` is not ``auto``, ``on`` or ``off``, or ``$TOOLHOST_LEARNED_SCAN`` is not a yes/no word.
         host.store.StoreError: the database cannot be opened or migrated.
     """
     if mode not in ("auto", "on", "off"):
         raise ValueError(f"--auth must be auto, on or off, got {mode!r}")
     if mode == "off":
         return None, False
-    access = AccessControl.open(data_dir, url=db_url)
+    from host.safety import learned_scan_enabled, load_definition_scorer, open_score_cache  # lazy: the model
+
+    scorer = load_definition_scorer() if learned_scan_enabled(learned_scan) else None
+    saved = open_score_cache(data_dir, scorer) if scorer is not None else None
+    access = AccessControl.open(data_dir, url=db_url, definition_scorer=scorer, definition_scores=saved)
     return access, mode == "on" or bool(access.users.list())
 
 

@@ -15,17 +15,41 @@ row stores both as JSON text:
 from __future__ import annotations
 
 import json
+import logging
+import sqlite3
+import threading
 from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from registry.safety import DriftClass, ScanResult, definition_hold, triage
+import anyio
+import anyio.to_thread
+
+from registry.safety import (
+    DriftClass,
+    LearnedScore,
+    ScanResult,
+    UnitScorer,
+    learned_finding,
+    scan_definition,
+    score_definition,
+    triage,
+)
 from registry.tool import ToolRecord
 
-__all__ = ["DriftSummary", "PinSafety", "drift_json", "findings_json", "parse_drift", "parse_findings"]
+__all__ = ["DriftSummary", "PinSafety", "SavedScores", "drift_json", "findings_json", "parse_drift", "parse_findings"]
+
+_log = logging.getLogger("toolhost.safety")
 
 MAX_STORED_REASONS = 50
 """Findings / drift lines kept per pin (the rest are counted in a last line)."""
+
+
+def _put(cache: OrderedDict[str, Any], key: str, value: Any, max_entries: int) -> None:
+    cache[key] = value
+    while len(cache) > max_entries:
+        cache.popitem(last=False)
 
 
 def _cut(lines: list[str]) -> list[str]:
@@ -72,23 +96,124 @@ def parse_drift(text: str | None) -> DriftSummary | None:
                         bool(d["poisoning"]))
 
 
-class PinSafety:
-    """Scans (cached by definition hash, at most ``max_entries``) and triage for :class:`host.store.Pins`."""
+class SavedScores(Protocol):
+    """Learned scores kept across restarts, by definition hash (:class:`host.safety.ScoreCache`)."""
 
-    def __init__(self, max_entries: int = 20_000) -> None:
+    def get_many(self, hashes: Iterable[str]) -> dict[str, LearnedScore | None]:
+        """The saved scores of those ``hashes`` that have one."""
+        ...
+
+    def put_many(self, scores: Mapping[str, LearnedScore | None]) -> None:
+        """Save ``scores``."""
+        ...
+
+
+class PinSafety:
+    """Scans (cached by definition hash, at most ``max_entries``) and triage for :class:`host.store.Pins`.
+
+    ``scorer``: the learned signal beside the rules (:class:`host.safety.EmbeddingScorer`), or
+    ``None`` for the rules alone. It embeds the text units of each definition not seen before
+    (about 2 ms per unit, ~9 ms per tool). The server manager calls :meth:`prescore` for a new
+    listing before it reaches the registry (:class:`host.upstream.DefinitionPrescorer`): the
+    embedding runs in a worker thread (one at a time, off the event loop) and the synchronous
+    registry listener then finds every score cached. A caller that observes without pre-scoring
+    (one-shot CLI commands, tests) gets the score computed inline. A scorer that fails (the model
+    cannot load or run) is logged and the rules alone decide for that definition.
+
+    ``saved``: scores kept across restarts (:class:`host.safety.ScoreCache`), read and written in
+    the same worker thread; a restart then embeds only new or changed definitions.
+
+    The listing waits for its scan (in the thread, the event loop free): also for the model's first
+    load (a few seconds, usually done already by the search index at start-up). That wait is the
+    price of never listing a tool before the learned signal had its say; applying the score later
+    would list, and let agents call, a tool that is then withdrawn.
+
+    Thread-safe: the caches are read and written under one lock."""
+
+    def __init__(self, max_entries: int = 20_000, scorer: UnitScorer | None = None,
+                 saved: SavedScores | None = None) -> None:
+        self.scorer = scorer
+        self.saved = saved
         self._scans: OrderedDict[str, ScanResult | None] = OrderedDict()
+        self._learned: OrderedDict[str, LearnedScore | None] = OrderedDict()
         self._max = max_entries
+        self._lock = threading.Lock()
+        self._limiter = anyio.CapacityLimiter(1)
 
     def suspicious(self, record: ToolRecord) -> ScanResult | None:
         """The scan that holds ``record`` (suspicious), else ``None``."""
         key = record.definition_hash
-        if key in self._scans:
-            self._scans.move_to_end(key)
-            return self._scans[key]
-        found = self._scans[key] = definition_hold(record)
-        while len(self._scans) > self._max:
-            self._scans.popitem(last=False)
+        with self._lock:
+            if key in self._scans:
+                self._scans.move_to_end(key)
+                return self._scans[key]
+        result = learned_finding(scan_definition(record), self._learned_score(record))
+        found = result if result.suspicious else None
+        with self._lock:
+            _put(self._scans, key, found, self._max)
         return found
+
+    def unscored(self, records: Sequence[ToolRecord]) -> list[ToolRecord]:
+        """The records whose learned score is not in memory yet (``[]`` without a scorer)."""
+        if self.scorer is None:
+            return []
+        with self._lock:
+            return [r for r in records if r.definition_hash not in self._learned]
+
+    async def prescore(self, records: Sequence[ToolRecord]) -> None:
+        """Read the saved or compute the learned scores of the :meth:`unscored` ``records`` in a
+        worker thread (never on the event loop; one such thread at a time)."""
+        todo = self.unscored(records)
+        if todo:
+            await anyio.to_thread.run_sync(self._score_all, todo, limiter=self._limiter, abandon_on_cancel=True)
+
+    def _learned_score(self, record: ToolRecord) -> LearnedScore | None:
+        if self.scorer is None:
+            return None
+        key = record.definition_hash
+        with self._lock:
+            if key in self._learned:
+                self._learned.move_to_end(key)
+                return self._learned[key]
+        return self._score_all([record]).get(key)
+
+    def _score_all(self, records: Sequence[ToolRecord]) -> dict[str, LearnedScore | None]:
+        todo = {r.definition_hash: r for r in records}
+        with self._lock:
+            known = {key: self._learned[key] for key in todo if key in self._learned}
+        known |= self._saved_get([key for key in todo if key not in known])
+        fresh: dict[str, LearnedScore | None] = {}
+        for key, record in todo.items():
+            if key not in known:
+                try:
+                    fresh[key] = score_definition(record, self.scorer)  # type: ignore[arg-type]
+                except Exception as exc:  # noqa: BLE001 - the model failed (any way): the rules decide
+                    _log.warning("definition scanner: learned signal failed on %s (%s: %s); rules alone",
+                                 record.qualified_name, type(exc).__name__, exc)
+                    known[key] = None  # not saved: a restart tries again
+        self._saved_put(fresh)
+        scores = known | fresh
+        with self._lock:
+            for key, score in scores.items():
+                _put(self._learned, key, score, self._max)
+        return scores
+
+    def _saved_get(self, hashes: list[str]) -> dict[str, LearnedScore | None]:
+        if self.saved is None or not hashes:
+            return {}
+        try:
+            return self.saved.get_many(hashes)
+        except (sqlite3.Error, OSError) as exc:
+            _log.warning("definition scanner: saved learned scores unreadable (%s); scoring again", exc)
+            return {}
+
+    def _saved_put(self, scores: dict[str, LearnedScore | None]) -> None:
+        if self.saved is None or not scores:
+            return
+        try:
+            self.saved.put_many(scores)
+        except (sqlite3.Error, OSError) as exc:
+            _log.warning("definition scanner: could not save learned scores (%s); they are kept in memory", exc)
 
     @staticmethod
     def drift(pinned_json: str | None, record: ToolRecord) -> DriftClass | None:

@@ -45,7 +45,16 @@ from sqlalchemy import and_, insert, select, update
 from host.store import schema as s
 from host.store.db import Store, bump_revision
 from host.store.errors import InvalidValue, NotFound, PinHashMismatch
-from host.store.pin_safety import DriftSummary, PinSafety, drift_json, findings_json, parse_drift, parse_findings
+from host.store.pin_safety import (
+    DriftSummary,
+    PinSafety,
+    SavedScores,
+    drift_json,
+    findings_json,
+    parse_drift,
+    parse_findings,
+)
+from registry.safety import UnitScorer
 from registry.tool import ToolRecord
 
 __all__ = ["PinInfo", "PinReport", "PinReview", "Pins", "TrustDefault", "definition_json"]
@@ -148,7 +157,8 @@ class Pins:
     """Pin store. ``first_seen`` / ``new_tools``: see module docstring."""
 
     def __init__(
-        self, store: Store, *, new_tools: TrustDefault = "held", first_seen: TrustDefault = "trusted"
+        self, store: Store, *, new_tools: TrustDefault = "held", first_seen: TrustDefault = "trusted",
+        scorer: UnitScorer | None = None, saved_scores: SavedScores | None = None,
     ) -> None:
         for name, value in (("new_tools", new_tools), ("first_seen", first_seen)):
             if value not in ("trusted", "held"):
@@ -156,7 +166,7 @@ class Pins:
         self.store = store
         self.new_tools = new_tools
         self.first_seen = first_seen
-        self.safety = PinSafety()
+        self.safety = PinSafety(scorer=scorer, saved=saved_scores)
 
     def observe(self, server: str, records: Iterable[ToolRecord], *, auto_accept: bool = False) -> PinReport:
         """Compare the tools ``server`` serves now with their pins and update them (one transaction).

@@ -25,7 +25,13 @@
 from host.upstream.backoff import Backoff
 from host.upstream.connection import ConnectionState, ServerConnection, ServerStatus, call_client_tool, list_all_tools
 from host.upstream.executor import ProgressCallback, ToolExecutor
-from host.upstream.manager import ServerManager, records_from_tools, tool_definition, unmatched_tool_names
+from host.upstream.manager import (
+    DefinitionPrescorer,
+    ServerManager,
+    records_from_tools,
+    tool_definition,
+    unmatched_tool_names,
+)
 from host.upstream.relist import RelistGate
 
 __all__ = [
@@ -34,6 +40,7 @@ __all__ = [
     "ProgressCallback",
     "RelistGate",
     "ServerConnection",
+    "DefinitionPrescorer",
     "ServerManager",
     "ServerStatus",
     "ToolExecutor",

@@ -15,10 +15,10 @@ then SIGTERM, then SIGKILL).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -41,9 +41,22 @@ from registry import (
 )
 from registry.catalog import Catalog, qualify_uri
 
-__all__ = ["ServerManager", "records_from_tools", "tool_definition", "unmatched_tool_names"]
+__all__ = ["DefinitionPrescorer", "ServerManager", "records_from_tools", "tool_definition", "unmatched_tool_names"]
 
 StatusListener = Callable[[ServerStatus], None]
+
+
+class DefinitionPrescorer(Protocol):
+    """Slow per-definition work (the learned definition scan) done before a listing reaches the
+    registry, so the registry's synchronous listeners find it done (:class:`host.store.pin_safety.PinSafety`)."""
+
+    def unscored(self, records: Sequence[ToolRecord]) -> list[ToolRecord]:
+        """The records still needing :meth:`prescore` (``[]``: the listing may apply at once)."""
+        ...
+
+    async def prescore(self, records: Sequence[ToolRecord]) -> None:
+        """Do the work for ``records`` without blocking the event loop (a worker thread)."""
+        ...
 
 
 def tool_definition(tool: Tool) -> ToolDefinition:
@@ -164,6 +177,11 @@ class ServerManager:
         self._config_failures = _config_failures(config)
         self._done: dict[str, anyio.Event] = {}
         self._tg: TaskGroup | None = None
+        self.prescorer: DefinitionPrescorer | None = None
+        """Set by the gateway's composition: a listing with definitions it has not scored is
+        applied only after :meth:`DefinitionPrescorer.prescore` (in a task; never-scanned tools are
+        never in the registry, so never listed or callable)."""
+        self._listing_seq: dict[str, int] = {}
 
     def _connection(self, server: ServerConfig) -> ServerConnection:
         return ServerConnection(
@@ -300,6 +318,28 @@ class ServerManager:
         warnings.extend(unmatched_tool_names(cfg, tools))
         if tuple(records) == self.registry.by_server(server):
             return  # an identical listing changes nothing: no version bump, no listeners
+        seq = self._listing_seq[server] = self._listing_seq.get(server, 0) + 1
+        pending = self.prescorer.unscored(records) if self.prescorer is not None and self._tg is not None else []
+        if not pending:
+            self._apply_listing(server, records, warnings)
+            return
+        prescorer = self.prescorer
+        assert prescorer is not None
+        # until the scan ends, a new or changed tool is not in the registry (neither its old nor its
+        # new definition is listed or callable); the scanned rest of the listing applies at once
+        waiting = {r.qualified_name for r in pending}
+        ready = [r for r in records if r.qualified_name not in waiting]
+        if tuple(ready) != self.registry.by_server(server):
+            self._apply_listing(server, ready, warnings)
+
+        async def scan_then_apply() -> None:
+            await prescorer.prescore(records)
+            if self.connections.get(server) is conn and self._listing_seq.get(server) == seq:
+                self._apply_listing(server, records, warnings)  # else a newer listing or a removal won
+
+        self.spawn(scan_then_apply)
+
+    def _apply_listing(self, server: str, records: list[ToolRecord], warnings: list[str]) -> None:
         try:
             self.registry.replace_server(server, records)
         except NameConflict as err:

@@ -7,6 +7,14 @@ from registry.safety.definition_scan import Finding, FindingKind, ScanResult, es
 from registry.safety.drift import Change, ChangeKind, DriftClass, classify_drift
 from registry.safety.flow import FlowConfig, FlowLabels, Label, LabelOverride, derive_labels
 from registry.safety.guard import DefinitionCheck, FlowGuard, TaintCheck, definition_hold, triage
+from registry.safety.learned import (
+    LearnedScore,
+    LinearProbe,
+    UnitScorer,
+    definition_units,
+    learned_finding,
+    score_definition,
+)
 from registry.safety.taint import SeenCall, SessionTaint, TaintDecision, TaintRule, TaintTracker, TaintVerdict
 
 __all__ = [
@@ -20,6 +28,8 @@ __all__ = [
     "FlowGuard",
     "FlowLabels",
     "Label",
+    "LearnedScore",
+    "LinearProbe",
     "LabelOverride",
     "ScanResult",
     "SeenCall",
@@ -29,11 +39,15 @@ __all__ = [
     "TaintRule",
     "TaintTracker",
     "TaintVerdict",
+    "UnitScorer",
     "classify_drift",
     "definition_hold",
+    "definition_units",
     "derive_labels",
     "escape_span",
+    "learned_finding",
     "scan_definition",
     "scan_text",
+    "score_definition",
     "triage",
 ]

@@ -67,6 +67,8 @@ kind                      what fires (strong unless marked weak)
 ``padding``               ≥ 40 spaces/tabs or ≥ 12 consecutive line breaks (pushes text off-screen)
 ``oversized``             weak: description over the budget (2,000 + 250 per schema property chars);
                           strong over 3× the budget
+``learned``               the learned probe's score of a text unit at or over its threshold
+                          (:mod:`registry.safety.learned`; only when a scorer is given)
 ========================  =====================================================================
 
 A tool is suspicious (:attr:`ScanResult.suspicious`) when it has a strong finding, or two weak
@@ -138,6 +140,7 @@ class Finding:
         strong: alone enough to call the tool suspicious.
         rule: short rule name (``fake_tag``, ``tag_chars`` …).
         in_key: the text is a property name (the key at ``path``), not a value.
+        message: the whole line for people instead of the span (the ``learned`` finding's score).
     """
 
     kind: FindingKind
@@ -148,9 +151,12 @@ class Finding:
     strong: bool
     rule: str
     in_key: bool = False
+    message: str = ""
 
     def describe(self) -> str:
         """One line for people: ``instruction (fake_tag) at description[12:23]: '<IMPORTANT>'``."""
+        if self.message:
+            return f"{self.kind.value} ({self.rule}): {self.message}: '{self.span}'"
         where = f"{self.path} (property name)" if self.in_key else f"{self.path}[{self.start}:{self.end}]"
         return f"{self.kind.value} ({self.rule}) at {where}: '{self.span}'"
 

@@ -9,8 +9,8 @@ per call apart from the first label derivation of a definition):
   an error result with ``verdict.message(record.qualified_name)``;
 * when a result is handed back: ``guard.record_result(session, call_id, record)``;
 * when a session ends: ``guard.end_session(session)``;
-* on discovery and every re-list: ``definition_hold(record)`` (``None`` or the scan to hold it
-  with), and for a changed pin ``triage(pinned_definition, record)``.
+* on discovery and every re-list: ``definition_hold(record, scorer)`` (``None`` or the scan to
+  hold it with; ``scorer`` the learned signal or ``None``), and for a changed pin ``triage(pinned_definition, record)``.
 
 Protocols :class:`TaintCheck` and :class:`DefinitionCheck` let layers take part without knowing
 this class (see the brief: a decision several layers share gets a ``Protocol``).
@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from registry.safety.definition_scan import ScanResult, scan_definition
 from registry.safety.drift import DriftClass, classify_drift
 from registry.safety.flow import FlowConfig, FlowLabels, derive_labels
+from registry.safety.learned import UnitScorer, learned_finding, score_definition
 from registry.safety.taint import CONFIG_RULE, SeenCall, TaintRule, TaintTracker, TaintVerdict
 from registry.tool import ToolDefinition, ToolRecord
 
@@ -107,9 +108,16 @@ class FlowGuard:
         return self.sessions.end_matching(prefix)
 
 
-def definition_hold(record: ToolRecord | ToolDefinition | Mapping[str, Any]) -> ScanResult | None:
-    """The scan of a definition that must be held (suspicious), else ``None``."""
+def definition_hold(record: ToolRecord | ToolDefinition | Mapping[str, Any],
+                    scorer: UnitScorer | None = None) -> ScanResult | None:
+    """The scan of a definition that must be held (suspicious), else ``None``.
+
+    ``scorer``: the learned signal (:mod:`registry.safety.learned`); a tool whose highest unit
+    score reaches ``scorer.threshold`` is held with a ``learned`` finding naming the unit and the
+    score, whatever the rules say. ``None``: the rules alone."""
     result = scan_definition(record)
+    if scorer is not None:
+        result = learned_finding(result, score_definition(record, scorer))
     return result if result.suspicious else None
 
 

@@ -37,6 +37,7 @@ class FindingKind(str, enum.Enum):
     ENCODED_PAYLOAD = "encoded_payload"
     PADDING = "padding"
     OVERSIZED = "oversized"
+    LEARNED = "learned"
 
 
 

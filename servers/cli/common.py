@@ -95,7 +95,7 @@ async def _with_runtime(
 
     access = principal = None
     if user is not None:
-        access, _enforce = _open_access(root, "on", db_url)
+        access, _enforce = _open_access(root, "on", db_url, cfg.defaults.definition_scan.learned)
         try:
             require_user(access, user, root)  # type: ignore[arg-type]
             principal = access.principal_for_user(user)  # type: ignore[union-attr]
@@ -104,7 +104,7 @@ async def _with_runtime(
             access.close()  # type: ignore[union-attr]
             raise typer.Exit(2) from None
     else:
-        access, _enforce = _open_access(root, "auto", db_url)
+        access, _enforce = _open_access(root, "auto", db_url, cfg.defaults.definition_scan.learned)
     rt = HostRuntime(cfg, data_dir=root, conversation_id="cli", policy=local_policy(access, user=user),
                      approvals=access.approval_hook() if user is not None and access is not None else None,
                      auditor=access,  # every CLI call is audited (principal local:<os user> without --user)
@@ -113,6 +113,7 @@ async def _with_runtime(
         if access is not None:
             access.pins.new_tools = cfg.defaults.new_tools  # held (default) or trusted, as in serve
             access.watch(rt.registry, auto_accept=rt.auto_accepts)
+            rt.manager.prescorer = access.pins.safety  # learned scan in a thread, before listing
         with live_status(err, rt.statuses()) as refresh:
             rt.manager.on_status = refresh
             async with rt:
@@ -141,12 +142,12 @@ def _report_failures(rt: HostRuntime) -> None:
 
 
 
-def _open_access(root: Path, mode: str, db_url: str | None) -> tuple[AccessControl | None, bool]:
+def _open_access(root: Path, mode: str, db_url: str | None, learned_scan: bool) -> tuple[AccessControl | None, bool]:
     from host.access import open_access
     from host.store import StoreError
 
     try:
-        return open_access(root, mode, db_url=db_url)  # type: ignore[arg-type]
+        return open_access(root, mode, db_url=db_url, learned_scan=learned_scan)  # type: ignore[arg-type]
     except (ValueError, StoreError) as e:
         err.print(f"[red]{e}[/red]")
         raise typer.Exit(2) from None
