@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -262,8 +263,12 @@ class AdminService(AdminActions):
         return [_row(u) for u in self.access.users.list()]
 
     def add_user(self, name: str) -> dict[str, Any]:
+        """Create user ``name``: its row, plus ``"serve_closed": {"pid": N}`` when this is the service of
+        a serve running in open access (pid N), which from now on refuses every tool until restarted."""
         row = _row(self.access.users.add(name))
         self.acted("user.add", f"user {name}")
+        if self.runtime is not None and not self.runtime.policy.per_user:
+            row["serve_closed"] = {"pid": os.getpid()}
         return row
 
     def remove_user(self, name: str) -> None:

@@ -95,8 +95,13 @@ def _add_grant(subject: str, pattern: str, max_risk: RiskChoice, approval: bool 
 @users_app.command("add")
 def users_add(name: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
     """Create user NAME (no access until grants or roles are added)."""
-    run_command(data_dir, db_url, lambda svc: svc.add_user(name),
-                f"added user {name}; next: toolhost grants add {name} PATTERN, toolhost keys create {name}")
+    with service(data_dir, db_url) as svc:
+        row = svc.add_user(name)
+    typer.echo(f"added user {name}; next: toolhost grants add {name} PATTERN, toolhost keys create {name}")
+    if closed := row.get("serve_closed"):
+        typer.echo(f"warning: the running serve (pid {closed['pid']}) now refuses every tool until you restart it: "
+                   "it started without users (open access); after the restart it requires API keys "
+                   f"(toolhost keys create {name})", err=True)
 
 
 @users_app.command("list")
