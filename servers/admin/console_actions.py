@@ -107,8 +107,9 @@ def action_routes(c: Console) -> list[Route]:
         pattern = _field(f, "pattern")
         approval = {"always": True, "never": False}.get(_field(f, "approval"))
         g = await t(lambda: svc.add_grant(subject, pattern, max_risk=_field(f, "max_risk") or "destructive",
-                                          approval=approval, deny=f.get("deny") == "yes", kind=kind))
-        done = f"added grant #{g['id']} {g['rule']}"
+                                          approval=approval, deny=f.get("deny") == "yes", kind=kind,
+                                          taint=_field(f, "taint") or None))
+        done = f"added grant #{g['id']} {g['rule']}" + (f" (taint {g['taint']})" if g["taint"] else "")
         warning = await t(unmatched_grant_warning, svc, pattern)
         return Warn(f"{done}; but {warning}") if warning else done
 
