@@ -89,6 +89,9 @@ def _add_grant(subject: str, pattern: str, max_risk: RiskChoice, approval: bool 
         g = svc.add_grant(subject, pattern, max_risk=max_risk.value, approval=approval, deny=deny, kind=kind,
                           taint=None if taint is None else taint.value)
     typer.echo(grant_summary(g))
+    if unmatched := g.get("unmatched"):
+        typer.echo(f"warning: {unmatched['warning']} (checked against the tools of the running serve, "
+                   f"pid {unmatched['pid']})", err=True)
 
 
 # -- users --------------------------------------------------------------------------------------
