@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["RISK_STYLE", "risk_cell", "tool_rows_table"]
+__all__ = ["risk_cell", "tool_rows_table"]
 
-RISK_STYLE = {"read": "green", "write": "yellow", "destructive": "red"}
+_RISK_STYLE = {"read": "green", "write": "yellow", "destructive": "red"}
 
 
 def risk_cell(risk: str) -> Text:
     """``risk`` (``read``/``write``/``destructive``) in its colour."""
-    return Text(risk, style=RISK_STYLE.get(risk, ""))
+    return Text(risk, style=_RISK_STYLE.get(risk, ""))
 
 
 def tool_rows_table(title: str, heads: Sequence[str], last: str, rows: Iterable[Sequence[str | Text]], *,
@@ -31,7 +32,7 @@ def tool_rows_table(title: str, heads: Sequence[str], last: str, rows: Iterable[
     rows = [list(r) for r in rows]
     table = Table(title=title, expand=False)
     for i, head in enumerate(heads):
-        widest = max([len(head), *(Text(r[i]).cell_len if isinstance(r[i], str) else r[i].cell_len for r in rows)])
+        widest = max([cell_len(head), *(cell_len(r[i]) if isinstance(r[i], str) else r[i].cell_len for r in rows)])
         table.add_column(head, no_wrap=True, min_width=widest)
     table.add_column(last)  # wrapable, so rich narrows it first; its cells say how they give up room
     for *cells, tail in rows:

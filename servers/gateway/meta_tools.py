@@ -169,7 +169,7 @@ def search_error(text: str) -> CallToolResult:
 
 def gateway_refusal(runtime: HostRuntime, principal: Principal) -> str | None:
     """Why every tool is refused to ``principal``, when the whole gateway refuses (a serve started in
-    open access after users were added: rule :data:`host.access.CLOSED_RULE`), else ``None``. The
+    open access after users were added: rule :data:`host.access.open_access.CLOSED_RULE`), else ``None``. The
     reason concerns the gateway, not a tool, so telling it reveals nothing about any tool."""
     view = runtime.policy.for_request(principal)
     for tool in runtime.registry.tools()[:1]:
