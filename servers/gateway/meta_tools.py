@@ -33,6 +33,8 @@ __all__ = [
     "SEARCH_TOOL",
     "TOOL_SEARCH",
     "as_mcp_tool",
+    "gateway_refusal",
+    "refusal_error",
     "run_search",
     "search_error",
     "search_tool",
@@ -178,12 +180,18 @@ def gateway_refusal(runtime: HostRuntime, principal: Principal) -> str | None:
     return None
 
 
+def refusal_error(reason: str, where: str) -> dict[str, Any]:
+    """The ``_meta["toolhost/error"]`` of a gateway that refuses every tool (:func:`gateway_refusal`),
+    coded like ``call_tool``'s: ``permission_denied``, the ``reason`` and ``details.rule``."""
+    return {"code": "permission_denied", "message": f"permission_denied: {reason}", "where": where,
+            "details": {"rule": CLOSED_RULE}}
+
+
 def refused_search(reason: str) -> CallToolResult:
-    """A ``tool_search`` answer of a gateway that refuses every tool: ``permission_denied`` with
-    ``reason``, coded like ``call_tool``'s (``_meta["toolhost/error"]``, ``details.rule``)."""
-    text = f"permission_denied: {reason}"
-    err = {"code": "permission_denied", "message": text, "where": "tool_search", "details": {"rule": CLOSED_RULE}}
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta={ERROR_META_KEY: err})
+    """A ``tool_search`` answer of a gateway that refuses every tool (:func:`refusal_error`)."""
+    err = refusal_error(reason, "tool_search")
+    return CallToolResult(content=[TextContent(type="text", text=err["message"])], is_error=True,
+                          _meta={ERROR_META_KEY: err})
 
 
 def run_search(

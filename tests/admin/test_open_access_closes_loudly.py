@@ -36,6 +36,13 @@ async def _call(url: str, era: str, tool: tuple[str, dict] = CALL) -> tuple[bool
     return bool(r.is_error), "".join(b.text for b in r.content if getattr(b, "text", None)), r.meta or {}
 
 
+async def _list(url: str, era: str) -> dict:
+    async with httpx2.AsyncClient(timeout=40) as http, \
+            Client(streamable_http_client(url + "/mcp", http_client=http), mode=ERAS[era]) as c:
+        with anyio.fail_after(40):
+            return (await c.list_tools()).meta or {}
+
+
 async def test_clients_learn_the_gateway_closed_and_what_to_do(tmp_path) -> None:
     data = tmp_path / "data"
     with Serve(config(tmp_path), data) as serve:
@@ -43,6 +50,7 @@ async def test_clients_learn_the_gateway_closed_and_what_to_do(tmp_path) -> None
             assert (await _call(serve.url, era))[0] is False
             found, text, _meta = await _call(serve.url, era, SEARCH)
             assert not found and "orders__get_order" in text
+            assert "toolhost/error" not in await _list(serve.url, era)
         added = subprocess.run([TOOLHOST, "users", "add", "ann", "--data-dir", str(data)], capture_output=True,
                                text=True, timeout=60)
         assert added.returncode == 0, added.stderr
@@ -57,3 +65,6 @@ async def test_clients_learn_the_gateway_closed_and_what_to_do(tmp_path) -> None
                 assert "restart `toolhost serve`" in text and "Authorization: Bearer <key>" in text
                 assert meta["toolhost/error"]["details"]["rule"] == "open-access-closed"
                 assert meta["toolhost/error"]["code"] == "permission_denied"
+            listed = await _list(serve.url, era)  # tools/list carries the same reason in its _meta
+            assert listed["toolhost/error"]["message"].startswith("permission_denied: users were added after")
+            assert listed["toolhost/error"]["where"] == "tools/list"
