@@ -96,6 +96,8 @@ def test_empty_admin_listings_print_one_sentence_instead_of_a_table(tmp_path) ->
         out = runner.invoke(app, [*cmd, *base], env=env)
         assert out.exit_code == 0 and out.output == sentence + "\n", (cmd, out.output)
     assert runner.invoke(app, ["approvals", "list", "--json", *base], env=env).output.strip() == "[]"
+    audit = runner.invoke(app, ["audit", "--tool", "x__y", *base], env=env)
+    assert audit.output == "No audit rows match these filters.\n"
     assert runner.invoke(app, ["users", "add", "alice", *base], env=env).exit_code == 0
     listed = runner.invoke(app, ["users", "list", *base], env=env).output
     assert "alice" in listed and "No users yet" not in listed
