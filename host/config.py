@@ -60,6 +60,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
+from host.config_fixes import value_fix
 from host.config_model import (
     DEFAULT_CONFIG_PATH,
     PACKAGE_RUNNERS,
@@ -188,7 +189,8 @@ def _problem(error: Any) -> str:
     field = str(error["loc"][-1]) if error["loc"] else ""
     if error["type"] == "missing":
         return _MISSING_HINTS.get(field, "required")
-    return f"{error['msg'].removeprefix('Value error, ')} (got {_shown_input(error.get('input'))})"
+    message, shown, fix = error["msg"].removeprefix("Value error, "), _shown_input(error.get("input")), value_fix(error)
+    return f"{message}, got {shown} ({fix})" if fix else f"{message} (got {shown})"
 
 
 def _shown_input(value: Any) -> str:

@@ -130,6 +130,20 @@ def test_every_readme_command_runs_as_written(tmp_path) -> None:
             serve.wait(timeout=10)
 
 
+def test_python_client_example_waits_longer_than_the_longest_default_call() -> None:
+    """The SDK example's read timeout outlasts a tool's default timeout and a script's wall clock plus its
+    sandbox wait, so a slow call ends with toolhost's result or error, not the client's ReadTimeout."""
+    from host.config_model import CodeModeLimitOptions, CodeModePoolOptions
+    from registry.tool import DEFAULT_TIMEOUT_SECONDS
+
+    code = python_example()
+    [read] = re.findall(r"httpx2\.Timeout\(\d+, read=(\d+)\)", code)
+    assert "timeout=timeout" in code
+    longest_script = CodeModeLimitOptions().wall_clock_seconds + CodeModePoolOptions().checkout_timeout_seconds
+    assert int(read) == 300
+    assert int(read) > max(DEFAULT_TIMEOUT_SECONDS, longest_script)
+
+
 if __name__ == "__main__":  # pragma: no cover - list the commands
     print("\n".join(toolhost_lines()))
     pytest.main([__file__])

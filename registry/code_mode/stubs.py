@@ -74,7 +74,7 @@ def render_stub(record: ToolRecord, identifier: str) -> str:
         if name in required:
             params_req.append(f"{name}: {annotation}")
         else:
-            params_opt.append(f"{name}: {annotation} | None = None" if annotation != "Any" else f"{name}: Any = None")
+            params_opt.append(f"{name}: {_optional(annotation)} = None")
         desc = schema.get("description") if isinstance(schema, Mapping) else None
         if desc:
             arg_docs.append(f"        {name}: {_one_line(desc)}")
@@ -109,6 +109,35 @@ def render_stubs(records: Iterable[ToolRecord], names: Mapping[str, str]) -> str
 def _union(parts: Iterable[str]) -> str:
     seen = list(dict.fromkeys(parts))
     return "Any" if "Any" in seen else " | ".join(seen)
+
+
+def _optional(annotation: str) -> str:
+    """``annotation`` with ``| None`` unless it admits ``None`` (``Any``, ``… | None``, ``Literal[…, None]``)."""
+    parts = _top_level_parts(annotation)
+    if annotation == "Any" or "None" in parts:
+        return annotation
+    literals = [p[8:-1] for p in parts if p.startswith("Literal[") and p.endswith("]")]
+    if any("None" in _top_level_parts(inner, ", ") for inner in literals):
+        return annotation
+    return f"{annotation} | None"
+
+
+def _top_level_parts(text: str, separator: str = " | ") -> list[str]:
+    """``text`` split on ``separator`` outside brackets: ``list[int | None] | None`` → two parts."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        if text[i] == "[":
+            depth += 1
+        elif text[i] == "]":
+            depth -= 1
+        elif depth == 0 and text.startswith(separator, i):
+            parts.append(text[start:i])
+            start = i + len(separator)
+            i = start
+            continue
+        i += 1
+    parts.append(text[start:])
+    return parts
 
 
 def _literal_ok(value: Any) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +29,7 @@ from host.access import AccessControl
 from host.access import decide as decide_approval
 from host.access.gate import call_issuers
 from registry import Principal
+from registry.policy import matches_pattern
 from servers.admin.approval_view import HiddenArguments, approval_view
 from servers.admin.protocol import AdminActions
 
@@ -262,8 +264,12 @@ class AdminService(AdminActions):
         return [_row(u) for u in self.access.users.list()]
 
     def add_user(self, name: str) -> dict[str, Any]:
+        """Create user ``name``: its row, plus ``"serve_closed": {"pid": N}`` when this is the service of
+        a serve running in open access (pid N), which from now on refuses every tool until restarted."""
         row = _row(self.access.users.add(name))
         self.acted("user.add", f"user {name}")
+        if self.runtime is not None and not self.runtime.policy.per_user:
+            row["serve_closed"] = {"pid": os.getpid()}
         return row
 
     def remove_user(self, name: str) -> None:
@@ -311,10 +317,18 @@ class AdminService(AdminActions):
         self, subject: str, pattern: str, *, max_risk: str = "destructive", approval: bool | None = None,
         deny: bool = False, kind: str = "user", taint: str | None = None,
     ) -> dict[str, Any]:
+        """Add a grant: its row and ``rule``, plus ``"unmatched": {"pid", "warning"}`` when this is a
+        serve's service (pid) and ``pattern`` covers none of its registered tools (a typo, or a server
+        not connected yet). Raises :class:`host.store.InvalidValue` for a bad value."""
         g = self.access.grants.add(subject, pattern, effect="deny" if deny else "allow", max_risk=max_risk,
                                    approval=approval, kind=kind, taint=taint)
         self.acted("grant.add", f"grant #{g.id} {g.rule}")
-        return grant_row(g) | {"rule": g.rule}
+        row = grant_row(g) | {"rule": g.rule}
+        if self.runtime is not None and not any(matches_pattern(pattern, x) for x in self.runtime.registry.tools()):
+            row["unmatched"] = {"pid": os.getpid(), "warning": (
+                f"pattern {pattern!r} matches no tool registered now: check the spelling (qualified names are "
+                "server__tool; server:NAME for a whole server) or that its server is connected")}
+        return row
 
     def remove_grant(self, subject: str, pattern: str, *, deny: bool = False, kind: str = "user") -> int:
         n = self.access.grants.remove(subject, pattern, effect="deny" if deny else "allow", kind=kind)

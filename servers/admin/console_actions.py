@@ -13,7 +13,6 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from registry.policy import matches_pattern
 from servers.admin.actions import AdminService
 from servers.admin.api import ApiError
 from servers.admin.auth import AdminSession
@@ -21,7 +20,7 @@ from servers.admin.auth import AdminSession
 if TYPE_CHECKING:
     from servers.admin.console import Console
 
-__all__ = ["Warn", "action_routes", "unmatched_grant_warning"]
+__all__ = ["Warn", "action_routes"]
 
 t = anyio.to_thread.run_sync
 
@@ -43,15 +42,6 @@ def _subject(f: FormData) -> tuple[str, str]:
     if subject.startswith("role:"):
         return subject.removeprefix("role:"), "role"
     return subject.removeprefix("user:"), "user"
-
-
-def unmatched_grant_warning(svc: AdminService, pattern: str) -> str | None:
-    """The warning for a grant pattern that covers no registered tool now (a typo, or a server not
-    connected yet), else ``None``. Without a running host nothing is known, so no warning."""
-    if svc.runtime is None or any(matches_pattern(pattern, x) for x in svc.runtime.registry.tools()):
-        return None
-    return (f"pattern {pattern!r} matches no tool registered now: check the spelling (qualified names are "
-            f"server__tool; server:NAME for a whole server) or that its server is connected")
 
 
 def action_routes(c: Console) -> list[Route]:
@@ -107,10 +97,10 @@ def action_routes(c: Console) -> list[Route]:
         pattern = _field(f, "pattern")
         approval = {"always": True, "never": False}.get(_field(f, "approval"))
         g = await t(lambda: svc.add_grant(subject, pattern, max_risk=_field(f, "max_risk") or "destructive",
-                                          approval=approval, deny=f.get("deny") == "yes", kind=kind))
-        done = f"added grant #{g['id']} {g['rule']}"
-        warning = await t(unmatched_grant_warning, svc, pattern)
-        return Warn(f"{done}; but {warning}") if warning else done
+                                          approval=approval, deny=f.get("deny") == "yes", kind=kind,
+                                          taint=_field(f, "taint") or None))
+        done = f"added grant #{g['id']} {g['rule']}" + (f" (taint {g['taint']})" if g["taint"] else "")
+        return Warn(f"{done}; but {g['unmatched']['warning']}") if "unmatched" in g else done
 
     async def remove_grant(_r: Request, f: FormData, _s: AdminSession, svc: AdminService) -> str:
         subject, kind = _subject(f)

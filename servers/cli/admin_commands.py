@@ -89,14 +89,22 @@ def _add_grant(subject: str, pattern: str, max_risk: RiskChoice, approval: bool 
         g = svc.add_grant(subject, pattern, max_risk=max_risk.value, approval=approval, deny=deny, kind=kind,
                           taint=None if taint is None else taint.value)
     typer.echo(grant_summary(g))
+    if unmatched := g.get("unmatched"):
+        typer.echo(f"warning: {unmatched['warning']} (checked against the tools of the running serve, "
+                   f"pid {unmatched['pid']})", err=True)
 
 
 # -- users --------------------------------------------------------------------------------------
 @users_app.command("add")
 def users_add(name: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
     """Create user NAME (no access until grants or roles are added)."""
-    run_command(data_dir, db_url, lambda svc: svc.add_user(name),
-                f"added user {name}; next: toolhost grants add {name} PATTERN, toolhost keys create {name}")
+    with service(data_dir, db_url) as svc:
+        row = svc.add_user(name)
+    typer.echo(f"added user {name}; next: toolhost grants add {name} PATTERN, toolhost keys create {name}")
+    if closed := row.get("serve_closed"):
+        typer.echo(f"warning: the running serve (pid {closed['pid']}) now refuses every tool until you restart it: "
+                   "it started without users (open access); after the restart it requires API keys "
+                   f"(toolhost keys create {name})", err=True)
 
 
 @users_app.command("list")
@@ -106,7 +114,7 @@ def users_list(data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson =
                  columns=("user", "roles", "grants", "active keys", "created"),
                  cells=lambda u: (u["name"], ", ".join(u["roles"]) or "-", str(u["grants"]), str(u["active_keys"]),
                                   when(u["created_at"])),
-                 empty_hint="no users yet: add one with `toolhost users add NAME`")
+                 empty="No users yet: add one with `toolhost users add NAME`.")
 
 
 @users_app.command("remove")
@@ -133,7 +141,7 @@ def roles_list(data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson =
     list_command(data_dir, db_url, as_json, lambda svc: svc.roles(), title="roles",
                  columns=("role", "members", "grants", "description"),
                  cells=lambda r: (r["name"], ", ".join(r["members"]) or "-", str(r["grants"]), r["description"]),
-                 empty_hint="no roles yet: add one with `toolhost roles add NAME`")
+                 empty="No roles yet: add one with `toolhost roles add NAME`.")
 
 
 @roles_app.command("remove")
@@ -204,8 +212,8 @@ def grants_list(
     """List grants (all, or USER's own; role grants are listed under role:NAME)."""
     list_command(data_dir, db_url, as_json, lambda svc: svc.grants(user, "user" if user else None),
                  title=f"grants of {user}" if user else "grants", columns=GRANT_COLUMNS, cells=_grant_cells,
-                 empty_hint="no grants" + (f" for {user}" if user else "")
-                 + ": add one with `toolhost grants add USER 'PATTERN'`")
+                 empty="No grants" + (f" for {user}" if user else "")
+                 + ": add one with `toolhost grants add USER 'PATTERN'`.")
 
 
 @grants_app.command("remove")
@@ -248,8 +256,8 @@ def keys_list(
                  cells=lambda k: (k["key_id"], k["user"], k["label"] or "-", when(k["created_at"]),
                                   when(k["last_used_at"]),
                                   "active" if k["active"] else f"revoked {when(k['revoked_at'])}"),
-                 empty_hint="no API keys" + (f" for {user}" if user else "")
-                 + ": create one with `toolhost keys create USER`")
+                 empty="No API keys" + (f" for {user}" if user else "")
+                 + ": create one with `toolhost keys create USER`.")
 
 
 @keys_app.command("revoke")

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from host.access import AccessControl
 
 __all__ = [
-    "Admin", "AsJson", "DataDir", "DbUrl", "access", "console", "fail", "list_command", "print_json", "print_table",
+    "Admin", "AsJson", "DataDir", "DbUrl", "access", "console", "fail", "list_command", "print_json",
     "run_command", "service",
 ]
 
@@ -166,14 +166,6 @@ def console() -> Console:
     return Console(width=160, soft_wrap=False)
 
 
-def print_table(table: Table, empty_hint: str) -> None:
-    """Print ``table``; when it has no rows, print ``empty_hint`` (what to run to make one) below it,
-    so an empty listing says how to fill it instead of showing bare headers."""
-    console().print(table)
-    if not table.row_count:
-        typer.echo(empty_hint)
-
-
 def list_command(
     data_dir: Path | None,
     db_url: str | None,
@@ -183,27 +175,27 @@ def list_command(
     title: str,
     columns: Sequence[str],
     cells: Callable[[dict[str, Any]], Sequence[Any]],
-    empty_hint: str | None = None,
+    empty: str,
     overflow: str = "ellipsis",
 ) -> None:
     """The body of a ``list`` command: the rows ``fetch(admin)`` returns (:func:`service`), printed
-    as JSON (``as_json``) or as a table ``title`` with ``columns`` (cut by ``overflow``: rich's
-    ``ellipsis`` or ``fold``) and ``cells(row)`` per row; an empty table is followed by
-    ``empty_hint`` when given (:func:`print_table`)."""
+    as JSON (``as_json``; ``[]`` when there are none) or as a table ``title`` with ``columns`` (cut by
+    ``overflow``: rich's ``ellipsis`` or ``fold``) and ``cells(row)`` per row. With no rows, only the
+    sentence ``empty`` is printed (e.g. ``No pending approvals.``), never a table of bare headers."""
     with service(data_dir, db_url) as svc:
         rows = fetch(svc)
     if as_json:
         print_json(rows)
+        return
+    if not rows:
+        typer.echo(empty)
         return
     table = Table(title=title)
     for col in columns:
         table.add_column(col, overflow=overflow)  # type: ignore[arg-type]  # one of rich's OverflowMethod names
     for row in rows:
         table.add_row(*cells(row))
-    if empty_hint is None:
-        console().print(table)
-    else:
-        print_table(table, empty_hint)
+    console().print(table)
 
 
 def run_command(data_dir: Path | None, db_url: str | None, act: Callable[[Any], object], done: str) -> None:

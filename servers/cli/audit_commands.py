@@ -59,6 +59,8 @@ def audit_main(
         if not follow:
             if as_json:
                 print_json(rows)
+            elif not rows:
+                typer.echo("No audit rows" + (" match these filters." if any(filters.values()) or after else "."))
             else:
                 console().print(audit_table(rows))
             return

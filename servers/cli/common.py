@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from servers.cli.admin_common import AsJson, DataDir, DbUrl
 
@@ -25,6 +26,7 @@ __all__ = ["CONFIG_ENV", "ConfigOpt", "DataDirOpt", "DbUrlOpt", "JsonOpt", "User
 
 out = Console()
 err = Console(stderr=True)
+err.soft_wrap = not err.is_terminal  # a warning or log line piped or captured is never broken at 80 columns
 
 CONFIG_ENV = "TOOLHOST_CONFIG"
 """Environment variable read when ``--config`` is not given (clients that own ``--config``, such as
@@ -60,11 +62,14 @@ def _load(config: Path | None, data_dir: Path | None, output: Any = None) -> tup
         else:
             err.print(f"[red]config error:[/red] {e}")
         raise typer.Exit(2) from None
+    unusable = tuple(f"server {name!r} is not started:" for name in cfg.failed)
     for warning in cfg.warnings:
         if output is not None:
             output.config_warning(warning)
+        elif unusable and warning.startswith(unusable):  # an error for that server; the others still start
+            err.print(f"[red]config error:[/red] {escape(warning)}", highlight=False)
         else:
-            err.print(f"[yellow]config warning:[/yellow] {warning}")
+            err.print(f"[yellow]config warning:[/yellow] {escape(warning)}", highlight=False)
     return cfg, root
 
 

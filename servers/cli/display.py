@@ -8,11 +8,11 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
-from rich.text import Text
 
 from host.upstream.connection import ConnectionState, ServerStatus
 from registry import ToolRecord
 from registry.safety import FlowLabels
+from servers.cli.tables import risk_cell, tool_rows_table
 
 __all__ = ["live_status", "servers_table", "tools_table"]
 
@@ -57,24 +57,14 @@ def tools_table(tools: Sequence[ToolRecord], *, title: str = "Tools",
                 labels: Callable[[ToolRecord], FlowLabels] | None = None) -> Table:
     """A table: name, server, risk, data flow (``labels``: e.g. ``HostRuntime.taint.labels``; the
     column is left out without it), timeout, description (first line). Names are never broken
-    across lines; the description is cut (…) to fit the terminal."""
-    table = Table(title=title, expand=False)
+    or cut; the description is cut (…) to fit the terminal (:func:`servers.cli.tables.tool_rows_table`)."""
     rows = []
     for t in tools:
         first_line = (t.description or "").strip().splitlines()[0] if t.description.strip() else ""
-        rows.append((t.qualified_name, t.server, t.risk.value, *((labels(t).short(),) if labels else ()),
+        rows.append((t.qualified_name, t.server, risk_cell(t.risk.value), *((labels(t).short(),) if labels else ()),
                      f"{t.timeout_seconds:g}", first_line))
     heads = ("name", "server", "risk", *(("data flow",) if labels else ()), "timeout s")
-    # a tool name is copied into `toolhost call`: never broken. Only the description column may
-    # shrink (rich narrows wrapable columns first); its cells stay one line, cut with an ellipsis.
-    for head in heads:
-        table.add_column(head, no_wrap=True)
-    table.add_column("description")
-    risk_style = {"read": "green", "write": "yellow", "destructive": "red"}
-    for name, server, r, *rest, description in rows:
-        table.add_row(name, server, f"[{risk_style[r]}]{r}[/{risk_style[r]}]", *rest,
-                      Text(description, no_wrap=True, overflow="ellipsis"))
-    return table
+    return tool_rows_table(title, heads, "description", rows)
 
 
 @contextmanager

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 
 from servers.cli.common import ConfigOpt, DataDirOpt, JsonOpt, _run, err, out
 
@@ -160,7 +161,7 @@ def doctor(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonO
         out.print_json(json.dumps(report))
     else:
         for warning in report["warnings"]:
-            err.print(f"[yellow]config warning:[/yellow] {warning}", highlight=False)
+            err.print(f"[yellow]config warning:[/yellow] {escape(warning)}", highlight=False)
         _print(report)
     if not report["ok"]:
         raise typer.Exit(1)

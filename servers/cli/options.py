@@ -112,14 +112,11 @@ def print_search(out: Console, err: Console, view: dict[str, Any], as_json: bool
 
 
 def remote_search_table(view: dict[str, Any]) -> Any:
-    """The table of a running serve's search answer (with why each hit ranked)."""
-    from rich.table import Table
+    """The table of a running serve's search answer (with why each hit ranked; names never cut)."""
+    from servers.cli.tables import risk_cell, tool_rows_table
 
     hits = view["hits"]
-    table = Table(title=f"Top {len(hits)} for {view['query']!r} (from the running serve)")
-    for col in ("name", "server", "risk", "data flow", "score", "why"):
-        table.add_column(col)
-    for h in hits:
-        table.add_row(h["name"], h["server"], h["risk"], h.get("flow") or "-", f"{h['score']:.3f}",
-                      "; ".join(h["why"]) or "-")
-    return table
+    rows = [(h["name"], h["server"], risk_cell(h["risk"]), h.get("flow") or "-", f"{h['score']:.3f}",
+             "; ".join(h["why"]) or "-") for h in hits]
+    return tool_rows_table(f"Top {len(hits)} for {view['query']!r} (from the running serve)",
+                           ("name", "server", "risk", "data flow", "score"), "why", rows, wrap_last=True)

@@ -16,10 +16,10 @@ from rich.console import Console
 from rich.table import Table
 
 from servers.cli.serve_client import RunningServe, ServeError, ServeUnavailable
+from servers.cli.tables import risk_cell, tool_rows_table
 
 __all__ = ["call_via_serve", "code_mode_line", "print_call_failure", "servers_via_serve", "tools_via_serve"]
 
-_RISK_STYLE = {"read": "green", "write": "yellow", "destructive": "red"}
 _STATE_STYLE = {"pending": "dim", "connecting": "yellow", "connected": "green", "degraded": "yellow",
                 "backing_off": "magenta", "failed": "red", "stopped": "dim"}
 
@@ -36,17 +36,13 @@ def _ask(serve: RunningServe, err: Console, method: str, path: str, **kwargs: An
 
 def tools_table(rows: list[dict[str, Any]], *, title: str) -> Table:
     """:func:`servers.cli.display.tools_table` over JSON tool definitions."""
-    table = Table(title=title, expand=False)
-    for col in ("name", "server", "risk", "data flow", "timeout s", "description"):
-        table.add_column(col, overflow="fold")
+    cells = []
     for t in rows:
         description = (t.get("description") or "").strip()
-        first_line = description.splitlines()[0] if description else ""
-        r = t["risk"]
-        style = _RISK_STYLE.get(r, "")
         flow = (t.get("flow") or {}).get("short", "-")
-        table.add_row(t["name"], t["server"], f"[{style}]{r}[/{style}]", flow, f"{t['timeout_seconds']:g}", first_line)
-    return table
+        cells.append((t["name"], t["server"], risk_cell(t["risk"]), flow, f"{t['timeout_seconds']:g}",
+                      description.splitlines()[0] if description else ""))
+    return tool_rows_table(title, ("name", "server", "risk", "data flow", "timeout s"), "description", cells)
 
 
 def tools_via_serve(serve: RunningServe, out: Console, err: Console, *, user: str | None, as_json: bool,

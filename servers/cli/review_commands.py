@@ -45,7 +45,14 @@ def approvals_list(
                  columns=("id", "user", "tool", "status", "arguments", "requested", "expires"),
                  cells=lambda r: (r["id"], r["user"], r["tool"], r["status"], _preview(r), when(r["created_at"]),
                                   when(r["expires_at"])),
+                 empty=_no_approvals(status, user),
                  overflow="fold")  # fold, never ellipsize: the "see approvals show" hint must stay
+
+
+def _no_approvals(status: str, user: str | None) -> str:
+    """The sentence an empty ``approvals list`` prints: ``No pending approvals.``, ``No denied approvals for bob.``"""
+    kind = {"open": "pending", "all": ""}.get(status, status)
+    return f"No {kind + ' ' if kind else ''}approvals{f' for {user}' if user else ''}."
 
 
 PREVIEW_CHARS = 60
@@ -158,7 +165,10 @@ def pins_list(
     list_command(data_dir, db_url, as_json, lambda svc: svc.pins(status, server), title="pins",
                  columns=("tool", "server", "status", "pinned hash", "served hash", "updated"),
                  cells=lambda p: (p["tool"], p["server"], p["status"], (p["definition_hash"] or "-")[:12],
-                                  (p["pending_hash"] or "-")[:12], when(p["updated_at"])))
+                                  (p["pending_hash"] or "-")[:12], when(p["updated_at"])),
+                 empty="No pins" + (f" with status {status}" if status else "")
+                 + (f" of server {server}" if server else "")
+                 + ": tools are pinned when `toolhost serve` first lists them.")
 
 
 @pins_app.command("diff")

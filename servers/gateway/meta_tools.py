@@ -12,6 +12,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent, Tool, ToolAnnotations
 
+from host.access.open_access import CLOSED_RULE
 from host.code_mode import SCRIPT_TOOL
 from host.runtime import HostRuntime
 from registry import Principal, ToolRecord
@@ -32,6 +33,8 @@ __all__ = [
     "SEARCH_TOOL",
     "TOOL_SEARCH",
     "as_mcp_tool",
+    "gateway_refusal",
+    "refusal_error",
     "run_search",
     "search_error",
     "search_tool",
@@ -166,6 +169,31 @@ def search_error(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta={ERROR_META_KEY: err})
 
 
+def gateway_refusal(runtime: HostRuntime, principal: Principal) -> str | None:
+    """Why every tool is refused to ``principal``, when the whole gateway refuses (a serve started in
+    open access after users were added: rule :data:`host.access.open_access.CLOSED_RULE`), else ``None``. The
+    reason concerns the gateway, not a tool, so telling it reveals nothing about any tool."""
+    view = runtime.policy.for_request(principal)
+    for tool in runtime.registry.tools()[:1]:
+        decision = view.evaluate(tool)
+        return decision.reason if decision.rule == CLOSED_RULE else None
+    return None
+
+
+def refusal_error(reason: str, where: str) -> dict[str, Any]:
+    """The ``_meta["toolhost/error"]`` of a gateway that refuses every tool (:func:`gateway_refusal`),
+    coded like ``call_tool``'s: ``permission_denied``, the ``reason`` and ``details.rule``."""
+    return {"code": "permission_denied", "message": f"permission_denied: {reason}", "where": where,
+            "details": {"rule": CLOSED_RULE}}
+
+
+def refused_search(reason: str) -> CallToolResult:
+    """A ``tool_search`` answer of a gateway that refuses every tool (:func:`refusal_error`)."""
+    err = refusal_error(reason, "tool_search")
+    return CallToolResult(content=[TextContent(type="text", text=err["message"])], is_error=True,
+                          _meta={ERROR_META_KEY: err})
+
+
 def run_search(
     runtime: HostRuntime, principal: Principal, args: dict[str, Any], trail: SearchTrail | None = None
 ) -> tuple[CallToolResult, list[str]]:
@@ -188,6 +216,8 @@ def run_search(
     if rejected is not None:
         return search_error(f"invalid_arguments: tool_search 'query': {rejected}"), []
     result = runtime.search(query, principal, limit=limit)
+    if not result.hits and (refusal := gateway_refusal(runtime, principal)) is not None:
+        return refused_search(refusal), []
     if result.invalid:
         return search_error(f"invalid_arguments: tool_search 'query': {result.message}"), []
     if trail is not None:

@@ -56,7 +56,7 @@ from servers.gateway.downstream import downstream_for
 from servers.gateway.error_boundary import InternalErrorBoundary
 from servers.gateway.input_flow import exchange_for, pending_result, request_state_boundary
 from servers.gateway.listen_relay import ListenRelay
-from servers.gateway.mcp_results import to_mcp_result
+from servers.gateway.mcp_results import ERROR_META_KEY, to_mcp_result
 from servers.gateway.meta_tools import (
     CALL_TOOL,
     CALL_TOOL_TOOL,
@@ -64,6 +64,8 @@ from servers.gateway.meta_tools import (
     EXECUTE_TOOL,
     TOOL_SEARCH,
     as_mcp_tool,
+    gateway_refusal,
+    refusal_error,
     run_search,
     search_tool,
     text_error,
@@ -197,7 +199,9 @@ class RegistryHandlers:
         if self.access is not None:
             await self.access.audit_async(action="list", principal=principal, status="ok",
                                           detail=f"{len(tools)} tools")
-        return ListToolsResult(tools=tools)
+        refusal = gateway_refusal(runtime, principal)  # a closed gateway says why the list holds no tool
+        meta = {ERROR_META_KEY: refusal_error(refusal, "tools/list")} if refusal is not None else None
+        return ListToolsResult(tools=tools, _meta=meta)
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams

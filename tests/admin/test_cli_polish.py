@@ -78,20 +78,28 @@ def test_audit_follow_prints_new_entries(tmp_path) -> None:
             proc.wait(timeout=10)
 
 
-def test_empty_admin_listings_say_how_to_fill_them(tmp_path) -> None:
+def test_empty_admin_listings_print_one_sentence_instead_of_a_table(tmp_path) -> None:
     base = ["--data-dir", str(tmp_path)]
     env = {"COLUMNS": "200", "TOOLHOST_NO_SERVE": "1"}
-    hints = {
-        ("users", "list"): "no users yet: add one with `toolhost users add NAME`",
-        ("roles", "list"): "no roles yet: add one with `toolhost roles add NAME`",
-        ("keys", "list"): "no API keys: create one with `toolhost keys create USER`",
-        ("grants", "list"): "no grants: add one with `toolhost grants add USER 'PATTERN'`",
+    sentences = {
+        ("users", "list"): "No users yet: add one with `toolhost users add NAME`.",
+        ("roles", "list"): "No roles yet: add one with `toolhost roles add NAME`.",
+        ("keys", "list"): "No API keys: create one with `toolhost keys create USER`.",
+        ("grants", "list"): "No grants: add one with `toolhost grants add USER 'PATTERN'`.",
+        ("approvals", "list"): "No pending approvals.",
+        ("approvals", "list", "--status", "denied", "--user", "bob"): "No denied approvals for bob.",
+        ("approvals", "list", "--status", "all"): "No approvals.",
+        ("pins", "list", "--server", "orders"): "No pins of server orders: tools are pinned when `toolhost serve` "
+                                                "first lists them.",
     }
-    for cmd, hint in hints.items():
+    for cmd, sentence in sentences.items():
         out = runner.invoke(app, [*cmd, *base], env=env)
-        assert out.exit_code == 0 and out.output.rstrip().splitlines()[-1] == hint, (cmd, out.output)
+        assert out.exit_code == 0 and out.output == sentence + "\n", (cmd, out.output)
+    assert runner.invoke(app, ["approvals", "list", "--json", *base], env=env).output.strip() == "[]"
+    audit = runner.invoke(app, ["audit", "--tool", "x__y", *base], env=env)
+    assert audit.output == "No audit rows match these filters.\n"
     assert runner.invoke(app, ["users", "add", "alice", *base], env=env).exit_code == 0
     listed = runner.invoke(app, ["users", "list", *base], env=env).output
-    assert "alice" in listed and "no users yet" not in listed
+    assert "alice" in listed and "No users yet" not in listed
     keys = runner.invoke(app, ["keys", "list", "alice", *base], env=env).output
-    assert keys.rstrip().splitlines()[-1] == "no API keys for alice: create one with `toolhost keys create USER`"
+    assert keys == "No API keys for alice: create one with `toolhost keys create USER`.\n"

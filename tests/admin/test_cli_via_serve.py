@@ -167,3 +167,21 @@ def test_a_serve_without_permissions_still_answers_the_cli_for_servers_tools_sea
         # store commands fall back to the database itself
         assert cli(data, "users", "add", "carol").returncode == 0
         assert [u["name"] for u in json.loads(cli(data, "users", "list", "--json").stdout)] == ["carol"]
+
+
+def test_grants_add_warns_of_a_pattern_that_matches_no_tool_of_the_running_serve(tmp_path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    people(data)
+    with Serve(config(tmp_path), data) as serve:
+        typo = cli(data, "grants", "add", "alice", "ordrs__*")
+        assert typo.returncode == 0, typo.stderr
+        assert typo.stdout.startswith("added grant #") and "allow:ordrs__*@user:alice" in typo.stdout
+        assert typo.stderr == (
+            "warning: pattern 'ordrs__*' matches no tool registered now: check the spelling (qualified names are "
+            "server__tool; server:NAME for a whole server) or that its server is connected (checked against the "
+            f"tools of the running serve, pid {serve.proc.pid})\n")
+        right = cli(data, "grants", "add", "alice", "rug__*")
+        assert right.returncode == 0 and right.stderr == ""
+    alone = cli(data, "grants", "add", "alice", "notes__*")  # no serve: nothing to check against, no warning
+    assert alone.returncode == 0 and alone.stderr == ""

@@ -182,12 +182,35 @@ def test_audit_table_detail_pages_and_operator_aids(tmp_path, browser_page: Page
         add.locator("button[type=submit]").click()
         assert re.fullmatch(r"added grant #\d+ .*; but pattern 'ordres__\*' matches no tool registered now: "
                             r"check the spelling .*", page.inner_text(".msg.warn"))
-        assert page.locator("tr", has_text="ordres__*").inner_text().split("\t")[6] == "0"
-        assert page.locator("tr", has_text="orders__*").first.inner_text().split("\t")[6] == "3"
+        assert page.locator("tr", has_text="ordres__*").inner_text().split("\t")[7] == "0"
+        assert page.locator("tr", has_text="orders__*").first.inner_text().split("\t")[6:8] == ["default (config)", "3"]
         shot(page, "grant-warning")
         add.locator("input[name=pattern]").fill("server:orders")
         add.locator("button[type=submit]").click()
         assert page.locator(".msg.warn").count() == 0 and page.inner_text(".msg.ok").startswith("added grant #")
+
+        # -- taint per allow grant; a deny grant has no max risk, approval or taint ---------------------
+        add.locator("select[name=subject]").select_option("alice")
+        add.locator("input[name=pattern]").fill("orders__get_*")
+        add.locator("select[name=taint]").select_option("approve")
+        add.locator("button[type=submit]").click()
+        assert re.fullmatch(r"added grant #\d+ allow:orders__get_\*@user:alice \(taint approve\)",
+                            page.inner_text(".msg.ok"))
+        row = page.locator("tr", has_text="orders__get_*").inner_text().split("\t")
+        assert row[2:8] == ["allow", "orders__get_*", "destructive", "default (destructive)", "approve", "1"]
+        add.locator("input[name=pattern]").fill("orders__cancel_*")
+        add.locator("select[name=taint]").select_option("approve")
+        add.locator("input[name=deny]").check()
+        add.locator("button[type=submit]").click()
+        assert "a deny grant refuses every call; set taint on an allow grant" in page.inner_text(".msg.err")
+        assert page.locator("tr", has_text="orders__cancel_*").count() == 0
+        add.locator("input[name=pattern]").fill("orders__cancel_*")
+        add.locator("select[name=taint]").select_option("")
+        add.locator("input[name=deny]").check()
+        add.locator("button[type=submit]").click()
+        row = page.locator("tr", has_text="orders__cancel_*").inner_text().split("\t")
+        assert row[2:8] == ["deny", "orders__cancel_*", "-", "-", "-", "1"]
+        shot(page, "grants-taint")
 
         # -- post-redirect-get for a new key; roles; disable and delete a user ----------------------------
         page.goto(base + "/admin/users")

@@ -84,3 +84,24 @@ def test_split_fix_takes_the_final_balanced_parenthesis() -> None:
         "handshake: the server closed stdout",
         "run the command by hand: an MCP server over stdio prints nothing but JSON-RPC on stdout")
     assert split_fix("weird") == ("weird", "see `toolhost servers` and the server's own logs")
+
+
+def test_an_invalid_value_names_what_to_write_and_servers_calls_it_an_error_on_one_line(tmp_path) -> None:
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps({"mcpServers": {
+        "orders": {"command": PY, "args": ["-m", "servers.examples.orders"], "toolhost": {"timeout_seconds": "ten"}},
+        "rug": {"command": PY, "args": ["-m", "servers.examples.orders"]}}}))
+    done = _doctor(tmp_path, "--config", str(path))
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    failed = lines.index("FAILED  orders: config: mcpServers.orders.toolhost.timeout_seconds: Input should be a "
+                         "valid number, unable to parse string as a number, got 'ten'")
+    assert lines[failed + 1] == "        fix: write a number of seconds without quotes, e.g. 30"
+    env = {**os.environ, "COLUMNS": "80", "TOOLHOST_HOME": str(tmp_path / "h"), "TOOLHOST_NO_SERVE": "1"}
+    listed = subprocess.run([TOOLHOST, "servers", "--config", str(path)], capture_output=True, text=True,
+                            timeout=120, env=env, stdin=subprocess.DEVNULL, check=False)
+    assert listed.stderr.splitlines()[0] == (  # an error for that server, whole on one line (no TTY: never wrapped)
+        "config error: server 'orders' is not started: mcpServers.orders.toolhost.timeout_seconds: Input should be "
+        "a valid number, unable to parse string as a number, got 'ten' (write a number of seconds without quotes, "
+        "e.g. 30)")
+    assert "config warning" not in listed.stderr

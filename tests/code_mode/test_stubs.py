@@ -73,3 +73,28 @@ def test_read_tool_with_output_schema_returns_dict_and_all_stubs_parse():
     assert "async def orders__ping() -> str:" in text
     tree = ast.parse(text)
     assert [n.name for n in tree.body if isinstance(n, ast.AsyncFunctionDef)] == ["orders__list", "orders__ping"]
+
+
+def test_optional_parameter_that_already_admits_none_gets_one_none():
+    record = _record(
+        "list_orders",
+        {
+            "type": "object",
+            "properties": {
+                "status": {"anyOf": [{"enum": ["open", "done"]}, {"type": "null"}]},
+                "tag": {"enum": ["a", None]},
+                "limit": {"type": ["integer", "null"]},
+                "ids": {"type": "array", "items": {"type": ["string", "null"]}},
+                "note": {"type": "string"},
+            },
+        },
+    )
+    stub = render_stub(record, "orders__list_orders")
+    signature = stub.splitlines()[0]
+    assert 'status: Literal["open", "done"] | None = None' in signature
+    assert 'tag: Literal["a", None] = None' in signature
+    assert "limit: int | None = None" in signature
+    assert "ids: list[str | None] | None = None" in signature
+    assert "note: str | None = None" in signature
+    assert "None | None" not in stub
+    ast.parse(render_stubs([record], {"orders__list_orders": "orders__list_orders"}))

@@ -57,15 +57,18 @@ def test_every_invalid_value_of_a_server_is_reported_at_once_and_unknown_keys_st
     cfg = parse_config({"mcpServers": {"s": {"command": "x", "args": "a b", "toolhost": {
         "timeout_seconds": -1, "risk": {"t": "dangerous"}, "prefx": "p"}}}})
     assert cfg.failed["s"].reason == (
-        "mcpServers.s.toolhost.risk.t: Input should be 'read', 'write' or 'destructive' (got 'dangerous'); "
-        "mcpServers.s.toolhost.timeout_seconds: Input should be greater than 0 (got -1); "
-        "mcpServers.s.args: Input should be a valid list (got 'a b')")
+        "mcpServers.s.toolhost.risk.t: Input should be 'read', 'write' or 'destructive', got 'dangerous' (write one of "
+        "'read', 'write' or 'destructive'); "
+        "mcpServers.s.toolhost.timeout_seconds: Input should be greater than 0, got -1 "
+        "(write a number above 0, e.g. 30); "
+        'mcpServers.s.args: Input should be a valid list, got \'a b\' (write a JSON list, e.g. ["a", "b"])')
     assert "mcpServers.s.toolhost.prefx: unknown key, ignored (did you mean 'prefix'?)" in cfg.warnings
     with pytest.raises(ConfigError) as e:
         parse_config({"toolhost": {"timeout_seconds": "soon", "max_output_chars": -5, "timout": 1}, "mcpServers": {}})
     assert f"{e.value.path}: {e.value.problem}" == (
-        "toolhost.timeout_seconds: Input should be a valid number, unable to parse string as a number (got 'soon'); "
-        "toolhost.max_output_chars: Input should be greater than 0 (got -5)")
+        "toolhost.timeout_seconds: Input should be a valid number, unable to parse string as a number, got 'soon' "
+        "(write a number of seconds without quotes, e.g. 30); "
+        "toolhost.max_output_chars: Input should be greater than 0, got -5 (write a number above 0, e.g. 20000)")
 
 
 @pytest.mark.parametrize(("entry", "reason"), [

@@ -25,7 +25,7 @@ def test_options_are_kept_and_a_bad_port_is_refused_naming_it() -> None:
     cfg = parse_config({"mcpServers": {"docs": {"url": "https://mcp.example/mcp", "toolhost": {
         "oauth": {"redirect_port": 70000}}}}}, source="cfg.json")
     assert cfg.failed["docs"].reason == ("mcpServers.docs.toolhost.oauth.redirect_port: Input should be less than "
-                                         "or equal to 65535 (got 70000)")
+                                         "or equal to 65535, got 70000 (write a number of at most 65535)")
 
 def test_a_rejected_object_is_named_by_its_keys_so_no_secret_reaches_the_message() -> None:
     cfg = parse_config({"mcpServers": {"docs": {"url": "https://mcp.example/mcp", "toolhost": {"oauth": {

@@ -62,9 +62,11 @@ def test_open_server_keeps_pins_and_fails_closed_when_users_appear(tmp_path):
                 assert (await call(url, "orders__get_order", {"order_id": "A1001"}))[0] is False
                 # ... until a user is added: then everything is refused (restart to require keys).
                 assert runner.invoke(app, ["users", "add", "alice", "--data-dir", str(data)]).exit_code == 0
-                assert (await call(url, "orders__get_order", {"order_id": "A1001"}))[2] == "unknown_tool"
+                assert (await call(url, "orders__get_order", {"order_id": "A1001"}))[2] == "permission_denied"
                 async with Client(url) as c:
-                    assert [t.name for t in (await c.list_tools()).tools] == ["tool_search", "call_tool"]
+                    listed = await c.list_tools()
+                    assert [t.name for t in listed.tools] == ["tool_search", "call_tool"]
+                    assert listed.meta["toolhost/error"]["details"]["rule"] == "open-access-closed"
 
         anyio.run(scenario)
     finally:
