@@ -9,10 +9,11 @@ from servers.admin import AdminActions, AdminService
 from servers.cli.admin_common import ACTION_NAMES, Admin
 from servers.cli.admin_remote import RemoteAdmin
 
-SERVICE_ONLY = {"principal", "acting_as", "acted", "code_mode"}
+SERVICE_ONLY = {"principal", "acting_as", "acted", "code_mode", "reset_taint"}
 """AdminService's own public methods: the server-side lookup of a caller's Principal, binding the
 actor, recording an act done outside the store (config reload, reconnect), and the running serve's
-code-mode pool (no store behind it, so not an action of the CLI)."""
+code-mode pool and stateless taint sessions (held in that process, no store behind them, so not
+actions of the CLI's store-backed Admin; `toolhost taint reset` asks the running serve)."""
 
 
 def public_methods(cls: type) -> dict[str, inspect.Signature]:
