@@ -38,12 +38,12 @@ from mcp.types import ElicitResult
 from host.access import AccessControl
 from host.code_mode import parse_inner_detail
 from host.store.audit_chain import arguments_digest
+from tests.servers.serves import STARTUP_SECONDS, running
 from tests.servers.test_access_matrix import CLIENT_MODE, LEGACY, MODERN, TOOLHOST, Gateway, _env
 
 pytestmark = pytest.mark.anyio
 
 ERAS = (LEGACY, MODERN)
-STARTUP_SECONDS = 100
 STEP_SECONDS = 40
 LIMITS = {"cpu_seconds": 2, "wall_clock_seconds": 15, "max_memory_bytes": 32 * 1024 * 1024}
 
@@ -100,21 +100,8 @@ def _gateway(root: Path, mode: str) -> Gateway:
 async def serves(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, Gateway]]:
     """One serve per access mode (open, keys, off), started at once; all stopped at the end."""
     root = tmp_path_factory.mktemp("codemode")
-    gws = {mode: _gateway(root, mode) for mode in ("open", "keys", "off")}
-    async with anyio.create_task_group() as tg:
-        try:
-            for gw in gws.values():
-                tg.start_soon(gw.run_http)
-            with anyio.fail_after(STARTUP_SECONDS):
-                for gw in gws.values():
-                    await gw.ready.wait()
-            yield gws
-        finally:
-            with anyio.CancelScope(shield=True), anyio.fail_after(60):
-                for gw in gws.values():
-                    gw.terminate()
-                for gw in gws.values():
-                    await gw.wait_stopped()
+    async with running({mode: _gateway(root, mode) for mode in ("open", "keys", "off")}) as gws:
+        yield gws
 
 
 def _serve_of(caller: str) -> str:
