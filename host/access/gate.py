@@ -32,6 +32,7 @@ from host.pipeline.prepare import ApprovalOutcome
 from host.store import ApprovalInfo, ApprovalNotPending, AuditRecord, NotFound, StoreError
 from host.store.users import self_approval_enabled
 from registry.policy import Principal
+from registry.safety.taint import TAINT_MENTION
 from registry.tool import ToolRecord
 
 if TYPE_CHECKING:
@@ -191,19 +192,23 @@ class ApprovalGate:
 
     async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any], *,
                     reason: str | None = None) -> ApprovalOutcome:
-        """``reason`` (a session-taint hold) is stored after the deciding rule in the request's
-        ``rule`` text, so ``toolhost approvals list`` and the console show why it waits."""
+        """``reason`` (a session-taint hold, ``"taint: …"``) is stored after the deciding rule in the
+        request's ``rule`` text, so ``toolhost approvals list`` and the console show why it waits; only
+        an approval whose text names it lifts the hold (one given for the policy alone does not)."""
         approvals = self.access.approvals
         name = tool.qualified_name
         dh = tool.definition_hash
-        consume = partial(approvals.consume, principal.recorded, name, arguments, definition_hash=dh)
+        mention = None if reason is None else TAINT_MENTION
+        consume = partial(approvals.consume, principal.recorded, name, arguments, definition_hash=dh,
+                          must_mention=mention)
         used = await anyio.to_thread.run_sync(consume)
         if used is not None:
             return await self._used(used)
         rule = self.access.evaluate(principal, tool).rule
         req = await anyio.to_thread.run_sync(
             partial(approvals.request, principal.recorded, name, arguments, key_id=principal.key_id,
-                    rule=rule if reason is None else f"{rule}; {reason}" if rule else reason, definition_hash=dh)
+                    rule=rule if reason is None else f"{rule}; {reason}" if rule else reason, definition_hash=dh,
+                    must_mention=mention)
         )
         if req.status == "denied":
             return ApprovalOutcome(False, req.id, f"approval {req.id} was denied by {req.decided_by}", rejected=True)

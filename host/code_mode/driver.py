@@ -120,8 +120,8 @@ def drive(session: pm.MontySession, script: str, state: RunState, printed: pm.Co
     try:
         return _loop(snap, state, pending, queued)
     finally:
-        for _, name, _, step in queued:  # never awaited: never started
-            state.calls[step] = InnerCallRecord(step, name, "not_executed", 0.0)
+        for _, name, arguments, step in queued:  # never awaited: never started
+            state.calls[step] = InnerCallRecord(step, name, "not_executed", 0.0, arguments)
 
 
 def _loop(snap: Any, state: RunState, pending: dict[int, PendingCall], queued: list[Queued]) -> Any:
@@ -175,7 +175,7 @@ def _start(snap: pm.FunctionSnapshot, state: RunState, queued: list[Queued]) -> 
     qualified = state.manifest.resolve(name) if isinstance(name, str) else None
     step = len(state.calls)
     if qualified is None:
-        state.calls.append(InnerCallRecord(step, str(name), "not_in_manifest", 0.0))
+        state.calls.append(InnerCallRecord(step, str(name), "not_in_manifest", 0.0, arguments))
         if fn == "call_tool":
             listed = ", ".join(state.manifest.qualified_names) or "none"
             return _raise(
@@ -192,7 +192,7 @@ def _start(snap: pm.FunctionSnapshot, state: RunState, queued: list[Queued]) -> 
             where="code_mode.manifest",
         )
     if step >= state.limits.max_inner_calls:
-        state.calls.append(InnerCallRecord(step, qualified, "limit_exceeded", 0.0))
+        state.calls.append(InnerCallRecord(step, qualified, "limit_exceeded", 0.0, arguments))
         message = state.limits.explain("inner_calls")
         anyio.from_thread.run_sync(state.halt, "inner_calls", message)
         raise Aborted(message)

@@ -18,12 +18,15 @@ OutcomeStatus = Literal["ok", "script_error", "limit_exceeded", "crashed", "reje
 class InnerCallRecord:
     """One inner call: ``step`` (0-based), qualified ``name``, result ``status`` (a ResultStatus value,
     or ``not_in_manifest``/``limit_exceeded``/``not_executed`` when toolhost refused it before the
-    InnerCaller, see :mod:`host.code_mode.refused`), ``seconds``."""
+    InnerCaller, see :mod:`host.code_mode.refused`), ``seconds``; ``arguments``: what the script passed,
+    kept only for a refused call (it has no pipeline audit row of its own, so its refusal row carries them;
+    ``None`` otherwise)."""
 
     step: int
     name: str
     status: str
     seconds: float
+    arguments: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 An inner call the pipeline ran has its own audit row from :meth:`host.runtime.HostRuntime.call`.
 Three kinds never reach it, and :func:`audit_refused` gives each one a row of its own after the
-script ends (tool = the name the script asked for, ``detail`` = the step's
+script ends (tool = the name the script asked for, arguments = what the script passed, redacted like
+every row's, ``detail`` = the step's
 :meth:`host.code_mode.script_run.InnerStep.audit_detail` plus the reason):
 
 =====================  ==================================================================
@@ -67,7 +68,7 @@ async def audit_refused(runtime: HostRuntime, principal: Principal, run: ScriptR
             name = call.name[:_MAX_NAME]
             try:
                 await runtime.auditor.audit_call_async(
-                    principal, name, {}, timeout=runtime.config.defaults.audit_wait_seconds,
+                    principal, name, call.arguments or {}, timeout=runtime.config.defaults.audit_wait_seconds,
                     status=call.status, duration_seconds=0.0, tool=snapshot.get(name), decision=None,
                     detail=f"{InnerStep(run, call.step).audit_detail()}; {reason}",
                 )

@@ -33,7 +33,7 @@ from host.pipeline.taint import TaintEvent, TaintStage
 from host.upstream.executor import UnlistedTools
 from registry.policy import Decision, Effect, Principal, RequestPolicy
 from registry.safety import TaintDecision, TaintVerdict
-from registry.safety.taint import CONFIG_RULE
+from registry.safety.taint import CONFIG_RULE, TAINT_MENTION
 from registry.store import RegistrySnapshot
 from registry.tool import ToolDefinition, ToolRecord, build_record
 from registry.validation import (
@@ -301,7 +301,7 @@ async def _taint_approval(
                             "configured for this host: a human approves from a gateway with a permission store, "
                             f"or an admin {change}.",
                             where="authorize", details=details)
-    answer = await approvals.check(principal, record, arguments, reason=f"taint: {reason}")
+    answer = await approvals.check(principal, record, arguments, reason=f"{TAINT_MENTION}{reason}")
     if answer.rejected:
         await taint.decided(event("rejected", answer.approval_id))
         return error_result(call, ResultStatus.PERMISSION_DENIED, f"the call to {name} was refused "

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import and_, insert, or_, select, true, update
 
 from host.store import schema as s
 from host.store.audit import redacted_full_json
@@ -145,10 +145,15 @@ class Approvals:
         key_id: str | None = None,
         rule: str | None = None,
         definition_hash: str | None = None,
+        must_mention: str | None = None,
     ) -> ApprovalInfo:
         """The approval for this call: the pending one for the same user/tool/arguments/definition, a
         denial of it decided within ``pending_ttl_seconds`` (status ``denied``: do not ask again), or
-        a new pending one bound to ``definition_hash`` (the served definition's sha256)."""
+        a new pending one bound to ``definition_hash`` (the served definition's sha256).
+
+        ``must_mention``: a text the approver must be shown (e.g. ``"taint:"`` for a session-taint
+        hold). A pending request of the same call whose ``rule`` lacks it gets ``rule`` instead, so the
+        approver decides on every reason the call is held for."""
         h = arguments_hash(arguments)
         now = time.time()
         with self.store.write() as conn:
@@ -171,6 +176,9 @@ class Approvals:
                 .limit(1)
             ).first()
             if row is not None:
+                if must_mention is not None and row.status == "pending" and must_mention not in (row.rule or ""):
+                    conn.execute(update(s.approvals).where(s.approvals.c.id == row.id).values(rule=rule))
+                    row = conn.execute(select(s.approvals).where(s.approvals.c.id == row.id)).one()
                 return self._info(row)
             approval_id = "ap_" + secrets.token_hex(8)
             exact = exact_json(arguments or {})
@@ -245,10 +253,13 @@ class Approvals:
         return ids
 
     def consume(
-        self, user: str, tool: str, arguments: Any, *, definition_hash: str | None = None
+        self, user: str, tool: str, arguments: Any, *, definition_hash: str | None = None,
+        must_mention: str | None = None,
     ) -> ApprovalInfo | None:
         """Use an approved, unexpired approval for exactly this call (once) and this served definition;
-        ``None`` when there is none."""
+        ``None`` when there is none. ``must_mention``: only an approval whose ``rule`` (what the approver
+        was shown) contains this text counts (a session-taint hold is not lifted by an approval given
+        for the policy alone)."""
         h = arguments_hash(arguments)
         now = time.time()
         with self.store.write() as conn:
@@ -256,7 +267,8 @@ class Approvals:
             row = conn.execute(
                 select(s.approvals)
                 .where(
-                    and_(_same_call(user, tool, h, definition_hash), s.approvals.c.status == "approved")
+                    and_(_same_call(user, tool, h, definition_hash), s.approvals.c.status == "approved",
+                         true() if must_mention is None else s.approvals.c.rule.contains(must_mention, autoescape=True))
                 )
                 .order_by(s.approvals.c.decided_at)
                 .limit(1)

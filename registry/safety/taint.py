@@ -39,6 +39,7 @@ from registry.safety.flow import FlowLabels, Label
 __all__ = [
     "CONFIG_RULE",
     "MAX_CALLS_KEPT",
+    "TAINT_MENTION",
     "SeenCall",
     "SessionTaint",
     "TaintDecision",
@@ -49,6 +50,10 @@ __all__ = [
 
 CONFIG_RULE = "config"
 """:attr:`TaintVerdict.rule` when the config rule (``toolhost.taint``) decided, not a grant."""
+
+TAINT_MENTION = "taint: "
+"""What an approval's reason text starts its session-taint part with (``"<policy rule>; taint: <reasons>"``):
+only an approval whose text holds it lifts a taint hold."""
 
 MAX_CALLS_KEPT = 16
 """Source calls remembered per label and session (for the reasons); later ones are only counted."""

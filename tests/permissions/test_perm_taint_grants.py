@@ -18,6 +18,7 @@ from sqlalchemy import text
 from typer.testing import CliRunner
 
 from host.access import AccessControl
+from host.access.gate import ApprovalGate
 from host.access.local_admin import LocalAdminPolicy, local_admin_principal
 from host.calls import ResultStatus
 from host.pipeline import CallContext, Pipeline, TaintStage
@@ -268,3 +269,39 @@ def test_admin_api_adds_lists_and_refuses_taint_on_grants(tmp_path) -> None:
         assert on_deny.status_code == 400 and "set taint on an allow grant" in on_deny.text
         listed = api.get("/grants", params={"subject": "bob", "kind": "user"}).json()["grants"]
         assert {g["pattern"]: g["taint"] for g in listed} == {"orders__*": "deny", "server:rug": None}
+
+
+# -- approvals: a taint hold is lifted only by an approval that showed the taint reasons ---------------
+@pytest.mark.anyio
+async def test_an_approval_given_for_the_policy_alone_does_not_lift_a_taint_hold(access) -> None:
+    access.users.add("alice")
+    alice = access.principal_for_user("alice")
+    tool = make_record("trio__send_message", "write")
+    gate = ApprovalGate(access)
+    args = {"text": "hi"}
+    with anyio.fail_after(20):
+        first = await gate.check(alice, tool, args)  # a policy approval: no taint in its text
+        assert not first.approved
+        access.approvals.approve(first.approval_id, by="bob")
+        held = await gate.check(alice, tool, args, reason="taint: private data (c0) and untrusted content (c1)")
+    assert not held.approved and held.approval_id != first.approval_id
+    assert access.approvals.get(first.approval_id).status == "approved"  # still there for the policy-only call
+    asked = access.approvals.get(held.approval_id)
+    assert "taint: private data (c0) and untrusted content (c1)" in asked.rule
+    access.approvals.approve(held.approval_id, by="bob")
+    with anyio.fail_after(20):
+        ran = await gate.check(alice, tool, args, reason="taint: private data (c0) and untrusted content (c1)")
+    assert (ran.approved, ran.approval_id) == (True, held.approval_id)
+
+
+def test_a_pending_policy_request_shows_the_taint_reasons_once_a_held_call_shares_it(access) -> None:
+    access.users.add("alice")
+    first = access.approvals.request("alice", "trio__send_message", {"text": "hi"}, rule="approve:trio__*")
+    again = access.approvals.request("alice", "trio__send_message", {"text": "hi"},
+                                     rule="approve:trio__*; taint: private (c0), untrusted (c1)",
+                                     must_mention="taint: ")
+    assert again.id == first.id and again.rule == "approve:trio__*; taint: private (c0), untrusted (c1)"
+    assert access.approvals.get(first.id).rule == again.rule
+    access.approvals.approve(first.id, by="bob")
+    used = access.approvals.consume("alice", "trio__send_message", {"text": "hi"}, must_mention="taint: ")
+    assert used is not None and used.id == first.id

@@ -364,6 +364,7 @@ async def test_a_tool_name_built_at_run_time_is_refused_as_outside_the_manifest(
     assert own.detail.endswith("calls:1 (not_in_manifest=1) outcome:tool_error")
     assert [(r.user, r.tool, r.status) for r in inner] == [("alice", "orders__cancel_order", "not_in_manifest")]
     assert inner[0].detail.endswith("step:0; refused: not in the script's capability manifest")
+    assert json.loads(inner[0].arguments) == {"order_id": "A1004"}
 
 
 # -- the local admin -----------------------------------------------------------------------------------
@@ -440,6 +441,7 @@ async def test_a_script_past_its_inner_call_limit_stops_and_every_call_it_made_i
         ("orders__get_order", "limit_exceeded")]  # the refused call past the limit: a row of its own
     assert [parse_inner_detail(r.detail)["step"] for r in inner] == list(range(101))
     assert inner[-1].detail.endswith("step:100; refused: past toolhost.code_mode.limits.max_inner_calls")
+    assert json.loads(inner[-1].arguments) == {"order_id": "A1004"}  # what the refused call would have sent
     assert own.detail.endswith("calls:101 (limit_exceeded=1,ok=100) outcome:tool_error")
 
 
@@ -456,6 +458,7 @@ async def test_calls_a_script_never_started_have_a_row_each(serves):
     own, inner = _script_rows(serves["open"], err["details"]["script_id"])
     assert [r.status for r in inner] == ["not_executed"] * 100 + ["limit_exceeded"]
     assert inner[0].detail.endswith("step:0; not started: the script ended first")
+    assert {r.arguments for r in inner} == {'{"order_id":"A1004"}'}
     assert own.detail.endswith("calls:101 (limit_exceeded=1,not_executed=100) outcome:tool_error")
 
 
