@@ -6,6 +6,12 @@ https://github.com/containers/bubblewrap, ``bwrap(1)``):
 
 * the whole filesystem read-only (``--ro-bind / /``), a fresh ``/dev`` and ``/proc``, a private
   empty ``/tmp`` and ``/var/tmp`` (``--tmpfs``);
+* no local daemon reachable through a Unix socket (connecting to one needs no write access, and a
+  network namespace does not cover filesystem sockets: PostgreSQL's ``/run/postgresql`` with peer
+  authentication, ``/run/docker.sock``, D-Bus, ssh and gpg agents): without network an empty ``/run``
+  (``/var/run`` is a link to it on Debian); with ``"network": true`` (DNS may need
+  ``/run/systemd/resolve``) the daemon sockets of :data:`HIDDEN_SOCKETS`, plus the sockets the
+  server's environment names (``$XDG_RUNTIME_DIR``, ``$SSH_AUTH_SOCK``, a ``unix://`` ``$DOCKER_HOST``);
 * the folders in ``writable`` bound read-write at the same path (``--bind``), e.g.
   ``${workspaceFolder}``;
 * hidden (an empty tmpfs over a folder, ``/dev/null`` over a file): toolhost's data folder, the
@@ -33,13 +39,26 @@ import anyio
 
 from host.config_model import SandboxOptions, StdioServerConfig
 
-__all__ = ["HIDDEN_IN_HOME", "PROBE_TIMEOUT_SECONDS", "check_sandbox", "sandbox_args", "sandbox_command"]
+__all__ = ["HIDDEN_IN_HOME", "HIDDEN_SOCKETS", "PROBE_TIMEOUT_SECONDS", "check_sandbox", "sandbox_args",
+           "sandbox_command"]
 
 HIDDEN_IN_HOME = (
     ".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure", ".config/gcloud", ".config/gh", ".password-store",
     ".netrc", ".npmrc", ".pypirc", ".git-credentials", ".pgpass", ".vault-token",
+    # agents' and browsers' own state, shell histories (commands typed with tokens in them), keyrings
+    ".claude", ".claude.json", ".config/Claude", ".cursor", ".codex", ".config/op", ".local/share/keyrings",
+    ".mozilla", ".config/google-chrome", ".config/chromium", ".terraform.d",
+    ".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".node_repl_history",
 )
 """Paths under ``$HOME`` hidden inside every sandbox (when they exist)."""
+
+HIDDEN_SOCKETS = (
+    "/run/docker.sock", "/run/containerd", "/run/podman", "/run/postgresql", "/run/mysqld", "/run/dbus",
+    "/run/user", "/run/snapd.socket", "/run/snapd-snap.socket", "/run/systemd/private", "/run/libvirt",
+)
+"""Local daemons' sockets hidden in a sandbox with network (without network all of ``/run`` is)."""
+
+_SOCKET_ENV = ("XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "DOCKER_HOST")
 
 PROBE_TIMEOUT_SECONDS = 10.0
 """Budget of the one-time ``bwrap … true`` check (seconds)."""
@@ -62,8 +81,26 @@ def _hide(path: str) -> list[str]:
     return []
 
 
+def _run_folders() -> list[str]:
+    """``/run`` and ``/var/run`` as the distinct folders they are here (one when ``/var/run`` links to ``/run``)."""
+    return [p for p in dict.fromkeys(os.path.realpath(p) for p in ("/run", "/var/run")) if os.path.isdir(p)]
+
+
+def _env_sockets(env: Mapping[str, str]) -> list[str]:
+    """Socket paths (or their folders) the server's environment names (``_SOCKET_ENV``)."""
+    found = []
+    for name in _SOCKET_ENV:
+        value = env.get(name, "")
+        if name == "DOCKER_HOST":
+            value = value.removeprefix("unix://") if value.startswith("unix://") else ""
+        if os.path.isabs(value):
+            found.append(value)
+    return found
+
+
 def sandbox_args(
-    options: SandboxOptions, *, data_dir: Path | None, cwd: str | None, home: str | None, command: str | None = None
+    options: SandboxOptions, *, data_dir: Path | None, cwd: str | None, home: str | None, command: str | None = None,
+    sockets: tuple[str, ...] | list[str] = (),
 ) -> list[str]:
     """The bwrap options (everything before ``--``) for one server (module docstring for the layout).
 
@@ -71,9 +108,13 @@ def sandbox_args(
     ``cwd`` becomes the sandbox's working folder. What the server starts from stays visible, read-only,
     when it lives under the private ``/tmp`` or ``/var/tmp``: its working folder (``cwd``, else toolhost's)
     and, for an absolute ``command`` such as a virtual environment's ``bin/python``, the folder two
-    levels above it (the environment).
+    levels above it (the environment). ``sockets``: more socket paths to hide when the server has network
+    (e.g. from its environment, :func:`sandbox_command`).
     """
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+    if not options.network:
+        for folder in _run_folders():
+            args += ["--tmpfs", folder]
     start_from = [os.path.realpath(cwd or os.getcwd())]
     if command and os.path.isabs(command):
         start_from.append(os.path.dirname(os.path.dirname(os.path.abspath(command))))
@@ -86,6 +127,8 @@ def sandbox_args(
     hidden = [str(data_dir)] if data_dir is not None else []
     if home:
         hidden += [os.path.join(home, p) for p in HIDDEN_IN_HOME]
+    if options.network:
+        hidden += [*HIDDEN_SOCKETS, *sockets]
     hidden += options.hidden
     for path in dict.fromkeys(os.path.realpath(p) for p in hidden):
         args += _hide(path)
@@ -100,7 +143,7 @@ def sandbox_command(
     """``(bwrap, [options..., "--", command, *args])`` for a server with ``toolhost.sandbox`` set."""
     assert config.toolhost.sandbox is not None
     options = sandbox_args(config.toolhost.sandbox, data_dir=data_dir, cwd=config.cwd, home=env.get("HOME"),
-                           command=config.command)
+                           command=config.command, sockets=_env_sockets(env))
     return bwrap, [*options, "--", config.command, *config.args]
 
 

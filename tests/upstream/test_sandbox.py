@@ -3,6 +3,7 @@ servers still work sandboxed; a missing bwrap is a clear, fatal error."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import sys
@@ -98,6 +99,49 @@ async def test_sandboxed_server_cannot_read_data_folder_or_open_a_socket(outside
         listener.close()
 
 
+@pytest.fixture
+def run_socket():
+    """A listening Unix socket under /run (where local daemons keep theirs: PostgreSQL, Docker, D-Bus);
+    ``$XDG_RUNTIME_DIR`` (``/run/user/<uid>``) when /run itself is not writable."""
+    base = Path("/run") if os.access("/run", os.W_OK) else Path(os.environ.get("XDG_RUNTIME_DIR", "/nonexistent"))
+    assert base.is_dir() and os.access(base, os.W_OK), "needs a writable /run or $XDG_RUNTIME_DIR for its socket"
+    folder = Path(tempfile.mkdtemp(dir=base, prefix="toolhost-sandbox-"))
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(folder / "daemon.sock"))
+    listener.listen(8)
+    yield folder / "daemon.sock"
+    listener.close()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.anyio
+async def test_sandboxed_server_reaches_no_local_daemon_socket(outside_tmp, run_socket):
+    agent_dir = outside_tmp / "agent"
+    agent_dir.mkdir()
+    agent = socket.socket(socket.AF_UNIX)
+    agent.bind(str(agent_dir / "agent.sock"))
+    agent.listen(8)
+    netted = probe({"network": True})
+    netted["env"] = {"SSH_AUTH_SOCK": str(agent_dir / "agent.sock")}  # a socket its environment names
+    cfg = config({"boxed": probe(True), "netted": netted, "plain": probe()})
+    try:
+        with anyio.fail_after(60):
+            async with ServerManager(cfg, data_dir=outside_tmp / "data", reconnect=False) as m:
+                daemon = {"path": str(run_socket)}
+                assert await text(m, "plain", "connect_unix", daemon) == "connected"
+                assert await text(m, "boxed", "connect_unix", daemon) == "error: No such file or directory"
+                assert await text(m, "boxed", "listdir", {"path": "/run"}) == ""  # an empty /run
+                assert await text(m, "plain", "listdir", {"path": "/run"}) != ""
+                # with network: /run stays (DNS), the daemons' sockets and the environment's do not
+                pg = "" if Path("/run/postgresql").is_dir() else "error: No such file or directory"
+                assert await text(m, "netted", "listdir", {"path": "/run/postgresql"}) == pg
+                agent_path = {"path": str(agent_dir / "agent.sock")}
+                assert await text(m, "plain", "connect_unix", agent_path) == "connected"
+                assert await text(m, "netted", "connect_unix", agent_path) == "error: Connection refused"  # /dev/null
+    finally:
+        agent.close()
+
+
 @pytest.mark.anyio
 async def test_missing_bwrap_is_a_fatal_error_naming_the_setting(tmp_path):
     cfg = config({"p": probe({"command": str(tmp_path / "no-bwrap")})})
@@ -162,6 +206,7 @@ def test_sandbox_args_layout(tmp_path):
     args = sandbox_args(cfg.servers["p"].toolhost.sandbox, data_dir=data, cwd="/srv", home=str(home))
     assert args == [
         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp",
+        "--tmpfs", "/run",  # /var/run links to it here
         "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent",
         "--unshare-net",
         "--bind", str(tmp_path / "w"), str(tmp_path / "w"),

@@ -3,7 +3,8 @@
 Tools (each answers with what happened, never raises):
 ``read {path}`` → the file's text or ``error: <OSError>``; ``write {path, text}`` → ``ok`` or
 ``error: …``; ``connect {host, port}`` → ``connected`` or ``error: …`` (a TCP connect, 3 s budget);
-``listdir {path}`` → the sorted names joined by ``,`` or ``error: …``.
+``listdir {path}`` → the sorted names joined by ``,`` or ``error: …``; ``connect_unix {path}`` → ``connected``
+or ``error: …`` (a Unix-socket connect, as to PostgreSQL's or Docker's socket).
 """
 
 from __future__ import annotations
@@ -39,6 +40,17 @@ def write(path: str, text: str) -> str:
 def connect(host: str, port: int) -> str:
     try:
         with socket.create_connection((host, port), timeout=3):
+            return "connected"
+    except OSError as err:
+        return f"error: {err.strerror or err}"
+
+
+@mcp.tool()
+def connect_unix(path: str) -> str:
+    try:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(3)
+            sock.connect(path)
             return "connected"
     except OSError as err:
         return f"error: {err.strerror or err}"
