@@ -106,11 +106,15 @@ class SchemaMigrationFailed(StoreError):
         self.found = found
         self.supported = supported
         self.reason = reason
-        super().__init__(
-            f"database schema version {found} is older than this toolhost ({supported}) and migrating it failed: "
-            f"{reason}; run toolhost once with a database role allowed to create tables (CREATE on the schema), "
-            "or restore the previous toolhost"
-        )
+        grant = ("give the role in the URL CREATE on the schema (as the database's owner: GRANT CREATE ON SCHEMA "
+                 "public TO <role>; or create the database owned by it: createdb -O <role> <database>)")
+        if found == 0:
+            text = (f"the database is empty and creating toolhost's tables (schema {supported}) failed: {reason}; "
+                    f"{grant}")
+        else:
+            text = (f"database schema version {found} is older than this toolhost ({supported}) and migrating it "
+                    f"failed: {reason}; {grant}, or keep running the toolhost version that wrote it")
+        super().__init__(text)
 
 
 class DatabaseUnavailable(StoreError):

@@ -353,7 +353,8 @@ class ServerConnection(SessionEvents):
                 self.status.error += f"; {hint}"
         self.status.connected_at = None
         if fatal and self.reconnect:
-            self.status.error += " (not retried: fix the configuration and restart)"
+            self.status.error += (f" (not retried: fix it, then run `toolhost reconnect {self.name}` or reload the "
+                                  "config)")
         if self._retry_now and not fatal:  # re-establishing at once (expired session, idle SSE)
             down = ConnectionState.CONNECTING
         else:

@@ -16,7 +16,11 @@ https://github.com/containers/bubblewrap, ``bwrap(1)``):
   ``${workspaceFolder}``;
 * hidden (an empty tmpfs over a folder, ``/dev/null`` over a file): toolhost's data folder, the
   usual credential folders of ``$HOME`` (:data:`HIDDEN_IN_HOME`) and the paths in ``hidden``;
-  these come after the writable binds, so a writable folder cannot re-expose them;
+  these come after the writable binds, so a writable folder cannot re-expose them — except the
+  server's own working folder ``<data>/servers/<name>`` (``${TOOLHOST_DATA_DIR}/servers/<name>``, where
+  the bundled examples keep their data), bound again after the hiding when it is writable. Any other
+  writable folder inside a hidden one is refused before the start (:func:`writable_conflict`): its
+  writes would land in a throwaway tmpfs;
 * no network unless ``"network": true`` (``--unshare-net``: only a private loopback), and
   private PID, IPC and UTS namespaces; ``--die-with-parent`` ties it to the launcher
   (:mod:`host.upstream.pdeath`), which runs outside the sandbox.
@@ -38,9 +42,10 @@ from pathlib import Path
 import anyio
 
 from host.config_model import SandboxOptions, StdioServerConfig
+from host.paths import safe_file_name
 
 __all__ = ["HIDDEN_IN_HOME", "HIDDEN_SOCKETS", "PROBE_TIMEOUT_SECONDS", "check_sandbox", "sandbox_args",
-           "sandbox_command"]
+           "sandbox_command", "writable_conflict"]
 
 HIDDEN_IN_HOME = (
     ".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure", ".config/gcloud", ".config/gh", ".password-store",
@@ -98,9 +103,51 @@ def _env_sockets(env: Mapping[str, str]) -> list[str]:
     return found
 
 
+def _hidden_paths(options: SandboxOptions, data_dir: Path | None, home: str | None, sockets: list[str]) -> list[str]:
+    hidden = [str(data_dir)] if data_dir is not None else []
+    if home:
+        hidden += [os.path.join(home, p) for p in HIDDEN_IN_HOME]
+    if options.network:
+        hidden += [*HIDDEN_SOCKETS, *sockets]
+    hidden += options.hidden
+    return list(dict.fromkeys(os.path.realpath(p) for p in hidden))
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def writable_conflict(
+    options: SandboxOptions, *, server: str, data_dir: Path | None, home: str | None
+) -> str | None:
+    """One line naming the first ``writable`` folder that a hidden path would swallow (its writes would go
+    to an empty tmpfs and be lost), with the fix; ``None`` when there is none. The server's own working
+    folder under the data folder (``<data>/servers/<server>``) is allowed (see the module doc)."""
+    own = _own_folder(data_dir, server)
+    for folder in options.writable:
+        real = os.path.realpath(folder)
+        if own is not None and _inside(real, own):
+            continue
+        for hidden in _hidden_paths(options, data_dir, home, []):
+            if _inside(real, hidden):
+                what = "toolhost's data folder" if data_dir is not None and hidden == os.path.realpath(data_dir) \
+                    else "a folder the sandbox hides"
+                fix = (f"use ${{TOOLHOST_DATA_DIR}}/servers/{server} (the server's own folder) or a folder outside it"
+                       if what == "toolhost's data folder" else "use a folder outside it, or remove it from hidden")
+                return (f"mcpServers.{server}.toolhost.sandbox.writable: {folder!r} is inside {hidden} ({what}, "
+                        f"empty inside the sandbox): its writes would be lost; {fix}")
+    return None
+
+
+def _own_folder(data_dir: Path | None, server: str | None) -> str | None:
+    if data_dir is None or not server:
+        return None
+    return os.path.realpath(os.path.join(data_dir, "servers", safe_file_name(server)))
+
+
 def sandbox_args(
     options: SandboxOptions, *, data_dir: Path | None, cwd: str | None, home: str | None, command: str | None = None,
-    sockets: tuple[str, ...] | list[str] = (),
+    sockets: tuple[str, ...] | list[str] = (), server: str | None = None,
 ) -> list[str]:
     """The bwrap options (everything before ``--``) for one server (module docstring for the layout).
 
@@ -124,14 +171,12 @@ def sandbox_args(
     args += _namespace_flags(options)
     for folder in options.writable:
         args += ["--bind", folder, folder]
-    hidden = [str(data_dir)] if data_dir is not None else []
-    if home:
-        hidden += [os.path.join(home, p) for p in HIDDEN_IN_HOME]
-    if options.network:
-        hidden += [*HIDDEN_SOCKETS, *sockets]
-    hidden += options.hidden
-    for path in dict.fromkeys(os.path.realpath(p) for p in hidden):
+    for path in _hidden_paths(options, data_dir, home, list(sockets)):
         args += _hide(path)
+    own = _own_folder(data_dir, server)
+    for folder in options.writable:  # the server's own working folder, hidden with the data folder above
+        if own is not None and _inside(os.path.realpath(folder), own):
+            args += ["--bind", folder, folder]
     if cwd:
         args += ["--chdir", cwd]
     return args
@@ -143,7 +188,7 @@ def sandbox_command(
     """``(bwrap, [options..., "--", command, *args])`` for a server with ``toolhost.sandbox`` set."""
     assert config.toolhost.sandbox is not None
     options = sandbox_args(config.toolhost.sandbox, data_dir=data_dir, cwd=config.cwd, home=env.get("HOME"),
-                           command=config.command, sockets=_env_sockets(env))
+                           command=config.command, sockets=_env_sockets(env), server=config.name)
     return bwrap, [*options, "--", config.command, *config.args]
 
 

@@ -28,7 +28,7 @@ from host.upstream.diagnose import preflight
 from host.upstream.guard import TransportGuard
 from host.upstream.oauth import oauth_provider
 from host.upstream.pdeath import wrap
-from host.upstream.sandbox import check_sandbox, sandbox_command
+from host.upstream.sandbox import check_sandbox, sandbox_command, writable_conflict
 from host.upstream.serverlog import ServerLog
 from host.upstream.stdio_pipe import MAX_LINE_BYTES, stdio_pipe_client
 
@@ -78,6 +78,10 @@ async def open_transport(
             problem_text, bwrap = await check_sandbox(config, env)
             if problem_text is not None:
                 raise Preflight(problem_text)
+            conflict = writable_conflict(config.toolhost.sandbox, server=config.name, data_dir=data_dir,
+                                         home=env.get("HOME"))
+            if conflict is not None:
+                raise Preflight(conflict)
             command, args = sandbox_command(config, env, data_dir=data_dir, bwrap=bwrap)
         command, args = wrap(command, args)  # the child's group dies with this process
         params = StdioServerParameters(

@@ -37,7 +37,7 @@ def test_servers_json_rows_are_the_admin_api_rows_with_or_without_a_running_serv
         assert row["connect_seconds"] is None or row["connect_seconds"] > 0
     # the values: the same but for how long connecting took, and the serve's note that it will not retry
     # a server the configuration must fix (a one-shot CLI run retries nothing anyway)
-    hint = " (not retried: fix the configuration and restart)"
+    hint = " (not retried: fix it, then run `toolhost reconnect broken` or reload the config)"
     same = [{k: v for k, v in r.items() if k != "connect_seconds"} for r in alone]
     assert [r | {"error": r["error"] and r["error"] + hint} if r["name"] == "broken" else r for r in same] == [
         {k: v for k, v in r.items() if k != "connect_seconds"} for r in from_api]

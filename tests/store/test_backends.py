@@ -111,8 +111,10 @@ def test_a_migration_the_role_may_not_run_is_one_clear_error(postgres_cluster, p
         Store.open(url)
     assert (e.value.found, e.value.supported) == (0, SCHEMA_VERSION)
     assert "permission denied for schema public" in e.value.reason
-    assert str(e.value).startswith(f"database schema version 0 is older than this toolhost ({SCHEMA_VERSION}) "
-                                   "and migrating it failed: ")
+    assert str(e.value).startswith(f"the database is empty and creating toolhost's tables (schema {SCHEMA_VERSION}) "
+                                   "failed: ")
+    assert str(e.value).endswith("GRANT CREATE ON SCHEMA public TO <role>; or create the database owned by it: "
+                                 "createdb -O <role> <database>)")
     with psycopg.connect(postgres_cluster.url(db).replace("+psycopg", "")) as conn:  # nothing half-made
         assert conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone() == (0,)
 

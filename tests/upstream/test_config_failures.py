@@ -88,16 +88,17 @@ async def test_start_problems_fail_only_their_server(tmp_path):
             assert {n: s.state for n, s in st.items()} == {
                 "missing": ConnectionState.FAILED, "nocwd": ConnectionState.FAILED,
                 "noexec": ConnectionState.FAILED, "good": ConnectionState.CONNECTED}
-            tail = " (not retried: fix the configuration and restart)"
+            def tail(name):
+                return f" (not retried: fix it, then run `toolhost reconnect {name}` or reload the config)"
             assert st["missing"].error == ("start: mcpServers.missing.command: 'no-such-mcp-server-cmd' was not found "
                                            "on PATH (install it, give its full path, or set PATH in "
-                                           "mcpServers.missing.env)" + tail)
+                                           "mcpServers.missing.env)" + tail("missing"))
             assert st["nocwd"].error == (f"start: mcpServers.nocwd.cwd: folder '{tmp_path / 'nope'}' does not exist "
                                          "(create it or fix the path; a relative cwd is resolved against the config "
-                                         "file's folder)" + tail)
+                                         "file's folder)" + tail("nocwd"))
             assert st["noexec"].error == (f"start: mcpServers.noexec.command: '{script}' is not executable (chmod +x "
                                           "it, or run it through its interpreter, e.g. \"command\": \"python3\", "
-                                          "\"args\": [script])" + tail)
+                                          "\"args\": [script])" + tail("noexec"))
             res = await m.call_tool("good", "echo", {"text": "ok"}, timeout_seconds=10)
             assert res.content[0].text == "ok"
 

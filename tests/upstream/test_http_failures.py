@@ -90,8 +90,8 @@ async def test_auth_failure_names_the_header_and_the_challenge(http_fake, tmp_pa
             st = m.connections["remote"].status
             assert st.state is ConnectionState.FAILED
             assert st.error == (f"handshake: mcpServers.remote.url: {expected}; WWW-Authenticate: Bearer "
-                                "realm=\"fake\", error=\"invalid_token\" (not retried: fix the configuration and "
-                                "restart)")
+                                "realm=\"fake\", error=\"invalid_token\" (not retried: fix it, then run "
+                                "`toolhost reconnect remote` or reload the config)")
             assert (await m.call_tool("good", "echo", {"text": "g"}, timeout_seconds=10)).content[0].text == "g"
 
 

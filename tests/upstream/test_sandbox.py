@@ -153,7 +153,7 @@ async def test_missing_bwrap_is_a_fatal_error_naming_the_setting(tmp_path):
                 f"start: mcpServers.p.toolhost.sandbox: bubblewrap ('{tmp_path / 'no-bwrap'}') was not found "
                 "(install it: apt-get install bubblewrap; or set mcpServers.p.toolhost.sandbox.command to its full "
                 "path; or remove mcpServers.p.toolhost.sandbox to run the server unsandboxed)"
-                " (not retried: fix the configuration and restart)")
+                " (not retried: fix it, then run `toolhost reconnect p` or reload the config)")
 
 
 @pytest.mark.anyio
@@ -231,3 +231,26 @@ def test_sandbox_folders_expand_workspace_folder_and_home_and_must_be_absolute(t
     assert bad.failed["s"].reason == (
         "mcpServers.s.toolhost.sandbox.writable: 'out' is not an absolute path (write e.g. "
         "\"${workspaceFolder}/out\") (got a list of 1 items)")
+
+
+@pytest.mark.anyio
+async def test_a_writable_folder_under_the_data_folder_is_the_servers_own_or_refused(outside_tmp):
+    data_dir = outside_tmp / "data"
+    own = data_dir / "servers" / "notes"
+    own.mkdir(parents=True)
+    stray = data_dir / "elsewhere"
+    stray.mkdir()
+    (data_dir / "secret.txt").write_text("the data folder")
+    cfg = config({"notes": probe({"writable": [str(own)]}), "stray": probe({"writable": [str(stray)]})})
+    with anyio.fail_after(60):
+        async with ServerManager(cfg, data_dir=data_dir, reconnect=False) as m:
+            assert await text(m, "notes", "write", {"path": str(own / "n.txt"), "text": "kept"}) == "ok"
+            assert (own / "n.txt").read_text() == "kept"  # on the host: not a throwaway tmpfs
+            assert await text(m, "notes", "read", {"path": str(data_dir / "secret.txt")}) == (
+                "error: No such file or directory")  # the rest of the data folder stays hidden
+            st = m.connections["stray"].status
+            assert st.state is ConnectionState.FAILED
+            assert st.error == (
+                f"start: mcpServers.stray.toolhost.sandbox.writable: '{stray}' is inside {data_dir} (toolhost's data "
+                "folder, empty inside the sandbox): its writes would be lost; use ${TOOLHOST_DATA_DIR}/servers/stray "
+                "(the server's own folder) or a folder outside it")
