@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import Connection, and_, insert, or_, select, update
 
 from host.store import schema as s
 from host.store.audit import redacted_full_json
@@ -36,6 +36,8 @@ __all__ = [
     "ApprovalInfo",
     "Approvals",
     "arguments_hash",
+    "call_issuers",
+    "deny_open_approvals_of",
     "exact_json",
 ]
 
@@ -104,6 +106,32 @@ def _same_call(user: str, tool: str, arguments_hash: str, definition_hash: str |
     return and_(a.user == user, a.tool == tool, a.arguments_hash == arguments_hash, same_definition)
 
 
+
+
+def deny_open_approvals_of(conn: Connection, user: str, *, by: str, how: str) -> list[ApprovalInfo]:
+    """Deny, inside the caller's write transaction, every pending or approved-but-unused approval
+    that ``user`` issued or that was asked for them (``"root as bob"`` names both); ``how`` is
+    stored as ``decided_how`` (e.g. ``user-disabled``). Returns them as they were before (without
+    their exact arguments), oldest first."""
+    rows = conn.execute(
+        select(s.approvals)
+        .where(s.approvals.c.status.in_(("pending", "approved")))
+        .order_by(s.approvals.c.created_at)
+    ).all()
+    hit = [r for r in rows if user in call_issuers(r.user)]
+    if hit:
+        conn.execute(
+            update(s.approvals)
+            .where(s.approvals.c.id.in_([r.id for r in hit]))
+            .values(status="denied", decided_at=time.time(), decided_by=by[:64], decided_how=how, **_CLEARED)
+        )
+    return [ApprovalInfo(**(dict(r._mapping) | {"arguments_json": None})) for r in hit]
+
+
+def call_issuers(recorded: str) -> tuple[str, ...]:
+    """Both of ``"root as bob"`` (:attr:`registry.policy.Principal.recorded`), else the one user."""
+    issuer, sep, subject = recorded.partition(" as ")
+    return (issuer, subject) if sep else (recorded,)
 
 
 class Approvals:
