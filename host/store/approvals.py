@@ -33,6 +33,7 @@ from host.store.sealed import ArgumentSeal
 __all__ = [
     "APPROVED_TTL_SECONDS",
     "PENDING_TTL_SECONDS",
+    "USER_DISABLED",
     "ApprovalInfo",
     "Approvals",
     "arguments_hash",
@@ -40,6 +41,9 @@ __all__ = [
     "deny_open_approvals_of",
     "exact_json",
 ]
+
+USER_DISABLED = "user-disabled"
+"""``decided_how`` of the approvals denied because their user was disabled (:func:`deny_open_approvals_of`)."""
 
 PENDING_TTL_SECONDS = 3600.0
 """How long a request waits for a decision (seconds)."""
@@ -176,7 +180,8 @@ class Approvals:
     ) -> ApprovalInfo:
         """The approval for this call: the pending one for the same user/tool/arguments/definition, a
         denial of it decided within ``pending_ttl_seconds`` (status ``denied``: do not ask again), or
-        a new pending one bound to ``definition_hash`` (the served definition's sha256)."""
+        a new pending one bound to ``definition_hash`` (the served definition's sha256). A denial
+        because the user was disabled (:data:`USER_DISABLED`) does not count: enabled again, they may ask again."""
         h = arguments_hash(arguments)
         now = time.time()
         with self.store.write() as conn:
@@ -191,6 +196,8 @@ class Approvals:
                             and_(
                                 s.approvals.c.status == "denied",
                                 s.approvals.c.decided_at > now - self.pending_ttl_seconds,
+                                # denied because the user was disabled: asking again once enabled is fine
+                                s.approvals.c.decided_how.is_distinct_from(USER_DISABLED),
                             ),
                         ),
                     )

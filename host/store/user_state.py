@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, select, update
 
 from host.store import schema as s
-from host.store.approvals import ApprovalInfo, deny_open_approvals_of
+from host.store.approvals import USER_DISABLED, ApprovalInfo, deny_open_approvals_of
 from host.store.db import Store, bump_revision
 from host.store.errors import InvalidValue, UserDisabled
 from host.store.users import UserInfo, Users, require
@@ -98,7 +98,7 @@ class UserStates:
                 return UserStateChange(Users.info(conn, name), False)
             conn.execute(update(s.users).where(s.users.c.name == name)
                          .values(disabled_at=time.time(), disabled_by=by[:96], disabled_reason=reason))
-            denied = deny_open_approvals_of(conn, name, by=by, how="user-disabled")
+            denied = deny_open_approvals_of(conn, name, by=by, how=USER_DISABLED)
             bump_revision(conn)
             return UserStateChange(Users.info(conn, name), True, tuple(denied))
 

@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from host.store import InvalidValue, NotFound, UserStateChange
+from host.store import AuditRecord, InvalidValue, NotFound, UserStateChange
 
 if TYPE_CHECKING:
     from host.access import AccessControl
@@ -75,11 +75,11 @@ class UserAdmin:
         self._check_can_change(name, "disable")
         done = self._known(name, "disable", lambda: self.access.user_states.disable(name, by=self.actor, reason=reason))
         for a in done.denied:
-            self.access.audit(action="approval", user=a.user, key_id=a.key_id, tool=a.tool, decision="deny",
-                              rule=a.rule, status="denied", approval_id=a.id, approver=self.actor,
-                              arguments_digest=a.arguments_hash, definition_hash=a.definition_hash,
-                              detail=f"user-disabled: {a.status} approval denied by {self.actor} "
-                              f"(user {name} disabled)")
+            self.access.audit_log.record(AuditRecord(
+                "approval", user=a.user, key_id=a.key_id, tool=a.tool, decision="deny", rule=a.rule, status="denied",
+                detail=f"user-disabled: {a.status} approval denied by {self.actor} (user {name} disabled)",
+                definition_hash=a.definition_hash, approval_id=a.id, arguments_digest=a.arguments_hash,
+                approver=self.actor))
             if self.on_approval is not None:
                 self.on_approval(a.id, a.user, a.tool, "denied", self.actor)
         if done.changed:
