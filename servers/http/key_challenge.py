@@ -27,7 +27,7 @@ here the credentials are valid and identify the user; 403 (15.5.4) is for a serv
 "understood the request but refuses to fulfill it", where "if authentication credentials were
 provided in the request, the server considers them insufficient to grant access" and "the client
 SHOULD NOT automatically repeat the request with the same credentials". A 401 would also make
-OAuth-capable MCP clients start an authorization flow no new token from which could help. The
+OAuth-capable MCP clients start an authorization flow, where no new token could help. The
 verifier marks such a key with :func:`refused_token`: an ``AccessToken`` without the ``tools``
 scope, so even without this middleware the SDK answers 403 ``insufficient_scope``.
 
