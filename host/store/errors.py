@@ -18,6 +18,8 @@ Each carries the values involved and says how to fix the problem.
 
 from __future__ import annotations
 
+import datetime
+
 from host.errors import HostError
 
 __all__ = [
@@ -79,8 +81,6 @@ class UserDisabled(StoreError):
 
     def __init__(self, user: str, disabled_by: str | None, disabled_at: float, reason: str | None = None, *,
                  refused: str = "") -> None:
-        import datetime
-
         self.user = user
         self.disabled_by = disabled_by
         self.disabled_at = disabled_at

@@ -36,7 +36,6 @@ from servers.admin.user_actions import LOCAL_ADMIN, UserAdmin, row_of
 __all__ = ["ADMIN_ACTS", "ADMIN_ROLE", "LOCAL_ADMIN", "AdminService", "StoreOff"]
 
 ADMIN_ROLE = "admin"
-
 """Users with this role may use the admin API and the web console."""
 
 AUDIT_FLUSH_TIMEOUT_SECONDS = 30.0
