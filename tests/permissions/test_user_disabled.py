@@ -3,7 +3,7 @@
 Until enabled again: the user's right API key is refused with an error naming who disabled them,
 since when, why and the command that enables them (and an ``auth`` audit row); no key can be
 created for them; their grants give nothing (also to a stdio session already running, at its next
-request); their open approvals are denied at once (also one an admin issued as them) and deciding
+request, and a stdio serve for them does not start); their open approvals are denied at once (also one an admin issued as them) and deciding
 one is refused. Keys, grants and roles are kept, so enabling restores them. The v7 migration adds
 the state to a v6 database and keeps every user enabled.
 """
@@ -11,6 +11,9 @@ the state to a v6 database and keeps every user enabled.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from sqlalchemy import text
@@ -156,3 +159,20 @@ def test_migration_from_v6_adds_the_state_and_keeps_every_user_enabled(access, a
     assert access.authenticate(alice).user == "alice"
     access.user_states.disable("alice", by="root", reason="after the upgrade")
     assert access.users.get("alice").disabled_reason == "after the upgrade"
+
+
+def test_a_stdio_serve_for_a_disabled_user_does_not_start(tmp_path) -> None:
+    data = tmp_path / "data"
+    access = AccessControl.open(data)
+    try:
+        access.users.add("alice")
+        access.user_states.disable("alice", by="root", reason="left")
+    finally:
+        access.close()
+    config = tmp_path / "config.json"
+    config.write_text('{"mcpServers": {}}')
+    toolhost = str(Path(sys.executable).parent / "toolhost")
+    out = subprocess.run([toolhost, "serve", "--stdio", "--user", "alice", "--config", str(config), "--data-dir",
+                          str(data)], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert re.search(refusal("alice", "root", "left"), out.stderr)
