@@ -3,9 +3,9 @@
 Until enabled again: the user's right API key is refused with an error naming who disabled them,
 since when, why and the command that enables them (and an ``auth`` audit row); no key can be
 created for them; their grants give nothing (also to a stdio session already running, at its next
-request, and a stdio serve for them does not start); their open approvals are denied at once (also one an admin issued as them) and deciding
-one is refused. Keys, grants and roles are kept, so enabling restores them. The v7 migration adds
-the state to a v6 database and keeps every user enabled.
+request), and a stdio serve for them does not start; their open approvals are denied at once (also
+one an admin issued as them) and deciding one is refused. Keys, grants and roles are kept, so
+enabling restores them. The v7 migration adds the state to a v6 database and keeps every user enabled.
 """
 
 from __future__ import annotations
