@@ -46,7 +46,9 @@ from host.store import (
     Roles,
     Store,
     StoreError,
+    UserDisabled,
     Users,
+    UserStates,
     load_policy,
     parse_token,
 )
@@ -131,6 +133,7 @@ class AccessControl:
     ) -> None:
         self.store = store
         self.users = Users(store)
+        self.user_states = UserStates(store)
         self.roles = Roles(store)
         self.grants = Grants(store)
         self.keys = ApiKeys(store)
@@ -169,12 +172,24 @@ class AccessControl:
     # -- who --------------------------------------------------------------------------------
     def authenticate(self, token: str | None) -> Principal | None:
         """The principal of an API key (``th_<key_id>_<secret>``), or ``None`` (missing, malformed,
-        unknown, revoked, wrong). Updates the key's ``last_used_at``. Never raises for bad tokens."""
+        unknown, revoked, wrong). Updates the key's ``last_used_at``. Never raises for bad tokens.
+
+        Raises:
+            host.store.UserDisabled: the key is right but its user is disabled
+                (:mod:`host.store.user_state`); checked after the secret, so only the key's holder
+                learns the state. Audited as an aggregated ``auth`` row (:meth:`audit_auth_failure`).
+        """
         if not token:
             return None
         info = self.keys.verify(token)
         if info is None:
             return None
+        try:
+            self.user_states.check_enabled(info.user)
+        except UserDisabled as e:
+            self.audit_log.record_auth_failure(info.key_id, reason=f"user {info.user} is disabled", user=info.user,
+                                               rule="user-disabled")
+            raise e from None
         return Principal(user=info.user, roles=self._roles_of(info.user), key_id=info.key_id)
 
     def audit_auth_failure(self, token: str | None) -> int:
@@ -200,9 +215,12 @@ class AccessControl:
 
         Raises:
             host.store.NotFound: unknown user (``toolhost users add NAME`` creates one).
+            host.store.UserDisabled: the user is disabled (a session already running loses its
+                grants at its next request instead: :func:`host.store.load_policy`).
         """
         if not self.users.exists(user):
             raise NotFound("user", user, "create it with `toolhost users add " + user + "`")
+        self.user_states.check_enabled(user)
         return Principal(user=user, roles=self._roles_of(user))
 
     def _roles_of(self, user: str) -> tuple[str, ...]:

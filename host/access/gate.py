@@ -30,6 +30,7 @@ import anyio.to_thread
 
 from host.pipeline.prepare import ApprovalOutcome
 from host.store import ApprovalInfo, ApprovalNotPending, AuditRecord, NotFound, StoreError
+from host.store.approvals import call_issuers
 from host.store.users import self_approval_enabled
 from registry.policy import Principal
 from registry.safety.taint import TAINT_MENTION
@@ -118,12 +119,6 @@ class NotAnApprover(StoreError):
         super().__init__(f"{who} may not decide approval {approval_id}: {reason}")
 
 
-def call_issuers(recorded: str) -> tuple[str, ...]:
-    """The people behind a recorded caller: both of ``"root as bob"``, else the one user."""
-    issuer, sep, subject = recorded.partition(" as ")
-    return (issuer, subject) if sep else (recorded,)
-
-
 def decide(
     access: AccessControl,
     approval_id: str,
@@ -148,9 +143,12 @@ def decide(
         NotFound: unknown approval or approver.
         NotAnApprover: ``approver_user`` lacks the right or is the requester.
         ApprovalNotPending: already decided, used or expired.
+        UserDisabled: the requester (either of ``"root as bob"``) or ``approver_user`` is disabled.
     """
+    current = access.approvals.get(approval_id)
+    for user in (*call_issuers(current.user), *(() if approver_user is None else (approver_user,))):
+        access.user_states.check_enabled(user, refused=f"approval {approval_id} cannot be decided")
     if approver_user is not None:
-        current = access.approvals.get(approval_id)
         if not access.users.exists(approver_user):
             raise NotFound("user", approver_user)
         if not set(APPROVER_ROLES) & set(access.users.roles_of(approver_user)):

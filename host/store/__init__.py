@@ -21,10 +21,12 @@ from host.store.errors import (
     SchemaMigrationFailed,
     SchemaTooNew,
     StoreError,
+    UserDisabled,
 )
 from host.store.keys import ApiKeys, KeyInfo, parse_token
 from host.store.migrations import SCHEMA_VERSION, migrate
 from host.store.pins import PinInfo, PinReport, PinReview, Pins, definition_json
+from host.store.user_state import UserStateChange, UserStates
 from host.store.users import Grants, RoleInfo, Roles, UserInfo, Users, load_policy, parse_risk
 
 __all__ = [
@@ -57,7 +59,10 @@ __all__ = [
     "SchemaTooNew",
     "Store",
     "StoreError",
+    "UserDisabled",
     "UserInfo",
+    "UserStateChange",
+    "UserStates",
     "Users",
     "arguments_hash",
     "default_url",

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, true, update
+from sqlalchemy import Connection, and_, insert, or_, select, true, update
 
 from host.store import schema as s
 from host.store.audit import redacted_full_json
@@ -33,11 +33,17 @@ from host.store.sealed import ArgumentSeal
 __all__ = [
     "APPROVED_TTL_SECONDS",
     "PENDING_TTL_SECONDS",
+    "USER_DISABLED",
     "ApprovalInfo",
     "Approvals",
     "arguments_hash",
+    "call_issuers",
+    "deny_open_approvals_of",
     "exact_json",
 ]
+
+USER_DISABLED = "user-disabled"
+"""``decided_how`` of the approvals denied because their user was disabled (:func:`deny_open_approvals_of`)."""
 
 PENDING_TTL_SECONDS = 3600.0
 """How long a request waits for a decision (seconds)."""
@@ -106,6 +112,32 @@ def _same_call(user: str, tool: str, arguments_hash: str, definition_hash: str |
 
 
 
+def deny_open_approvals_of(conn: Connection, user: str, *, by: str, how: str) -> list[ApprovalInfo]:
+    """Deny, inside the caller's write transaction, every pending or approved-but-unused approval
+    that ``user`` issued or that was asked for them (``"root as bob"`` names both); ``how`` is
+    stored as ``decided_how`` (e.g. ``user-disabled``). Returns them as they were before (without
+    their exact arguments), oldest first."""
+    rows = conn.execute(
+        select(s.approvals)
+        .where(s.approvals.c.status.in_(("pending", "approved")))
+        .order_by(s.approvals.c.created_at)
+    ).all()
+    hit = [r for r in rows if user in call_issuers(r.user)]
+    if hit:
+        conn.execute(
+            update(s.approvals)
+            .where(s.approvals.c.id.in_([r.id for r in hit]))
+            .values(status="denied", decided_at=time.time(), decided_by=by[:64], decided_how=how, **_CLEARED)
+        )
+    return [ApprovalInfo(**(dict(r._mapping) | {"arguments_json": None})) for r in hit]
+
+
+def call_issuers(recorded: str) -> tuple[str, ...]:
+    """Both of ``"root as bob"`` (:attr:`registry.policy.Principal.recorded`), else the one user."""
+    issuer, sep, subject = recorded.partition(" as ")
+    return (issuer, subject) if sep else (recorded,)
+
+
 class Approvals:
     """Request, decide, consume and list approvals."""
 
@@ -149,7 +181,8 @@ class Approvals:
     ) -> ApprovalInfo:
         """The approval for this call: the pending one for the same user/tool/arguments/definition, a
         denial of it decided within ``pending_ttl_seconds`` (status ``denied``: do not ask again), or
-        a new pending one bound to ``definition_hash`` (the served definition's sha256).
+        a new pending one bound to ``definition_hash`` (the served definition's sha256). A denial
+        because the user was disabled (:data:`USER_DISABLED`) does not count: enabled again, they may ask again.
 
         ``must_mention``: a text the approver must be shown (e.g. ``"taint:"`` for a session-taint
         hold). A pending request of the same call whose ``rule`` lacks it gets ``rule`` instead, so the
@@ -168,6 +201,8 @@ class Approvals:
                             and_(
                                 s.approvals.c.status == "denied",
                                 s.approvals.c.decided_at > now - self.pending_ttl_seconds,
+                                # denied because the user was disabled: asking again once enabled is fine
+                                s.approvals.c.decided_how.is_distinct_from(USER_DISABLED),
                             ),
                         ),
                     )

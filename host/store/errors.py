@@ -5,6 +5,7 @@
         ├── NotFound             an unknown user / role / key / grant / approval / pin
         ├── AlreadyExists        a duplicate user / role / grant / role membership
         ├── InvalidValue         a malformed name, risk or pattern (carries the field)
+        ├── UserDisabled         a disabled user's key, key creation, approval or session
         ├── ApprovalNotPending   approve/deny on an approval that is no longer pending
         ├── PinHashMismatch      `pins accept --hash` names a definition that is no longer pending
         ├── SchemaTooNew         the database was migrated by a newer toolhost
@@ -16,6 +17,8 @@ Each carries the values involved and says how to fix the problem.
 """
 
 from __future__ import annotations
+
+import datetime
 
 from host.errors import HostError
 
@@ -30,6 +33,7 @@ __all__ = [
     "SchemaMigrationFailed",
     "SchemaTooNew",
     "StoreError",
+    "UserDisabled",
 ]
 
 
@@ -64,6 +68,31 @@ class InvalidValue(StoreError):
         self.value = value
         self.problem = problem
         super().__init__(f"invalid {field} {value!r}: {problem}")
+
+
+class UserDisabled(StoreError):
+    """Something a disabled user holds was used: their API key, a new key for them, one of their
+    approvals, their session. The message names who disabled them, since when (UTC), why, and the
+    command that enables them again.
+
+    Attributes: user, disabled_by, disabled_at (UNIX s), reason (``None``: none given), refused
+    (what was refused, e.g. ``no new API key``; ``""``: the message starts with the user).
+    """
+
+    def __init__(self, user: str, disabled_by: str | None, disabled_at: float, reason: str | None = None, *,
+                 refused: str = "") -> None:
+        self.user = user
+        self.disabled_by = disabled_by
+        self.disabled_at = disabled_at
+        self.reason = reason
+        self.refused = refused
+        since = datetime.datetime.fromtimestamp(disabled_at, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        why = f" ({reason})" if reason else ""
+        head = f"{refused}: " if refused else ""
+        super().__init__(
+            f"{head}user {user} is disabled by {disabled_by or 'an admin'} since {since}{why}; "
+            f"an admin runs `toolhost users enable {user}`"
+        )
 
 
 class ApprovalNotPending(StoreError):

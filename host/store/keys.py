@@ -30,6 +30,7 @@ from sqlalchemy import and_, insert, select, update
 from host.store import schema as s
 from host.store.db import Store, bump_revision
 from host.store.errors import InvalidValue, NotFound
+from host.store.user_state import disabled_error
 
 __all__ = ["KEY_PREFIX", "LAST_USED_RESOLUTION_SECONDS", "ApiKeys", "KeyInfo", "hash_secret", "parse_token"]
 
@@ -98,6 +99,7 @@ class ApiKeys:
 
         Raises:
             NotFound: unknown user.
+            UserDisabled: the user is disabled (:mod:`host.store.user_state`).
         """
         key_id = secrets.token_hex(6)
         secret = secrets.token_urlsafe(32)
@@ -108,6 +110,8 @@ class ApiKeys:
         with self.store.write() as conn:
             if conn.execute(select(s.users.c.name).where(s.users.c.name == user)).first() is None:
                 raise NotFound("user", user)
+            if (disabled := disabled_error(conn, user, "no new API key")) is not None:
+                raise disabled
             conn.execute(
                 insert(s.api_keys).values(
                     key_id=key_id, user=user, label=label, kdf=kdf, salt=salt, hash=digest, created_at=now

@@ -94,8 +94,19 @@ def _v6_grant_taint(conn: Connection) -> None:
         conn.execute(text(f"ALTER TABLE grants ADD COLUMN taint {ddl_type}"))
 
 
+def _v7_user_disabled(conn: Connection) -> None:
+    """Users may be disabled (``users.disabled_at``, ``disabled_by``, ``disabled_reason``; ``NULL``:
+    enabled, so every existing user stays enabled)."""
+    have = {c["name"] for c in inspect(conn).get_columns("users")}
+    for name in ("disabled_at", "disabled_by", "disabled_reason"):
+        if name not in have:
+            ddl_type = s.users.c[name].type.compile(dialect=conn.dialect)
+            conn.execute(text(f"ALTER TABLE users ADD COLUMN {name} {ddl_type}"))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_initial, _v2_security, _v3_usage_memory, _v4_pin_safety, _v5_exact_approval_arguments, _v6_grant_taint,
+    _v7_user_disabled,
 ]
 """Ordered migrations; index 0 creates version 1."""
 

@@ -60,6 +60,11 @@ users = Table(
     metadata,
     Column("name", String(64), primary_key=True),
     Column("created_at", Float, nullable=False),
+    # v7: a disabled user's keys, grants and approvals work no more until an admin enables it again
+    # (host.store.user_state.UserStates.disable): when (UNIX s), by whom, why; all NULL while enabled
+    Column("disabled_at", Float, nullable=True),
+    Column("disabled_by", String(96), nullable=True),
+    Column("disabled_reason", Text, nullable=True),
 )
 
 roles = Table(

@@ -44,13 +44,21 @@ def parse_risk(value: str | Risk) -> Risk:
 
 @dataclass(frozen=True)
 class UserInfo:
-    """A user row with counts: ``name``, ``created_at`` (UNIX s), ``roles``, ``grants``, ``active_keys``."""
+    """A user row with counts: ``name``, ``created_at`` (UNIX s), ``roles``, ``grants``, ``active_keys``,
+    and its state: ``disabled_at`` (UNIX s; ``None`` while enabled), ``disabled_by``, ``disabled_reason``."""
 
     name: str
     created_at: float
     roles: tuple[str, ...] = ()
     grants: int = 0
     active_keys: int = 0
+    disabled_at: float | None = None
+    disabled_by: str | None = None
+    disabled_reason: str | None = None
+
+    @property
+    def disabled(self) -> bool:
+        return self.disabled_at is not None
 
 
 @dataclass(frozen=True)
@@ -68,7 +76,8 @@ def _exists(conn: Connection, table, name: str) -> bool:
     return conn.execute(select(table.c.name).where(table.c.name == name)).first() is not None
 
 
-def _require(conn: Connection, kind: str, name: str) -> None:
+def require(conn: Connection, kind: str, name: str) -> None:
+    """Raise :class:`NotFound` unless the ``user`` or ``role`` ``name`` exists."""
     table = s.users if kind == "user" else s.roles
     if not _exists(conn, table, name):
         raise NotFound(kind, name)
@@ -95,6 +104,17 @@ class Users:
         with self.store.read() as conn:
             return _exists(conn, s.users, name)
 
+    def get(self, name: str) -> UserInfo:
+        """One user with roles, counts and state. Raises NotFound."""
+        with self.store.read() as conn:
+            require(conn, "user", name)
+            return self.info(conn, name)
+
+    @classmethod
+    def info(cls, conn: Connection, name: str) -> UserInfo:
+        """User ``name`` (which exists) inside the caller's transaction."""
+        return next(u for u in cls._rows(conn, name) if u.name == name)
+
     def roles_of(self, user: str) -> tuple[str, ...]:
         """The user's role names, sorted (empty for an unknown user)."""
         with self.store.engine.connect() as conn:
@@ -102,30 +122,39 @@ class Users:
             return tuple(r[0] for r in conn.execute(q))
 
     def list(self) -> list[UserInfo]:
-        """Every user, sorted by name, with roles and counts."""
+        """Every user, sorted by name, with roles, counts and state."""
         with self.store.read() as conn:
-            roles: dict[str, list[str]] = {}
-            for user, role in conn.execute(
-                select(s.user_roles.c.user, s.user_roles.c.role).order_by(s.user_roles.c.role)
-            ):
-                roles.setdefault(user, []).append(role)
-            grants = dict(
-                conn.execute(
-                    select(s.grants.c.subject, func.count())
-                    .where(s.grants.c.subject_kind == "user")
-                    .group_by(s.grants.c.subject)
-                ).all()
-            )
-            keys = dict(
-                conn.execute(
-                    select(s.api_keys.c.user, func.count())
-                    .where(s.api_keys.c.revoked_at.is_(None))
-                    .group_by(s.api_keys.c.user)
-                ).all()
-            )
-            rows = conn.execute(select(s.users).order_by(s.users.c.name)).all()
+            return self._rows(conn)
+
+    @staticmethod
+    def _rows(conn: Connection, name: str | None = None) -> list[UserInfo]:
+        """Users (all, or the one named) with roles, counts and state, sorted by name."""
+        def only(q, column):
+            return q if name is None else q.where(column == name)
+
+        roles: dict[str, list[str]] = {}
+        for user, role in conn.execute(
+            only(select(s.user_roles.c.user, s.user_roles.c.role), s.user_roles.c.user).order_by(s.user_roles.c.role)
+        ):
+            roles.setdefault(user, []).append(role)
+        grants = dict(
+            conn.execute(
+                only(select(s.grants.c.subject, func.count()), s.grants.c.subject)
+                .where(s.grants.c.subject_kind == "user")
+                .group_by(s.grants.c.subject)
+            ).all()
+        )
+        keys = dict(
+            conn.execute(
+                only(select(s.api_keys.c.user, func.count()), s.api_keys.c.user)
+                .where(s.api_keys.c.revoked_at.is_(None))
+                .group_by(s.api_keys.c.user)
+            ).all()
+        )
+        rows = conn.execute(only(select(s.users), s.users.c.name).order_by(s.users.c.name)).all()
         return [
-            UserInfo(r.name, r.created_at, tuple(roles.get(r.name, ())), grants.get(r.name, 0), keys.get(r.name, 0))
+            UserInfo(r.name, r.created_at, tuple(roles.get(r.name, ())), grants.get(r.name, 0), keys.get(r.name, 0),
+                     r.disabled_at, r.disabled_by, r.disabled_reason)
             for r in rows
         ]
 
@@ -134,7 +163,7 @@ class Users:
         a later user of the same name inherits nothing, not even a pending or approved call).
         Raises NotFound."""
         with self.store.write() as conn:
-            _require(conn, "user", name)
+            require(conn, "user", name)
             conn.execute(delete(s.approvals).where(s.approvals.c.user == name))
             conn.execute(delete(s.grants).where(and_(s.grants.c.subject_kind == "user", s.grants.c.subject == name)))
             conn.execute(delete(s.user_roles).where(s.user_roles.c.user == name))
@@ -145,8 +174,8 @@ class Users:
     def assign_role(self, user: str, role: str) -> None:
         """Give ``user`` the role. Raises NotFound (user or role), AlreadyExists (already a member)."""
         with self.store.write() as conn:
-            _require(conn, "user", user)
-            _require(conn, "role", role)
+            require(conn, "user", user)
+            require(conn, "role", role)
             try:
                 conn.execute(insert(s.user_roles).values(user=user, role=role))
             except IntegrityError:
@@ -160,8 +189,8 @@ class Users:
                 delete(s.user_roles).where(and_(s.user_roles.c.user == user, s.user_roles.c.role == role))
             )
             if res.rowcount == 0:
-                _require(conn, "user", user)
-                _require(conn, "role", role)
+                require(conn, "user", user)
+                require(conn, "role", role)
                 raise NotFound("role membership", f"{user} in {role}", f"user {user!r} does not have role {role!r}")
             bump_revision(conn)
 
@@ -207,7 +236,7 @@ class Roles:
     def remove(self, name: str) -> None:
         """Delete a role, its grants and memberships. Raises NotFound."""
         with self.store.write() as conn:
-            _require(conn, "role", name)
+            require(conn, "role", name)
             conn.execute(delete(s.grants).where(and_(s.grants.c.subject_kind == "role", s.grants.c.subject == name)))
             conn.execute(delete(s.user_roles).where(s.user_roles.c.role == name))
             conn.execute(delete(s.roles).where(s.roles.c.name == name))
@@ -269,7 +298,7 @@ class Grants:
                 "pattern", pattern, f"{e.reason} (use server:NAME or a glob such as orders__*)"
             ) from None
         with self.store.write() as conn:
-            _require(conn, kind, subject)
+            require(conn, kind, subject)
             dup = conn.execute(
                 select(s.grants.c.id).where(
                     and_(
@@ -311,7 +340,7 @@ class Grants:
             q = q.where(s.grants.c.subject == subject)
         with self.store.read() as conn:
             if subject is not None:
-                _require(conn, kind or "user", subject)
+                require(conn, kind or "user", subject)
             return [_grant_from_row(r) for r in conn.execute(q)]
 
     def remove(self, subject: str, pattern: str, *, effect: GrantEffect | str | None = None, kind: str = "user") -> int:
@@ -324,7 +353,7 @@ class Grants:
         if effect is not None:
             cond = and_(cond, s.grants.c.effect == GrantEffect(effect).value)
         with self.store.write() as conn:
-            _require(conn, kind, subject)
+            require(conn, kind, subject)
             n = conn.execute(delete(s.grants).where(cond)).rowcount
             if n == 0:
                 raise NotFound(
@@ -335,7 +364,8 @@ class Grants:
 
 
 def load_policy(conn: Connection) -> GrantPolicy:
-    """Build a :class:`GrantPolicy` from the database (one read transaction's worth of SELECTs)."""
+    """Build a :class:`GrantPolicy` from the database (one read transaction's worth of SELECTs);
+    disabled users (:meth:`Users.disable`) are not in it."""
     role_grants: dict[str, list[Grant]] = {}
     user_grants: dict[str, list[Grant]] = {}
     for r in conn.execute(select(s.grants).order_by(s.grants.c.id)):
@@ -348,9 +378,10 @@ def load_policy(conn: Connection) -> GrantPolicy:
         name: Role(name, tuple(role_grants.get(name, ())), desc or "")
         for name, desc in conn.execute(select(s.roles.c.name, s.roles.c.description))
     }
+    # a disabled user is left out: their grants and roles give nothing, as for an unknown user
     users = {
         name: UserAccess(tuple(user_grants.get(name, ())), tuple(memberships.get(name, ())))
-        for (name,) in conn.execute(select(s.users.c.name))
+        for (name,) in conn.execute(select(s.users.c.name).where(s.users.c.disabled_at.is_(None)))
     }
     return GrantPolicy(users, roles)
 
@@ -370,7 +401,7 @@ def set_self_approval(store: Store, subject: str, pattern: str, enabled: bool, *
         s.grants.c.effect == GrantEffect.ALLOW.value,
     )
     with store.write() as conn:
-        _require(conn, kind, subject)
+        require(conn, kind, subject)
         n = conn.execute(update(s.grants).where(cond).values(self_approval=1 if enabled else None)).rowcount
         if n == 0:
             raise NotFound("grant", pattern, f"{kind} {subject!r} has no allow grant {pattern!r}; see `toolhost "

@@ -20,7 +20,6 @@ one with hidden (too long) parts needs ``reveal=True``.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import os
 from collections.abc import Callable
 from typing import Any
@@ -32,13 +31,11 @@ from registry import Principal
 from registry.policy import matches_pattern
 from servers.admin.approval_view import HiddenArguments, approval_view
 from servers.admin.protocol import AdminActions
+from servers.admin.user_actions import LOCAL_ADMIN, UserAdmin, row_of
 
-__all__ = ["ADMIN_ACTS", "ADMIN_ROLE", "AdminService", "StoreOff"]
+__all__ = ["ADMIN_ACTS", "ADMIN_ROLE", "LOCAL_ADMIN", "AdminService", "StoreOff"]
 
 ADMIN_ROLE = "admin"
-
-LOCAL_ADMIN = "local-admin"
-"""Who the local admin token stands for (loopback only; see :mod:`servers.admin.auth`)."""
 """Users with this role may use the admin API and the web console."""
 
 AUDIT_FLUSH_TIMEOUT_SECONDS = 30.0
@@ -49,7 +46,7 @@ APPROVAL_STATUSES = ("open", "pending", "approved", "denied", "used", "expired",
 ADMIN_ACTS = (
     "user.add", "user.remove", "role.add", "role.remove", "role.assign", "role.unassign", "key.create",
     "key.revoke", "grant.add", "grant.remove", "self-approval.enable", "self-approval.disable", "usage.clear",
-    "config.reload", "server.reconnect", "taint.reset",
+    "config.reload", "server.reconnect", "taint.reset", "user.disable", "user.enable",
 )
 """The ``status`` of ``admin`` audit rows (pin accepts are ``pin`` rows, decisions ``approval`` rows)."""
 
@@ -62,11 +59,6 @@ class StoreOff(RuntimeError):
     def __init__(self) -> None:
         super().__init__("the permission store is off (--auth off); start serve with --auth auto or on "
                          "to administer users, keys, grants, approvals, pins and the audit")
-
-
-def _row(obj: Any) -> dict[str, Any]:
-    data = dataclasses.asdict(obj)
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in data.items()}
 
 
 def grant_row(g: Any) -> dict[str, Any]:
@@ -82,7 +74,7 @@ def grant_row(g: Any) -> dict[str, Any]:
     }
 
 
-class AdminService(AdminActions):
+class AdminService(UserAdmin, AdminActions):
     """Admin actions (:class:`servers.admin.protocol.AdminActions`) over one permission store and
     (when serving) one running host.
 
@@ -93,6 +85,8 @@ class AdminService(AdminActions):
         runtime: the running :class:`host.runtime.HostRuntime` (``None`` from a bare CLI: server,
             tool and search views then answer with what the store knows only).
         on_approval: called ``(approval_id, user, tool, status, by)`` after a decision (events).
+        on_user_state: called ``(event, message, fields)`` after a user was disabled or enabled
+            (``user.disable``/``user.enable``: the serve's console and log).
     """
 
     def __init__(
@@ -102,10 +96,12 @@ class AdminService(AdminActions):
         *,
         on_approval: Callable[[str, str, str, str, str | None], None] | None = None,
         actor: str | None = None,
+        on_user_state: Callable[[str, str, dict[str, Any]], None] | None = None,
     ) -> None:
         self._access = access
         self.runtime = runtime
         self.on_approval = on_approval
+        self.on_user_state = on_user_state
         if actor is None:
             from servers.shared.local_principal import local_principal_name
 
@@ -259,57 +255,7 @@ class AdminService(AdminActions):
 
         return search_view(query, result, self.runtime.taint.labels) | {"user": user}
 
-    # -- users, roles, keys, grants ---------------------------------------------------------
-    def users(self) -> list[dict[str, Any]]:
-        return [_row(u) for u in self.access.users.list()]
-
-    def add_user(self, name: str) -> dict[str, Any]:
-        """Create user ``name``: its row, plus ``"serve_closed": {"pid": N}`` when this is the service of
-        a serve running in open access (pid N), which from now on refuses every tool until restarted."""
-        row = _row(self.access.users.add(name))
-        self.acted("user.add", f"user {name}")
-        if self.runtime is not None and not self.runtime.policy.per_user:
-            row["serve_closed"] = {"pid": os.getpid()}
-        return row
-
-    def remove_user(self, name: str) -> None:
-        self.access.users.remove(name)
-        self.acted("user.remove", f"user {name}")
-
-    def roles(self) -> list[dict[str, Any]]:
-        return [_row(r) for r in self.access.roles.list()]
-
-    def add_role(self, name: str, description: str = "") -> dict[str, Any]:
-        row = _row(self.access.roles.add(name, description))
-        self.acted("role.add", f"role {name}")
-        return row
-
-    def remove_role(self, name: str) -> None:
-        self.access.roles.remove(name)
-        self.acted("role.remove", f"role {name}")
-
-    def assign_role(self, user: str, role: str) -> None:
-        self.access.users.assign_role(user, role)
-        self.acted("role.assign", f"role {role} to user {user}")
-
-    def unassign_role(self, user: str, role: str) -> None:
-        self.access.users.unassign_role(user, role)
-        self.acted("role.unassign", f"role {role} from user {user}")
-
-    def keys(self, user: str | None = None) -> list[dict[str, Any]]:
-        return [_row(k) | {"active": k.active} for k in self.access.keys.list(user)]
-
-    def create_key(self, user: str, label: str = "") -> dict[str, Any]:
-        """A new key; ``token`` is the secret, returned only here (only its hash is stored)."""
-        info, token = self.access.keys.create(user, label)
-        self.acted("key.create", f"key {info.key_id} of user {user}" + (f" ({label})" if label else ""))
-        return _row(info) | {"active": True, "token": token}
-
-    def revoke_keys(self, user: str, key_id: str | None) -> list[str]:
-        ids = list(self.access.keys.revoke(user, key_id))
-        self.acted("key.revoke", f"keys {', '.join(ids) or '(none)'} of user {user}")
-        return ids
-
+    # -- grants (users, roles and keys: servers.admin.user_actions) -------------------------
     def grants(self, subject: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
         return [grant_row(g) for g in self.access.grants.list(subject, kind=kind)]
 
@@ -368,14 +314,14 @@ class AdminService(AdminActions):
         if status not in APPROVAL_STATUSES:
             raise ValueError(f"status must be one of {', '.join(APPROVAL_STATUSES)}, got {status!r}")
         rows = self.access.approvals.list(status=None if status == "all" else status, user=user, limit=limit)
-        return [_shown(_row(r), reveal=False) for r in rows]
+        return [_shown(row_of(r), reveal=False) for r in rows]
 
     def approval(self, approval_id: str, reveal: bool = False) -> dict[str, Any]:
         """One approval with its exact arguments (:func:`servers.admin.approval_view.approval_view`):
         ``arguments`` (strings over :data:`~servers.admin.approval_view.REVEAL_CHARS` hidden behind a
         marker unless ``reveal``), ``hidden`` ``[{"path", "length", "sha256"}]``, ``complete``,
         ``source`` (``exact``/``redacted``), plus the row's fields."""
-        return _shown(_row(self.access.approvals.get(approval_id)), reveal=reveal)
+        return _shown(row_of(self.access.approvals.get(approval_id)), reveal=reveal)
 
     def decide(
         self, approval_id: str, approve: bool, by: str, *, how: str = "admin", approver_user: str | None = None,
@@ -406,21 +352,21 @@ class AdminService(AdminActions):
             raise NotAnApprover(approval_id, approver_user or by,
                                 "they issued this call; another approver must decide")
         if approve and not reveal:
-            view = approval_view(_row(current))
+            view = approval_view(row_of(current))
             if not view["complete"] and current.status == "pending":
                 raise HiddenArguments(approval_id, view["hidden"], source=view["source"])
         info = decide_approval(self.access, approval_id, approve=approve, by=by, how=how, approver_user=approver_user)
         status = "approved" if approve else "denied"
         if self.on_approval is not None:
             self.on_approval(approval_id, info.user, info.tool, status, by)
-        return _row(info)
+        return row_of(info)
 
     # -- pins -------------------------------------------------------------------------------
     def pins(self, status: str | None = None, server: str | None = None) -> list[dict[str, Any]]:
-        return [_row(p) for p in self.access.pins.list(status=status, server=server)]
+        return [row_of(p) for p in self.access.pins.list(status=status, server=server)]
 
     def pin_diff(self, tool: str) -> dict[str, Any]:
-        return _row(self.access.pins.review(tool))
+        return row_of(self.access.pins.review(tool))
 
     def accept_pin(self, tool: str, reviewed_hash: str, by: str) -> list[dict[str, Any]]:
         """Accept the served definition of ``tool`` named by ``reviewed_hash`` (from :meth:`pin_diff`); audited."""
@@ -452,7 +398,7 @@ class AdminService(AdminActions):
                 continue
             if after_id is not None and r.id <= after_id:
                 continue
-            out.append(_row(r))
+            out.append(row_of(r))
         return out[:limit]
 
     def audit_verify(self) -> dict[str, Any]:

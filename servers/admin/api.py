@@ -3,9 +3,10 @@
 Authentication: ``Authorization: Bearer <key>`` with the API key of a user holding the ``admin``
 role, or the local admin token from loopback (see :mod:`servers.admin.auth`). Errors are
 ``{"error": {"code": ..., "message": ...}}`` with status 400 (bad input), 401 (no/invalid
-credential), 403 (not an admin), 404 (unknown user/approval/tool/...), 409 (already exists,
-not pending, hash mismatch), 503 ``no_store`` (serve runs with ``--auth off``: only the server, tool,
-search and call endpoints answer then).
+credential), 403 (not an admin, or a disabled one), 404 (unknown user/approval/tool/...), 409
+(already exists, not pending, hash mismatch; ``user_disabled``: a key for a disabled user), 503
+``no_store`` (serve runs with ``--auth off``: only the server, tool, search and call endpoints
+answer then).
 
 Endpoints (all JSON; ``GET`` reads, ``POST`` changes):
 
@@ -17,6 +18,8 @@ Endpoints (all JSON; ``GET`` reads, ``POST`` changes):
 ``GET  /search?q=&user=&limit=``           search playground: hits with scores and why they ranked
 ``GET  /users`` / ``POST /users``          list / add ``{"name"}``
 ``DELETE /users/{name}``                   remove a user (grants, keys, approvals)
+``POST /users/{name}/disable|enable``      disable ``{"reason"}`` (keys refused, open approvals
+                                           denied) / enable again; the user's row with its state
 ``GET  /roles`` / ``POST /roles``          list / add ``{"name", "description"}``
 ``POST /roles/{role}/members``             ``{"user"}``; ``DELETE /roles/{role}/members/{user}``
 ``GET  /keys?user=`` / ``POST /keys``      list / create ``{"user", "label"}`` (``token`` shown once)
@@ -48,7 +51,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from host.store import StoreError
-from host.store.errors import AlreadyExists, ApprovalNotPending, NotFound, PinHashMismatch
+from host.store.errors import AlreadyExists, ApprovalNotPending, NotFound, PinHashMismatch, UserDisabled
 from registry.errors import InvalidGrantPattern
 from servers.admin.actions import LOCAL_ADMIN, AdminService, StoreOff
 from servers.admin.api_cli import cli_routes, decided_by
@@ -79,6 +82,8 @@ def classify(exc: Exception) -> ApiError:
         return ApiError(503, "no_store", str(exc))
     if isinstance(exc, NotFound):
         return ApiError(404, "not_found", str(exc))
+    if isinstance(exc, UserDisabled):
+        return ApiError(409, "user_disabled", str(exc))
     if isinstance(exc, (AlreadyExists, ApprovalNotPending, PinHashMismatch)):
         return ApiError(409, "conflict", str(exc))
     if isinstance(exc, (StoreError, InvalidGrantPattern, ValueError)):
@@ -182,7 +187,7 @@ class AdminApi:
         async def endpoint(request: Request) -> Response:
             user, reason = await self.auth.from_bearer(request)
             if user is None:
-                status = 403 if "role" in reason or "loopback" in reason else 401
+                status = 403 if "role" in reason or "loopback" in reason or " is disabled by " in reason else 401
                 headers = {"WWW-Authenticate": 'Bearer realm="toolhost-admin"'} if status == 401 else None
                 return JSONResponse({"error": {"code": "unauthorized" if status == 401 else "forbidden",
                                                "message": reason}}, status_code=status, headers=headers)
@@ -232,6 +237,15 @@ class AdminApi:
         async def user_delete(r: Request, s: AdminService, _u: str) -> Any:
             await t(s.remove_user, r.path_params["name"])
             return {"removed": r.path_params["name"]}
+
+        async def user_disable(r: Request, s: AdminService, _u: str) -> Any:
+            reason = (await body_of(r)).get("reason")
+            if reason is not None and not isinstance(reason, str):
+                raise ApiError(400, "invalid", "'reason' must be a string")
+            return await t(s.disable_user, r.path_params["name"], reason)
+
+        async def user_enable(r: Request, s: AdminService, _u: str) -> Any:
+            return await t(s.enable_user, r.path_params["name"])
 
         async def roles(r: Request, s: AdminService, _u: str) -> Any:
             if r.method == "POST":
@@ -341,6 +355,8 @@ class AdminApi:
             r("/search", search, ["GET"]),
             r("/users", users, ["GET", "POST"]),
             r("/users/{name}", user_delete, ["DELETE"]),
+            r("/users/{name}/disable", user_disable, ["POST"]),
+            r("/users/{name}/enable", user_enable, ["POST"]),
             r("/roles", roles, ["GET", "POST"]),
             r("/roles/{role}/members", members, ["POST"]),
             r("/roles/{role}/members/{user}", members, ["DELETE"]),

@@ -13,8 +13,8 @@ The console logs in with either and keeps a server-side session (random id in an
 the session's CSRF token, and state-changing requests with a foreign ``Origin`` are refused.
 Every console request re-validates its session as the admin API validates a bearer key
 (:meth:`AdminAuth.current_session`): the key it logged in with is still active, its user still
-exists and still holds the ``admin`` role (the local admin token: still from loopback). A revoked
-key, a removed role or a deleted user ends the session at that request.
+exists, is not disabled and still holds the ``admin`` role (the local admin token: still from
+loopback). A revoked key, a removed role, a disabled or deleted user ends the session at that request.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 import anyio
 from starlette.requests import Request
 
+from host.store import UserDisabled
 from registry import Principal
 from servers.admin.actions import ADMIN_ROLE, LOCAL_ADMIN
 
@@ -132,7 +133,10 @@ class AdminAuth:
         if self.access is None:
             return CredentialCheck(None, None,
                                    "the permission store is off (--auth off): only the local admin token works")
-        principal: Principal | None = await anyio.to_thread.run_sync(self.access.authenticate, token)
+        try:
+            principal: Principal | None = await anyio.to_thread.run_sync(self.access.authenticate, token)
+        except UserDisabled as e:
+            return CredentialCheck(None, None, str(e))
         if principal is None:
             await anyio.to_thread.run_sync(self.access.audit_auth_failure, token)
             return CredentialCheck(None, None, "invalid or revoked API key")
@@ -189,6 +193,8 @@ class AdminAuth:
             return False
         users = self.access.users
         if not users.exists(session.user) or ADMIN_ROLE not in users.roles_of(session.user):
+            return False
+        if users.get(session.user).disabled:
             return False
         return any(k.key_id == session.key_id and k.active for k in self.access.keys.list(session.user))
 

@@ -69,10 +69,19 @@ def action_routes(c: Console) -> list[Route]:
         await t(svc.remove_user, name)
         return f"deleted user {name} (with its keys, grants, role memberships and approvals)"
 
-    async def disable_user(r: Request, _f: FormData, _s: AdminSession, svc: AdminService) -> str:
+    async def disable_user(r: Request, f: FormData, _s: AdminSession, svc: AdminService) -> str | Warn:
         name = r.path_params["name"]
-        ids = await t(svc.revoke_keys, name, None)
-        return f"disabled {name}: revoked {', '.join(ids) or 'no active keys'}"
+        row = await t(svc.disable_user, name, _field(f, "reason") or None)
+        if not row["changed"]:
+            return Warn(f"{name} was already disabled (by {row['disabled_by']})")
+        denied = row["denied_approvals"]
+        return (f"disabled {name}: their keys are refused and their grants give nothing until enabled"
+                + (f"; denied approvals {', '.join(denied)}" if denied else ""))
+
+    async def enable_user(r: Request, _f: FormData, _s: AdminSession, svc: AdminService) -> str | Warn:
+        name = r.path_params["name"]
+        row = await t(svc.enable_user, name)
+        return f"enabled {name}" if row["changed"] else Warn(f"{name} was not disabled")
 
     async def add_role(_r: Request, f: FormData, _s: AdminSession, svc: AdminService) -> str:
         name = _field(f, "name")
@@ -133,6 +142,7 @@ def action_routes(c: Console) -> list[Route]:
         Route("/admin/users", a(add_user, "/admin/users"), methods=post),
         Route("/admin/users/{name}/delete", a(remove_user, "/admin/users"), methods=post),
         Route("/admin/users/{name}/disable", a(disable_user, "/admin/users"), methods=post),
+        Route("/admin/users/{name}/enable", a(enable_user, "/admin/users"), methods=post),
         Route("/admin/roles", a(add_role, "/admin/users"), methods=post),
         Route("/admin/roles/assign", a(assign, "/admin/users"), methods=post),
         Route("/admin/keys", a(create_key, "/admin/users"), methods=post),

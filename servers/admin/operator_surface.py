@@ -67,7 +67,9 @@ class OperatorSurface:
         runtime.taint.subscribe(self.events.taint_decided)  # session-taint decisions: console + log
         # without a store (--auth off) the server, tool, search and call views still answer;
         # store actions answer 503 no_store (AdminService raises StoreOff)
-        self.service = AdminService(access, runtime, on_approval=self.events.approval, actor="serve")
+        self.service = AdminService(access, runtime, on_approval=self.events.approval, actor="serve",
+                                    on_user_state=lambda event, text, fields: self.events.emit(
+                                        event, text, "warning", **fields))
         self.reloader = ConfigReloader(runtime, config_path, data_dir, self.events, service=self.service)
         self.token_path: Path | None = None
         self.endpoint_path: Path | None = None

@@ -107,14 +107,50 @@ def users_add(name: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None
                    f"(toolhost keys create {name})", err=True)
 
 
+def user_state(u: dict) -> str:
+    """``enabled``, or ``disabled by ADMIN since WHEN: REASON`` (a user row of ``users --json``)."""
+    if u.get("disabled_at") is None:
+        return "enabled"
+    reason = f": {u['disabled_reason']}" if u.get("disabled_reason") else ""
+    return f"disabled by {u['disabled_by']} since {when(u['disabled_at'])}{reason}"
+
+
 @users_app.command("list")
 def users_list(data_dir: DataDir = None, db_url: DbUrl = None, as_json: AsJson = False) -> None:
-    """List users with their roles, grant and active key counts."""
+    """List users with their state (enabled or disabled), roles, grant and active key counts."""
     list_command(data_dir, db_url, as_json, lambda svc: svc.users(), title="users",
-                 columns=("user", "roles", "grants", "active keys", "created"),
-                 cells=lambda u: (u["name"], ", ".join(u["roles"]) or "-", str(u["grants"]), str(u["active_keys"]),
-                                  when(u["created_at"])),
-                 empty="No users yet: add one with `toolhost users add NAME`.")
+                 columns=("user", "state", "roles", "grants", "active keys", "created"),
+                 cells=lambda u: (u["name"], user_state(u), ", ".join(u["roles"]) or "-", str(u["grants"]),
+                                  str(u["active_keys"]), when(u["created_at"])),
+                 empty="No users yet: add one with `toolhost users add NAME`.", overflow="fold")
+
+
+@users_app.command("disable")
+def users_disable(
+    name: str,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why (one line; shown with every refusal).")] = None,
+    data_dir: DataDir = None,
+    db_url: DbUrl = None,
+) -> None:
+    """Disable user NAME until `toolhost users enable NAME`: their API keys are refused (403), no key can be
+    created for them, their grants give nothing and their open approvals are denied. Keys, grants and roles
+    are kept. Takes effect at the next request of every running serve."""
+    with service(data_dir, db_url) as svc:
+        row = svc.disable_user(name, reason)
+    if not row["changed"]:
+        typer.echo(f"user {name} is already {user_state(row)}")
+        return
+    denied = row["denied_approvals"]
+    typer.echo(f"disabled user {name}: their keys are refused until `toolhost users enable {name}`"
+               + (f"; denied open approvals {', '.join(denied)}" if denied else ""))
+
+
+@users_app.command("enable")
+def users_enable(name: str, data_dir: DataDir = None, db_url: DbUrl = None) -> None:
+    """Enable user NAME again: their keys, grants and roles work at the next request."""
+    with service(data_dir, db_url) as svc:
+        row = svc.enable_user(name)
+    typer.echo(f"enabled user {name}" if row["changed"] else f"user {name} is not disabled")
 
 
 @users_app.command("remove")

@@ -98,10 +98,11 @@ class Admin:
 
 
 ACTION_NAMES: tuple[str, ...] = (
-    "servers", "tools", "visible_tools", "search", "users", "add_user", "remove_user", "roles", "add_role",
-    "remove_role", "assign_role", "unassign_role", "keys", "create_key", "revoke_keys", "grants", "add_grant",
-    "remove_grant", "set_self_approval", "usage_stats", "usage_clear", "approvals", "approval", "decide", "pins",
-    "pin_diff", "accept_pin", "accept_server_pins", "audit", "audit_verify", "audit_rows",
+    "servers", "tools", "visible_tools", "search", "users", "add_user", "remove_user", "disable_user",
+    "enable_user", "roles", "add_role", "remove_role", "assign_role", "unassign_role", "keys", "create_key",
+    "revoke_keys", "grants", "add_grant", "remove_grant", "set_self_approval", "usage_stats", "usage_clear",
+    "approvals", "approval", "decide", "pins", "pin_diff", "accept_pin", "accept_server_pins", "audit",
+    "audit_verify", "audit_rows",
 )
 """The methods of :class:`servers.admin.protocol.AdminActions` (named here so the CLI does not import the
 admin package at start; a test keeps the two equal). :class:`Admin` has one method per name, and no other

@@ -65,6 +65,12 @@ class RemoteAdmin(AdminActions):
     def remove_user(self, name: str) -> None:
         self._delete(f"/users/{_p(name)}")
 
+    def disable_user(self, name: str, reason: str | None = None) -> dict[str, Any]:
+        return self._post(f"/users/{_p(name)}/disable", {"reason": reason})
+
+    def enable_user(self, name: str) -> dict[str, Any]:
+        return self._post(f"/users/{_p(name)}/enable")
+
     def roles(self) -> list[dict[str, Any]]:
         return self._get("/roles")["roles"]
 

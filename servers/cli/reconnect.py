@@ -7,7 +7,6 @@ calls in flight are untouched. Without a running serve there is nothing to recon
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -25,23 +24,12 @@ def reconnect_command(
     """Reconnect one server of the running `toolhost serve` (e.g. after fixing what made it fail)."""
     from urllib.parse import quote
 
-    from servers.cli.serve_client import ServeError, ServeUnavailable, running_serve
+    from servers.cli.remote import post_to_serve
 
-    serve = running_serve(data_dir)
-    if serve is None:
-        typer.echo(f"error: no toolhost serve runs on the data folder {_where(data_dir)}; start one with "
-                   "`toolhost serve` (the servers connect at its start)", err=True)
-        raise typer.Exit(2)
-    try:
-        answer = serve.request("POST", f"/servers/{quote(server, safe='')}/restart", timeout=120.0)
-        rows = serve.request("GET", "/servers")["servers"]
-    except ServeUnavailable as e:
-        typer.echo(f"error: the running toolhost serve did not answer: {e}", err=True)
-        raise typer.Exit(2) from None
-    except ServeError as e:
-        typer.echo(f"error: {e.message}", err=True)
-        raise typer.Exit(2 if e.status == 404 else 1) from None
-    row = next((r for r in rows if r["name"] == answer["restarted"]), None)
+    answer, found = post_to_serve(data_dir, f"/servers/{quote(server, safe='')}/restart", timeout=120.0,
+                                  then_get="/servers",
+                                  absent="start one with `toolhost serve` (the servers connect at its start)")
+    row = next((r for r in found["servers"] if r["name"] == answer["restarted"]), None)
     if as_json:
         print_json(row)
         return
@@ -50,9 +38,3 @@ def reconnect_command(
                + (f"; error: {row['error']}" if row and row.get("error") else ""))
     if row and row.get("error"):
         raise typer.Exit(1)
-
-
-def _where(data_dir: Path | None) -> str:
-    from host.paths import data_dir as resolve
-
-    return str(resolve(data_dir))

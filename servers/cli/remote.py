@@ -9,6 +9,7 @@ the local path does. Imports stay light: no SDK, no database.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -18,7 +19,8 @@ from rich.table import Table
 from servers.cli.serve_client import RunningServe, ServeError, ServeUnavailable
 from servers.cli.tables import risk_cell, tool_rows_table
 
-__all__ = ["call_via_serve", "code_mode_line", "print_call_failure", "servers_via_serve", "tools_via_serve"]
+__all__ = ["call_via_serve", "code_mode_line", "post_to_serve", "print_call_failure", "servers_via_serve",
+           "tools_via_serve"]
 
 _STATE_STYLE = {"pending": "dim", "connecting": "yellow", "connected": "green", "degraded": "yellow",
                 "backing_off": "magenta", "failed": "red", "stopped": "dim"}
@@ -32,6 +34,40 @@ def _ask(serve: RunningServe, err: Console, method: str, path: str, **kwargs: An
     except ServeError as e:
         err.print(f"[red]error:[/red] {e.message}", highlight=False)
         raise typer.Exit(2) from None
+
+
+def post_to_serve(data_dir: Path | None, path: str, *, absent: str, body: dict[str, Any] | None = None,
+                  timeout: float | None = None, then_get: str | None = None) -> tuple[Any, Any]:
+    """``POST /admin/api{path}`` to the running serve of ``data_dir`` (with the local admin token),
+    then, when given, ``GET /admin/api{then_get}``; returns both answers (``None`` for no GET).
+    ``timeout``: seconds for the POST (default the client's ``REQUEST_TIMEOUT_SECONDS``).
+
+    For commands that act on state only a running serve holds (``toolhost reconnect``,
+    ``toolhost taint reset``). Every failure is one ``error:`` line on stderr: no serve runs on the
+    data folder (``absent`` says why that matters and what to do; exit 2), the serve did not answer
+    (exit 2), or it answered with an error (its message; exit 2 for 404, e.g. an unknown server, else 1).
+    """
+    from servers.cli.serve_client import REQUEST_TIMEOUT_SECONDS, ServeError, ServeUnavailable, running_serve
+
+    serve = running_serve(data_dir)
+    if serve is None:
+        typer.echo(f"error: no toolhost serve runs on the data folder {_where(data_dir)}; {absent}", err=True)
+        raise typer.Exit(2)
+    try:
+        answer = serve.request("POST", path, body=body or {}, timeout=timeout or REQUEST_TIMEOUT_SECONDS)
+        return answer, None if then_get is None else serve.request("GET", then_get)
+    except ServeUnavailable as e:
+        typer.echo(f"error: the running toolhost serve did not answer: {e}", err=True)
+        raise typer.Exit(2) from None
+    except ServeError as e:
+        typer.echo(f"error: {e.message}", err=True)
+        raise typer.Exit(2 if e.status == 404 else 1) from None
+
+
+def _where(data_dir: Path | None) -> str:
+    from host.paths import data_dir as resolve
+
+    return str(resolve(data_dir))
 
 
 def tools_table(rows: list[dict[str, Any]], *, title: str) -> Table:

@@ -30,22 +30,10 @@ def taint_reset(
     as_json: AsJson = False,
 ) -> None:
     """Forget the session taint of stateless (2026-07-28) callers, e.g. after unrelated clients shared one."""
-    from servers.cli.reconnect import _where
-    from servers.cli.serve_client import ServeError, ServeUnavailable, running_serve
+    from servers.cli.remote import post_to_serve
 
-    serve = running_serve(data_dir)
-    if serve is None:
-        typer.echo(f"error: no toolhost serve runs on the data folder {_where(data_dir)}; session taint lives "
-                   "in a running serve (it starts clean)", err=True)
-        raise typer.Exit(2)
-    try:
-        answer = serve.request("POST", "/taint/reset", body={"user": user} if user else {})
-    except ServeUnavailable as e:
-        typer.echo(f"error: the running toolhost serve did not answer: {e}", err=True)
-        raise typer.Exit(2) from None
-    except ServeError as e:
-        typer.echo(f"error: {e.message}", err=True)
-        raise typer.Exit(1) from None
+    answer, _ = post_to_serve(data_dir, "/taint/reset", body={"user": user} if user else {},
+                              absent="session taint lives in a running serve (it starts clean)")
     if as_json:
         print_json(answer)
         return

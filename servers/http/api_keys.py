@@ -32,7 +32,9 @@ from mcp.server.auth.settings import AuthSettings
 
 from host.access import AccessControl
 from host.access.key_cache import VerifiedKeys
+from host.store import UserDisabled
 from registry.policy import Principal
+from servers.http.key_challenge import refused_token
 
 __all__ = ["NOBODY", "SCOPE", "ApiKeyVerifier", "auth_settings", "principal_from_access_token", "principal_resolver"]
 
@@ -63,7 +65,10 @@ class ApiKeyVerifier:
         revision = self.access.revision
         principal = self.verified.get(token, revision) if token else None
         if principal is None:
-            principal = await anyio.to_thread.run_sync(self.access.authenticate, token)
+            try:
+                principal = await anyio.to_thread.run_sync(self.access.authenticate, token)
+            except UserDisabled as e:
+                return refused_token(token, e.user, str(e))  # a 403 naming the state (key_challenge)
             if principal is None:
                 await self.access.audit_auth_failure_async(token)
                 return None

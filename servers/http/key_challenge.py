@@ -19,6 +19,18 @@ an authorization server is configured (:func:`servers.http.api_keys.auth_setting
 Inspector, VS Code) start dynamic client registration against an endpoint that does not exist.
 A request that is authenticated but lacks the scope gets the SDK's 403 unchanged.
 
+A right key of a **disabled user** (:mod:`host.store.user_state`) is answered ``403`` with
+``{"error": "user_disabled", "error_description": "user alice is disabled by ... since ...; an
+admin runs `toolhost users enable alice`"}`` and no challenge. 403, not 401, by RFC 9110: 401
+(15.5.2) says the request "lacks valid authentication credentials" and invites new ones, while
+here the credentials are valid and identify the user; 403 (15.5.4) is for a server that
+"understood the request but refuses to fulfill it", where "if authentication credentials were
+provided in the request, the server considers them insufficient to grant access" and "the client
+SHOULD NOT automatically repeat the request with the same credentials". A 401 would also make
+OAuth-capable MCP clients start an authorization flow, where no new token could help. The
+verifier marks such a key with :func:`refused_token`: an ``AccessToken`` without the ``tools``
+scope, so even without this middleware the SDK answers 403 ``insufficient_scope``.
+
 Source: RFC 6750 section 3 (the ``WWW-Authenticate`` response header field) and 3.1 (error codes).
 """
 
@@ -29,9 +41,11 @@ import re
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken
 from starlette.types import Receive, Scope, Send
 
-__all__ = ["NOT_BEARER", "NO_KEY", "REALM", "ApiKeyRequired", "bad_key_text", "challenge_for"]
+__all__ = ["NOT_BEARER", "NO_KEY", "REALM", "REFUSED_CLAIM", "ApiKeyRequired", "bad_key_text", "challenge_for",
+           "refused_token"]
 
 REALM = "toolhost"
 
@@ -40,6 +54,14 @@ NO_KEY = ("no API key: send the header `Authorization: Bearer th_...` with your 
 NOT_BEARER = ("the Authorization header is not a Bearer token: send `Authorization: Bearer th_...` "
               "with your toolhost API key")
 _KEY_ID = re.compile(r"th_([0-9a-f]{12})_")
+REFUSED_CLAIM = "refused"
+"""The claim of an :class:`AccessToken` whose (valid) key is refused; its value is the 403 text."""
+
+
+def refused_token(token: str, user: str, text: str) -> AccessToken:
+    """The ``AccessToken`` of a right key that is refused (its user is disabled): no scope, and
+    the text of the 403 in :data:`REFUSED_CLAIM` (module docstring)."""
+    return AccessToken(token=token, client_id=user, subject=user, scopes=[], claims={REFUSED_CLAIM: text})
 
 
 def bad_key_text(token: str) -> str:
@@ -66,7 +88,12 @@ class ApiKeyRequired(RequireAuthMiddleware):
     """The SDK's ``RequireAuthMiddleware`` with toolhost's 401 texts (module docstring)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if isinstance(scope.get("user"), AuthenticatedUser):
+        user = scope.get("user")
+        if isinstance(user, AuthenticatedUser):
+            refused = (user.access_token.claims or {}).get(REFUSED_CLAIM)
+            if refused:
+                await _json(send, 403, {"error": "user_disabled", "error_description": refused}, [])
+                return
             await super().__call__(scope, receive, send)  # the scope check (403) stays the SDK's
             return
         error, description = challenge_for(scope.get("headers") or [])
@@ -75,8 +102,12 @@ class ApiKeyRequired(RequireAuthMiddleware):
             parts += [f'error="{error}"', f'error_description="{description}"']
         if self.resource_metadata_url:
             parts.append(f'resource_metadata="{self.resource_metadata_url}"')
-        body = json.dumps({"error": error or "invalid_request", "error_description": description}).encode()
-        headers: list[Any] = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                              (b"www-authenticate", f"Bearer {', '.join(parts)}".encode())]
-        await send({"type": "http.response.start", "status": 401, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await _json(send, 401, {"error": error or "invalid_request", "error_description": description},
+                    [(b"www-authenticate", f"Bearer {', '.join(parts)}".encode())])
+
+
+async def _json(send: Send, status: int, answer: dict[str, str], headers: list[Any]) -> None:
+    body = json.dumps(answer).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -27,6 +27,9 @@ ACTS = {
     # method: (call on a service, expected (action, status))
     "add_user": (lambda s, x: s.add_user("carol"), ("admin", "user.add")),
     "remove_user": (lambda s, x: s.remove_user("dave"), ("admin", "user.remove")),
+    "disable_user": (lambda s, x: s.disable_user("bob", "on leave"), ("admin", "user.disable")),
+    "enable_user": (lambda s, x: (s.access.user_states.disable("dave", by="root"), s.enable_user("dave")),
+                    ("admin", "user.enable")),
     "add_role": (lambda s, x: s.add_role("ops", "d"), ("admin", "role.add")),
     "remove_role": (lambda s, x: s.remove_role("old"), ("admin", "role.remove")),
     "assign_role": (lambda s, x: s.assign_role("bob", "old"), ("admin", "role.assign")),
@@ -119,6 +122,8 @@ ENDPOINTS = [
      "self-approval.enable"),
     ("POST", "/grants/remove", {"subject": "carol", "pattern": "orders__*"}, "grant.remove"),
     ("POST", "/usage/clear", {}, "usage.clear"),
+    ("POST", "/users/carol/disable", {"reason": "on leave"}, "user.disable"),
+    ("POST", "/users/carol/enable", {}, "user.enable"),
     ("DELETE", "/users/carol", None, "user.remove"),
     ("POST", "/servers/orders/restart", {}, "server.reconnect"),
     ("POST", "/reload", {}, "config.reload"),

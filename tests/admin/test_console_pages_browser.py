@@ -234,16 +234,24 @@ def test_audit_table_detail_pages_and_operator_aids(tmp_path, browser_page: Page
         page.click("form[action='/admin/users'] button")
         page.locator("tr", has_text="dave").first.locator("form[action='/admin/keys'] button").click()
         page.goto(base + "/admin/users")
-        page.locator("tr", has_text="dave").first.locator("form[action$='/disable'] button").click()
-        assert re.fullmatch(r"disabled dave: revoked \S+", page.inner_text(".msg.ok"))
-        assert page.locator("tr", has_text="dave").first.inner_text().split("\t")[3] == "0"
+        dave = page.locator("tr", has_text="dave").first
+        assert dave.inner_text().split("\t")[1:5] == ["enabled", "-", "0", "1"]
+        dave.locator("form[action$='/disable'] input[name=reason]").fill("left the team")
+        dave.locator("form[action$='/disable'] button").click()
+        assert page.inner_text(".msg.ok") == ("disabled dave: their keys are refused and their grants give nothing "
+                                              "until enabled")
+        state, *_, keys = page.locator("tr", has_text="dave").first.inner_text().split("\t")[1:5]
+        assert re.fullmatch(r"disabled by root \S+ \S+: left the team", state) and keys == "1"  # keys are kept
+        page.locator("tr", has_text="dave").first.locator("form[action$='/enable'] button").click()
+        assert page.inner_text(".msg.ok") == "enabled dave"
+        assert page.locator("tr", has_text="dave").first.inner_text().split("\t")[1] == "enabled"
         page.locator("tr", has_text="dave").first.locator("form[action$='/delete'] button").click()
         assert page.inner_text(".msg.ok") == "deleted user dave (with its keys, grants, role memberships and approvals)"
         assert page.locator("tr", has_text="dave").count() == 0
         shot(page, "users-roles")
         page.goto(base + "/admin/audit?action=admin&user=root")
         acts = _cells(page, 7)
-        assert acts[:4] == ["user.remove", "key.revoke", "key.create", "user.add"]
+        assert acts[:5] == ["user.remove", "user.enable", "user.disable", "key.create", "user.add"]
 
         # -- a styled 404, in the layout when logged in ------------------------------------------------
         response = page.goto(base + "/admin/no/such/page")

@@ -1,6 +1,6 @@
 """A console session ends when its rights end: every console request re-validates the session's
-user, role and key (as the admin API validates a bearer key). A revoked key, a removed admin role or
-a deleted user sends the next page or action back to the log-in page and changes nothing; the local
+user, role and key (as the admin API validates a bearer key). A revoked key, a removed admin role,
+a disabled or a deleted user sends the next page or action back to the log-in page and changes nothing; the local
 admin token's session holds. Console pages carry ``X-Content-Type-Options: nosniff``."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def _people(data_dir) -> dict[str, str]:
     try:
         a.roles.add("admin", "operators")
         keys = {}
-        for name in ("root", "ann", "ben", "cid"):
+        for name in ("root", "ann", "ben", "cid", "dan"):
             a.users.add(name)
             a.users.assign_role(name, "admin")
             keys[name] = a.keys.create(name)[1]
@@ -67,6 +67,7 @@ def _ended(c: httpx2.Client, csrf: str, serve) -> None:
     ("ann", lambda api: api.post("/keys/revoke", json={"user": "ann", "all": True})),
     ("ben", lambda api: api.delete("/roles/admin/members/ben")),
     ("cid", lambda api: api.delete("/users/cid")),
+    ("dan", lambda api: api.post("/users/dan/disable", json={"reason": "on leave"})),
 ])
 def test_a_session_ends_when_its_key_role_or_user_goes(served, who, take_away) -> None:
     serve, keys = served
@@ -79,6 +80,8 @@ def test_a_session_ends_when_its_key_role_or_user_goes(served, who, take_away) -
         _ended(c, csrf, serve)
         relog = c.post("/admin/login", data={"key": keys[who]})
         assert relog.status_code == 401
+        if who == "dan":  # the log-in page says why
+            assert "user dan is disabled by local-admin since " in relog.text and "(on leave)" in relog.text
     finally:
         c.close()
 

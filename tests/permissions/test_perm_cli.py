@@ -77,7 +77,17 @@ def test_users_grants_keys_roundtrip(cli) -> None:
     assert "error: no API key has the id 'alice': give a KEY_ID" in cli("keys", "revoke", "alice", ok=False).output
     assert "unknown user 'zed'" in cli("keys", "create", "zed", ok=False).output
     users = cli("users", "list").output
-    assert re.search(r"alice\s+│ -\s+│ 3\s+│ 0", users)
+    assert re.search(r"alice\s+│ enabled\s+│ -\s+│ 3\s+│ 0", users)
+    # disabled without a running serve: the CLI works on the database, as the local admin
+    done = cli("users", "disable", "alice", "--reason", "audit pending").output
+    assert done == "disabled user alice: their keys are refused until `toolhost users enable alice`\n"
+    state = r"disabled by local:\S+ since \S+ \S+: audit pending"
+    assert re.search(rf"alice\s+│ {state}\s+│ -\s+│ 3", cli("users", "list").output)
+    refused = cli("keys", "create", "alice", ok=False).output
+    assert refused.startswith("error: no new API key: user alice is disabled by local:")
+    assert refused.endswith(" (audit pending); an admin runs `toolhost users enable alice`\n")
+    assert cli("users", "enable", "alice").output == "enabled user alice\n"
+    assert re.search(r"alice\s+│ enabled\s+│", cli("users", "list").output)
     assert (
         "removed grant orders__cancel_order"
         in cli("grants", "remove", "alice", "orders__cancel_order", "--deny").output

@@ -14,7 +14,6 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 import anyio
 import httpx2
@@ -22,8 +21,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from host.access import AccessControl
-from tests.servers.serves import running
+from tests.servers.serves import gateway_with_users, running
 from tests.servers.test_access_matrix import CLIENT_MODE, LEGACY, MODERN, TOOLHOST, Gateway, _env
 
 pytestmark = pytest.mark.anyio
@@ -38,35 +36,20 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _gateway(root: Path, mode: str) -> Gateway:
-    home = root / mode
-    data = home / "data"
-    data.mkdir(parents=True)
-    flow = {"private_source": True, "untrusted_source": True, "egress": False}
-    config = {"toolhost": {"connect_timeout_seconds": 30, "taint": {"decision": "deny"}}, "mcpServers": {
-        "orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"], "toolhost": {"flow": flow}},
-        "echo": {"command": sys.executable, "args": ["-m", "servers.examples.echo"],
-                 "toolhost": {"flow": {"private_source": False, "untrusted_source": False, "egress": True}}},
-    }}
-    (home / "config.json").write_text(json.dumps(config))
-    keys: dict[str, str] = {}
-    if mode == "keys":
-        access = AccessControl.open(data)
-        try:
-            for user in ("alice", "bob"):
-                access.users.add(user)
-                access.grants.add(user, "*")
-            keys = {user: access.keys.create(user)[1] for user in ("alice", "bob")}
-        finally:
-            access.close()
-    return Gateway((mode,), home, ["serve", "--config", str(home / "config.json"), "--data-dir", str(data),
-                                   "--port", "0"], keys=keys)
+FLOW = {"private_source": True, "untrusted_source": True, "egress": False}
+CONFIG = {"toolhost": {"connect_timeout_seconds": 30, "taint": {"decision": "deny"}}, "mcpServers": {
+    "orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"], "toolhost": {"flow": FLOW}},
+    "echo": {"command": sys.executable, "args": ["-m", "servers.examples.echo"],
+             "toolhost": {"flow": {"private_source": False, "untrusted_source": False, "egress": True}}},
+}}
+USERS = {"open": {}, "keys": {"alice": ["*"], "bob": ["*"]}}
 
 
 @pytest.fixture(scope="module")
 async def serves(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, Gateway]]:
     root = tmp_path_factory.mktemp("taint")
-    async with running({mode: _gateway(root, mode) for mode in ("open", "keys")}) as gws:
+    gateways = {mode: gateway_with_users(root, mode, grants, config=CONFIG) for mode, grants in USERS.items()}
+    async with running(gateways) as gws:
         yield gws
 
 

@@ -9,7 +9,6 @@ import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import anyio
 import httpx2
@@ -17,8 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from host.access import AccessControl
-from tests.servers.serves import running
+from tests.servers.serves import gateway_with_users, running
 from tests.servers.test_access_matrix import CLIENT_MODE, LEGACY, MODERN, TOOLHOST, Gateway, _env
 
 pytestmark = pytest.mark.anyio
@@ -29,30 +27,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _gateway(root: Path, mode: str) -> Gateway:
-    home = root / mode
-    data = home / "data"
-    data.mkdir(parents=True)
-    config = {"toolhost": {"connect_timeout_seconds": 30},
-              "mcpServers": {"orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]}}}
-    (home / "config.json").write_text(json.dumps(config))
-    keys: dict[str, str] = {}
-    if mode == "keys":
-        access = AccessControl.open(data)
-        try:
-            access.users.add("alice")
-            access.grants.add("alice", "server:orders")
-            keys = {"keys": access.keys.create("alice")[1]}
-        finally:
-            access.close()
-    return Gateway((mode,), home, ["serve", "--config", str(home / "config.json"), "--data-dir", str(data),
-                                   "--port", "0"], keys=keys)
+CONFIG = {"toolhost": {"connect_timeout_seconds": 30},
+          "mcpServers": {"orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]}}}
+USERS = {"open": {}, "keys": {"alice": ["server:orders"]}}
 
 
 @pytest.fixture(scope="module")
 async def serves(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, Gateway]]:
     root = tmp_path_factory.mktemp("usage")
-    async with running({mode: _gateway(root, mode) for mode in ("open", "keys")}) as gws:
+    gateways = {mode: gateway_with_users(root, mode, grants, config=CONFIG) for mode, grants in USERS.items()}
+    async with running(gateways) as gws:
         yield gws
 
 
@@ -67,7 +51,7 @@ def _stats(gw: Gateway) -> dict:
 async def test_a_search_then_a_call_of_a_hit_is_remembered_in_both_eras(serves, mode: str) -> None:
     gw = serves[mode]
     assert _stats(gw)["pairs"] == 0
-    token = gw.keys.get(mode)
+    token = gw.keys.get("alice")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     for n, (era, query) in enumerate([(LEGACY, "which orders did a customer place"),
                                       (MODERN, "orders placed by one customer email")], start=1):
