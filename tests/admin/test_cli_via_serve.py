@@ -121,6 +121,11 @@ def test_stale_or_unreachable_serve_records_fall_back_to_the_database(tmp_path) 
     assert out.returncode == 0 and [u["name"] for u in json.loads(out.stdout)] == ["alice", "root"]
     # another store (--db-url) or another config file is another serve's business
     assert running_serve(tmp_path, db_url="sqlite:////elsewhere.db") is None
+    # ...except for what only the serve holds (reconnect, taint reset): a serve on PostgreSQL is found
+    assert running_serve(tmp_path, db_url="sqlite:////elsewhere.db", any_store=True) is not None
+    (tmp_path / "serve.json").write_text(json.dumps(rec | {"pid": os.getpid(), "store": "postgresql://h/toolhost"}))
+    assert running_serve(tmp_path) is None and running_serve(tmp_path, any_store=True) is not None
+    (tmp_path / "serve.json").write_text(json.dumps(rec | {"pid": os.getpid()}))
     assert running_serve(tmp_path, config=tmp_path / "other.json") is None
     assert running_serve(tmp_path, config=None) is not None
 
