@@ -49,7 +49,7 @@ def post_to_serve(data_dir: Path | None, path: str, *, absent: str, body: dict[s
     """
     from servers.cli.serve_client import REQUEST_TIMEOUT_SECONDS, ServeError, ServeUnavailable, running_serve
 
-    serve = running_serve(data_dir)
+    serve = running_serve(data_dir, any_store=True)  # its state, whichever permission store it uses
     if serve is None:
         typer.echo(f"error: no toolhost serve runs on the data folder {_where(data_dir)}; {absent}", err=True)
         raise typer.Exit(2)

@@ -117,9 +117,10 @@ class RunningServe:
 
 
 def running_serve(data_dir: Path | None, *, db_url: str | None = None,
-                  config: Path | None = None) -> RunningServe | None:
+                  config: Path | None = None, any_store: bool = False) -> RunningServe | None:
     """The serve running on ``data_dir`` (resolved like every command) with the same permission store
-    (``db_url``) and, when ``config`` is given, the same config file; else ``None``.
+    (``db_url``; ``any_store``: whatever store it uses, for commands that act on state only the serve
+    holds, e.g. ``toolhost reconnect``) and, when ``config`` is given, the same config file; else ``None``.
 
     ``TOOLHOST_NO_SERVE=1`` always answers ``None`` (the CLI then works on its own)."""
     from host.paths import data_dir as resolve
@@ -139,7 +140,7 @@ def running_serve(data_dir: Path | None, *, db_url: str | None = None,
         return None
     if not is_loopback_url(url) or not token:
         return None
-    if info.get("store") not in (None, store_fingerprint(root, db_url)):
+    if not any_store and info.get("store") not in (None, store_fingerprint(root, db_url)):
         return None
     if config is not None and info.get("config") != str(Path(config).resolve()):
         return None

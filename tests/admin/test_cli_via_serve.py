@@ -16,6 +16,9 @@ import pytest
 from servers.cli.serve_client import RunningServe, running_serve
 from servers.shared.endpoint import endpoint_record, store_fingerprint
 from servers.shared.local_principal import local_principal_name
+
+# each test runs up to ~20 CLI processes, each importing the whole stack (1-10 s apiece on a loaded 2-core box)
+pytestmark = pytest.mark.timeout(360)
 from tests.admin.support import TOOLHOST, Serve, config, people
 
 
@@ -121,6 +124,11 @@ def test_stale_or_unreachable_serve_records_fall_back_to_the_database(tmp_path) 
     assert out.returncode == 0 and [u["name"] for u in json.loads(out.stdout)] == ["alice", "root"]
     # another store (--db-url) or another config file is another serve's business
     assert running_serve(tmp_path, db_url="sqlite:////elsewhere.db") is None
+    # ...except for what only the serve holds (reconnect, taint reset): a serve on PostgreSQL is found
+    assert running_serve(tmp_path, db_url="sqlite:////elsewhere.db", any_store=True) is not None
+    (tmp_path / "serve.json").write_text(json.dumps(rec | {"pid": os.getpid(), "store": "postgresql://h/toolhost"}))
+    assert running_serve(tmp_path) is None and running_serve(tmp_path, any_store=True) is not None
+    (tmp_path / "serve.json").write_text(json.dumps(rec | {"pid": os.getpid()}))
     assert running_serve(tmp_path, config=tmp_path / "other.json") is None
     assert running_serve(tmp_path, config=None) is not None
 
