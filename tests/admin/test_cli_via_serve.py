@@ -16,10 +16,10 @@ import pytest
 from servers.cli.serve_client import RunningServe, running_serve
 from servers.shared.endpoint import endpoint_record, store_fingerprint
 from servers.shared.local_principal import local_principal_name
+from tests.admin.support import TOOLHOST, Serve, config, people
 
 # each test runs up to ~20 CLI processes, each importing the whole stack (1-10 s apiece on a loaded 2-core box)
 pytestmark = pytest.mark.timeout(360)
-from tests.admin.support import TOOLHOST, Serve, config, people
 
 
 def cli(data_dir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
