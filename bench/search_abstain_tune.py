@@ -98,7 +98,7 @@ def fit_trees(x, y, w, trees: int, leaves: int, lr: float = 0.05):
 
     params = {"objective": "binary", "num_leaves": leaves, "learning_rate": lr, "min_data_in_leaf": 40,
               "bagging_fraction": 0.8, "bagging_freq": 1, "feature_fraction": 0.8, "lambda_l2": 1.0, "seed": SEED,
-              "num_threads": 2, "verbose": -1, "deterministic": True, "force_row_wise": True}
+              "num_threads": 1, "verbose": -1, "deterministic": True, "force_row_wise": True}
     booster = lgb.train(params, lgb.Dataset(x, y, weight=w), num_boost_round=trees)
     return booster, lambda a: booster.predict(a, raw_score=True)
 
@@ -160,11 +160,9 @@ def candidates(lexical: bool) -> dict[str, tuple[Sequence[str], Callable]]:
     cols = LEXICAL_COLS if lexical else HYBRID_COLS
     out: dict[str, tuple[Sequence[str], Callable]] = {
         "logistic": (cols, fit_logistic),
-        "trees 100x7": (cols, lambda x, y, w: fit_trees(x, y, w, 100, 7)),
-        "trees 300x7": (cols, lambda x, y, w: fit_trees(x, y, w, 300, 7)),
-        "trees 200x15": (cols, lambda x, y, w: fit_trees(x, y, w, 200, 15)),
-        "trees 400x15": (cols, lambda x, y, w: fit_trees(x, y, w, 400, 15)),
     }
+    for trees, leaves in ((100, 7), (300, 7), (200, 15), (400, 15), (300, 31), (600, 31), (400, 63)):
+        out[f"trees {trees}x{leaves}"] = (cols, lambda x, y, w, t=trees, n=leaves: fit_trees(x, y, w, t, n))
     return out
 
 
@@ -188,8 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--eval-dir", type=Path, default=EVAL_DIR)
     ap.add_argument("--loss", type=float, default=1.5, help="most R@5 points a dev set may lose out of fold")
-    ap.add_argument("--trees", type=int, default=200)
-    ap.add_argument("--leaves", type=int, default=15)
+    ap.add_argument("--trees", type=int, default=600)
+    ap.add_argument("--leaves", type=int, default=31)
     ap.add_argument("--compare", action="store_true", help="print every candidate under the same rule")
     ap.add_argument("--write", action="store_true", help="save the models to registry/search/data/")
     args = ap.parse_args(argv)

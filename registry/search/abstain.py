@@ -24,6 +24,7 @@ __all__ = [
     "FEATURES",
     "LEXICAL_FEATURES",
     "TODAY_ABSTAIN",
+    "TREES_MIN_TOOLS",
     "Abstain",
     "Logistic",
     "NoFitModel",
@@ -183,10 +184,16 @@ class Abstain:
     is weak only when *every* model of its kind says "no fit" (so one kind of evidence can vouch
     for a hit: a Chinese query has no words in common with English tools, yet its cosine shows
     the fit). No model: never weak.
+
+    Searches outside the conditions these models were fitted in go to ``fallback`` (when set):
+    fewer than ``min_tools`` visible tools, or a hybrid search the English model did not run on
+    (a query in another language, or an index with the multilingual model alone).
     """
 
     hybrid: tuple[NoFitModel, ...] = ()
     lexical_only: tuple[NoFitModel, ...] = ()
+    fallback: Abstain | None = None
+    min_tools: int = 0
 
     def __post_init__(self) -> None:
         for name, models in (("hybrid", self.hybrid), ("lexical_only", self.lexical_only)):
@@ -195,12 +202,15 @@ class Abstain:
                     raise ValueError(f"Abstain.{name} holds NoFitModel models, got {type(model).__name__}")
 
     def probabilities(self, s: Signals) -> tuple[float, ...]:
-        """``P(no fit)`` of each model that decides these signals (hybrid ones when a dense stage
-        ran, else the lexical-only ones), in order."""
+        """``P(no fit)`` of each model that decides these signals, in order."""
         return self.feature_probabilities(s.features(), hybrid=s.dense_top is not None)
 
     def feature_probabilities(self, features: Mapping[str, float], *, hybrid: bool) -> tuple[float, ...]:
         """The same from :meth:`Signals.features` (``hybrid``: a dense stage ran)."""
+        if self.fallback is not None and (
+            features["log10_tools"] < math.log10(max(1, self.min_tools)) or (hybrid and not features["has_minilm"])
+        ):
+            return self.fallback.feature_probabilities(features, hybrid=hybrid)
         return tuple(m.probability(features) for m in (self.hybrid if hybrid else self.lexical_only))
 
     def weak(self, s: Signals) -> bool:
@@ -220,8 +230,9 @@ TODAY_ABSTAIN = Abstain(
     ),
     lexical_only=(Logistic.over(LEXICAL_FEATURES, (5.5956, -17.032, -4.6928, 0.2708, -1.2674)),),
 )
-"""The lexical AND dense models fitted by ``bench/search_abstain_tune.py --every 2 --loss 1.5`` for
-the two-way fusion (kept for comparison).
+"""The previous decision, kept for comparison (``bench/search_abstain_eval.py``): a lexical AND a
+dense logistic model fitted for the two-way fusion (``search_abstain_tune.py --every 2 --loss 1.5``
+before the trees replaced it).
 Dev, hybrid: 33.6 % of unanswerable queries flagged while answerable R@5 loses 1.42 (ToolLens)
 and 1.46 (MetaTool) points (37.7 % within 2 points); 51.7 % on the honest pairings (dev queries on
 a catalog of another domain); of the 108 hand-labelled unanswerable dev queries, 28.6 % of those
@@ -235,5 +246,22 @@ A refit for the three-way fusion (``--every 2 --loss 2.0``: 53.6 % of the honest
 queries than this model (ToolLens / MetaTool test on the Docker MCP tools 55.5 / 53.4 % against
 63.3 / 55.2 %) for about the same worst loss (3.08 against 3.18 R@5 points, MetaTool pooled / own)."""
 
-DEFAULT_ABSTAIN = TODAY_ABSTAIN
-"""The decision every :class:`SearchIndex` uses unless given another."""
+TREES_MIN_TOOLS = 199
+"""The smallest catalog the trees were fitted on (MetaTool's): below it they never saw a score
+distribution (on a 9-tool catalog they called nothing "no fit"), so the previous models decide."""
+
+DEFAULT_ABSTAIN = Abstain(
+    hybrid=(packaged_tree_ensemble("abstain.npz"),),
+    lexical_only=(packaged_tree_ensemble("abstain_lexical.npz"),),
+    fallback=TODAY_ABSTAIN,
+    min_tools=TREES_MIN_TOOLS,
+)
+"""The decision every :class:`SearchIndex` uses unless given another: gradient-boosted trees
+(``registry/search/data/abstain*.npz``) fitted by ``bench/search_abstain_tune.py`` on DEV data
+only (dev queries on their own catalogs and the pool as answerable, on three other catalogs as
+unanswerable), the threshold chosen out of fold so that no dev set loses more than 1.5 R@5
+points, then frozen. Outside what they were fitted on, the previous models decide: fewer than
+:data:`TREES_MIN_TOOLS` visible tools, and a hybrid search the English model skipped (the
+training queries are English; in the previous lexical-AND-dense pair the multilingual cosine
+vouches for a Spanish or Chinese query, where the trees cost 38 % of the Spanish test queries'
+R@5). Test figures: ``bench/README.md`` ("no tool fits")."""

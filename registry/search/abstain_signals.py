@@ -167,15 +167,20 @@ class DenseView:
             first is the multilingual model), or ``(len(slots),)`` for one model.
         cos_all: the first model's cosine per slot (indexable by any slot).
         has_vec: per slot, whether it has a vector.
+        active: per model, whether it embedded this query (the English model skips a query in
+            another language: its cosines are all 0); ``None``: every model did.
     """
 
     slots: np.ndarray
     cosines: np.ndarray
     cos_all: np.ndarray
     has_vec: np.ndarray
+    active: np.ndarray | None = None
 
     def part(self, i: int) -> np.ndarray | None:
-        """The candidates' cosines of model ``i`` (``None``: no such model)."""
+        """The candidates' cosines of model ``i`` (``None``: no such model, or it skipped the query)."""
+        if self.active is not None and (i >= len(self.active) or not self.active[i]):
+            return None
         if self.cosines.ndim == 1:
             return self.cosines if i == 0 else None
         return self.cosines[:, i] if i < self.cosines.shape[1] else None
@@ -209,7 +214,7 @@ class Signals:
         n_tools: visible tools the search ranked over (the catalog's size for this caller).
         dense_spread: ``dense_top`` minus the 10th best first-model cosine.
         minilm_top / minilm_z / minilm_margin / minilm_spread: the same for the second
-            (English MiniLM) model's cosines.
+            (English MiniLM) model's cosines (``None`` when it skipped a query in another language).
         agree5: mean share of the five best tools the stages (BM25 and each model) have in common
             (0..1).
     """

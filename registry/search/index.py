@@ -436,7 +436,7 @@ class SearchIndex:
                 # Signals read the (first) multilingual model's cosines.
                 dense_all = dense_mat[:, 0] if parted else dense_mat
                 cand_cos = cand_mat[:, 0] if parted else cand_mat
-                dense_view = DenseView(dense_slots, cand_mat, dense_all, st.has_vec)
+                dense_view = DenseView(dense_slots, cand_mat, dense_all, st.has_vec, active)
                 if self._reranks(active):
                     rerank = RerankInput(query_tokens, slots, scores, dense_mat, active, *mem, bm_conf)
                 if active is not None:

@@ -4,6 +4,7 @@ and the logistic decision of :class:`Abstain`."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from host.search.embedder import StackedEmbedder
 from registry.search import DEFAULT_ABSTAIN, FEATURES, Abstain, SearchIndex, Signals
 from registry.search.abstain import (
+    TODAY_ABSTAIN,
     Logistic,
     TreeEnsemble,
     load_tree_ensemble,
@@ -137,21 +139,51 @@ def test_tree_ensemble_walks_every_tree_and_adds_the_bias(tmp_path):
         TreeEnsemble(("nope",), *[np.zeros(1)] * 5, np.zeros(1, dtype=np.int32), 0)
 
 
-def test_the_shipped_decision_is_trees_for_both_kinds_of_search():
-    hybrid, = DEFAULT_ABSTAIN.hybrid
-    lexical, = DEFAULT_ABSTAIN.lexical_only
+STRONG = Signals(
+    bm25_confidence=0.5, coverage=0.8, coverage5=0.9, n_tokens=4, dense_top=0.6, dense_z=6.0, dense_margin=0.1,
+    hit_cosine=0.6, lex_dense_rank=0, dense_lex_rank=0, fused_margin=0.4, vocab_share=1.0, bm25_margin=0.3,
+    bm25_spread=0.6, names_tool=True, n_tools=800, dense_spread=0.3, minilm_top=0.7, minilm_z=6.0, minilm_margin=0.1,
+    minilm_spread=0.35, agree5=0.8,
+)
+"""A search whose best hit clearly fits: every stage agrees and scores high."""
+ASTRAY = Signals(
+    bm25_confidence=0.05, coverage=0.05, coverage5=0.1, n_tokens=8, dense_top=0.15, dense_z=2.5, dense_margin=0.005,
+    hit_cosine=0.1, lex_dense_rank=300, dense_lex_rank=40, fused_margin=0.02, vocab_share=0.3, bm25_margin=0.01,
+    bm25_spread=0.05, names_tool=False, n_tools=800, dense_spread=0.03, minilm_top=0.15, minilm_z=2.5,
+    minilm_margin=0.005, minilm_spread=0.04, agree5=0.0,
+)
+"""A search over 800 tools none of which fits: low scores, the stages disagree."""
+
+
+def test_the_shipped_trees_tell_a_fitting_hit_from_a_stray_one():
+    (hybrid,) = DEFAULT_ABSTAIN.hybrid
+    (lexical,) = DEFAULT_ABSTAIN.lexical_only
     assert isinstance(hybrid, TreeEnsemble) and isinstance(lexical, TreeEnsemble)
     assert hybrid.features == packaged_tree_ensemble("abstain.npz").features
     assert "minilm_top" in hybrid.features and "minilm_top" not in lexical.features
     assert "log10_tools" not in hybrid.features  # the catalog's size alone must not say "answerable"
-    # A query that shares nothing with the tools is "no tool fits"; a query naming the tool is not.
+    assert DEFAULT_ABSTAIN.weak(ASTRAY) and not DEFAULT_ABSTAIN.weak(STRONG)
+    assert hybrid.probability(ASTRAY.features()) > 0.9 > 0.1 > hybrid.probability(STRONG.features())
+    lexical_astray = replace(ASTRAY, dense_top=None, minilm_top=None)
+    lexical_strong = replace(STRONG, dense_top=None, minilm_top=None)
+    assert DEFAULT_ABSTAIN.weak(lexical_astray) and not DEFAULT_ABSTAIN.weak(lexical_strong)
+
+
+def test_searches_outside_the_trees_training_go_to_the_fallback():
+    fallback = Abstain(hybrid=(_logistic(-5.0),), lexical_only=(_logistic(-5.0),))
+    a = Abstain(hybrid=(_logistic(5.0),), lexical_only=(_logistic(5.0),), fallback=fallback, min_tools=199)
+    assert a.weak(ASTRAY)  # 800 tools, every model ran: the models decide
+    assert not a.weak(replace(ASTRAY, n_tools=198))  # a smaller catalog than any they were fitted on
+    assert not a.weak(replace(ASTRAY, minilm_top=None))  # the English model skipped the query
+    assert a.weak(replace(ASTRAY, dense_top=None, minilm_top=None))  # BM25-only search
+    assert not a.weak(replace(ASTRAY, dense_top=None, n_tools=9))
+    # The shipped decision: a 9-tool catalog and a Chinese query are the previous models' to judge.
     index = _hybrid(catalog(), stacked=True)
-    assert index.search("quantum chromodynamics lattice").weak
-    assert not index.search("cancel order").weak
-    lexical_index = SearchIndex()
-    lexical_index.replace_servers(catalog())
-    assert lexical_index.search("quantum chromodynamics lattice").weak
-    assert not lexical_index.search("cancel order").weak
+    for query in ("quantum chromodynamics lattice", "cancel order", "取消订单"):
+        sig = index.search(query).signals
+        assert DEFAULT_ABSTAIN.probabilities(sig) == TODAY_ABSTAIN.probabilities(sig)
+    chinese = index.search("取消订单").signals
+    assert chinese.minilm_top is None and chinese.dense_top is not None
 
 
 def test_rank_agreement_counts_where_each_part_ranks_the_others_best_tool():
