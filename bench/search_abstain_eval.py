@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +90,21 @@ def labelled(rows: dict, hybrid: bool) -> str:
             f"a fitting tool {found['fit'][1]} / {found['fit'][2]} of {found['fit'][0]}")
 
 
+def timing(rows: dict, hybrid: bool, rounds: int = 3, n: int = 2000) -> str:
+    """CPU µs per decision (features already computed), previous vs new, alternating rounds."""
+    feats = [dict(zip(FEATURES, r, strict=True)) for r in np.vstack([x for _i, x, _r in rows.values()])[:n]]
+    spent: dict[str, list[float]] = {"previous": [], "new": []}
+    for _ in range(rounds):
+        for name, ab in (("previous", TODAY_ABSTAIN), ("new", DEFAULT_ABSTAIN)):
+            t0 = time.process_time()
+            for f in feats:
+                ab.weak_features(f, hybrid=hybrid)
+            spent[name].append(1e6 * (time.process_time() - t0) / len(feats))
+    p, q = min(spent["previous"]), min(spent["new"])
+    return f"CPU per decision (best of {rounds} alternating rounds, {len(feats)} searches): previous {p:.1f} µs, " \
+           f"new {q:.1f} µs ({q / p:.1f}x)"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--eval-dir", type=Path, default=EVAL_DIR)
@@ -99,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = load(e, default_out(not args.lexical), dense=not args.lexical)["rows"]
     print("\n".join(table(rows, not args.lexical, args.resamples)))
     print(labelled(rows, not args.lexical))
+    print(timing(rows, not args.lexical))
     return 0
 
 

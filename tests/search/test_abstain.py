@@ -157,13 +157,14 @@ ASTRAY = Signals(
 
 def test_the_shipped_trees_tell_a_fitting_hit_from_a_stray_one():
     (hybrid,) = DEFAULT_ABSTAIN.hybrid
-    (lexical,) = DEFAULT_ABSTAIN.lexical_only
-    assert isinstance(hybrid, TreeEnsemble) and isinstance(lexical, TreeEnsemble)
+    assert isinstance(hybrid, TreeEnsemble) and len(hybrid.roots) == 600
     assert hybrid.features == packaged_tree_ensemble("abstain.npz").features
-    assert "minilm_top" in hybrid.features and "minilm_top" not in lexical.features
+    assert "minilm_top" in hybrid.features and "agree5" in hybrid.features
     assert "log10_tools" not in hybrid.features  # the catalog's size alone must not say "answerable"
     assert DEFAULT_ABSTAIN.weak(ASTRAY) and not DEFAULT_ABSTAIN.weak(STRONG)
     assert hybrid.probability(ASTRAY.features()) > 0.9 > 0.1 > hybrid.probability(STRONG.features())
+    # BM25-only search keeps the previous logistic model.
+    assert DEFAULT_ABSTAIN.lexical_only == TODAY_ABSTAIN.lexical_only
     lexical_astray = replace(ASTRAY, dense_top=None, minilm_top=None)
     lexical_strong = replace(STRONG, dense_top=None, minilm_top=None)
     assert DEFAULT_ABSTAIN.weak(lexical_astray) and not DEFAULT_ABSTAIN.weak(lexical_strong)
@@ -252,3 +253,20 @@ def test_richer_signals_of_a_search():
     lexical.replace_servers(catalog())
     plain = lexical.search("cancel order").signals
     assert plain.dense_spread is None and plain.agree5 is None and plain.vocab_share == 1.0
+
+
+def test_tree_ensemble_walks_trees_of_different_depths():
+    # Tree 0: a single leaf (0.25). Tree 1: minilm_top <= 0.5 -> (names_tool <= 0.5 -> 1 else 2) else 3.
+    model = TreeEnsemble(
+        features=("minilm_top", "names_tool"),
+        feature=np.array([-1, 0, 1, -1, -1, -1], dtype=np.int32),
+        threshold=np.array([0, 0.5, 0.5, 0, 0, 0]),
+        left=np.array([0, 2, 3, 3, 4, 5], dtype=np.int32),
+        right=np.array([0, 5, 4, 3, 4, 5], dtype=np.int32),
+        value=np.array([0.25, 0, 0, 1.0, 2.0, 3.0]),
+        roots=np.array([0, 1], dtype=np.int32),
+        depth=2,
+    )
+    assert model.logit(Signals(minilm_top=0.4).features()) == 0.25 + 1.0
+    assert model.logit(Signals(minilm_top=0.4, names_tool=True).features()) == 0.25 + 2.0
+    assert model.logit(Signals(minilm_top=0.6, names_tool=True).features()) == 0.25 + 3.0
