@@ -28,7 +28,7 @@ import numpy as np
 from search_abstain_data import CATALOGS, EVAL_DIR, OWN, TEST, default_out, load, require_eval_data
 
 from registry.search import FEATURES
-from registry.search.abstain import DEFAULT_ABSTAIN, TODAY_ABSTAIN, Abstain
+from registry.search.abstain import DEFAULT_ABSTAIN, PREVIOUS_ABSTAIN, Abstain
 
 SEED = 7
 LABELS = Path(__file__).resolve().parent / "abstain_labels_test.tsv"
@@ -58,7 +58,7 @@ def table(rows: dict, hybrid: bool, resamples: int) -> list[str]:
             if (qset, cat) not in rows:
                 continue
             _ids, x, r5 = rows[(qset, cat)]
-            old, new = weak(TODAY_ABSTAIN, x, hybrid), weak(DEFAULT_ABSTAIN, x, hybrid)
+            old, new = weak(PREVIOUS_ABSTAIN, x, hybrid), weak(DEFAULT_ABSTAIN, x, hybrid)
             if (r5 >= 0).all():
                 kind = "R@5 lost (points)"
                 cols = np.stack([r5 * old, r5 * new], axis=1) * 100
@@ -83,7 +83,7 @@ def labelled(rows: dict, hybrid: bool) -> str:
         x = rows[key][1][rows[key][0].index(qid)][None, :]
         c = found["fit" if fits == "1" else "nofit"]
         c[0] += 1
-        c[1] += int(weak(TODAY_ABSTAIN, x, hybrid)[0])
+        c[1] += int(weak(PREVIOUS_ABSTAIN, x, hybrid)[0])
         c[2] += int(weak(DEFAULT_ABSTAIN, x, hybrid)[0])
     return ("hand-labelled test rows in these samples (previous / new flagged): "
             f"no fitting tool {found['nofit'][1]} / {found['nofit'][2]} of {found['nofit'][0]}, "
@@ -95,7 +95,7 @@ def timing(rows: dict, hybrid: bool, rounds: int = 3, n: int = 2000) -> str:
     feats = [dict(zip(FEATURES, r, strict=True)) for r in np.vstack([x for _i, x, _r in rows.values()])[:n]]
     spent: dict[str, list[float]] = {"previous": [], "new": []}
     for _ in range(rounds):
-        for name, ab in (("previous", TODAY_ABSTAIN), ("new", DEFAULT_ABSTAIN)):
+        for name, ab in (("previous", PREVIOUS_ABSTAIN), ("new", DEFAULT_ABSTAIN)):
             t0 = time.process_time()
             for f in feats:
                 ab.weak_features(f, hybrid=hybrid)

@@ -1,8 +1,10 @@
 """"No tool fits": the calibrated decision over a free-text search's :class:`Signals`.
 
 :class:`Abstain` turns the signals (``registry.search.abstain_signals``) into a "weak" flag with
-logistic models whose weights were fitted on DEV data only (``bench/search_abstain_tune.py``),
-then frozen. Pure: no I/O.
+models behind the :class:`NoFitModel` seam - :class:`Logistic` (weights in this file) and
+:class:`TreeEnsemble` (gradient-boosted trees in ``registry/search/data/abstain.npz``) - fitted on
+DEV data only (``bench/search_abstain_tune.py``), then frozen. Pure apart from reading the
+packaged trees once, at import.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ __all__ = [
     "DENSE_FEATURES",
     "FEATURES",
     "LEXICAL_FEATURES",
-    "TODAY_ABSTAIN",
+    "PREVIOUS_ABSTAIN",
     "TREES_MIN_TOOLS",
     "Abstain",
     "Logistic",
@@ -226,15 +228,15 @@ class Abstain:
         return bool(ps) and all(p >= 0.5 for p in ps)
 
 
-TODAY_ABSTAIN = Abstain(
+PREVIOUS_ABSTAIN = Abstain(
     hybrid=(
         Logistic.over(LEXICAL_FEATURES, (6.2555, -15.5054, -4.6684, 0.1159, -1.0777)),
         Logistic.over(DENSE_FEATURES, (-0.0661, -14.5151, 0.602, -0.7241, 1.2852, 0.2428, 0.2155, -0.6157)),
     ),
     lexical_only=(Logistic.over(LEXICAL_FEATURES, (5.5956, -17.032, -4.6928, 0.2708, -1.2674)),),
 )
-"""The previous decision, kept for comparison (``bench/search_abstain_eval.py``): a lexical AND a
-dense logistic model fitted for the two-way fusion (``search_abstain_tune.py --every 2 --loss 1.5``
+"""The previous decision, now the shipped one's fallback and kept for comparison
+(``bench/search_abstain_eval.py``): a lexical AND a dense logistic model fitted for the two-way fusion (``search_abstain_tune.py --every 2 --loss 1.5``
 before the trees replaced it).
 Dev, hybrid: 33.6 % of unanswerable queries flagged while answerable R@5 loses 1.42 (ToolLens)
 and 1.46 (MetaTool) points (37.7 % within 2 points); 51.7 % on the honest pairings (dev queries on
@@ -255,8 +257,8 @@ distribution (on a 9-tool catalog they called nothing "no fit"), so the previous
 
 DEFAULT_ABSTAIN = Abstain(
     hybrid=(packaged_tree_ensemble("abstain.npz"),),
-    lexical_only=TODAY_ABSTAIN.lexical_only,
-    fallback=TODAY_ABSTAIN,
+    lexical_only=PREVIOUS_ABSTAIN.lexical_only,
+    fallback=PREVIOUS_ABSTAIN,
     min_tools=TREES_MIN_TOOLS,
 )
 """The decision every :class:`SearchIndex` uses unless given another. Hybrid search: gradient-boosted

@@ -12,7 +12,7 @@ import pytest
 from host.search.embedder import StackedEmbedder
 from registry.search import DEFAULT_ABSTAIN, FEATURES, Abstain, SearchIndex, Signals
 from registry.search.abstain import (
-    TODAY_ABSTAIN,
+    PREVIOUS_ABSTAIN,
     Logistic,
     TreeEnsemble,
     load_tree_ensemble,
@@ -164,7 +164,7 @@ def test_the_shipped_trees_tell_a_fitting_hit_from_a_stray_one():
     assert DEFAULT_ABSTAIN.weak(ASTRAY) and not DEFAULT_ABSTAIN.weak(STRONG)
     assert hybrid.probability(ASTRAY.features()) > 0.9 > 0.1 > hybrid.probability(STRONG.features())
     # BM25-only search keeps the previous logistic model.
-    assert DEFAULT_ABSTAIN.lexical_only == TODAY_ABSTAIN.lexical_only
+    assert DEFAULT_ABSTAIN.lexical_only == PREVIOUS_ABSTAIN.lexical_only
     lexical_astray = replace(ASTRAY, dense_top=None, minilm_top=None)
     lexical_strong = replace(STRONG, dense_top=None, minilm_top=None)
     assert DEFAULT_ABSTAIN.weak(lexical_astray) and not DEFAULT_ABSTAIN.weak(lexical_strong)
@@ -182,7 +182,7 @@ def test_searches_outside_the_trees_training_go_to_the_fallback():
     index = _hybrid(catalog(), stacked=True)
     for query in ("quantum chromodynamics lattice", "cancel order", "取消订单"):
         sig = index.search(query).signals
-        assert DEFAULT_ABSTAIN.probabilities(sig) == TODAY_ABSTAIN.probabilities(sig)
+        assert DEFAULT_ABSTAIN.probabilities(sig) == PREVIOUS_ABSTAIN.probabilities(sig)
     chinese = index.search("取消订单").signals
     assert chinese.minilm_top is None and chinese.dense_top is not None
 
