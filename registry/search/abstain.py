@@ -236,8 +236,8 @@ PREVIOUS_ABSTAIN = Abstain(
     lexical_only=(Logistic.over(LEXICAL_FEATURES, (5.5956, -17.032, -4.6928, 0.2708, -1.2674)),),
 )
 """The previous decision, now the shipped one's fallback and kept for comparison
-(``bench/search_abstain_eval.py``): a lexical AND a dense logistic model fitted for the two-way fusion (``search_abstain_tune.py --every 2 --loss 1.5``
-before the trees replaced it).
+(``bench/search_abstain_eval.py``): a lexical AND a dense logistic model fitted for the two-way
+fusion (``search_abstain_tune.py --every 2 --loss 1.5`` before the trees replaced it).
 Dev, hybrid: 33.6 % of unanswerable queries flagged while answerable R@5 loses 1.42 (ToolLens)
 and 1.46 (MetaTool) points (37.7 % within 2 points); 51.7 % on the honest pairings (dev queries on
 a catalog of another domain); of the 108 hand-labelled unanswerable dev queries, 28.6 % of those
