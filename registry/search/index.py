@@ -59,7 +59,8 @@ from typing import Literal
 
 import numpy as np
 
-from registry.search.abstain import DEFAULT_ABSTAIN, Abstain, Signals, dense_signals, query_coverage, rank_agreement
+from registry.search.abstain import DEFAULT_ABSTAIN, Abstain, Signals
+from registry.search.abstain_signals import DenseView, measure
 from registry.search.bm25 import BM25Params
 from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, embedding_text, fuse
 from registry.search.dense_query import QUERY_VECTOR_CACHE, DenseCandidates, QueryVectors, cosines
@@ -395,9 +396,8 @@ class SearchIndex:
             sel = keep.array_mask(st, slots)
             slots, scores = slots[sel], scores[sel]
         bm_conf = bm25_confidence(self.params, scores, weights, len(tokens), stats.n_docs)
-        dense_top = dense_z = dense_margin = None
-        lex_dense_rank = dense_lex_rank = None
-        dense_all: np.ndarray | None = None
+        bm_slots, bm_scores = slots, scores
+        dense_view: DenseView | None = None
         rerank: RerankInput | None = None
         mode = "bm25"
         if dense_on:
@@ -436,10 +436,7 @@ class SearchIndex:
                 # Signals read the (first) multilingual model's cosines.
                 dense_all = dense_mat[:, 0] if parted else dense_mat
                 cand_cos = cand_mat[:, 0] if parted else cand_mat
-                dense_top, dense_z, dense_margin = dense_signals(cand_cos)
-                lex_dense_rank, dense_lex_rank = rank_agreement(
-                    slots, scores, dense_slots, cand_cos, dense_all, st.has_vec
-                )
+                dense_view = DenseView(dense_slots, cand_mat, dense_all, st.has_vec, active)
                 if self._reranks(active):
                     rerank = RerankInput(query_tokens, slots, scores, dense_mat, active, *mem, bm_conf)
                 if active is not None:
@@ -455,18 +452,11 @@ class SearchIndex:
         # Signals from the best five whatever ``limit`` is, so "weak" does not depend on it.
         best5 = hits if limit >= 5 else top_hits(st.records, slots, scores, 5)
         hit_slots = [st.corpus.slot_of[h.tool.qualified_name] for h in best5[:5]]
-        cov = query_coverage(st.corpus, stats, query_tokens, hit_slots)
-        hit_cos = None
-        top_slot = st.corpus.slot_of[hits[0].tool.qualified_name]
-        if dense_all is not None and st.has_vec[top_slot]:
-            hit_cos = float(dense_all[top_slot])
-        cov_top = cov[hit_slots.index(top_slot)] if top_slot in hit_slots else cov[0]
-        fused_margin = None
-        if mode == "hybrid":
-            second = best5[1].score if len(best5) > 1 else 0.0
-            fused_margin = (best5[0].score - second) / best5[0].score if best5[0].score > 0 else 0.0
-        signals = Signals(bm_conf, cov_top, max(cov), len(set(query_tokens)), dense_top, dense_z, dense_margin, hit_cos,
-                          lex_dense_rank, dense_lex_rank, fused_margin)
+        signals = measure(
+            corpus=st.corpus, stats=stats, tokenizer=self.tokenizer, query_tokens=query_tokens, bm_conf=bm_conf,
+            bm_slots=bm_slots, bm_scores=bm_scores, dense=dense_view, hit_slots=hit_slots,
+            hit_tools=[h.tool for h in best5[:5]], hit_scores=[h.score for h in best5[:5]],
+        )
         weak = self.abstain.weak(signals)
         if rerank is not None:
             assert self.reranker is not None

@@ -4,19 +4,29 @@ and the logistic decision of :class:`Abstain`."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from registry.search import FEATURES, Abstain, SearchIndex, Signals
-from registry.search.abstain import query_coverage, rank_agreement
+from host.search.embedder import StackedEmbedder
+from registry.search import DEFAULT_ABSTAIN, FEATURES, Abstain, SearchIndex, Signals
+from registry.search.abstain import (
+    PREVIOUS_ABSTAIN,
+    Logistic,
+    TreeEnsemble,
+    load_tree_ensemble,
+    packaged_tree_ensemble,
+)
+from registry.search.abstain_signals import agreement5, query_coverage, rank_agreement, stage_shape
 
 from ._fake_embedder import FakeEmbedder
 from ._tools import catalog
 
 
-def _hybrid(servers: dict) -> SearchIndex:
-    index = SearchIndex(embedder=FakeEmbedder())
+def _hybrid(servers: dict, *, stacked: bool = False) -> SearchIndex:
+    emb = StackedEmbedder([FakeEmbedder(), FakeEmbedder()], english_only=[False, True]) if stacked else FakeEmbedder()
+    index = SearchIndex(embedder=emb)
     index.replace_servers(servers)
     missing = index.missing_vectors()
     vecs = index.embedder.embed([t for _n, _h, t in missing])
@@ -65,30 +75,116 @@ def test_signals_and_weak_do_not_depend_on_the_limit():
         assert one.signals.hit_cosine is not None and one.signals.hit_cosine <= one.signals.dense_top
 
 
+def _logistic(bias: float, **weights: float) -> Logistic:
+    return Logistic(bias, tuple(weights.items()))
+
+
 def test_abstain_lexical_only_search_uses_its_own_model():
-    a = Abstain(lexical=(-5.0, 0, 0, 0, 0), dense=(-5.0,) + (0,) * 7, lexical_only=(1.0, 0, 0, 0, 0))
-    assert a.probabilities(Signals()) == (pytest.approx(1 / (1 + math.exp(-1))), None)
+    a = Abstain(hybrid=(_logistic(-5.0),), lexical_only=(_logistic(1.0),))
+    assert a.probabilities(Signals()) == (pytest.approx(1 / (1 + math.exp(-1))),)
     assert a.weak(Signals())
     # bias -1, weight -2 on bm25_confidence: P = sigmoid(-1 - 2 * 0.5) = sigmoid(-2) < 0.5.
-    assert not Abstain(lexical_only=(-1.0, -2.0, 0, 0, 0)).weak(Signals(bm25_confidence=0.5))
+    assert not Abstain(lexical_only=(_logistic(-1.0, bm25_confidence=-2.0),)).weak(Signals(bm25_confidence=0.5))
+    assert not Abstain().weak(Signals())  # no model: never "no tool fits"
 
 
-def test_hybrid_search_is_weak_only_when_lexical_and_dense_models_both_say_so():
-    assert FEATURES[4] == "dense_top"
+def test_hybrid_search_is_weak_only_when_every_hybrid_model_says_so():
     # Lexical: always "no fit" (bias 3). Dense: bias 2, weight -4 on dense_top.
-    a = Abstain(lexical=(3.0, 0, 0, 0, 0), dense=(2.0, -4.0) + (0,) * 6)
+    a = Abstain(hybrid=(_logistic(3.0), _logistic(2.0, dense_top=-4.0)))
     far = Signals(dense_top=0.25, dense_z=1.0, dense_margin=0.1, hit_cosine=0.2)
-    lexical, dense = a.probabilities(far)
-    assert (lexical, dense) == (pytest.approx(1 / (1 + math.exp(-3))), pytest.approx(1 / (1 + math.exp(-1))))
+    assert a.probabilities(far) == (pytest.approx(1 / (1 + math.exp(-3))), pytest.approx(1 / (1 + math.exp(-1))))
     assert a.weak(far)
     assert not a.weak(Signals(dense_top=0.75))  # the cosine vouches for the hit: sigmoid(-1)
-    # A good lexical match vouches for the hit whatever the dense model says.
-    assert not Abstain(lexical=(-3.0, 0, 0, 0, 0), dense=(9.0,) + (0,) * 7).weak(far)
+    # One model's "fits" vouches for the hit whatever the other says.
+    assert not Abstain(hybrid=(_logistic(-3.0), _logistic(9.0))).weak(far)
 
 
-def test_abstain_checks_its_numbers():
-    with pytest.raises(ValueError, match=r"Abstain.dense needs 8 numbers \(bias \+ one weight per feature\), got 2"):
-        Abstain(dense=(1.0, 2.0))
+def test_models_check_their_numbers_and_feature_names():
+    with pytest.raises(ValueError, match=r"over 2 features needs 3 numbers \(bias \+ one weight per feature\), got 2"):
+        Logistic.over(("dense_top", "coverage"), (1.0, 2.0))
+    with pytest.raises(ValueError, match="unknown feature"):
+        Logistic(0.0, (("dense_tpo", 1.0),))
+    with pytest.raises(ValueError, match="NoFitModel"):
+        Abstain(hybrid=((1.0, 2.0),))  # type: ignore[arg-type]
+
+
+def _stumps() -> TreeEnsemble:
+    # Tree 0: minilm_top <= 0.3 -> +2 else -3. Tree 1: names_tool <= 0.5 -> +0.5 else -4.
+    return TreeEnsemble(
+        features=("minilm_top", "names_tool"),
+        feature=np.array([0, -1, -1, 1, -1, -1], dtype=np.int32),
+        threshold=np.array([0.3, 0, 0, 0.5, 0, 0]),
+        left=np.array([1, 1, 2, 4, 4, 5], dtype=np.int32),
+        right=np.array([2, 1, 2, 5, 4, 5], dtype=np.int32),
+        value=np.array([0, 2.0, -3.0, 0, 0.5, -4.0]),
+        roots=np.array([0, 3], dtype=np.int32),
+        depth=1,
+        bias=-1.0,
+    )
+
+
+def test_tree_ensemble_walks_every_tree_and_adds_the_bias(tmp_path):
+    model = _stumps()
+    low = Signals(minilm_top=0.2).features()
+    assert model.logit(low) == pytest.approx(-1.0 + 2.0 + 0.5)
+    assert model.probability(low) == pytest.approx(1 / (1 + math.exp(-1.5)))
+    assert model.logit(Signals(minilm_top=0.3).features()) == pytest.approx(1.5)  # "<=" goes left
+    assert model.logit(Signals(minilm_top=0.9, names_tool=True).features()) == pytest.approx(-1.0 - 3.0 - 4.0)
+    path = tmp_path / "m.npz"
+    model.save(path)
+    back = load_tree_ensemble(path)
+    assert back.features == model.features and back.depth == 1 and back.bias == -1.0
+    assert back.logit(low) == model.logit(low)
+    with pytest.raises(ValueError, match="unknown feature"):
+        TreeEnsemble(("nope",), *[np.zeros(1)] * 5, np.zeros(1, dtype=np.int32), 0)
+
+
+STRONG = Signals(
+    bm25_confidence=0.5, coverage=0.8, coverage5=0.9, n_tokens=4, dense_top=0.6, dense_z=6.0, dense_margin=0.1,
+    hit_cosine=0.6, lex_dense_rank=0, dense_lex_rank=0, fused_margin=0.4, vocab_share=1.0, bm25_margin=0.3,
+    bm25_spread=0.6, names_tool=True, n_tools=800, dense_spread=0.3, minilm_top=0.7, minilm_z=6.0, minilm_margin=0.1,
+    minilm_spread=0.35, agree5=0.8,
+)
+"""A search whose best hit clearly fits: every stage agrees and scores high."""
+ASTRAY = Signals(
+    bm25_confidence=0.05, coverage=0.05, coverage5=0.1, n_tokens=8, dense_top=0.15, dense_z=2.5, dense_margin=0.005,
+    hit_cosine=0.1, lex_dense_rank=300, dense_lex_rank=40, fused_margin=0.02, vocab_share=0.3, bm25_margin=0.01,
+    bm25_spread=0.05, names_tool=False, n_tools=800, dense_spread=0.03, minilm_top=0.15, minilm_z=2.5,
+    minilm_margin=0.005, minilm_spread=0.04, agree5=0.0,
+)
+"""A search over 800 tools none of which fits: low scores, the stages disagree."""
+
+
+def test_the_shipped_trees_tell_a_fitting_hit_from_a_stray_one():
+    (hybrid,) = DEFAULT_ABSTAIN.hybrid
+    assert isinstance(hybrid, TreeEnsemble) and len(hybrid.roots) == 600
+    assert hybrid.features == packaged_tree_ensemble("abstain.npz").features
+    assert "minilm_top" in hybrid.features and "agree5" in hybrid.features
+    assert "log10_tools" not in hybrid.features  # the catalog's size alone must not say "answerable"
+    assert DEFAULT_ABSTAIN.weak(ASTRAY) and not DEFAULT_ABSTAIN.weak(STRONG)
+    assert hybrid.probability(ASTRAY.features()) > 0.9 > 0.1 > hybrid.probability(STRONG.features())
+    # BM25-only search keeps the previous logistic model.
+    assert DEFAULT_ABSTAIN.lexical_only == PREVIOUS_ABSTAIN.lexical_only
+    lexical_astray = replace(ASTRAY, dense_top=None, minilm_top=None)
+    lexical_strong = replace(STRONG, dense_top=None, minilm_top=None)
+    assert DEFAULT_ABSTAIN.weak(lexical_astray) and not DEFAULT_ABSTAIN.weak(lexical_strong)
+
+
+def test_searches_outside_the_trees_training_go_to_the_fallback():
+    fallback = Abstain(hybrid=(_logistic(-5.0),), lexical_only=(_logistic(-5.0),))
+    a = Abstain(hybrid=(_logistic(5.0),), lexical_only=(_logistic(5.0),), fallback=fallback, min_tools=199)
+    assert a.weak(ASTRAY)  # 800 tools, every model ran: the models decide
+    assert not a.weak(replace(ASTRAY, n_tools=198))  # a smaller catalog than any they were fitted on
+    assert not a.weak(replace(ASTRAY, minilm_top=None))  # the English model skipped the query
+    assert a.weak(replace(ASTRAY, dense_top=None, minilm_top=None))  # BM25-only search
+    assert not a.weak(replace(ASTRAY, dense_top=None, n_tools=9))
+    # The shipped decision: a 9-tool catalog and a Chinese query are the previous models' to judge.
+    index = _hybrid(catalog(), stacked=True)
+    for query in ("quantum chromodynamics lattice", "cancel order", "取消订单"):
+        sig = index.search(query).signals
+        assert DEFAULT_ABSTAIN.probabilities(sig) == PREVIOUS_ABSTAIN.probabilities(sig)
+    chinese = index.search("取消订单").signals
+    assert chinese.minilm_top is None and chinese.dense_top is not None
 
 
 def test_rank_agreement_counts_where_each_part_ranks_the_others_best_tool():
@@ -116,4 +212,61 @@ def test_hybrid_signals_say_whether_lexical_and_dense_parts_agree():
     lexical.replace_servers(catalog())
     plain = lexical.search("cancel order").signals
     assert plain.lex_dense_rank is None and plain.dense_lex_rank is None and plain.fused_margin is None
-    assert FEATURES[8:] == ("log1p_lex_dense_rank", "log1p_dense_lex_rank", "fused_margin")
+    assert FEATURES[8:11] == ("log1p_lex_dense_rank", "log1p_dense_lex_rank", "fused_margin")
+
+
+def test_stage_shape_gives_top_z_margin_and_spread_to_the_tenth_best():
+    scores = np.arange(12, dtype=np.float32) / 10  # 0.0 .. 1.1
+    s = stage_shape(scores)
+    assert (s.top, s.margin, s.spread) == (pytest.approx(1.1), pytest.approx(0.1), pytest.approx(0.9))
+    assert s.z == pytest.approx((1.1 - 0.55) / float(np.std(scores.astype(np.float64))), rel=1e-5)
+    few = stage_shape(np.array([0.5, 0.2], dtype=np.float32))
+    assert (few.margin, few.spread) == (pytest.approx(0.3), pytest.approx(0.3))
+    one = stage_shape(np.array([0.4]))
+    assert (one.top, one.z, one.margin, one.spread) == (0.4, 0.0, 0.4, 0.0)
+
+
+def test_agreement5_is_the_mean_share_of_common_top_five_tools():
+    a = (np.arange(6), np.array([6.0, 5, 4, 3, 2, 1]))  # top five: 0..4
+    b = (np.arange(6), np.array([1.0, 2, 3, 4, 5, 6]))  # top five: 1..5
+    c = (np.array([9]), np.array([1.0]))  # shares nothing
+    assert agreement5([a, b]) == pytest.approx(4 / 5)
+    assert agreement5([a, b, c]) == pytest.approx((4 / 5 + 0 + 0) / 3)
+    assert agreement5([a]) == 1.0
+
+
+def test_richer_signals_of_a_search():
+    index = _hybrid(catalog(), stacked=True)
+    s = index.search("cancel order xyzzy").signals
+    # "xyzzy" is in no tool's document: two of three distinct query words are known.
+    assert s.vocab_share == pytest.approx(2 / 3)
+    assert s.n_tools == 9 and s.minilm_top is not None and s.minilm_spread is not None
+    assert s.minilm_top == pytest.approx(s.dense_top)  # both parts are the same fake model here
+    assert s.agree5 is not None and 0.0 < s.agree5 <= 1.0
+    assert 0.0 <= s.bm25_margin <= s.bm25_spread <= 1.0
+    assert s.names_tool  # every word of the tool name cancel_order
+    assert index.search("show the git log").signals.names_tool  # the git server's name
+    assert not index.search("quantum chromodynamics").signals.names_tool
+    one_model = _hybrid(catalog()).search("cancel order").signals
+    assert one_model.minilm_top is None and one_model.features()["has_minilm"] == 0.0
+    lexical = SearchIndex()
+    lexical.replace_servers(catalog())
+    plain = lexical.search("cancel order").signals
+    assert plain.dense_spread is None and plain.agree5 is None and plain.vocab_share == 1.0
+
+
+def test_tree_ensemble_walks_trees_of_different_depths():
+    # Tree 0: a single leaf (0.25). Tree 1: minilm_top <= 0.5 -> (names_tool <= 0.5 -> 1 else 2) else 3.
+    model = TreeEnsemble(
+        features=("minilm_top", "names_tool"),
+        feature=np.array([-1, 0, 1, -1, -1, -1], dtype=np.int32),
+        threshold=np.array([0, 0.5, 0.5, 0, 0, 0]),
+        left=np.array([0, 2, 3, 3, 4, 5], dtype=np.int32),
+        right=np.array([0, 5, 4, 3, 4, 5], dtype=np.int32),
+        value=np.array([0.25, 0, 0, 1.0, 2.0, 3.0]),
+        roots=np.array([0, 1], dtype=np.int32),
+        depth=2,
+    )
+    assert model.logit(Signals(minilm_top=0.4).features()) == 0.25 + 1.0
+    assert model.logit(Signals(minilm_top=0.4, names_tool=True).features()) == 0.25 + 2.0
+    assert model.logit(Signals(minilm_top=0.6, names_tool=True).features()) == 0.25 + 3.0
