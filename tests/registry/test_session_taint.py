@@ -109,7 +109,8 @@ def test_a_caller_flooding_new_sessions_pushes_out_only_its_own_and_reports_a_ta
     assert tracker.session("caller:alice:ka:s0").state == "private"
     for i in range(200, 203):  # every one of alice's sessions has seen a source: her oldest goes, reported
         tracker.session(f"caller:alice:ka:s{i}").record_result("c1", "read", READ_FILE)
-    assert dropped == [("caller:alice:ka:s0", "private", "its caller caller:alice:ka opened more than 3 taint sessions")]
+    reason = "its caller caller:alice:ka opened more than 3 taint sessions"
+    assert dropped == [("caller:alice:ka:s0", "private", reason)]
     assert tracker.session("caller:bob:kb") is bob and bob.state == "tainted"
 
 
