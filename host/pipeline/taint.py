@@ -21,7 +21,8 @@
   the model's answer goes to that upstream, so it is egress. In a tainted session the rule decides
   as for an egress call: ``allow`` lets it through; ``deny`` and ``approve`` refuse it with the
   reasons (a sampling request cannot wait for an approval: the upstream's call is waiting on it).
-  Triggered verdicts are :class:`TaintEvent` s with outcome ``sampling_allowed`` / ``sampling_refused``.
+  Triggered verdicts are :class:`TaintEvent` s with outcome ``sampling_allowed`` / ``sampling_refused``
+  (:meth:`TaintStage.sampling_verdict` for a request that is not a tool call, e.g. ``prompts/get``).
 * a tainted session dropped to bound memory (:class:`registry.safety.TaintTracker`): logged, and
   every drop listener (:meth:`TaintStage.subscribe_drops`, the audit) is told.
 
@@ -140,30 +141,37 @@ class TaintStage:
         caller of ``session_id``."""
         self.guard.record_content(session_id, request_id, name, labels)
 
+    def sampling_verdict(self, session_id: str, request_id: str, server: str, decision: Decision | None = None
+                         ) -> tuple[TaintVerdict, str | None]:
+        """The rule's verdict on a ``sampling/createMessage`` ``server`` makes while serving request
+        ``request_id`` in ``session_id`` (the grant's rule, ``decision.taint``, else the config rule),
+        and the refusal text (``None``: it may go through)."""
+        rule, source = ((TaintRule(decision=decision.taint), decision.taint_rule or "grant")
+                        if decision is not None and decision.taint is not None else (None, CONFIG_RULE))
+        why = (f"a sampling request server {server!r} made during call {request_id} would send the "
+               "model's answer to that server")
+        labels = FlowLabels(False, False, True, {Label.EGRESS: why})
+        verdict = self.guard.check_labels(session_id, request_id, f"sampling/createMessage by {server}", labels,
+                                          rule, source)
+        if not verdict.triggered or verdict.decision is TaintDecision.ALLOW:
+            return verdict, None
+        return verdict, (
+            f"toolhost: sampling refused: this session has read private data and untrusted content, and {why}. "
+            + " ".join(verdict.reasons[:2]) + f" Decided by {verdict.decided_by} ({verdict.decision.value}; a "
+            "sampling request cannot wait for an approval). Continue without sampling, start a new session, or "
+            "ask an admin to set the rule to allow.")
+
     def sampling_gate(self, principal: Principal, session_id: str, call_id: str, record: ToolRecord,
                       decision: Decision | None = None) -> SampleGate:
         """The :data:`host.upstream.relay.SampleGate` of call ``call_id`` (of ``record``) in
-        ``session_id`` (module docstring): the grant's rule (``decision.taint``) else the config rule."""
-        rule, source = ((TaintRule(decision=decision.taint), decision.taint_rule or "grant")
-                        if decision is not None and decision.taint is not None else (None, CONFIG_RULE))
+        ``session_id``: :meth:`sampling_verdict`, each triggered one a :class:`TaintEvent`."""
 
         async def gate(server: str) -> str | None:
-            why = (f"a sampling request server {server!r} made during call {call_id} would send the "
-                   "model's answer to that server")
-            name = f"sampling/createMessage by {server}"
-            labels = FlowLabels(False, False, True, {Label.EGRESS: why})
-            verdict = self.guard.check_labels(session_id, call_id, name, labels, rule, source)
-            if not verdict.triggered:
-                return None
-            allowed = verdict.decision is TaintDecision.ALLOW
-            await self.decided(TaintEvent(principal, session_id, call_id, record, verdict,
-                                          "sampling_allowed" if allowed else "sampling_refused"))
-            if allowed:
-                return None
-            return (f"toolhost: sampling refused: this session has read private data and untrusted content, "
-                    f"and {why}. " + " ".join(verdict.reasons[:2]) + f" Decided by {verdict.decided_by} "
-                    f"({verdict.decision.value}; a sampling request cannot wait for an approval). Continue "
-                    "without sampling, start a new session, or ask an admin to set the rule to allow.")
+            verdict, refusal = self.sampling_verdict(session_id, call_id, server, decision)
+            if verdict.triggered:
+                await self.decided(TaintEvent(principal, session_id, call_id, record, verdict,
+                                              "sampling_refused" if refusal else "sampling_allowed"))
+            return refusal
 
         return gate
 

@@ -161,7 +161,8 @@ class CatalogHandlers:
     ) -> Any:
         try:
             # a parked call (host.upstream.parked_input) already routes upstream requests to itself
-            with downstream_scope(current_downstream() or downstream_for(ctx, self.levels)), input_exchange(exchange):
+            with downstream_scope(current_downstream() or downstream_for(ctx, self.levels)), input_exchange(exchange), \
+                    self.guard.sampling(ctx):
                 return await op
         except UpstreamUnavailable as err:
             raise MCPError(INTERNAL_ERROR, str(err)) from None

@@ -15,17 +15,21 @@ A resource's text and a prompt's messages reach the model like a tool result, so
   the same answer as for ``unknown``). The name or URI is stored with secrets masked
   (:func:`registry.redaction.redact_text`, e.g. ``?api_key=[REDACTED]``); prompt arguments and
   completion values are stored redacted like call arguments.
+* **Sampling.** A ``sampling/createMessage`` an upstream makes while serving a read or get gets
+  the session-taint rule like one made during a tool call (:meth:`CatalogGuard.sampling`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 import anyio
 from mcp.server import ServerRequestContext
 
 from host.runtime import HostRuntime
+from host.upstream.relay import sample_gate_scope
 from registry import Principal
 from registry.redaction import redact_text
 from servers.gateway.taint_sessions import TaintSessions
@@ -72,6 +76,21 @@ class CatalogGuard:
         caller: record it in the caller's taint session, then audit it (status ``ok``)."""
         self.record(ctx, kind, exposed, server, upstream_uri)
         await self.audit(ctx, kind, exposed, "ok", arguments)
+
+    def sampling(self, ctx: ServerRequestContext[Any, Any]) -> AbstractContextManager[None]:
+        """Within this block, a sampling request an upstream makes for this read or get gets the
+        session-taint rule (:meth:`host.pipeline.TaintStage.sampling_verdict`, the config rule); a
+        triggered verdict is an audit row ``taint`` (status ``sampling_refused``/``sampling_allowed``)."""
+
+        async def gate(server: str) -> str | None:
+            session = self.sessions.of(ctx, self.resolve(ctx))
+            verdict, refusal = self.runtime.taint.sampling_verdict(session, str(ctx.request_id), server)
+            if verdict.triggered:
+                await self.audit(ctx, "taint", f"sampling/createMessage by {server}",
+                                 "sampling_refused" if refusal else "sampling_allowed")
+            return refusal
+
+        return sample_gate_scope(gate)
 
     def record(self, ctx: ServerRequestContext[Any, Any], kind: str, exposed: str, server: str,
                upstream_uri: str | None) -> None:

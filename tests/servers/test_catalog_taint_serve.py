@@ -161,18 +161,24 @@ async def test_sampling_in_a_tainted_session_is_refused_and_never_asks_for_conte
     gw = serves["open"]
     async with session(gw, era) as s:  # a clean session: the model is asked, includeContext none
         assert await s.call("web__helper", {}) == (False, "helper got: (notes)")
-        assert [p.include_context for p in s.sampled] == ["none"]
+        assert await s.read("toolhost://web/think://plans") == "thought on plans: (notes)"
+        assert [p.include_context for p in s.sampled] == ["none", "none"]
         assert s.sampled[0].system_prompt == "[Requested by MCP server 'web' through toolhost]"
     async with session(gw, era) as s:
         await s.read(PLAN)
         await s.call("web__fetch_page", {"url": "http://example.test/"})
         held, text = await s.call("web__helper", {})
+        with pytest.raises(MCPError) as read_err:  # a read that samples meets the same rule
+            await s.read("toolhost://web/think://plans")
         assert s.sampled == []  # the model was never asked
     assert held and "toolhost: sampling refused: this session has read private data and untrusted content" in text
     assert f"Private data came from #1 resources/read {PLAN}" in text and "web__fetch_page" in text
     assert "Decided by the config rule toolhost.taint (deny" in text
-    rows = [r for r in audit(gw) if r["action"] == "taint" and r["status"] == "sampling_refused"]
-    assert rows and rows[-1]["tool"] == "web__helper" and rows[-1]["decision"] == "deny"
+    assert read_err.value.code == -32600 and "toolhost: sampling refused" in read_err.value.message
+    rows = sorted((r for r in audit(gw) if r["action"] == "taint" and r["status"] == "sampling_refused"),
+                  key=lambda r: r["id"])
+    assert [(r["tool"], r["decision"]) for r in rows[-2:]] == [
+        ("web__helper", "deny"), ("sampling/createMessage by web", None)]
 
 
 async def test_catalog_reads_are_audited_in_every_mode_refused_ones_included(serves) -> None:
