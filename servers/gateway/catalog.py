@@ -155,7 +155,6 @@ class CatalogHandlers:
             except TypeError:
                 return
 
-
     async def _forward(
         self, ctx: ServerRequestContext[Any, Any], op: Any, exchange: InputExchange | None = None
     ) -> Any:
