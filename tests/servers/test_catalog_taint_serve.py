@@ -206,3 +206,4 @@ async def test_catalog_reads_are_audited_in_every_mode_refused_ones_included(ser
                            ("resource", masked, "unknown", "bob")]
     for mode in ("open", "keys"):
         assert all("sk-proj-" not in json.dumps(r) for r in audit(serves[mode]))
+    assert [r for r in audit(serves["off"]) if r["action"] in ("resource", "prompt")] == []  # --auth off: no auditor
