@@ -49,6 +49,7 @@ def _gateway(root: Path, mode: str) -> Gateway:
     data = home / "data"
     data.mkdir(parents=True)
     servers = {kind: {"command": sys.executable, "args": [PEER, "--kind", kind]} for kind in ("files", "web", "out")}
+    servers["oldweb"] = {**servers["web"], "toolhost": {"protocol": "legacy"}}  # a handshake-era upstream
     config = {"toolhost": {"connect_timeout_seconds": 30, "taint": {"decision": "deny"}}, "mcpServers": servers}
     (home / "config.json").write_text(json.dumps(config))
     keys: dict[str, str] = {}
@@ -162,7 +163,8 @@ async def test_sampling_in_a_tainted_session_is_refused_and_never_asks_for_conte
     async with session(gw, era) as s:  # a clean session: the model is asked, includeContext none
         assert await s.call("web__helper", {}) == (False, "helper got: (notes)")
         assert await s.read("toolhost://web/think://plans") == "thought on plans: (notes)"
-        assert [p.include_context for p in s.sampled] == ["none", "none"]
+        assert await s.call("oldweb__recall", {}) == (False, "recall got: (notes)")
+        assert [p.include_context for p in s.sampled] == ["none", "none", "none"]
         assert s.sampled[0].system_prompt == "[Requested by MCP server 'web' through toolhost]"
     async with session(gw, era) as s:
         await s.read(PLAN)
@@ -170,15 +172,17 @@ async def test_sampling_in_a_tainted_session_is_refused_and_never_asks_for_conte
         held, text = await s.call("web__helper", {})
         with pytest.raises(MCPError) as read_err:  # a read that samples meets the same rule
             await s.read("toolhost://web/think://plans")
+        old_held, old_text = await s.call("oldweb__recall", {})  # a handshake-era upstream's classic request
         assert s.sampled == []  # the model was never asked
     assert held and "toolhost: sampling refused: this session has read private data and untrusted content" in text
     assert f"Private data came from #1 resources/read {PLAN}" in text and "web__fetch_page" in text
     assert "Decided by the config rule toolhost.taint (deny" in text
     assert read_err.value.code == -32600 and "toolhost: sampling refused" in read_err.value.message
+    assert old_held and "toolhost: sampling refused: this session has read private data" in old_text
     rows = sorted((r for r in audit(gw) if r["action"] == "taint" and r["status"] == "sampling_refused"),
                   key=lambda r: r["id"])
-    assert [(r["tool"], r["decision"]) for r in rows[-2:]] == [
-        ("web__helper", "deny"), ("sampling/createMessage by web", None)]
+    assert [(r["tool"], r["decision"]) for r in rows[-3:]] == [
+        ("web__helper", "deny"), ("sampling/createMessage by web", None), ("oldweb__recall", "deny")]
 
 
 async def test_catalog_reads_are_audited_in_every_mode_refused_ones_included(serves) -> None:
