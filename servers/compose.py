@@ -256,6 +256,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
     """
     from host.access import build_policy, is_loopback, open_access
     from host.access.script_approvals import ScriptApprovalGate
+    from host.access.taint_audit import taint_drop_auditor
     from host.config import load_config
     from host.errors import ConfigError
     from host.limits import rate_limiter_for
@@ -333,6 +334,7 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
             taint_listeners=[access.audit_taint] if access is not None else (),
         )
         if access is not None:
+            rt.taint.subscribe_drops(taint_drop_auditor(access))  # a tainted session dropped for room is audited
             access.watch(rt.registry, auto_accept=rt.auto_accepts)  # pin definitions from the first listing on
             rt.manager.prescorer = access.pins.safety  # learned scan in a thread, before listing
         surface = OperatorSurface(rt, access, root, o.config, console, watch_config=o.watch_config,

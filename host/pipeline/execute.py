@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import anyio
@@ -39,6 +40,10 @@ __all__ = ["TIMEOUT_GRACE_SECONDS", "execute_batch", "execute_one"]
 TIMEOUT_GRACE_SECONDS = 0.25
 """Extra time the pipeline's own guard waits after the executor's budget (seconds)."""
 
+Around = Callable[[Prepared], AbstractContextManager[Any]]
+"""``with around(prep): <the upstream request of prep>``."""
+
+
 class _State(enum.Enum):
     WAITING = 0
     RUNNING = 1
@@ -53,11 +58,13 @@ async def execute_one(
     spill: SpillStore | None,
     on_running: Callable[[], None] | None = None,
     gate: SendGate | None = None,
+    around: Around | None = None,
 ) -> ToolResult:
     """Execute one prepared call with its own error boundary; never raises but :class:`PipelineFatal`.
 
     ``gate`` is asked right before the call is sent; a result it answers is the call's result
-    (nothing is sent)."""
+    (nothing is sent). ``around(prep)`` wraps the upstream request (e.g. the sampling gate of the
+    call's taint session)."""
     call, rec = prep.call, prep.record
     remaining = ctx.remaining_seconds()
     timeout = rec.timeout_seconds if remaining is None else min(rec.timeout_seconds, remaining)
@@ -76,10 +83,11 @@ async def execute_one(
         with anyio.CancelScope(deadline=anyio.current_time() + timeout + TIMEOUT_GRACE_SECONDS) as guard:
             with span("toolhost.upstream", **{"toolhost.server": rec.server,
                                               "toolhost.upstream_tool": rec.original_name, "rpc.system": "mcp"}):
-                raw = await executor.call_tool(
-                    rec.server, rec.original_name, prep.arguments,
-                    timeout_seconds=timeout, progress_callback=ctx.progress_callback,
-                )
+                with around(prep) if around is not None else nullcontext():
+                    raw = await executor.call_tool(
+                        rec.server, rec.original_name, prep.arguments,
+                        timeout_seconds=timeout, progress_callback=ctx.progress_callback,
+                    )
     except PipelineFatal:
         raise
     except Exception as exc:  # noqa: BLE001 - each call has its own error boundary
@@ -142,6 +150,7 @@ async def execute_batch(
     spill: SpillStore | None,
     completed: Callable[[ToolResult], Awaitable[None]],
     gate: SendGate | None = None,
+    around: Around | None = None,
 ) -> list[ToolResult]:
     """Execute ``preps`` under the module's scheduling rules; one result per prepared call, in order.
 
@@ -151,7 +160,7 @@ async def execute_batch(
     if n == 0:
         return []
     if n == 1 and ctx.cancel is None:  # fast path: no scheduling, no task group
-        res = await execute_one(preps[0], executor, ctx, spill=spill, gate=gate)
+        res = await execute_one(preps[0], executor, ctx, spill=spill, gate=gate, around=around)
         await completed(res)
         return [res]
     results: list[ToolResult | None] = [None] * n
@@ -169,7 +178,8 @@ async def execute_batch(
             def running() -> None:
                 state[i] = _State.RUNNING
 
-            res = await execute_one(preps[i], executor, ctx, spill=spill, on_running=running, gate=gate)
+            res = await execute_one(preps[i], executor, ctx, spill=spill, on_running=running, gate=gate,
+                                    around=around)
             results[i] = res
             state[i] = _State.DONE
             with anyio.CancelScope(shield=True):

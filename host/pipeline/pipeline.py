@@ -26,7 +26,7 @@ import anyio
 from host.calls import ResultStatus, ToolCall, ToolResult
 from host.pipeline.context import CallContext
 from host.pipeline.errors import PipelineFatal
-from host.pipeline.execute import execute_batch
+from host.pipeline.execute import Around, execute_batch
 from host.pipeline.format import SpillStore
 from host.pipeline.prepare import ApprovalHook, DenialDisclosure, Prepared, ValidatorCache, prepare_call
 from host.pipeline.results import error_result
@@ -35,6 +35,7 @@ from host.pipeline.store_outage_log import STORE_OUTAGE_LOG, find_store_error, s
 from host.pipeline.taint import TaintStage
 from host.tracing import span
 from host.upstream.executor import ToolExecutor, UnlistedTools
+from host.upstream.relay import sample_gate_scope
 from registry.policy import AllowAll, RequestPolicy
 from registry.store import ToolRegistry
 
@@ -168,7 +169,7 @@ class Pipeline:
             try:
                 with span("toolhost.execute", **{"toolhost.calls": len(preps)}):
                     executed = await execute_batch(preps, self.executor, ctx, spill=self.spill, completed=completed,
-                                                   gate=self.send_gate)
+                                                   gate=self.send_gate, around=self._sampling_scope(ctx))
             except anyio.get_cancelled_exc_class():
                 # the caller went away (client disconnect, serve shutting down): the event log
                 # still pairs every logged call with a result, as the audit already does
@@ -189,6 +190,14 @@ class Pipeline:
                 raise PipelineFatal("pair", f"call {call.call_id!r} has no matching result")
             results.append(res)
         return results
+
+    def _sampling_scope(self, ctx: CallContext) -> Around | None:
+        """Each call's upstream request asks the taint rule before a sampling request reaches the client."""
+        taint = self.taint
+        if taint is None:
+            return None
+        return lambda prep: sample_gate_scope(taint.sampling_gate(
+            ctx.principal, ctx.taint_session, prep.call.call_id, prep.record, prep.decision))
 
     async def _completed(self, ctx: CallContext, res: ToolResult) -> None:
         """Log a result and tell the UI; a failing log or callback never costs another call its result."""

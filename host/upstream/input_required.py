@@ -26,7 +26,8 @@ How toolhost relays it, by the protocols of the two sides:
   SDK's 2026-07-28 result surface drops from embedded requests; a handshake-era client keeps it).
   A server whose config sets ``toolhost.sampling: false`` never gets a sampling request to the
   client: the request fails with :class:`SamplingDisabled` (the input-response union has no error
-  arm to send the upstream instead).
+  arm to send the upstream instead); likewise a sampling request the session-taint rule refuses
+  (:func:`host.upstream.relay.sample_refusal`, ``data.rule`` ``taint``).
 * Kinds the client did not declare (per-request ``clientCapabilities``; toolhost itself declares
   every kind upstream) are answered by toolhost at once, as on the handshake wire
   (:mod:`host.upstream.relay`): an elicitation is **declined** (kept in toolhost's state and
@@ -63,7 +64,14 @@ from mcp.types import (
     InputRequiredResult,
 )
 
-from host.upstream.relay import InputRefused, SamplingDisabled, attributed_elicitation, attributed_sampling
+from host.upstream.relay import (
+    InputRefused,
+    SamplingDisabled,
+    attributed_elicitation,
+    attributed_sampling,
+    current_downstream,
+    sample_refusal,
+)
 
 __all__ = [
     "ELICIT",
@@ -239,6 +247,10 @@ async def run_round(
         local = {key: ElicitResult(action="decline").model_dump(mode="json", by_alias=True, exclude_none=True)
                  for key in missing}
         forward = {k: attributed(r, server) for k, r in requests.items() if k not in missing}
+        if any(r.method == SAMPLE for r in forward.values()):
+            refused = await sample_refusal(current_downstream(), server)
+            if refused is not None:
+                raise InputRefused(INVALID_REQUEST, refused, {"server": server, "rule": "taint"})
         if forward or not local:
             exchange.pending = InputRequiredResult(
                 input_requests=forward or None, request_state=encode_state(result.request_state, local))

@@ -21,7 +21,9 @@ client, and on the handshake-era wire such a request names no call, so the relay
   ``[MCP server 'NAME' asks]`` and a sampling request's ``systemPrompt`` with
   ``[Requested by MCP server 'NAME' through toolhost]``; both carry ``_meta["toolhost/server"]``.
   A server whose config sets ``toolhost.sampling: false`` gets an error for every sampling request,
-  and the user is never asked (:attr:`Relay.allow_sampling`).
+  and the user is never asked (:attr:`Relay.allow_sampling`). ``includeContext`` is always sent as
+  ``none`` (:func:`attributed_sampling`), and a sampling request during a call in a tainted session
+  gets the session-taint rule's decision (:attr:`Downstream.sample_gate`).
 
 Every upstream log message is also appended to ``<data_dir>/logs/<server>.log`` (one line:
 UTC time, level, logger, JSON data). Source: MCP spec 2025-11-25, client features
@@ -35,7 +37,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,10 +65,13 @@ __all__ = [
     "Downstream",
     "InputRefused",
     "Relay",
+    "SampleGate",
     "SamplingDisabled",
     "current_downstream",
     "downstream_scope",
     "log_level_meta",
+    "sample_gate_scope",
+    "sample_refusal",
 ]
 
 FORWARD_TIMEOUT_SECONDS = 300.0
@@ -77,6 +82,10 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 
 SERVER_LOG_FLOOR = "info"
 """The least severe level an upstream's log file keeps whatever level a client asks for."""
+
+
+SampleGate = Callable[[str], Awaitable[str | None]]
+"""``await gate(server)``: ``None`` when a sampling request of ``server`` may reach the client, else why not."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,9 @@ class Downstream:
         roots: forward ``roots/list``; ``None`` when the client did not declare roots.
         log_level: the lowest log level the client asked for: a 2026-07-28 request's ``_meta``
             ``io.modelcontextprotocol/logLevel``, a handshake-era session's ``logging/setLevel``; or ``None``.
+        sample_gate: asked before a ``sampling/createMessage`` of server NAME is forwarded
+            (``await sample_gate(NAME)``): ``None`` lets it through, a text refuses it with that
+            message (the session-taint rule, :meth:`host.pipeline.TaintStage.sampling_gate`).
     """
 
     session: object
@@ -99,6 +111,7 @@ class Downstream:
     sample: Callable[[CreateMessageRequestParams], Awaitable[Any]] | None = None
     roots: Callable[[], Awaitable[ListRootsResult]] | None = None
     log_level: str | None = None
+    sample_gate: SampleGate | None = None
 
 
 _CURRENT: ContextVar[Downstream | None] = ContextVar("toolhost_downstream", default=None)
@@ -112,6 +125,25 @@ def downstream_scope(downstream: Downstream | None) -> Iterator[None]:
         yield
     finally:
         _CURRENT.reset(token)
+
+
+@contextmanager
+def sample_gate_scope(gate: SampleGate) -> Iterator[None]:
+    """Within this block, sampling requests made for the current downstream are asked ``gate`` first
+    (no downstream: nothing to gate, sampling has no target anyway)."""
+    current = current_downstream()
+    if current is None:
+        yield
+        return
+    with downstream_scope(replace(current, sample_gate=gate)):
+        yield
+
+
+async def sample_refusal(downstream: Downstream | None, server: str) -> str | None:
+    """What ``downstream``'s :attr:`Downstream.sample_gate` says of a sampling request of ``server``."""
+    if downstream is None or downstream.sample_gate is None:
+        return None
+    return await downstream.sample_gate(server)
 
 
 def current_downstream() -> Downstream | None:
@@ -228,6 +260,9 @@ class Relay:
         target = self.target()
         if target is None or target.sample is None:
             return ErrorData(code=INVALID_REQUEST, message=self._no_target("sampling", target))
+        refused = await sample_refusal(target, self.server)
+        if refused is not None:
+            return ErrorData(code=INVALID_REQUEST, message=refused, data={"server": self.server, "rule": "taint"})
         try:
             with anyio.fail_after(FORWARD_TIMEOUT_SECONDS):
                 return await target.sample(attributed_sampling(params, self.server))
@@ -289,12 +324,19 @@ def attributed_elicitation(params: Any, server: str) -> Any:
 
 
 def attributed_sampling(params: CreateMessageRequestParams, server: str) -> CreateMessageRequestParams:
-    """``params`` of a ``sampling/createMessage`` whose system prompt says which server asks."""
+    """``params`` of a ``sampling/createMessage`` whose system prompt says which server asks, with
+    ``includeContext`` ``none``: behind toolhost, ``thisServer``/``allServers`` would mean the
+    context of every upstream (other servers' private results included), so no upstream may ask
+    for it (MCP spec 2025-11-25, client features, sampling: ``includeContext`` is a request the
+    client may ignore; toolhost answers it for the client)."""
     note = f"[Requested by MCP server {server!r} through toolhost]"
     prompt = f"{note}\n{params.system_prompt}" if params.system_prompt else note
-    return params.model_validate(params.model_dump(by_alias=True, exclude_none=True) | {
+    fields = params.model_dump(by_alias=True, exclude_none=True) | {
         "systemPrompt": prompt, "_meta": _meta_with_server(params.meta, server),
-    })
+    }
+    if "includeContext" in fields:
+        fields["includeContext"] = "none"
+    return params.model_validate(fields)
 
 
 def _describe(err: BaseException) -> str:

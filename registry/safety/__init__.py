@@ -3,6 +3,7 @@
 Pure (no I/O), like the rest of :mod:`registry`.
 """
 
+from registry.safety.catalog_flow import catalog_labels
 from registry.safety.definition_scan import Finding, FindingKind, ScanResult, escape_span, scan_definition, scan_text
 from registry.safety.drift import Change, ChangeKind, DriftClass, classify_drift
 from registry.safety.flow import FlowConfig, FlowLabels, Label, LabelOverride, derive_labels
@@ -15,13 +16,23 @@ from registry.safety.learned import (
     learned_finding,
     score_definition,
 )
-from registry.safety.taint import SeenCall, SessionTaint, TaintDecision, TaintRule, TaintTracker, TaintVerdict
+from registry.safety.taint import (
+    DropListener,
+    SeenCall,
+    SessionTaint,
+    TaintDecision,
+    TaintRule,
+    TaintTracker,
+    TaintVerdict,
+    owner_of,
+)
 
 __all__ = [
     "Change",
     "ChangeKind",
     "DefinitionCheck",
     "DriftClass",
+    "DropListener",
     "Finding",
     "FindingKind",
     "FlowConfig",
@@ -40,12 +51,14 @@ __all__ = [
     "TaintTracker",
     "TaintVerdict",
     "UnitScorer",
+    "catalog_labels",
     "classify_drift",
     "definition_hold",
     "definition_units",
     "derive_labels",
     "escape_span",
     "learned_finding",
+    "owner_of",
     "scan_definition",
     "scan_text",
     "score_definition",

@@ -133,9 +133,11 @@ class LabelOverride(BaseModel):
 
 class FlowConfig(LabelOverride):
     """The ``toolhost.flow`` block of one server: server-wide label values plus per-tool ones
-    (keyed by the tool's original name). Per tool beats per server beats derivation."""
+    (keyed by the tool's original name) and one for its prompts and resources (``catalog``, see
+    :mod:`registry.safety.catalog_flow`). Per tool (or ``catalog``) beats per server beats derivation."""
 
     tools: dict[str, LabelOverride] = Field(default_factory=dict)
+    catalog: LabelOverride = Field(default_factory=LabelOverride)
 
 
 @dataclass(frozen=True)

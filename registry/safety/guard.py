@@ -19,14 +19,15 @@ this class (see the brief: a decision several layers share gets a ``Protocol``).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from registry.safety.catalog_flow import catalog_labels
 from registry.safety.definition_scan import ScanResult, scan_definition
 from registry.safety.drift import DriftClass, classify_drift
 from registry.safety.flow import FlowConfig, FlowLabels, derive_labels
 from registry.safety.learned import UnitScorer, learned_finding, score_definition
-from registry.safety.taint import CONFIG_RULE, SeenCall, TaintRule, TaintTracker, TaintVerdict
+from registry.safety.taint import CONFIG_RULE, DropListener, SeenCall, TaintRule, TaintTracker, TaintVerdict
 from registry.tool import ToolDefinition, ToolRecord
 
 __all__ = ["DefinitionCheck", "FlowGuard", "TaintCheck", "definition_hold", "triage"]
@@ -42,9 +43,18 @@ class TaintCheck(Protocol):
 
     def record_result(self, session_id: str, call_id: str, record: ToolRecord) -> SeenCall: ...
 
+    def catalog_labels(self, server: str, kind: str, uri: str | None, tools: Iterable[ToolRecord]) -> FlowLabels: ...
+
+    def record_content(self, session_id: str, call_id: str, name: str, labels: FlowLabels) -> SeenCall: ...
+
+    def check_labels(self, session_id: str, call_id: str, name: str, labels: FlowLabels,
+                     rule: TaintRule | None = None, source: str = CONFIG_RULE) -> TaintVerdict: ...
+
     def end_session(self, session_id: str) -> None: ...
 
     def end_sessions(self, prefix: str) -> list[str]: ...
+
+    def watch_drops(self, listener: DropListener) -> None: ...
 
 
 class DefinitionCheck(Protocol):
@@ -59,14 +69,14 @@ class FlowGuard:
     Args:
         server_flow: ``{server: FlowConfig}`` (each server's ``toolhost.flow``).
         rule: the default rule (config ``toolhost.taint``); :meth:`check` may get a grant's rule.
-        max_sessions: sessions kept (least recently used dropped).
+        max_sessions, max_per_owner: sessions kept in all and per caller (:class:`registry.safety.TaintTracker`).
     """
 
     def __init__(self, server_flow: Mapping[str, FlowConfig] | None = None, *, rule: TaintRule | None = None,
-                 max_sessions: int = 10_000) -> None:
+                 max_sessions: int = 10_000, max_per_owner: int = 256) -> None:
         self.server_flow = dict(server_flow or {})
         self.rule = rule or TaintRule()
-        self.sessions = TaintTracker(max_sessions)
+        self.sessions = TaintTracker(max_sessions, max_per_owner=max_per_owner)
         self._labels: dict[tuple[str, str], FlowLabels] = {}
 
     def reconfigure(self, server_flow: Mapping[str, FlowConfig], rule: TaintRule | None = None) -> None:
@@ -98,6 +108,30 @@ class FlowGuard:
     def record_result(self, session_id: str, call_id: str, record: ToolRecord) -> SeenCall:
         """Record that the result of ``call_id`` reached the caller of ``session_id``."""
         return self.sessions.session(session_id).record_result(call_id, record.qualified_name, self.labels(record))
+
+    def catalog_labels(self, server: str, kind: str, uri: str | None, tools: Iterable[ToolRecord]) -> FlowLabels:
+        """The labels of a ``resources/read`` / ``prompts/get`` of ``server`` (``kind`` ``resource`` or
+        ``prompt``; ``uri`` the upstream URI of a resource): :func:`registry.safety.catalog_labels`
+        over ``tools`` (the registry's records; only ``server``'s count)."""
+        own = [(r.original_name, self.labels(r)) for r in tools if r.server == server]
+        return catalog_labels(kind, uri, own, self.server_flow.get(server))
+
+    def record_content(self, session_id: str, call_id: str, name: str, labels: FlowLabels) -> SeenCall:
+        """Record that content named ``name`` (a resource URI, a prompt) carrying ``labels`` reached
+        the caller of ``session_id`` (``call_id``: its request's id, for the reasons)."""
+        return self.sessions.session(session_id).record_result(call_id, name, labels)
+
+    def check_labels(self, session_id: str, call_id: str, name: str, labels: FlowLabels,
+                     rule: TaintRule | None = None, source: str = CONFIG_RULE) -> TaintVerdict:
+        """:meth:`check` for something that is not a registry tool (e.g. a sampling request an
+        upstream makes during a call: ``labels`` egress)."""
+        if rule is None:
+            rule, source = self.rule, CONFIG_RULE
+        return self.sessions.session(session_id).check(call_id, name, labels, rule, source)
+
+    def watch_drops(self, listener: DropListener) -> None:
+        """Tell ``listener`` of every tainted session dropped for room (:class:`registry.safety.TaintTracker`)."""
+        self.sessions.watch_drops(listener)
 
     def end_session(self, session_id: str) -> None:
         """Forget ``session_id``."""

@@ -21,7 +21,8 @@ Calls of one batch run in parallel, so an egress call may be checked before or a
 result is recorded; the check uses what has been recorded at that moment.
 
 Memory: at most :data:`MAX_CALLS_KEPT` source calls are kept per label (the first ones; counts keep
-growing); :class:`TaintTracker` keeps at most ``max_sessions`` sessions (least recently used go).
+growing); :class:`TaintTracker` keeps at most ``max_per_owner`` sessions per caller and
+``max_sessions`` in all, dropping clean ones first and reporting every tainted one it drops.
 Pure: no I/O, no clock.
 """
 
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import enum
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
@@ -39,6 +40,7 @@ from registry.safety.flow import FlowLabels, Label
 __all__ = [
     "CONFIG_RULE",
     "MAX_CALLS_KEPT",
+    "DropListener",
     "TAINT_MENTION",
     "SeenCall",
     "SessionTaint",
@@ -46,6 +48,7 @@ __all__ = [
     "TaintRule",
     "TaintTracker",
     "TaintVerdict",
+    "owner_of",
 ]
 
 CONFIG_RULE = "config"
@@ -185,35 +188,122 @@ class SessionTaint:
                             source)
 
 
-class TaintTracker:
-    """Taint states by session id, at most ``max_sessions`` (least recently used dropped first)."""
+DropListener = Callable[[SessionTaint, str], None]
+"""``listener(state, reason)``: told of every session :class:`TaintTracker` drops that was not clean."""
 
-    def __init__(self, max_sessions: int = 10_000) -> None:
+
+def owner_of(session_id: str) -> str:
+    """Whose session ``session_id`` is, for the per-owner bound: a gateway's stateless session
+    ``caller:<user>:<key id>[:<conversation>]`` belongs to ``caller:<user>:<key id>``; any other
+    id (a connection, a conversation of the library loop) to itself."""
+    if session_id.startswith("caller:"):
+        return ":".join(session_id.split(":", 3)[:3])
+    return session_id
+
+
+class TaintTracker:
+    """Taint states by session id, bounded per owner and in total, never losing a taint silently.
+
+    * at most ``max_per_owner`` sessions per owner (:func:`owner_of`): a caller that opens more
+      (e.g. a new ``_meta["toolhost/session"]`` per request) loses its **own** least recently used
+      session, a clean one first; other callers' sessions are never touched by its flood;
+    * at most ``max_sessions`` in total: the least recently used *clean* session goes first (a
+      clean session is the same as a new one: nothing is lost); when the oldest have all seen a
+      source, the owner holding the most sessions loses its least recently used one (when every
+      owner holds one, the least recently used session goes).
+
+    Every dropped session that was not clean is told to each drop listener
+    (:meth:`watch_drops`) with the reason, so it is logged and audited, never silent.
+
+    Raises:
+        ValueError: a bound below 1.
+    """
+
+    def __init__(self, max_sessions: int = 10_000, *, max_per_owner: int = 256) -> None:
         if max_sessions < 1:
             raise ValueError(f"max_sessions must be at least 1, got {max_sessions}")
+        if max_per_owner < 1:
+            raise ValueError(f"max_per_owner must be at least 1, got {max_per_owner}")
         self.max_sessions = max_sessions
+        self.max_per_owner = max_per_owner
         self._sessions: OrderedDict[str, SessionTaint] = OrderedDict()
+        self._owners: dict[str, OrderedDict[str, None]] = {}
+        self._listeners: list[DropListener] = []
+
+    def watch_drops(self, listener: DropListener) -> None:
+        """Tell ``listener`` of every session dropped for room that had seen a source."""
+        self._listeners.append(listener)
 
     def session(self, session_id: str) -> SessionTaint:
-        """The state of ``session_id`` (created clean on first use)."""
+        """The state of ``session_id`` (created clean on first use; may drop another, see class)."""
         state = self._sessions.get(session_id)
-        if state is None:
-            state = self._sessions[session_id] = SessionTaint(session_id)
-            while len(self._sessions) > self.max_sessions:
-                self._sessions.popitem(last=False)
-        else:
+        owner = owner_of(session_id)
+        if state is not None:
             self._sessions.move_to_end(session_id)
+            self._owners[owner].move_to_end(session_id)
+            return state
+        state = self._sessions[session_id] = SessionTaint(session_id)
+        mine = self._owners.setdefault(owner, OrderedDict())
+        mine[session_id] = None
+        if len(mine) > self.max_per_owner:
+            self._drop(self._oldest(mine, keep=session_id),
+                       f"its caller {owner} opened more than {self.max_per_owner} taint sessions")
+        if len(self._sessions) > self.max_sessions:
+            victim = self._oldest_clean(keep=session_id)
+            if victim is None:
+                biggest = max(self._owners.values(), key=len)
+                victim = self._oldest(biggest if len(biggest) > 1 else self._order(), keep=session_id)
+            self._drop(victim, f"toolhost keeps at most {self.max_sessions} taint sessions")
+        return state
+
+    def _order(self) -> OrderedDict[str, None]:
+        return OrderedDict.fromkeys(self._sessions)
+
+    def _oldest(self, ids: OrderedDict[str, None], *, keep: str) -> str:
+        """The least recently used clean id of ``ids`` (else the least recently used), never ``keep``."""
+        first = None
+        for sid in ids:
+            if sid == keep:
+                continue
+            if self._sessions[sid].state == "clean":
+                return sid
+            first = first or sid
+        assert first is not None
+        return first
+
+    def _oldest_clean(self, *, keep: str, scan: int = 256) -> str | None:
+        for i, (sid, state) in enumerate(self._sessions.items()):
+            if i >= scan:
+                return None
+            if sid != keep and state.state == "clean":
+                return sid
+        return None
+
+    def _drop(self, session_id: str, reason: str) -> None:
+        state = self._forget(session_id)
+        if state is not None and state.state != "clean":
+            for listener in list(self._listeners):
+                listener(state, reason)
+
+    def _forget(self, session_id: str) -> SessionTaint | None:
+        state = self._sessions.pop(session_id, None)
+        owner = owner_of(session_id)
+        mine = self._owners.get(owner)
+        if mine is not None:
+            mine.pop(session_id, None)
+            if not mine:
+                del self._owners[owner]
         return state
 
     def end(self, session_id: str) -> None:
         """Forget a session (it ended)."""
-        self._sessions.pop(session_id, None)
+        self._forget(session_id)
 
     def end_matching(self, prefix: str) -> list[str]:
         """Forget every session whose id starts with ``prefix``; their ids."""
         ended = [sid for sid in self._sessions if sid.startswith(prefix)]
         for sid in ended:
-            del self._sessions[sid]
+            self._forget(sid)
         return ended
 
     def __len__(self) -> int:

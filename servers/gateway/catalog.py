@@ -4,8 +4,9 @@ Every upstream's prompts, resources and templates are served under namespaced na
 (:mod:`registry.catalog`), all pages merged, filtered by the same grants as tools: an item is
 visible when the caller's policy allows its grant name (see :mod:`registry.catalog`). A hidden
 prompt, resource or template answers exactly like an unknown one (same code, same message), so
-names and URIs cannot be probed. ``prompts/get`` and ``resources/read`` are audited (actions
-``prompt`` and ``resource``).
+names and URIs cannot be probed. ``prompts/get``, ``resources/read`` and ``completion/complete``
+are audited, refused ones included, and what a read or get returns counts for session taint
+(:mod:`servers.gateway.catalog_guard`).
 
 Errors: unknown/hidden prompt or template → ``-32602`` ``Unknown prompt: NAME`` /
 ``Unknown resource template: URI``; unknown/hidden resource → ``-32002`` ``Resource not found: URI``
@@ -23,7 +24,6 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 from mcp import MCPError
 from mcp.server import ServerRequestContext
 from mcp.types import (
@@ -60,6 +60,7 @@ from host.upstream.parked_input import InputParking
 from host.upstream.relay import current_downstream, downstream_scope
 from registry import Principal
 from registry.catalog import CatalogItem, qualify_uri
+from servers.gateway.catalog_guard import CatalogGuard
 from servers.gateway.downstream import LogLevels, downstream_for, session_key
 from servers.gateway.input_flow import exchange_for
 
@@ -77,7 +78,7 @@ class CatalogHandlers:
     Args:
         runtime: the running host (its manager holds the catalog and connections).
         resolve: maps a request to its caller.
-        access: audit and per-request policy (``None``: the runtime's policy, no audit).
+        access: where audit rows go (``None``: no audit).
     """
 
     def __init__(self, runtime: HostRuntime, resolve: Resolver, access: AccessControl | None) -> None:
@@ -86,6 +87,7 @@ class CatalogHandlers:
         self.catalog = runtime.manager.catalog
         self.resolve = resolve
         self.access = access
+        self.guard = CatalogGuard(runtime, resolve, access)
         self.levels = LogLevels()
         self.parking = InputParking(self.manager.spawn)
         """Upstream calls of handshake-era servers held across 2026-07-28 clients' input rounds."""
@@ -153,17 +155,13 @@ class CatalogHandlers:
             except TypeError:
                 return
 
-    async def _audit(self, ctx: ServerRequestContext[Any, Any], action: str, name: str, status: str) -> None:
-        if self.access is not None:
-            with anyio.CancelScope(shield=True):
-                await self.access.audit_async(action=action, principal=self.resolve(ctx), tool=name, status=status)
-
     async def _forward(
         self, ctx: ServerRequestContext[Any, Any], op: Any, exchange: InputExchange | None = None
     ) -> Any:
         try:
             # a parked call (host.upstream.parked_input) already routes upstream requests to itself
-            with downstream_scope(current_downstream() or downstream_for(ctx, self.levels)), input_exchange(exchange):
+            with downstream_scope(current_downstream() or downstream_for(ctx, self.levels)), input_exchange(exchange), \
+                    self.guard.sampling(ctx):
                 return await op
         except UpstreamUnavailable as err:
             raise MCPError(INTERNAL_ERROR, str(err)) from None
@@ -183,6 +181,8 @@ class CatalogHandlers:
     ) -> GetPromptResult | InputRequiredResult:
         item = self.catalog.prompt(params.name)
         if item is None or not self._visible(ctx)(item):
+            missing = "unknown" if item is None else "hidden"
+            await self.guard.audit(ctx, "prompt", params.name, missing, params.arguments)
             raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
         status = "error"
         try:
@@ -195,9 +195,11 @@ class CatalogHandlers:
                 status = "input_required"
                 return exchange.pending
             status = "ok"
+            await self.guard.delivered(ctx, "prompt", item.exposed, item.server, None, params.arguments)
             return result
         finally:
-            await self._audit(ctx, "prompt", item.exposed, status)
+            if status != "ok":
+                await self.guard.audit(ctx, "prompt", item.exposed, status, params.arguments)
 
     # -- resources ----------------------------------------------------------------------
     async def list_resources(
@@ -220,6 +222,11 @@ class CatalogHandlers:
             ]
         )
 
+    def _missing(self, uri: str) -> str:
+        """Audit status of a URI :meth:`_route` refused: ``hidden`` (exists, not granted) or ``unknown``."""
+        route = self.catalog.route_uri(uri)
+        return "hidden" if route is not None and route[2] is not None else "unknown"
+
     def _route(self, ctx: ServerRequestContext[Any, Any], uri: str) -> tuple[str, str]:
         route = self.catalog.route_uri(uri)
         if route is None or route[2] is None or not self._visible(ctx)(route[2]):
@@ -230,7 +237,11 @@ class CatalogHandlers:
         self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
     ) -> ReadResourceResult | InputRequiredResult:
         uri = str(params.uri)
-        server, original = self._route(ctx, uri)
+        try:
+            server, original = self._route(ctx, uri)
+        except MCPError:
+            await self.guard.audit(ctx, "resource", uri, self._missing(uri))
+            raise
         status = "error"
         try:
             conn = self.manager.connection(server)
@@ -246,9 +257,11 @@ class CatalogHandlers:
             for content in result.contents:
                 content.uri = qualify_uri(prefix, str(content.uri))
             status = "ok"
+            await self.guard.delivered(ctx, "resource", uri, server, original)
             return result
         finally:
-            await self._audit(ctx, "resource", uri, status)
+            if status != "ok":
+                await self.guard.audit(ctx, "resource", uri, status)
 
     async def subscribe(self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> EmptyResult:
         uri = str(params.uri)
@@ -307,24 +320,33 @@ class CatalogHandlers:
     async def complete(self, ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:
         ref = params.ref
         visible = self._visible(ctx)
+        name = ref.name if isinstance(ref, PromptReference) else str(ref.uri)
+        context = params.context.arguments if params.context is not None else None
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        audited = {"argument": argument, "context": context}
         if isinstance(ref, PromptReference):
             item = self.catalog.prompt(ref.name)
-            if item is None or not visible(item):
-                raise MCPError(INVALID_PARAMS, f"Unknown prompt: {ref.name}")
-            upstream_ref: Any = PromptReference(type="ref/prompt", name=item.original)
+            refusal = f"Unknown prompt: {ref.name}"
+            upstream_ref: Any = PromptReference(type="ref/prompt", name=item.original) if item else None
         else:
             item = self.catalog.template(str(ref.uri))
-            if item is None or not visible(item):
-                raise MCPError(INVALID_PARAMS, f"Unknown resource template: {ref.uri}")
-            upstream_ref = ResourceTemplateReference(type="ref/resource", uri=item.original)
+            refusal = f"Unknown resource template: {ref.uri}"
+            upstream_ref = ResourceTemplateReference(type="ref/resource", uri=item.original) if item else None
+        if item is None or not visible(item):
+            await self.guard.audit(ctx, "complete", name, "unknown" if item is None else "hidden", audited)
+            raise MCPError(INVALID_PARAMS, refusal)
         conn = self.manager.connection(item.server)
         caps = getattr(getattr(conn, "_client", None), "server_capabilities", None)
         if caps is None or caps.completions is None:
             return CompleteResult(completion={"values": [], "total": 0, "hasMore": False})
-        context = params.context.arguments if params.context is not None else None
-        argument = {"name": params.argument.name, "value": params.argument.value}
-        return await self._forward(ctx, forward.complete(
-            conn, upstream_ref, argument, context, timeout_seconds=self.manager.request_timeout(item.server)))
+        status = "error"
+        try:
+            result = await self._forward(ctx, forward.complete(
+                conn, upstream_ref, argument, context, timeout_seconds=self.manager.request_timeout(item.server)))
+            status = "ok"
+            return result
+        finally:
+            await self.guard.audit(ctx, "complete", name, status, audited)
 
     async def set_level(self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams) -> EmptyResult:
         self.levels.set(ctx, params.level)

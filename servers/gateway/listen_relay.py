@@ -17,7 +17,10 @@ handshake-era clients get as plain notifications:
   an unknown one and never fires, so URIs cannot be probed.
 
 Bounds: at most :data:`MAX_STREAMS` open streams (more answer ``-32603`` ``toolhost: too many
-open subscriptions/listen streams``), at most :data:`MAX_URIS` URIs per stream (``-32602``),
+open subscriptions/listen streams``), of which one API key may hold :data:`MAX_STREAMS_PER_CALLER`
+(its share: more answer ``-32603`` naming the share and the way out, ``data``
+``{"share": N, "open": N}``; unauthenticated open-access clients cannot be told apart, so they
+have only the global bound), at most :data:`MAX_URIS` URIs per stream (``-32602``),
 :data:`MAX_BACKLOG` undelivered events per stream (a client that stops reading loses its stream
 and re-listens, per the spec's "no replay" rule). Upstream subscriptions are made before the
 acknowledgement, each bounded by the server's request timeout; one that fails (upstream gone,
@@ -31,6 +34,7 @@ to announce to them.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -48,10 +52,12 @@ from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, SubscriptionsListenRequest
 
 from servers.gateway.catalog import CatalogHandlers
 
-__all__ = ["MAX_BACKLOG", "MAX_STREAMS", "MAX_URIS", "ListenRelay"]
+__all__ = ["MAX_BACKLOG", "MAX_STREAMS", "MAX_STREAMS_PER_CALLER", "MAX_URIS", "ListenRelay"]
 
 MAX_STREAMS = 512
 """Open ``subscriptions/listen`` streams served at once (all clients together)."""
+MAX_STREAMS_PER_CALLER = MAX_STREAMS // 8
+"""Open streams one API key may hold (its share of :data:`MAX_STREAMS`)."""
 MAX_URIS = 256
 """Resource URIs one listen stream may watch."""
 MAX_BACKLOG = 256
@@ -99,6 +105,9 @@ class ListenRelay:
         self.catalog = catalog
         self.bus: SubscriptionBus = bus if bus is not None else InMemorySubscriptionBus()
         self._open: set[ListenHandler] = set()
+        self._per_caller: Counter[str] = Counter()
+        self.share = MAX_STREAMS_PER_CALLER
+        """Open streams one API key may hold."""
         catalog.manager.catalog_listeners.append(self._catalog_changed)
         catalog.manager.resource_listeners.append(self._resource_updated)
 
@@ -114,7 +123,7 @@ class ListenRelay:
 
         Raises:
             MCPError: ``-32602`` more than :data:`MAX_URIS` URIs; ``-32603`` more than
-                :data:`MAX_STREAMS` open streams.
+                :data:`MAX_STREAMS` open streams, or than :attr:`share` of this API key.
         """
         wanted = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
         if len(wanted) > MAX_URIS:
@@ -123,11 +132,19 @@ class ListenRelay:
         if len(self._open) >= MAX_STREAMS:
             raise MCPError(INTERNAL_ERROR, f"toolhost: too many open subscriptions/listen streams ({MAX_STREAMS}); "
                            "close one and retry")
+        caller = self._caller(ctx)
+        if caller is not None and self._per_caller[caller] >= self.share:
+            raise MCPError(INTERNAL_ERROR, f"toolhost: this API key already has {self._per_caller[caller]} open "
+                           f"subscriptions/listen streams, its share of the {MAX_STREAMS} the gateway serves; "
+                           "close one of them and retry, or give each client its own key (toolhost keys create)",
+                           {"share": self.share, "open": self._per_caller[caller]})
         routes = {uri: route for uri in wanted if (route := self.catalog.watchable(ctx, uri)) is not None}
         watcher = _Watcher()
         handler = ListenHandler(_VisibleBus(self.bus, frozenset(routes)), max_subscriptions=1,
                                 max_buffered_events=MAX_BACKLOG)
         self._open.add(handler)
+        if caller is not None:
+            self._per_caller[caller] += 1
         try:
             await self._each(routes, watcher, self.catalog.watch)
             return await handler(ctx, params)
@@ -137,6 +154,15 @@ class ListenRelay:
                     await self._each(routes, watcher, self.catalog.unwatch)
             finally:
                 self._open.discard(handler)  # after unwatching: no open stream means no upstream watch left
+                if caller is not None:
+                    self._per_caller[caller] -= 1
+                    if not self._per_caller[caller]:
+                        del self._per_caller[caller]
+
+    def _caller(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
+        """The API key a stream counts against (``None``: no key, only the global bound)."""
+        principal = self.catalog.resolve(ctx)
+        return f"{principal.user}:{principal.key_id}" if principal.key_id is not None else None
 
     @staticmethod
     async def _each(routes: dict[str, tuple[str, str]], watcher: _Watcher, op: Any) -> None:

@@ -75,7 +75,6 @@ from servers.gateway.otel_gate import spans_when_tracing
 from servers.gateway.script_sessions import script_session
 from servers.gateway.search_usage import UsageLearner
 from servers.gateway.settle import SettleMiddleware
-from servers.gateway.taint_sessions import TaintSessions
 
 __all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "RegistryHandlers", "create_registry_server"]
 
@@ -147,7 +146,7 @@ class RegistryHandlers:
         """Searches of each connection, so a successful call of a hit teaches the usage memory."""
         self._caller_trails = ExpiringStates(SearchTrail, ttl_seconds=TRAIL_TTL_SECONDS)
         """Searches of each stateless caller (:func:`servers.gateway.caller_scope.caller_scope`)."""
-        self.taint_sessions = TaintSessions(runtime.end_session)
+        self.taint_sessions = catalog.guard.sessions
         """The session-taint session of each connection (stateless exchanges: per caller)."""
 
     # -- per-connection state -------------------------------------------------------------
@@ -365,7 +364,7 @@ def create_registry_server(
         raise ValueError("create_registry_server(access=...) needs a runtime that audits its calls: "
                          "build it with HostRuntime(..., auditor=access)")
     resolve = principal_for or (lambda _ctx: ANONYMOUS)
-    catalog = CatalogHandlers(runtime, resolve, access)
+    catalog = CatalogHandlers(runtime, resolve, access if access is not None else usage_access)
     listen = ListenRelay(catalog, notifier.bus if notifier is not None else None)
     tools = RegistryHandlers(runtime, expose=expose, resolve=resolve, access=access, notifier=notifier,
                              catalog=catalog, usage_access=usage_access)

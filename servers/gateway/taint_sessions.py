@@ -10,11 +10,13 @@
   API key (or, in open access, of every unauthenticated client) without that meta key shares one
   session, which errs towards holding an egress call rather than forgetting a private read. Such a
   session is forgotten after :data:`TAINT_IDLE_SECONDS` without a call, and an admin can end it at
-  once (``POST /admin/api/taint/reset``, :meth:`host.runtime.HostRuntime.end_sessions`).
+  once (``POST /admin/api/taint/reset``, :meth:`host.runtime.HostRuntime.end_sessions`). One
+  caller's many ``_meta`` sessions push out only its own (:mod:`servers.gateway.caller_states`).
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 import weakref
@@ -25,9 +27,12 @@ from mcp.server import ServerRequestContext
 
 from host.calls import TextBlock, ToolResult
 from registry import Principal
-from servers.gateway.caller_scope import SESSION_META_KEY, ExpiringStates, caller_scope, is_stateless
+from servers.gateway.caller_scope import SESSION_META_KEY, caller_scope, is_stateless
+from servers.gateway.caller_states import CallerKeys
 
 __all__ = ["SHARED_SESSION_NOTE", "TAINT_IDLE_SECONDS", "TaintSessions"]
+
+_logger = logging.getLogger("toolhost.taint")
 
 TAINT_IDLE_SECONDS = 1800.0
 """A stateless caller's taint session is forgotten this long after its last call (seconds)."""
@@ -39,6 +44,10 @@ SHARED_SESSION_NOTE = (
     f"string with each request; it resets after {int(TAINT_IDLE_SECONDS // 60)} idle minutes, or at once "
     "when an admin runs `toolhost taint reset`."
 )
+
+
+def _evicted(key: str) -> None:
+    _logger.info("toolhost: stateless taint session key %s evicted for room (its taint is kept)", key)
 
 
 class TaintSessions:
@@ -54,14 +63,13 @@ class TaintSessions:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._end = end
         self._ids: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-        self._callers: ExpiringStates[None] = ExpiringStates(lambda: None, ttl_seconds=idle_seconds,
-                                                             on_drop=end, clock=clock)
+        self._callers = CallerKeys(ttl_seconds=idle_seconds, on_expire=end, on_evict=_evicted, clock=clock)
 
     def of(self, ctx: ServerRequestContext[Any, Any], principal: Principal) -> str:
         """The taint session of request ``ctx`` made by ``principal`` (module docstring)."""
         if is_stateless(ctx):
             key = caller_scope(ctx, principal).key
-            self._callers.get(key)
+            self._callers.touch(key)
             return key
         conn = ctx.session._connection
         sid = self._ids.get(conn)

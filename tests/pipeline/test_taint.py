@@ -162,3 +162,37 @@ async def test_a_refused_source_call_taints_nothing(tmp_path):
     results, _events, ran, _ = await run(tmp_path, [PRIVATE, ("fetch", {"url": 5}), EGRESS])
     assert [r.status for r in results] == [ResultStatus.OK, ResultStatus.INVALID_ARGUMENTS, ResultStatus.OK]
     assert ran == ["read_file", "send_message"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("decision", "refused"), [("deny", True), ("approve", True), ("allow", False)])
+async def test_a_sampling_request_in_a_tainted_session_gets_the_rule(decision, refused) -> None:
+    from registry.safety import FlowLabels, Label
+    from registry.tool import ToolDefinition, build_record
+
+    events = []
+
+    async def told(event) -> None:
+        events.append((event.outcome, event.call_id, event.tool.qualified_name, event.verdict.decision.value))
+
+    stage = TaintStage(FlowGuard(rule=TaintRule(decision=TaintDecision(decision))), [told])
+    helper = build_record(server="web", qualified_name="web__helper", definition=ToolDefinition(name="helper"))
+    gate = stage.sampling_gate(Principal(user="alice"), "s1", "c9", helper)
+    assert await gate("web") is None and events == []  # a clean session: sampling goes through
+    stage.record_content("s1", "r1", "resources/read toolhost://files/file:///plan",
+                         FlowLabels(True, False, False, {Label.PRIVATE_SOURCE: "a file:// resource"}))
+    stage.record_content("s1", "r2", "prompts/get web__summarize",
+                         FlowLabels(False, True, False, {Label.UNTRUSTED_SOURCE: "its server's tool"}))
+    answer = await gate("web")
+    outcome = "sampling_refused" if refused else "sampling_allowed"
+    assert events == [(outcome, "c9", "web__helper", decision)]
+    if not refused:
+        assert answer is None
+        return
+    assert answer == (
+        "toolhost: sampling refused: this session has read private data and untrusted content, and a sampling "
+        "request server 'web' made during call c9 would send the model's answer to that server. Private data "
+        "came from #1 resources/read toolhost://files/file:///plan (call r1). Untrusted content came from #2 "
+        f"prompts/get web__summarize (call r2). Decided by the config rule toolhost.taint ({decision}; a sampling "
+        "request cannot wait for an approval). Continue without sampling, start a new session, or ask an admin "
+        "to set the rule to allow.")

@@ -9,6 +9,7 @@ only.
 from __future__ import annotations
 
 import sys
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from registry import (
     AllowAll,  # the runtime's default is safe; these tests call tools freely
     Principal,
 )
-from servers.gateway.listen_relay import MAX_URIS
+from servers.gateway.listen_relay import MAX_STREAMS, MAX_STREAMS_PER_CALLER, MAX_URIS
 from servers.gateway.notify import ToolsChangedNotifier
 from servers.gateway.server import create_registry_server
 
@@ -45,8 +46,8 @@ def _config(**servers: Any) -> Any:
     return parse_config({"toolhost": {"connect_timeout_seconds": 30}, "mcpServers": servers or {"fx": _fixture()}})
 
 
-async def _no_open_streams(server: Any) -> None:
-    while server.listen_relay.open_streams:
+async def _no_open_streams(server: Any, left: int = 0) -> None:
+    while server.listen_relay.open_streams > left:
         await anyio.sleep(0.01)  # the stream's cleanup runs in the server's handler task after the client left
 
 
@@ -161,3 +162,35 @@ async def test_over_http_a_listen_stream_gets_updates_and_ends_cleanly_when_tool
                         async for event in sub:
                             got.append(event)
     assert got == [ResourceUpdated(uri=WATCHED)]
+
+
+async def test_one_api_key_holds_at_most_its_share_of_listen_streams(tmp_path) -> None:
+    alice, bob = Principal(user="alice", key_id="ka"), Principal(user="bob", key_id="kb")
+    current = {"who": alice}
+    with anyio.fail_after(120):
+        async with HostRuntime(_config(), policy=AllowAll(), data_dir=tmp_path / "data") as rt:
+            server = create_registry_server(rt, expose="all", principal_for=lambda _ctx: current["who"])
+            assert server.listen_relay.share == MAX_STREAMS_PER_CALLER == MAX_STREAMS // 8
+            server.listen_relay.share = 2
+            async with Client(server, mode="auto") as c, AsyncExitStack() as alices:
+                for _ in range(2):
+                    await alices.enter_async_context(c.listen(tools_list_changed=True))
+                with pytest.raises(MCPError) as err:
+                    async with c.listen(tools_list_changed=True):
+                        pass
+                assert (err.value.code, err.value.data) == (-32603, {"share": 2, "open": 2})
+                assert err.value.message == (
+                    "toolhost: this API key already has 2 open subscriptions/listen streams, its share of the "
+                    f"{MAX_STREAMS} the gateway serves; close one of them and retry, or give each client its own "
+                    "key (toolhost keys create)")
+                current["who"] = bob  # another key still gets a stream
+                async with c.listen(tools_list_changed=True) as bob_sub:
+                    await server.listen_relay.bus.publish(ToolsListChanged())
+                    assert await bob_sub.__anext__() == ToolsListChanged()
+                await _no_open_streams(server, left=2)  # bob's is gone, alice's two stay
+                assert server.listen_relay.open_streams == 2
+                await alices.aclose()  # alice closes hers: she may listen again
+                await _no_open_streams(server)
+                current["who"] = alice
+                async with c.listen(tools_list_changed=True):
+                    assert server.listen_relay.open_streams == 1
