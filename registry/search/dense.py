@@ -33,13 +33,24 @@ _MAX_TEXT_CHARS = 600
 @runtime_checkable
 class Embedder(Protocol):
     """Texts → unit vectors. ``model_id`` names the model *and* its version: cached vectors are
-    keyed by it, so a new model version re-embeds instead of mixing vector spaces."""
+    keyed by it, so a new model version re-embeds instead of mixing vector spaces.
+
+    ``embed`` encodes tool texts, ``embed_query`` one search query (or a remembered one). A
+    symmetric model (USE, MiniLM) returns ``embed([text])[0]``; a model with distinct query and
+    document encodings (e5's ``query:`` / ``passage:``) encodes it as a query; an embedder of
+    several models (:class:`registry.search.fusion.PartedEmbedder`) zeroes the parts that do not
+    apply to it.
+    """
 
     model_id: str
     dim: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dim)`` float32 array of L2-normalised rows (CPU-bound; no I/O)."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """``(dim,)`` float32 query vector (CPU-bound; no I/O)."""
         ...
 
 

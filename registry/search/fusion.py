@@ -161,3 +161,18 @@ def fuse_parts(
     if not vec.all():
         fused = np.where(vec, fused, bm_part)
     return union, fused
+
+
+@dataclass(frozen=True)
+class LexicalAnchor:
+    """placeholder"""
+
+    gap: float = 0.3
+    ranks: int = 1
+
+
+DEFAULT_ANCHOR = LexicalAnchor()
+
+
+def anchor_lexical(bm_slots, bm_scores, slots, scores, anchor):
+    return slots, scores

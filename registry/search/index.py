@@ -59,21 +59,15 @@ from typing import Literal
 
 import numpy as np
 
-from registry.search.abstain import DEFAULT_ABSTAIN, Abstain, Signals, dense_signals, query_coverage, rank_agreement
+from registry.search.abstain import DEFAULT_ABSTAIN, Abstain, Signals, query_coverage
 from registry.search.bm25 import BM25Params
-from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, embedding_text, fuse
-from registry.search.dense_query import QUERY_VECTOR_CACHE, DenseCandidates, QueryVectors, cosines
+from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, embedding_text
+from registry.search.dense_query import QUERY_VECTOR_CACHE, DenseCandidates, QueryVectors
 from registry.search.document import FieldWeights, document_tokens
 from registry.search.exact import MAX_REGEX_CHARS, regex_tools, select_tools
 from registry.search.expand import DEFAULT_EXPANSION, QueryExpansion
-from registry.search.fusion import (
-    DEFAULT_PARTED_FUSION,
-    PartedEmbedder,
-    PartedFusion,
-    fuse_parts,
-    part_bounds,
-    query_matrix,
-)
+from registry.search.fusion import DEFAULT_ANCHOR, DEFAULT_PARTED_FUSION, LexicalAnchor, PartedEmbedder, PartedFusion
+from registry.search.hybrid import DenseOutcome, HybridSettings, hybrid_scores
 from registry.search.index_state import IndexState, empty_state, replaced_state
 from registry.search.memory import MemoryIndex
 from registry.search.ranking import ToolFilter, add_scores, bm25_confidence, top_hits
@@ -81,7 +75,6 @@ from registry.search.rerank import (
     RERANK_DEPTH,
     FieldTokens,
     Reranker,
-    RerankInput,
     default_reranker,
     rerank_enabled,
     rerank_hits,
@@ -103,9 +96,6 @@ DEFAULT_MEMORY_DENSE = 1.0
 train, R@5 cross-template / shared-template): hybrid without memory 34.12 / 35.64; lexical memory
 at 0.3 (the old default) 34.18 / 49.19; dense memory at 1.0 without lexical memory 36.02 / 61.33;
 both (0.3, 0.8) 33.85 / 63.55."""
-
-_NO_SLOTS = np.zeros(0, dtype=np.int64)
-_NO_SCORES = np.zeros(0)
 
 
 class SearchIndex:
@@ -159,11 +149,13 @@ class SearchIndex:
         hybrid_memory_weight: float = 0.0,
         memory_dense: float = DEFAULT_MEMORY_DENSE,
         reranker: Reranker | None | Literal["default"] = "default",
+        anchor: LexicalAnchor | None = DEFAULT_ANCHOR,
     ) -> None:
         self.params = params
         self.embedder = embedder
         self.fusion = fusion
         self.parted_fusion = parted_fusion
+        self.anchor = anchor
         self.embed_server = isinstance(embedder, PartedEmbedder) if embed_server is None else embed_server
         self.abstain = abstain
         self.memory_weight = memory_weight
@@ -395,59 +387,20 @@ class SearchIndex:
             sel = keep.array_mask(st, slots)
             slots, scores = slots[sel], scores[sel]
         bm_conf = bm25_confidence(self.params, scores, weights, len(tokens), stats.n_docs)
-        dense_top = dense_z = dense_margin = None
-        lex_dense_rank = dense_lex_rank = None
-        dense_all: np.ndarray | None = None
-        rerank: RerankInput | None = None
+        dense: DenseOutcome | None = None
         mode = "bm25"
         if dense_on:
-            assert st.vectors is not None
-            cap = len(st.records)
-            dense_slots = self._dense.slots(st.has_vec, cap, mask)
+            dense_slots = self._dense.slots(st.has_vec, len(st.records), mask)
             if len(dense_slots) and filtered:
                 dense_slots = dense_slots[keep.array_mask(st, dense_slots)]
             if len(dense_slots):
                 assert self.embedder is not None
-                mem = (_NO_SLOTS, _NO_SCORES)
                 qv = self._qvecs.get(text, self.embedder)
-                parted = isinstance(self.embedder, PartedEmbedder)
-                active = bounds = None
-                if parted:
-                    assert isinstance(self.embedder, PartedEmbedder)
-                    bounds = part_bounds(self.embedder.part_dims)
-                    dense_mat = cosines(st.vectors.matrix, cap, dense_slots, qv, bounds)
-                    qv, active = query_matrix(qv, self.embedder.part_dims)  # for the memory's rows
-                else:
-                    dense_mat = cosines(st.vectors.matrix, cap, dense_slots, qv)
-                if self._mem and self.memory_dense > 0:
-                    # A remembered query close to this one lifts its tool's dense score.
-                    m_slots, m_sims = self._mem.dense_scores(st.generation, st.by_name, st.corpus.slot_of, qv)
-                    mem = (m_slots, m_sims[:, 0] if parted and len(m_slots) else m_sims)
-                    if len(m_slots):
-                        # Several models: the lift reads and moves the first (multilingual) model's
-                        # cosines only, the scale ``memory_dense`` was fitted on.
-                        dense_mat = dense_mat.copy()
-                        if parted:
-                            dense_mat[m_slots, 0] = np.maximum(dense_mat[m_slots, 0], self.memory_dense * m_sims[:, 0])
-                        else:
-                            dense_mat[m_slots] = np.maximum(dense_mat[m_slots], self.memory_dense * m_sims)
-                # Every slot a candidate (all visible, all embedded, no free slot): no gather.
-                cand_mat = dense_mat if len(dense_slots) == cap else dense_mat[dense_slots]
-                # Signals read the (first) multilingual model's cosines.
-                dense_all = dense_mat[:, 0] if parted else dense_mat
-                cand_cos = cand_mat[:, 0] if parted else cand_mat
-                dense_top, dense_z, dense_margin = dense_signals(cand_cos)
-                lex_dense_rank, dense_lex_rank = rank_agreement(
-                    slots, scores, dense_slots, cand_cos, dense_all, st.has_vec
-                )
-                if self._reranks(active):
-                    rerank = RerankInput(query_tokens, slots, scores, dense_mat, active, *mem, bm_conf)
-                if active is not None:
-                    slots, scores = fuse_parts(slots, scores, dense_slots, dense_mat, active, st.has_vec,
-                                               self.parted_fusion, cand_mat)
-                else:
-                    slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion, cand_cos)
+                dense = hybrid_scores(self._hybrid_settings(), st, qv, dense_slots, slots, scores, query_tokens,
+                                      bm_conf)
+                slots, scores = dense.slots, dense.scores
                 mode = "hybrid"
+        rerank = dense.rerank if dense is not None else None
         # The reranker reorders the fused top RERANK_DEPTH; signals below read the fused order.
         hits = top_hits(st.records, slots, scores, max(limit, RERANK_DEPTH) if rerank is not None else limit)
         if not hits:
@@ -458,15 +411,18 @@ class SearchIndex:
         cov = query_coverage(st.corpus, stats, query_tokens, hit_slots)
         hit_cos = None
         top_slot = st.corpus.slot_of[hits[0].tool.qualified_name]
-        if dense_all is not None and st.has_vec[top_slot]:
-            hit_cos = float(dense_all[top_slot])
+        if dense is not None and st.has_vec[top_slot]:
+            hit_cos = float(dense.dense_all[top_slot])
         cov_top = cov[hit_slots.index(top_slot)] if top_slot in hit_slots else cov[0]
         fused_margin = None
         if mode == "hybrid":
             second = best5[1].score if len(best5) > 1 else 0.0
             fused_margin = (best5[0].score - second) / best5[0].score if best5[0].score > 0 else 0.0
-        signals = Signals(bm_conf, cov_top, max(cov), len(set(query_tokens)), dense_top, dense_z, dense_margin, hit_cos,
-                          lex_dense_rank, dense_lex_rank, fused_margin)
+        if dense is None:
+            signals = Signals(bm_conf, cov_top, max(cov), len(set(query_tokens)))
+        else:
+            signals = Signals(bm_conf, cov_top, max(cov), len(set(query_tokens)), dense.top, dense.z, dense.margin,
+                              hit_cos, dense.lex_dense_rank, dense.dense_lex_rank, fused_margin)
         weak = self.abstain.weak(signals)
         if rerank is not None:
             assert self.reranker is not None
@@ -474,6 +430,10 @@ class SearchIndex:
             hits = rerank_hits(self.reranker, self._fields, hits, cand_slots, rerank, limit)
         return SearchResult(hits, mode, WEAK_MESSAGE if weak else None, weak=weak, signals=signals)
 
-    def _reranks(self, active: np.ndarray | None) -> bool:
-        """Whether this hybrid search goes through the reranker (one whose dense parts match)."""
-        return self.reranker is not None and active is not None and len(active) == self.reranker.n_parts
+    def _hybrid_settings(self) -> HybridSettings:
+        """The fusion settings of this search (read from the attributes, which callers may set)."""
+        return HybridSettings(
+            self.embedder.part_dims if isinstance(self.embedder, PartedEmbedder) else None,
+            self.fusion, self.parted_fusion, self.anchor, self._mem, self.memory_dense,
+            self.reranker.n_parts if self.reranker is not None else None,
+        )

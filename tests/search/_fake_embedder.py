@@ -38,3 +38,6 @@ class FakeEmbedder:
             out[i, len(CONCEPTS)] = 0.2  # a shared direction, so unrelated texts are not orthogonal
             out[i] /= np.linalg.norm(out[i])
         return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
