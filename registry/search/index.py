@@ -15,7 +15,9 @@ Query forms (one ``search`` call handles all of them):
 
 Hybrid: with an ``embedder`` (``registry.search.dense``), a free-text query is also embedded and
 scored by cosine against each tool's vector; the two rankings are fused (min-max interpolation,
-frozen on dev data). Vectors are fed by the owner (:meth:`SearchIndex.set_vectors`, e.g.
+frozen on dev data) and BM25's best hits keep a place in the fused top five (the lexical anchor,
+:class:`registry.search.fusion.LexicalAnchor`: fusion never loses to its own lexical half).
+Vectors are fed by the owner (:meth:`SearchIndex.set_vectors`, e.g.
 ``host.search``'s background worker); until a tool has one it is ranked by BM25 alone. Usage
 memory (:meth:`SearchIndex.set_memory`, :mod:`registry.search.memory`): in hybrid search a
 remembered query close to the search query lifts its tool's dense score; in BM25-only search the
@@ -41,6 +43,7 @@ Split by job: this module keeps the index's entry points (updates, vectors, memo
 free-text search; ``registry.search.index_state`` holds the immutable state and builds its
 updates, ``registry.search.visibility`` computes the caller's mask (cached) and the help message,
 ``registry.search.dense_query`` caches query vectors and computes cosines,
+``registry.search.hybrid`` runs the dense half (cosines, memory lift, fusion, anchor),
 ``registry.search.exact`` runs ``select:`` / ``regex:``, ``registry.search.ranking`` filters and
 orders hits, ``registry.search.result`` defines what comes back, ``registry.search.memory`` scores
 the usage memory and ``registry.search.dense`` fuses BM25 with the dense ranking.
@@ -131,6 +134,8 @@ class SearchIndex:
             ensemble for an embedder of several models when ``TOOLHOST_SEARCH_RERANK=1`` (off by
             default: it did not raise every dev set), none otherwise; ``None``: fused order.
             It applies when its ``n_parts`` equals the embedder's number of models.
+        anchor: keeps BM25's best hits near the top of the fused results
+            (:class:`registry.search.fusion.LexicalAnchor`; ``None``: fused order only).
     """
 
     def __init__(
