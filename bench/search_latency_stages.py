@@ -57,7 +57,7 @@ class Clock:
     def rows(self, n: int) -> list[str]:
         out = []
         for stage, runs in self.runs.items():
-            cpu, proc, wall = (np.array(x) for x in zip(*runs, strict=True))
+            cpu, proc, wall = (list(x) for x in zip(*runs, strict=True))
             out.append(f"| {n} | {stage} | {percentile(cpu, 50):.3f} / {percentile(cpu, 95):.3f} | "
                        f"{percentile(proc, 50):.3f} / {percentile(proc, 95):.3f} | "
                        f"{percentile(wall, 50):.3f} / {percentile(wall, 95):.3f} |")

@@ -15,7 +15,7 @@ Query forms (one ``search`` call handles all of them):
 
 Hybrid: with an ``embedder`` (``registry.search.dense``), a free-text query is also embedded and
 scored by cosine against each tool's vector; the two rankings are fused (min-max interpolation,
-frozen on dev data) and BM25's best hits keep a place in the fused top five (the lexical anchor,
+frozen on dev data) and BM25's best hit keeps a place in the fused top three (the lexical anchor,
 :class:`registry.search.fusion.LexicalAnchor`: fusion never loses to its own lexical half).
 Vectors are fed by the owner (:meth:`SearchIndex.set_vectors`, e.g.
 ``host.search``'s background worker); until a tool has one it is ranked by BM25 alone. Usage
