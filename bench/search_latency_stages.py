@@ -20,7 +20,6 @@ import os
 import sys
 import time
 
-import numpy as np
 from search_data import dedupe_tools, load_queries, load_tools, pad_tools, percentile, require_eval_data, to_records
 from search_hybrid import build_index
 
