@@ -101,7 +101,7 @@ def fused(d: dict, anchor: LexicalAnchor | None) -> np.ndarray:
     out = score.copy()
     for i in range(len(out)):
         s = np.flatnonzero(d["present"][i])
-        if not len(s):
+        if not len(s) or not d["english"][i]:  # as SearchIndex: English queries only
             continue
         slots, scores = anchor_lexical(s, d["bm_raw"][i, s], np.arange(out.shape[1]), out[i], anchor)
         out[i, slots] = scores

@@ -34,7 +34,8 @@ class HybridSettings:
         part_dims: each model's width for an embedder of several models, ``None`` for one model.
         fusion: BM25 + one model (``registry.search.dense``).
         parted_fusion: BM25 + several models (``registry.search.fusion``).
-        anchor: the lexical anchor applied after fusion (``None``: fused order only).
+        anchor: the lexical anchor applied after the fusion of several models when every model
+            reads the query (``None``: fused order only; see :class:`LexicalAnchor`).
         memory: the usage memory; ``memory_dense`` its factor on remembered-query cosines (0: off).
         rerank_parts: the reranker's number of dense parts (``None``: no reranker).
     """
@@ -121,6 +122,7 @@ def hybrid_scores(
                                    cfg.parted_fusion, cand_mat)
     else:
         slots, scores = fuse(bm_slots, bm_scores, dense_slots, dense_all, st.has_vec, cfg.fusion, cand_cos)
-    if cfg.anchor is not None:
+    if cfg.anchor is not None and active is not None and active.all():
+        # Only where it was chosen: the three-way fusion of a query every model reads (English).
         slots, scores = anchor_lexical(bm_slots, bm_scores, slots, scores, cfg.anchor)
     return DenseOutcome(slots, scores, dense_all, top, z, margin, lex_dense_rank, dense_lex_rank, rerank)
