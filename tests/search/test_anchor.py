@@ -99,6 +99,7 @@ def test_a_query_not_every_model_reads_is_not_anchored():
     index = _hybrid(anchor=LexicalAnchor(ranks=1, within=1))
     lexical = SearchIndex()
     lexical.replace_servers(_mailbox())
-    for query, first in (("weekly digest email", "mail__weekly_digest"), ("weekly digest 邮件 邮件", "mail__email_archive")):
+    cases = (("weekly digest email", "mail__weekly_digest"), ("weekly digest 邮件 邮件", "mail__email_archive"))
+    for query, first in cases:
         assert lexical.search(query).hits[0].tool.qualified_name == "mail__weekly_digest"
         assert index.search(query).hits[0].tool.qualified_name == first
