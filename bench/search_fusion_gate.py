@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from search_data import EVAL_DIR, dedupe_tools, load_qrels, load_queries, load_tools, metatool_slice, to_records
+from search_data import EVAL_DIR, load_qrels, load_queries, load_tools, metatool_slice, to_records
 from search_fusion3_tune import embedders, metrics, normalised, prepare_set
 from search_tune import dev_sets
 
@@ -37,24 +37,14 @@ SHORT = 6
 """Query kinds: short has at most this many tokens."""
 
 
-def pool_records(e: Path):
-    tl = e / "toollens/normalized"
-    return to_records(dedupe_tools(
-        load_tools(tl / "tools.jsonl") + load_tools(e / "livemcpbench/normalized/tools.jsonl")
-        + load_tools(e / "metatool/normalized/tools.jsonl")
-        + load_tools(e / "docker-mcp-registry/normalized/tools.jsonl")
-        + load_tools(tl / "toolbench_g3_corpus_tools.jsonl")
-    ))
-
-
 def set_specs(e: Path, split: str) -> dict:
     """``{name: ((records, q2id), queries, qrels)}`` of the dev or the test sets."""
     mt = e / "metatool/normalized"
     mt_r = to_records(load_tools(mt / "tools.jsonl"))
     multi_q, multi_r = load_queries(mt / "queries_multi.jsonl"), load_qrels(mt / "qrels_multi.tsv")
-    pool = pool_records(e)
+    out = dev_sets(e)
+    pool = out["tl_pool"][0]  # the 3,379 tools pooled as the dev sets pool them
     if split == "dev":
-        out = dev_sets(e)
         m0 = [q for q in multi_q if metatool_slice(q[0]) == 0]
         out["mtm"] = (mt_r, m0, multi_r)
         out["mtm_pool"] = (pool, m0, multi_r)
@@ -67,7 +57,7 @@ def set_specs(e: Path, split: str) -> dict:
     mm = [q for q in multi_q if metatool_slice(q[0]) != 0]
     dk = to_records(load_tools(e / "docker-mcp-registry/normalized/tools.jsonl"))
     clr = load_qrels(cl / "qrels.tsv")
-    out = {}
+    out.clear()
     for name, own, qs, qrels in (
         ("tl_test", to_records(load_tools(tl / "tools.jsonl")), tlq, tlr),
         ("lmb", to_records(load_tools(lm / "tools.jsonl")), lmq, lmr),

@@ -20,7 +20,7 @@ import os
 import sys
 import time
 
-from search_data import dedupe_tools, load_queries, load_tools, pad_tools, percentile, require_eval_data, to_records
+from search_data import load_queries, pad_tools, percentile, pool_tools, require_eval_data, to_records
 from search_hybrid import build_index
 
 from registry.search.abstain import dense_signals, rank_agreement
@@ -28,16 +28,6 @@ from registry.search.dense_query import cosines
 from registry.search.format import format_result
 from registry.search.fusion import anchor_lexical, fuse_parts, part_bounds, query_matrix
 from registry.search.ranking import top_hits
-
-
-def pool_tools(e):
-    return dedupe_tools(
-        load_tools(e / "toollens/normalized/tools.jsonl")
-        + load_tools(e / "toollens/normalized/toolbench_g3_corpus_tools.jsonl")
-        + load_tools(e / "livemcpbench/normalized/tools.jsonl")
-        + load_tools(e / "metatool/normalized/tools.jsonl")
-        + load_tools(e / "docker-mcp-registry/normalized/tools.jsonl")
-    )
 
 
 class Clock:
