@@ -163,7 +163,6 @@ def fuse_parts(
     return union, fused
 
 
-
 @dataclass(frozen=True)
 class LexicalAnchor:
     """BM25's best hits keep a place near the top of the fused results.
@@ -216,9 +215,8 @@ def anchor_lexical(
     lifted = 0
     for r, slot in enumerate(best):
         at = np.flatnonzero(slots == slot)
-        i = int(at[0]) if len(at) else None
-        if i is not None and out[i] < kth:
+        if len(at) and out[at[0]] < kth:
             # Just above the within-th fused score, BM25's better hit first.
-            out[i] = kth + (len(best) - r) * max(abs(kth), 1.0) * 1e-9
+            out[at[0]] = kth + (len(best) - r) * max(abs(kth), 1.0) * 1e-9
             lifted += 1
     return (slots, out) if lifted else (slots, scores)

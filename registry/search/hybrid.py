@@ -67,8 +67,8 @@ class DenseOutcome:
     top: float
     z: float
     margin: float
-    lex_dense_rank: float | None
-    dense_lex_rank: float | None
+    lex_dense_rank: int
+    dense_lex_rank: int
     rerank: RerankInput | None
 
 

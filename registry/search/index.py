@@ -134,8 +134,8 @@ class SearchIndex:
             ensemble for an embedder of several models when ``TOOLHOST_SEARCH_RERANK=1`` (off by
             default: it did not raise every dev set), none otherwise; ``None``: fused order.
             It applies when its ``n_parts`` equals the embedder's number of models.
-        anchor: keeps BM25's best hits near the top of the fused results
-            (:class:`registry.search.fusion.LexicalAnchor`; ``None``: fused order only).
+        anchor: keeps BM25's best hits near the top of the fused results of a query every dense
+            model reads (:class:`registry.search.fusion.LexicalAnchor`; ``None``: fused order only).
     """
 
     def __init__(
