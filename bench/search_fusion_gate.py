@@ -4,7 +4,7 @@ dev grid that chose the lexical anchor (``registry.search.fusion.LexicalAnchor``
     python bench/search_fusion_gate.py [--split dev|test|both] [--grid] [--data PICKLE]
 
 Dev sets (choice): ToolLens train (every 4th query) and MetaTool single slice 0 (as
-``bench/search_tune.py``), plus MetaTool *multi* slice 0 (``sha256(id) % 5 == 0``: 100 queries
+``bench/search_tune.py``), plus MetaTool *multi* slice 0 (``sha256(id) % 5 == 0``: 109 queries
 asking for several tools, a kind the earlier dev sets lacked), each over its own tools and over
 the 3,379-tool pool. Test sets (report only, after freezing): ToolLens test, LiveMCPBench,
 MetaTool single slices 3-4 (every 4th), MetaTool multi slices 1-4, the cross-language sets.
@@ -13,7 +13,9 @@ Each row: R@5 of the lexical search (BM25 + expansion, what ``SearchIndex`` with
 returns), of the fusion, the difference and its paired bootstrap 95 % interval (2,000 resamples
 of the queries), per set and per query kind (short: at most 6 tokens; long). Scores are the
 offline equivalent of ``registry.search.fusion.fuse_parts`` (min-max over each list's top 100;
-tool text with the server name for both models). Vectors come from the bench vector cache.
+tool text with the server name for both models) and of ``anchor_lexical`` (English queries only,
+as ``SearchIndex``). Vectors come from the bench vector cache; ``--data F`` keeps the prepared
+scores in ``F.dev.pkl`` / ``F.test.pkl`` (the first run embeds the test queries: minutes).
 """
 
 from __future__ import annotations
