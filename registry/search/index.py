@@ -15,8 +15,8 @@ Query forms (one ``search`` call handles all of them):
 
 Hybrid: with an ``embedder`` (``registry.search.dense``), a free-text query is also embedded and
 scored by cosine against each tool's vector; the two rankings are fused (min-max interpolation,
-frozen on dev data) and BM25's best hit keeps a place in the fused top three (the lexical anchor,
-:class:`registry.search.fusion.LexicalAnchor`: fusion never loses to its own lexical half).
+frozen on dev data); with several models, BM25's best hit of an English query keeps a place in
+the fused top three (the lexical anchor, :class:`registry.search.fusion.LexicalAnchor`).
 Vectors are fed by the owner (:meth:`SearchIndex.set_vectors`, e.g.
 ``host.search``'s background worker); until a tool has one it is ranked by BM25 alone. Usage
 memory (:meth:`SearchIndex.set_memory`, :mod:`registry.search.memory`): in hybrid search a
@@ -134,8 +134,9 @@ class SearchIndex:
             ensemble for an embedder of several models when ``TOOLHOST_SEARCH_RERANK=1`` (off by
             default: it did not raise every dev set), none otherwise; ``None``: fused order.
             It applies when its ``n_parts`` equals the embedder's number of models.
-        anchor: keeps BM25's best hits near the top of the fused results of a query every dense
-            model reads (:class:`registry.search.fusion.LexicalAnchor`; ``None``: fused order only).
+        anchor: keeps BM25's best hits near the top of the results of an embedder of several
+            models when every model reads the query (:class:`registry.search.fusion.LexicalAnchor`;
+            the one-model fusion is not anchored; ``None``: fused order only).
     """
 
     def __init__(
