@@ -41,3 +41,10 @@ class FakeEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
+
+
+def embed_all(index) -> None:
+    """Give every tool of ``index`` (a ``SearchIndex``) its vector from the index's own embedder."""
+    missing = index.missing_vectors()
+    vecs = index.embedder.embed([t for _n, _h, t in missing])
+    index.set_vectors((n, h, vecs[i]) for i, (n, h, _t) in enumerate(missing))

@@ -9,7 +9,7 @@ from host.search import StackedEmbedder
 from registry.search import SearchIndex
 from registry.search.fusion import DEFAULT_ANCHOR, LexicalAnchor, anchor_lexical
 
-from ._fake_embedder import FakeEmbedder
+from ._fake_embedder import FakeEmbedder, embed_all
 from ._tools import tool
 
 FUSED_SLOTS = np.arange(8)
@@ -74,9 +74,7 @@ def _mailbox() -> dict:
 def _hybrid(**kw) -> SearchIndex:
     index = SearchIndex(embedder=StackedEmbedder([FakeEmbedder(), _Other()], english_only=[False, True]), **kw)
     index.replace_servers(_mailbox())
-    missing = index.missing_vectors()
-    vecs = index.embedder.embed([t for _n, _h, t in missing])
-    index.set_vectors((n, h, vecs[i]) for i, (n, h, _t) in enumerate(missing))
+    embed_all(index)
     return index
 
 
