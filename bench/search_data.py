@@ -93,6 +93,19 @@ def dedupe_tools(tools: Iterable[EvalTool]) -> list[EvalTool]:
     return out
 
 
+def pool_tools(e: Path) -> list[EvalTool]:
+    """All 3,379 real tools of the eval data under ``e`` pooled (ToolLens + G3 corpus +
+    LiveMCPBench + MetaTool + Docker MCP registry, deduplicated on (server, name))."""
+    tl = e / "toollens/normalized"
+    return dedupe_tools(
+        load_tools(tl / "tools.jsonl")
+        + load_tools(tl / "toolbench_g3_corpus_tools.jsonl")
+        + load_tools(e / "livemcpbench/normalized/tools.jsonl")
+        + load_tools(e / "metatool/normalized/tools.jsonl")
+        + load_tools(e / "docker-mcp-registry/normalized/tools.jsonl")
+    )
+
+
 def load_queries(path: Path | str) -> list[tuple[str, str]]:
     """``[(query id, text)]`` in file order."""
     out = []

@@ -110,8 +110,7 @@ def query_vectors(emb, texts: list[str]) -> np.ndarray:
     if path.exists():
         return np.load(path)
     t0 = time.perf_counter()
-    fn = getattr(emb, "embed_query", None)
-    vecs = np.stack([fn(t) for t in texts]) if fn else emb.embed(texts)
+    vecs = np.stack([emb.embed_query(t) for t in texts])
     print(f"  {emb.model_id}: {len(texts)} queries in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     DEFAULT_CACHE.mkdir(parents=True, exist_ok=True)
     np.save(path, vecs)

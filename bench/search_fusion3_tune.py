@@ -91,46 +91,50 @@ def prepare(every: int, names: list[str]) -> dict:
     embs = embedders()
     data = {}
     for name, ((records, q2id), queries, qrels) in sets.items():
-        if name not in names:
-            continue
-        qs = queries[::every]
-        index = SearchIndex()
-        by_server: dict[str, list] = {}
-        for r in records:
-            by_server.setdefault(r.server, []).append(r)
-        index.replace_servers(by_server)
-        st = index._state
-        n = len(st.records)
-        live = [r for r in st.records if r is not None]
-        assert len(live) == n
-        ids = [q2id[r.qualified_name] for r in st.records]
-        bm_raw = np.zeros((len(qs), n))
-        present = np.zeros((len(qs), n), dtype=bool)
-        ntok = np.zeros(len(qs), dtype=int)
-        conf = np.zeros(len(qs))
-        stats = st.corpus.stats(None)
-        for i, (_q, t) in enumerate(qs):
-            toks = index.tokenizer(t)
-            ntok[i] = len(toks)
-            if not toks:
-                continue
-            toks, w = index.expansion.expand(toks, lambda x, st=st, stats=stats: st.corpus.df(x, stats) > 0)
-            s, v = st.corpus.score(toks, stats, w)
-            bm_raw[i, s] = v
-            conf[i] = bm25_confidence(index.params, v, w, len(toks), stats.n_docs)
-            present[i, s] = True
-        texts = {"plain": [embedding_text(r) for r in st.records],
-                 "server": [embedding_text(r, server=True) for r in st.records]}
-        cos = {}
-        for m, emb in embs.items():
-            qv = query_vectors(emb, [t for _q, t in qs])
-            for variant, tx in texts.items():
-                cos[(m, variant)] = qv @ tool_vectors(emb, tx).T
-        english = np.array([english_query(t) for _q, t in qs])
-        data[name] = {"qs": qs, "qrels": qrels, "ids": ids, "bm_raw": bm_raw, "present": present, "ntok": ntok,
-                      "conf": conf, "cos": cos, "english": english}
-        print(f"{name}: {len(qs)} queries, {n} tools", file=sys.stderr, flush=True)
+        if name in names:
+            data[name] = prepare_set(name, records, q2id, queries[::every], qrels, embs)
     return data
+
+
+def prepare_set(name: str, records: list, q2id: dict, qs: list, qrels: dict, embs: dict) -> dict:
+    """Per query of one set: raw BM25 scores (as ``SearchIndex`` computes them, with expansion),
+    each model's cosines with the plain and the server-prefixed tool text, query token counts,
+    BM25 confidence and whether the query is English."""
+    index = SearchIndex()
+    by_server: dict[str, list] = {}
+    for r in records:
+        by_server.setdefault(r.server, []).append(r)
+    index.replace_servers(by_server)
+    st = index._state
+    n = len(st.records)
+    assert all(r is not None for r in st.records)
+    ids = [q2id[r.qualified_name] for r in st.records]
+    bm_raw = np.zeros((len(qs), n))
+    present = np.zeros((len(qs), n), dtype=bool)
+    ntok = np.zeros(len(qs), dtype=int)
+    conf = np.zeros(len(qs))
+    stats = st.corpus.stats(None)
+    for i, (_q, t) in enumerate(qs):
+        toks = index.tokenizer(t)
+        ntok[i] = len(toks)
+        if not toks:
+            continue
+        toks, w = index.expansion.expand(toks, lambda x, st=st, stats=stats: st.corpus.df(x, stats) > 0)
+        s, v = st.corpus.score(toks, stats, w)
+        bm_raw[i, s] = v
+        conf[i] = bm25_confidence(index.params, v, w, len(toks), stats.n_docs)
+        present[i, s] = True
+    texts = {"plain": [embedding_text(r) for r in st.records],
+             "server": [embedding_text(r, server=True) for r in st.records]}
+    cos = {}
+    for m, emb in embs.items():
+        qv = query_vectors(emb, [t for _q, t in qs])
+        for variant, tx in texts.items():
+            cos[(m, variant)] = qv @ tool_vectors(emb, tx).T
+    english = np.array([english_query(t) for _q, t in qs])
+    print(f"{name}: {len(qs)} queries, {n} tools", file=sys.stderr, flush=True)
+    return {"qs": qs, "qrels": qrels, "ids": ids, "bm_raw": bm_raw, "present": present, "ntok": ntok,
+            "conf": conf, "cos": cos, "english": english}
 
 
 def metrics(d: dict, score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

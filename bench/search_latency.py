@@ -28,7 +28,7 @@ import sys
 import time
 import zlib
 
-from search_data import dedupe_tools, load_queries, load_tools, pad_tools, percentile, require_eval_data, to_records
+from search_data import load_queries, pad_tools, percentile, pool_tools, require_eval_data, to_records
 from search_hybrid import build_index
 
 from registry.search.rerank import default_reranker
@@ -55,13 +55,7 @@ def main(argv: list[str] | None = None) -> int:
 
     kw = {"visible": visible, "visible_key": "bench" if visible is not None else None}
     e = require_eval_data()
-    pool = dedupe_tools(
-        load_tools(e / "toollens/normalized/tools.jsonl")
-        + load_tools(e / "toollens/normalized/toolbench_g3_corpus_tools.jsonl")
-        + load_tools(e / "livemcpbench/normalized/tools.jsonl")
-        + load_tools(e / "metatool/normalized/tools.jsonl")
-        + load_tools(e / "docker-mcp-registry/normalized/tools.jsonl")
-    )
+    pool = pool_tools(e)
     qs = [t for _q, t in load_queries(e / "toollens/normalized/queries_test.jsonl")]
     qs = qs[:: max(1, len(qs) // args.queries)][: args.queries]
     if visible is not None:

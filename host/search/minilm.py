@@ -139,3 +139,7 @@ class MiniLmEmbedder:
             out[group] = self._run([ids[i] for i in group])
             start = end
         return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """``(384,)`` float32 unit vector (MiniLM is symmetric); one sequence, no batching."""
+        return self._run([self.token_ids(text)])[0]

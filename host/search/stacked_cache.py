@@ -70,7 +70,7 @@ def stacked_vectors(
             whole[todo] = False
             t0 = time.perf_counter()
             if queries:
-                vecs = np.stack([np.asarray(part.embed([texts[i]])[0], dtype=np.float32) for i in todo])
+                vecs = np.stack([np.asarray(part.embed_query(texts[i]), dtype=np.float32) for i in todo])
             else:
                 vecs = part.embed([texts[i] for i in todo])
             spent += time.perf_counter() - t0

@@ -18,6 +18,7 @@ from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, embedd
 from registry.search.document import FieldWeights, document_tokens, schema_texts
 from registry.search.expand import DEFAULT_EXPANSION, RELATED_GROUPS, QueryExpansion, RelatedTerms
 from registry.search.format import HitContext, format_result, hit_line, one_line, param_summary, tool_definition
+from registry.search.fusion import DEFAULT_ANCHOR, LexicalAnchor
 from registry.search.index import (
     DEFAULT_ABSTAIN,
     DEFAULT_PARAMS,
@@ -32,6 +33,7 @@ from registry.search.trail import SearchTrail
 
 __all__ = [
     "DEFAULT_ABSTAIN",
+    "DEFAULT_ANCHOR",
     "DEFAULT_EXPANSION",
     "DEFAULT_FUSION",
     "DEFAULT_PARAMS",
@@ -47,6 +49,7 @@ __all__ = [
     "FieldWeights",
     "FusionParams",
     "HitContext",
+    "LexicalAnchor",
     "QueryExpansion",
     "RelatedTerms",
     "SearchHit",

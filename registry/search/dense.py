@@ -33,13 +33,24 @@ _MAX_TEXT_CHARS = 600
 @runtime_checkable
 class Embedder(Protocol):
     """Texts → unit vectors. ``model_id`` names the model *and* its version: cached vectors are
-    keyed by it, so a new model version re-embeds instead of mixing vector spaces."""
+    keyed by it, so a new model version re-embeds instead of mixing vector spaces.
+
+    ``embed`` encodes tool texts, ``embed_query`` one search query (or a remembered one). A
+    symmetric model (USE, MiniLM) returns ``embed([text])[0]``; a model with distinct query and
+    document encodings (e5's ``query:`` / ``passage:``) encodes it as a query; an embedder of
+    several models (:class:`registry.search.fusion.PartedEmbedder`) zeroes the parts that do not
+    apply to it.
+    """
 
     model_id: str
     dim: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dim)`` float32 array of L2-normalised rows (CPU-bound; no I/O)."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """``(dim,)`` float32 query vector (CPU-bound; no I/O)."""
         ...
 
 
@@ -127,11 +138,14 @@ def text_key(text: str, model_id: str) -> bytes:
 
 
 def _top(slots: np.ndarray, scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    if len(slots) > depth:
-        sel = np.argpartition(-scores, depth - 1)[:depth]
+    """The ``depth`` best ``(slots, scores)``, best first; scores as float64 (any float input:
+    the float32 cosines are selected before they are converted)."""
+    n = len(slots)
+    if n > depth:
+        sel = np.argpartition(scores, n - depth)[n - depth :]
         slots, scores = slots[sel], scores[sel]
     order = np.argsort(-scores, kind="stable")
-    return slots[order], scores[order]
+    return slots[order], scores[order].astype(np.float64)
 
 
 def _union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -178,7 +192,7 @@ def fuse(
     """
     b_s, b_v = _top(bm_slots, np.asarray(bm_scores, dtype=np.float64), params.depth)
     cand = dense_all[dense_slots] if dense_scores is None else dense_scores
-    d_s, d_v = _top(dense_slots, cand.astype(np.float64), params.depth)
+    d_s, d_v = _top(dense_slots, cand, params.depth)
     union = _union(b_s, d_s)
     if not len(union):
         return union, np.zeros(0)

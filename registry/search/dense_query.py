@@ -37,18 +37,13 @@ class QueryVectors:
         self._lock = threading.Lock()
 
     def get(self, text: str, embedder: Embedder) -> np.ndarray:
-        """``text``'s query vector: ``embedder.embed_query`` when it has one (models with
-        distinct query / document encodings, e5), else ``embedder.embed([text])[0]``."""
+        """``text``'s query vector (``embedder.embed_query``, cached)."""
         with self._lock:
             vec = self._cache.get(text)
             if vec is not None:
                 self._cache.move_to_end(text)
                 return vec
-        embed_query = getattr(embedder, "embed_query", None)
-        if embed_query is not None:  # models with distinct query / document encodings (e5)
-            vec = np.asarray(embed_query(text), dtype=np.float32)
-        else:
-            vec = np.asarray(embedder.embed([text])[0], dtype=np.float32)
+        vec = np.asarray(embedder.embed_query(text), dtype=np.float32)
         with self._lock:
             self._cache[text] = vec
             while len(self._cache) > self.size:

@@ -15,7 +15,9 @@ Query forms (one ``search`` call handles all of them):
 
 Hybrid: with an ``embedder`` (``registry.search.dense``), a free-text query is also embedded and
 scored by cosine against each tool's vector; the two rankings are fused (min-max interpolation,
-frozen on dev data). Vectors are fed by the owner (:meth:`SearchIndex.set_vectors`, e.g.
+frozen on dev data); with several models, BM25's best hit of an English query keeps a place in
+the fused top three (the lexical anchor, :class:`registry.search.fusion.LexicalAnchor`).
+Vectors are fed by the owner (:meth:`SearchIndex.set_vectors`, e.g.
 ``host.search``'s background worker); until a tool has one it is ranked by BM25 alone. Usage
 memory (:meth:`SearchIndex.set_memory`, :mod:`registry.search.memory`): in hybrid search a
 remembered query close to the search query lifts its tool's dense score; in BM25-only search the
@@ -41,6 +43,7 @@ Split by job: this module keeps the index's entry points (updates, vectors, memo
 free-text search; ``registry.search.index_state`` holds the immutable state and builds its
 updates, ``registry.search.visibility`` computes the caller's mask (cached) and the help message,
 ``registry.search.dense_query`` caches query vectors and computes cosines,
+``registry.search.hybrid`` runs the dense half (cosines, memory lift, fusion, anchor),
 ``registry.search.exact`` runs ``select:`` / ``regex:``, ``registry.search.ranking`` filters and
 orders hits, ``registry.search.result`` defines what comes back, ``registry.search.memory`` scores
 the usage memory and ``registry.search.dense`` fuses BM25 with the dense ranking.
@@ -60,21 +63,15 @@ from typing import Literal
 import numpy as np
 
 from registry.search.abstain import DEFAULT_ABSTAIN, Abstain, Signals
-from registry.search.abstain_signals import DenseView, measure
+from registry.search.abstain_signals import measure
 from registry.search.bm25 import BM25Params
-from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, embedding_text, fuse
-from registry.search.dense_query import QUERY_VECTOR_CACHE, DenseCandidates, QueryVectors, cosines
+from registry.search.dense import DEFAULT_FUSION, Embedder, FusionParams, embedding_text
+from registry.search.dense_query import QUERY_VECTOR_CACHE, DenseCandidates, QueryVectors
 from registry.search.document import FieldWeights, document_tokens
 from registry.search.exact import MAX_REGEX_CHARS, regex_tools, select_tools
 from registry.search.expand import DEFAULT_EXPANSION, QueryExpansion
-from registry.search.fusion import (
-    DEFAULT_PARTED_FUSION,
-    PartedEmbedder,
-    PartedFusion,
-    fuse_parts,
-    part_bounds,
-    query_matrix,
-)
+from registry.search.fusion import DEFAULT_ANCHOR, DEFAULT_PARTED_FUSION, LexicalAnchor, PartedEmbedder, PartedFusion
+from registry.search.hybrid import DenseOutcome, HybridSettings, hybrid_scores
 from registry.search.index_state import IndexState, empty_state, replaced_state
 from registry.search.memory import MemoryIndex
 from registry.search.ranking import ToolFilter, add_scores, bm25_confidence, top_hits
@@ -82,7 +79,6 @@ from registry.search.rerank import (
     RERANK_DEPTH,
     FieldTokens,
     Reranker,
-    RerankInput,
     default_reranker,
     rerank_enabled,
     rerank_hits,
@@ -104,9 +100,6 @@ DEFAULT_MEMORY_DENSE = 1.0
 train, R@5 cross-template / shared-template): hybrid without memory 34.12 / 35.64; lexical memory
 at 0.3 (the old default) 34.18 / 49.19; dense memory at 1.0 without lexical memory 36.02 / 61.33;
 both (0.3, 0.8) 33.85 / 63.55."""
-
-_NO_SLOTS = np.zeros(0, dtype=np.int64)
-_NO_SCORES = np.zeros(0)
 
 
 class SearchIndex:
@@ -142,6 +135,9 @@ class SearchIndex:
             ensemble for an embedder of several models when ``TOOLHOST_SEARCH_RERANK=1`` (off by
             default: it did not raise every dev set), none otherwise; ``None``: fused order.
             It applies when its ``n_parts`` equals the embedder's number of models.
+        anchor: keeps BM25's best hits near the top of the results of an embedder of several
+            models when every model reads the query (:class:`registry.search.fusion.LexicalAnchor`;
+            the one-model fusion is not anchored; ``None``: fused order only).
     """
 
     def __init__(
@@ -160,11 +156,13 @@ class SearchIndex:
         hybrid_memory_weight: float = 0.0,
         memory_dense: float = DEFAULT_MEMORY_DENSE,
         reranker: Reranker | None | Literal["default"] = "default",
+        anchor: LexicalAnchor | None = DEFAULT_ANCHOR,
     ) -> None:
         self.params = params
         self.embedder = embedder
         self.fusion = fusion
         self.parted_fusion = parted_fusion
+        self.anchor = anchor
         self.embed_server = isinstance(embedder, PartedEmbedder) if embed_server is None else embed_server
         self.abstain = abstain
         self.memory_weight = memory_weight
@@ -397,54 +395,20 @@ class SearchIndex:
             slots, scores = slots[sel], scores[sel]
         bm_conf = bm25_confidence(self.params, scores, weights, len(tokens), stats.n_docs)
         bm_slots, bm_scores = slots, scores
-        dense_view: DenseView | None = None
-        rerank: RerankInput | None = None
+        dense: DenseOutcome | None = None
         mode = "bm25"
         if dense_on:
-            assert st.vectors is not None
-            cap = len(st.records)
-            dense_slots = self._dense.slots(st.has_vec, cap, mask)
+            dense_slots = self._dense.slots(st.has_vec, len(st.records), mask)
             if len(dense_slots) and filtered:
                 dense_slots = dense_slots[keep.array_mask(st, dense_slots)]
             if len(dense_slots):
                 assert self.embedder is not None
-                mem = (_NO_SLOTS, _NO_SCORES)
                 qv = self._qvecs.get(text, self.embedder)
-                parted = isinstance(self.embedder, PartedEmbedder)
-                active = bounds = None
-                if parted:
-                    assert isinstance(self.embedder, PartedEmbedder)
-                    bounds = part_bounds(self.embedder.part_dims)
-                    dense_mat = cosines(st.vectors.matrix, cap, dense_slots, qv, bounds)
-                    qv, active = query_matrix(qv, self.embedder.part_dims)  # for the memory's rows
-                else:
-                    dense_mat = cosines(st.vectors.matrix, cap, dense_slots, qv)
-                if self._mem and self.memory_dense > 0:
-                    # A remembered query close to this one lifts its tool's dense score.
-                    m_slots, m_sims = self._mem.dense_scores(st.generation, st.by_name, st.corpus.slot_of, qv)
-                    mem = (m_slots, m_sims[:, 0] if parted and len(m_slots) else m_sims)
-                    if len(m_slots):
-                        # Several models: the lift reads and moves the first (multilingual) model's
-                        # cosines only, the scale ``memory_dense`` was fitted on.
-                        dense_mat = dense_mat.copy()
-                        if parted:
-                            dense_mat[m_slots, 0] = np.maximum(dense_mat[m_slots, 0], self.memory_dense * m_sims[:, 0])
-                        else:
-                            dense_mat[m_slots] = np.maximum(dense_mat[m_slots], self.memory_dense * m_sims)
-                # Every slot a candidate (all visible, all embedded, no free slot): no gather.
-                cand_mat = dense_mat if len(dense_slots) == cap else dense_mat[dense_slots]
-                # Signals read the (first) multilingual model's cosines.
-                dense_all = dense_mat[:, 0] if parted else dense_mat
-                cand_cos = cand_mat[:, 0] if parted else cand_mat
-                dense_view = DenseView(dense_slots, cand_mat, dense_all, st.has_vec, active)
-                if self._reranks(active):
-                    rerank = RerankInput(query_tokens, slots, scores, dense_mat, active, *mem, bm_conf)
-                if active is not None:
-                    slots, scores = fuse_parts(slots, scores, dense_slots, dense_mat, active, st.has_vec,
-                                               self.parted_fusion, cand_mat)
-                else:
-                    slots, scores = fuse(slots, scores, dense_slots, dense_all, st.has_vec, self.fusion, cand_cos)
+                dense = hybrid_scores(self._hybrid_settings(), st, qv, dense_slots, slots, scores, query_tokens,
+                                      bm_conf)
+                slots, scores = dense.slots, dense.scores
                 mode = "hybrid"
+        rerank = dense.rerank if dense is not None else None
         # The reranker reorders the fused top RERANK_DEPTH; signals below read the fused order.
         hits = top_hits(st.records, slots, scores, max(limit, RERANK_DEPTH) if rerank is not None else limit)
         if not hits:
@@ -454,8 +418,8 @@ class SearchIndex:
         hit_slots = [st.corpus.slot_of[h.tool.qualified_name] for h in best5[:5]]
         signals = measure(
             corpus=st.corpus, stats=stats, tokenizer=self.tokenizer, query_tokens=query_tokens, bm_conf=bm_conf,
-            bm_slots=bm_slots, bm_scores=bm_scores, dense=dense_view, hit_slots=hit_slots,
-            hit_tools=[h.tool for h in best5[:5]], hit_scores=[h.score for h in best5[:5]],
+            bm_slots=bm_slots, bm_scores=bm_scores, dense=dense.view if dense is not None else None,
+            hit_slots=hit_slots, hit_tools=[h.tool for h in best5[:5]], hit_scores=[h.score for h in best5[:5]],
         )
         weak = self.abstain.weak(signals)
         if rerank is not None:
@@ -464,6 +428,10 @@ class SearchIndex:
             hits = rerank_hits(self.reranker, self._fields, hits, cand_slots, rerank, limit)
         return SearchResult(hits, mode, WEAK_MESSAGE if weak else None, weak=weak, signals=signals)
 
-    def _reranks(self, active: np.ndarray | None) -> bool:
-        """Whether this hybrid search goes through the reranker (one whose dense parts match)."""
-        return self.reranker is not None and active is not None and len(active) == self.reranker.n_parts
+    def _hybrid_settings(self) -> HybridSettings:
+        """The fusion settings of this search (read from the attributes, which callers may set)."""
+        return HybridSettings(
+            self.embedder.part_dims if isinstance(self.embedder, PartedEmbedder) else None,
+            self.fusion, self.parted_fusion, self.anchor, self._mem, self.memory_dense,
+            self.reranker.n_parts if self.reranker is not None else None,
+        )

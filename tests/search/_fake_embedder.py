@@ -38,3 +38,13 @@ class FakeEmbedder:
             out[i, len(CONCEPTS)] = 0.2  # a shared direction, so unrelated texts are not orthogonal
             out[i] /= np.linalg.norm(out[i])
         return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+def embed_all(index) -> None:
+    """Give every tool of ``index`` (a ``SearchIndex``) its vector from the index's own embedder."""
+    missing = index.missing_vectors()
+    vecs = index.embedder.embed([t for _n, _h, t in missing])
+    index.set_vectors((n, h, vecs[i]) for i, (n, h, _t) in enumerate(missing))
