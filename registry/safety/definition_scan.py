@@ -97,6 +97,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from registry.safety import scan_intent as intent
 from registry.safety import scan_lexicon as lexicon
 from registry.safety import scan_rules as rules
 from registry.safety.scan_chars import Finding, escape_span, segment_findings
@@ -140,7 +141,8 @@ class ScanResult:
         for i, a in enumerate(weak):
             for b in weak[i + 1:]:
                 same_field = a.path == b.path and a.in_key == b.in_key
-                pair = (a.kind, b.kind) in _PAIRS[a.kind] or (a.kind is b.kind is _K.MANIPULATION and a.rule != b.rule)
+                pair = (a.kind, b.kind) in _PAIRS[a.kind] or (a.kind is b.kind and a.kind in _SELF_PAIRS
+                                                              and a.rule != b.rule)
                 if pair and same_field and abs(a.start - b.start) <= WEAK_PAIR_CHARS:
                     return True
         return False
@@ -167,7 +169,13 @@ _PAIR_LIST = ((_K.SECRET_REFERENCE, _K.INSTRUCTION), (_K.SECRET_REFERENCE, _K.EX
                                               _K.TOOL_REFERENCE, _K.SIDE_EFFECT, _K.MANIPULATION, _K.OVERSIZED)),
               (_K.MANIPULATION, _K.INSTRUCTION), (_K.MANIPULATION, _K.OVERSIZED),
               (_K.SIDE_EFFECT, _K.INSTRUCTION), (_K.SIDE_EFFECT, _K.SECRET_REFERENCE),
-              (_K.SIDE_EFFECT, _K.EXFILTRATION))
+              (_K.SIDE_EFFECT, _K.EXFILTRATION),
+              # a claim that nobody needs to confirm makes any other move the model is asked to make an attack
+              *((_K.CONFIRMATION_BYPASS, k) for k in (_K.INSTRUCTION, _K.TOOL_REFERENCE, _K.SIDE_EFFECT,
+                                                      _K.SECRET_REFERENCE, _K.EXFILTRATION, _K.MANIPULATION,
+                                                      _K.CONCEALMENT)))
+_SELF_PAIRS = frozenset({_K.MANIPULATION, _K.CONFIRMATION_BYPASS})
+"""Kinds whose two *different* claims together read as an attack ("other tools are stale" + "prefer this")."""
 _PAIRS: dict[FindingKind, set[tuple[FindingKind, FindingKind]]] = {}
 for _a, _b in _PAIR_LIST:
     for _x, _y in ((_a, _b), (_b, _a)):
@@ -180,7 +188,7 @@ DESCRIPTION_CHARS_PER_PROPERTY = 250
 
 
 _SEPARATOR = "\n\n"
-_ALL_RULES = rules.RULES + lexicon.RULES
+_ALL_RULES = rules.RULES + lexicon.RULES + intent.RULES
 
 
 def _scan_segments(segments: list[tuple[str, str, bool]]) -> list[Finding]:
