@@ -97,8 +97,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from registry.safety import scan_decode as decode
 from registry.safety import scan_intent as intent
 from registry.safety import scan_lexicon as lexicon
+from registry.safety import scan_placement as placed
 from registry.safety import scan_rules as rules
 from registry.safety.scan_chars import Finding, escape_span, segment_findings
 from registry.safety.scan_rules import FindingKind
@@ -191,15 +193,17 @@ _SEPARATOR = "\n\n"
 _ALL_RULES = rules.RULES + lexicon.RULES + intent.RULES
 
 
-def _scan_segments(segments: list[tuple[str, str, bool]]) -> list[Finding]:
+def _scan_segments(segments: list[tuple[str, str, bool]], chars: bool = True) -> list[Finding]:
     """Findings of many fields at once: the word rules run once over all fields joined by blank
-    lines (no rule crosses a blank line; a match is reported in the field where it starts)."""
+    lines (no rule crosses a blank line; a match is reported in the field where it starts).
+    ``chars``: also the character-level checks (:func:`registry.safety.scan_chars.segment_findings`)."""
     out: list[Finding] = []
     starts: list[int] = []
     probes: list[str] = []
     pos = 0
     for path, text, in_key in segments:
-        out.extend(segment_findings(text, path, in_key))
+        if chars:
+            out.extend(segment_findings(text, path, in_key))
         starts.append(pos)
         probe = text.replace("_", " ").replace("-", " ") if in_key else text
         probes.append(probe)
@@ -227,7 +231,18 @@ def scan_text(text: str, path: str, *, in_key: bool = False) -> list[Finding]:
     """
     if not text:
         return []
-    return sorted(_scan_segments([(path, text, in_key)]), key=lambda f: f.start)
+    return sorted(_all_findings([(path, text, in_key)]), key=lambda f: f.start)
+
+
+def _all_findings(segments: list[tuple[str, str, bool]]) -> list[Finding]:
+    """Every check on the fields: characters and word rules, the decoded views of each field
+    (:mod:`registry.safety.scan_decode`), then placement (:mod:`registry.safety.scan_placement`)."""
+    findings = _scan_segments(segments)
+    for path, text, in_key in segments:
+        for view, decoded in decode.decoded_views(text):
+            found = _scan_segments([(path, decoded, in_key)], chars=False)
+            findings += decode.view_findings(view, path, text, in_key, found, findings)
+    return placed.promote(findings + placed.placement_findings(segments))
 
 
 def tool_document(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> dict[str, Any]:
@@ -338,7 +353,7 @@ def scan_definition(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> Sc
         segments.extend(seg for seg in _walk(doc.get(field), field) if seg[1])
     segments, cut = _bounded(segments)
     order = {seg[0]: i for i, seg in enumerate(segments)}
-    findings = sorted(_scan_segments(segments), key=lambda f: (order.get(f.path, 0), f.in_key is False, f.start))
+    findings = sorted(_all_findings(segments), key=lambda f: (order.get(f.path, 0), f.in_key is False, f.start))
     findings = _on_topic_paths_weak(findings, segments)
     findings += cut
     description = doc.get("description")

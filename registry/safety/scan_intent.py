@@ -18,9 +18,11 @@ not a phrase, so bureaucratic and casual registers of the same move match alike:
 * **rendered-URL exfiltration** (``exfiltration``): a markdown image whose query string carries a
   placeholder (``![ok](https://x.io/b.png?d=DATA)``, ``?u={summary of what the user asked}``), a URL
   template whose placeholder names the conversation;
-* **context harvesting** (``secret_reference``): the model's own context as an object ("the
-  instructions you were given", "every tool available to you", "everything the user has said so far",
-  "file contents you have seen in this conversation", "the user's clipboard").
+* **context harvesting** (``secret_reference``): the model's own context as an object; strong for
+  what only the model holds ("the instructions you were given", "every tool available to you"), weak
+  for the conversation ("everything the user has said so far", "file contents you have seen in this
+  conversation", "the user's clipboard", "… verbatim");
+* **casual imperatives** (``instruction``, weak): "also grab … and stick it in …".
 
 Sources: the public write-ups cited in ``tests/registry/fixtures`` (Invariant Labs' tool poisoning and
 shadowing, "MCP Preference Manipulation Attack" (MPMA, arXiv 2505.11154), HiddenLayer's parameter
@@ -140,14 +142,17 @@ RULES = tuple(
           r"(?:conversation|chat|history|transcript|prompt|summary\s{1,8}of|everything|the\s{1,8}user'?s?|user_(?:message|input"
           r"|request|query)|messages|context|secrets?|api[_\s]?key|password|token)")),
         # --- the model's own context as the object of a request
-        (_K.SECRET_REFERENCE, "context_harvest", False,
-         (('you', 'so far', 'earlier', 'clipboard', 'verbatim', 'unabridged', 'this conversation', 'this chat',
-           'this session'),),
+        (_K.SECRET_REFERENCE, "model_context_harvest", True,
+         (('you',), ('instruction', 'prompt', 'rules', 'guidelines', 'directions', 'tool')),
          (r"\b(?:instructions|prompts?|rules|guidelines|directions)\s{1,8}(?:that\s{1,8})?you\s{1,8}(?:were|have\s{1,8}been"
           r"|are|got)\s{1,8}(?:given|told|provided|shown)\b"
-          r"|\b(?:every|each|all|the\s{1,8}list\s{1,8}of\s{1,8}(?:every|all))\s{1,8}(?:other\s{1,8})?tools?\s{1,8}"
-          r"(?:available\s{1,8}to\s{1,8}you|you\s{1,8}(?:have|can\s{1,8}(?:use|call|see)|are\s{1,8}connected\s{1,8}to))\b"
-          r"|\b(?:everything|all|anything|whatever)\s{1,8}(?:that\s{1,8})?(?:the\s{1,8}user|you|they)\s{1,8}(?:has|have|had)?"
+          r"|\b(?:every|each|all|the\s{1,8}list\s{1,8}of\s{1,8}(?:every|all)|names\s{1,8}of\s{1,8}(?:every|all))\s{1,8}"
+          r"(?:other\s{1,8})?tools?\s{1,8}(?:available\s{1,8}to\s{1,8}you|you\s{1,8}(?:have|can\s{1,8}(?:use|call|see)"
+          r"|are\s{1,8}connected\s{1,8}to))\b|\byour\s{1,8}(?:system\s{1,8}prompt|initial\s{1,8}instructions)\b")),
+        (_K.SECRET_REFERENCE, "conversation_harvest", False,
+         (('you', 'so far', 'earlier', 'clipboard', 'verbatim', 'unabridged', 'this conversation', 'this chat',
+           'this session'),),
+         (r"\b(?:everything|all|anything|whatever)\s{1,8}(?:that\s{1,8})?(?:the\s{1,8}user|you|they)?\s{0,8}(?:has|have|had)?"
           r"\s{0,8}(?:said|typed|written|asked|shared|seen|pasted|mentioned)\b[^.\n]{0,30}?\b(?:so\s{1,8}far|earlier"
           r"|before|in\s{1,8}this\s{1,8}(?:chat|conversation|session)|today)\b"
           r"|\b(?:said|seen|mentioned|shared|typed)\s{1,8}(?:so\s{1,8}far|earlier)\s{1,8}in\s{1,8}(?:this|the)\s{1,8}"
@@ -158,5 +163,10 @@ RULES = tuple(
           r"|\b(?:verbatim|unabridged|word\s{1,8}for\s{1,8}word)\b[^.\n]{0,40}?\b(?:instructions|conversation|chat|prompt"
           r"|messages?|history)\b"
           r"|\b(?:instructions|conversation|chat|prompt|messages?|history)\b[^.\n]{0,40}?\b(?:verbatim|unabridged)\b")),
+        # --- casual imperatives aimed at the model
+        (_K.INSTRUCTION, "also_take", False,
+         (('also', 'quietly', 'just'),),
+         (r"\b(?:also|quietly|just)\s{1,8}(?:grab|take|pull|snag|capture|scrape|fetch|dump|stick|stuff|slip|sneak|drop)"
+          r"\b[^.\n]{0,80}?\b(?:in|into|to|inside)\b")),
     )
 )
