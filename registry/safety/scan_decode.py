@@ -11,7 +11,7 @@ runs its word rules over them and reports what they find with :func:`view_findin
 * ``url``: percent-encoding (``%xx``, at least three escapes), decoded with :func:`urllib.parse.unquote`;
 * ``html``: HTML character references (``&#115;``, ``&lt;``), decoded with :func:`html.unescape`;
 * ``folded``: Unicode NFKC (:func:`unicodedata.normalize`: full-width and mathematical letters),
-  format characters (category ``Cf``: U+200B–U+200F, U+2060 …) removed, and Cyrillic/Greek letters
+  format characters (category ``Cf``: soft hyphen, U+200B–U+200F, U+2060 …, :data:`_FORMAT`) removed, and Cyrillic/Greek letters
   that look like Latin ones replaced inside words that mix scripts (the Unicode confusables'
   most common entries, https://www.unicode.org/Public/security/latest/confusables.txt).
 
@@ -58,7 +58,19 @@ _LOOKALIKE = str.maketrans({
     "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y",
     "Χ": "X",
 })
-_MIXED_WORD = re.compile(r"\w*(?:[A-Za-z][\u0370-\u03ff\u0400-\u052f]|[\u0370-\u03ff\u0400-\u052f][A-Za-z])\w*")
+_FORMAT = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+                     "\U000e0000-\U000e007f]")
+"""Format characters (Unicode category ``Cf``) that hide inside words: soft hyphen, zero-width and
+bidi marks, word joiners, the byte-order mark, tag characters."""
+_ANY_WORD = re.compile(r"\w+")
+_LATIN = re.compile(r"[A-Za-z]")
+_GREEK_CYRILLIC = re.compile(r"[\u0370-\u03ff\u0400-\u052f]")
+
+
+def _unmix(m: re.Match[str]) -> str:
+    """A word mixing Latin with Greek or Cyrillic letters, with the look-alikes made Latin."""
+    word = m.group(0)
+    return word.translate(_LOOKALIKE) if _LATIN.search(word) and _GREEK_CYRILLIC.search(word) else word
 
 
 def _english_words(text: str) -> int:
@@ -88,8 +100,8 @@ def _rot13(text: str) -> str | None:
 
 def _fold(text: str) -> str | None:
     folded = unicodedata.normalize("NFKC", text)
-    folded = "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
-    folded = _MIXED_WORD.sub(lambda m: m.group(0).translate(_LOOKALIKE), folded)
+    folded = _FORMAT.sub("", folded)
+    folded = _ANY_WORD.sub(_unmix, folded)
     return folded if folded != text else None
 
 
