@@ -11,8 +11,8 @@ runs its word rules over them and reports what they find with :func:`view_findin
 * ``url``: percent-encoding (``%xx``, at least three escapes), decoded with :func:`urllib.parse.unquote`;
 * ``html``: HTML character references (``&#115;``, ``&lt;``), decoded with :func:`html.unescape`;
 * ``folded``: Unicode NFKC (:func:`unicodedata.normalize`: full-width and mathematical letters),
-  format characters (category ``Cf``: soft hyphen, U+200B–U+200F, U+2060 …, :data:`_FORMAT`) removed, and Cyrillic/Greek letters
-  that look like Latin ones replaced inside words that mix scripts (the Unicode confusables'
+  format characters (category ``Cf``: soft hyphen, U+200B–U+200F, U+2060 …) removed, and
+  Cyrillic/Greek letters that look like Latin ones replaced inside words that mix scripts (the Unicode confusables'
   most common entries, https://www.unicode.org/Public/security/latest/confusables.txt).
 
 A finding in a ``rot13``, ``url`` or ``html`` view that the plain text does not have is an
