@@ -39,6 +39,10 @@ kind                      what fires (strong unless marked weak)
 ``manipulation``          "other tools are deprecated/compromised", "never use other tools"; weak:
                           "instead of other tools", "the only/best tool to use", "the preferred tool
                           for every task", "should be preferred"
+``confirmation_bypass``   weak: "pre-approved", "no confirmation needed", "without checking back with
+                          the user", "proceed directly"; strong: approval claimed for an authority
+                          ("pre-authorised by the workspace administrator"), "asking the user first
+                          breaks …" (:mod:`registry.safety.scan_intent`)
 ``side_effect``           weak: an extra destructive step ("also/afterwards/after using … delete,
                           wipe, drop, revoke")
 ``tool_reference``        weak: an imperative naming another tool ("call export_chat",
@@ -75,10 +79,20 @@ A tool is suspicious (:attr:`ScanResult.suspicious`) when it has a strong findin
 findings of families that together read as an attack, in the same field within
 :data:`WEAK_PAIR_CHARS` (the pair table ``_PAIR_LIST``): a secret with an instruction, exfiltration,
 tool reference or side effect; an instruction with exfiltration, manipulation or a side effect; a
-tool reference with exfiltration; concealment with any other weak family; two different
-manipulation claims. Single weak signals are common in honest tools ("you must pass the id",
-"API key required", "instead of the generic HTTP tool"); their combinations are not. Rules live in two
-tables, :data:`registry.safety.scan_rules.RULES` and :data:`registry.safety.scan_lexicon.RULES`.
+tool reference with exfiltration; concealment or a confirmation bypass with any other weak family;
+two different manipulation or confirmation-bypass claims. Single weak signals are common in honest
+tools ("you must pass the id", "API key required", "instead of the generic HTTP tool"); their
+combinations are not. Rules live in three tables, :data:`registry.safety.scan_rules.RULES`,
+:data:`registry.safety.scan_lexicon.RULES` and :data:`registry.safety.scan_intent.RULES`
+(confirmation bypass, reply hijacking, preference manipulation, rendered-URL exfiltration, context
+harvesting).
+
+Two more passes read what the tables cannot: every field's *decoded views* (ROT13, percent-encoding,
+HTML references, look-alike and invisible-character folding; :mod:`registry.safety.scan_decode`) go
+through the same rules, and *placement* (:mod:`registry.safety.scan_placement`) makes an
+instruction-like weak finding in a value, title or property name strong and adds three structural
+checks that need no language's words (an identifier naming a secret and an action, a value or title
+addressed to the model, another tool's name beside a destination in one sentence).
 Measured recall and false positives: ``bench/definition_scan.py``.
 
 Shapes: input is a ``tools/list`` entry (``{"name", "title"?, "description"?, "inputSchema",

@@ -108,7 +108,7 @@ def _fold(text: str) -> str | None:
 def decoded_views(text: str) -> list[tuple[str, str]]:
     """``[(view, decoded text)]`` of one field: only the views that change it (module docstring)."""
     views: list[tuple[str, str]] = []
-    if len(text) >= 24 and sum(c.isascii() for c in text) > 0.8 * len(text):
+    if len(text) >= 24 and len(text.encode("ascii", "ignore")) > 0.8 * len(text):
         rot = _rot13(text)
         if rot is not None:
             views.append(("rot13", rot))
