@@ -47,6 +47,9 @@ _WORD = re.compile(r"[A-Za-z]{1,24}")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _ENTITY = re.compile(r"&(?:#\d{2,7}|#x[0-9A-Fa-f]{2,6}|[A-Za-z]{2,8});")
 _MIN_ROT13_WORDS = 6
+_ROT13_HINT = re.compile(r"\b(?:gur|naq|lbh|lbhe|hfre|sbe|jvgu|guvf|gung|nyy|orsber|nsgre|jura|fraq|gb|bs|vf|vg)\b",
+                         re.IGNORECASE)
+"""ROT13 of the commonest English words (the, and, you, user, for, with …): a field without one is not decoded."""
 _SENTENCE = re.compile(r"(?:[^\n.!?:;]|[.!?:;](?!\s))+")
 
 # Cyrillic and Greek letters drawn like Latin ones (Unicode confusables, the common single letters)
@@ -108,7 +111,7 @@ def _fold(text: str) -> str | None:
 def decoded_views(text: str) -> list[tuple[str, str]]:
     """``[(view, decoded text)]`` of one field: only the views that change it (module docstring)."""
     views: list[tuple[str, str]] = []
-    if len(text) >= 24 and len(text.encode("ascii", "ignore")) > 0.8 * len(text):
+    if len(text) >= 24 and len(text.encode("ascii", "ignore")) > 0.8 * len(text) and _ROT13_HINT.search(text):
         rot = _rot13(text)
         if rot is not None:
             views.append(("rot13", rot))
