@@ -21,7 +21,6 @@ import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +28,12 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from host.access import AccessControl
 from host.store.engine import DB_FILE_NAME
 from tests.servers.serves import running
-from tests.servers.test_access_matrix import CLIENT_MODE, LEGACY, MODERN, TOOLHOST, Gateway, _env
+from tests.servers.test_access_matrix import LEGACY, MODERN, TOOLHOST, Gateway, _env
+from tests.servers.test_shared_taint_serve import client
 
 pytestmark = pytest.mark.anyio
 
@@ -98,16 +97,6 @@ async def serves(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict
         yield gws
 
 
-@asynccontextmanager
-async def client(gw: Gateway, era: str) -> AsyncIterator[Client]:
-    key = gw.keys.get("alice")
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=STEP_SECONDS) as http, \
-            Client(streamable_http_client(gw.url, http_client=http), mode=CLIENT_MODE[era]) as c:
-        assert c.protocol_version == era
-        yield c
-
-
 async def listed(c: Client) -> list[str]:
     """The tool names listed once the upstream is connected (the honest tool is there)."""
     while True:  # the serve connects its upstream in the background; its own answer says when
@@ -125,7 +114,7 @@ def masked(result: Any, name: str) -> str:
 @pytest.mark.parametrize("mode", ("open", "keys"))
 async def test_a_held_definition_is_invisible_and_uncallable(serves, mode: str, era: str) -> None:
     with anyio.fail_after(STEP_SECONDS):
-        async with client(serves[mode], era) as c:
+        async with client(serves[mode], serves[mode].keys.get("alice"), era) as c:
             assert await listed(c) == [WEATHER]
             found = await c.call_tool("tool_search", {"query": "exchange rates currency"})
             assert RATES not in [t["name"] for t in found.structured_content["tools"]]
@@ -146,7 +135,7 @@ async def test_the_local_admin_sees_it_held_with_the_finding_and_cannot_call_it(
     gw = serves[mode]
     base = gw.url.removesuffix("/mcp") + "/admin/api"
     with anyio.fail_after(STEP_SECONDS):
-        async with client(gw, MODERN) as c:
+        async with client(gw, gw.keys.get("alice"), MODERN) as c:
             await listed(c)
         async with httpx2.AsyncClient(base_url=base, timeout=STEP_SECONDS,
                                       headers={"Authorization": f"Bearer {gw.admin_token}"}) as api:
@@ -167,7 +156,7 @@ async def test_the_local_admin_sees_it_held_with_the_finding_and_cannot_call_it(
 @pytest.mark.parametrize("era", ERAS)
 async def test_with_auth_off_there_are_no_pins_so_the_definition_is_served(serves, era: str) -> None:
     with anyio.fail_after(STEP_SECONDS):
-        async with client(serves["off"], era) as c:
+        async with client(serves["off"], None, era) as c:
             assert sorted(await listed(c)) == [RATES, WEATHER]
             done = await c.call_tool("call_tool", {"name": RATES, "arguments": {"currency": "EUR"}})
             assert (done.is_error, done.content[0].text) == (False, "rates for EUR")
