@@ -56,7 +56,8 @@ RULES = tuple(
           r"|\b(?:already|previously)\s{1,8}(?:been\s{1,8})?(?:authori[sz]ed|approved|consented|confirmed|cleared)\b")),
         (_K.CONFIRMATION_BYPASS, "approval_by_authority", True,
          (('pre', 'approved', 'authori', 'consent'), ('admin', 'owner', 'holder', 'user', 'team', 'operator')),
-         (rf"\b(?:pre-?(?:approved|authori[sz]ed|consented)|(?:already\s{{1,8}})?(?:approved|authori[sz]ed))\s{{1,8}}by"
+         (rf"\b(?:pre-?(?:approved|authori[sz]ed|consented)|already\s{{1,8}}(?:been\s{{1,8}})?(?:approved|authori[sz]ed))"
+          rf"\s{{1,8}}by"
           rf"\s{{1,8}}{_ADMIN}\b"
           rf"|\b{_ADMIN}\s{{1,8}}(?:has|have)\s{{1,8}}(?:already\s{{1,8}})?(?:pre-?(?:approved|authori[sz]ed|consented)"
           rf"|approved\s{{1,8}}(?:all|every|any|v\d)|consented\s{{1,8}}to\s{{1,8}}(?:all|every|any))\b"
