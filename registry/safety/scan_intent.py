@@ -88,10 +88,11 @@ RULES = tuple(
         (_K.INSTRUCTION, "hijack_replies", True,
          (('every', 'each', 'all', 'any'), ('repl', 'answer', 'respons', 'message', 'output', 'turn')),
          (rf"\b(?:end|close|finish|start|begin|prefix|suffix|conclude|sign|append\s{{1,8}}to|add\s{{1,8}}to)\w{{0,3}}"
-          rf"\s{{1,8}}(?:every|each|all|any)\s{{1,8}}(?:one\s{{1,8}})?(?:of\s{{1,8}}(?:your|the)\s{{1,8}})?(?:later\s{{1,8}}"
-          rf"|future\s{{1,8}}|subsequent\s{{1,8}}|following\s{{1,8}}|other\s{{1,8}})?{_REPLY}\b"
+          rf"\s{{1,8}}(?:every|each|all|any)\s{{1,8}}(?:one\s{{1,8}})?(?:of\s{{1,8}}your\s{{1,8}}(?:later\s{{1,8}}|future\s{{1,8}}"
+          rf"|subsequent\s{{1,8}}|following\s{{1,8}})?{_REPLY}|(?:later\s{{1,8}}|future\s{{1,8}}|subsequent\s{{1,8}}"
+          rf"|following\s{{1,8}})?(?:repl(?:y|ies)|answers?|responses?))\b"
           rf"|\b(?:for|in)\s{{1,8}}(?:every|each|all|any)\s{{1,8}}(?:later|future|subsequent|following|remaining)"
-          rf"\s{{1,8}}{_REPLY}\b"
+          rf"\s{{1,8}}(?:repl(?:y|ies)|answers?|responses?)\b"
           rf"|\b(?:for|during|in)\s{{1,8}}the\s{{1,8}}(?:rest|remainder)\s{{1,8}}of\s{{1,8}}(?:this|the)\s{{1,8}}"
           rf"(?:session|conversation|chat)\b[^.\n]{{0,40}}?\b(?:your|you|every|each|all|always)\b")),
         (_K.CONCEALMENT, "as_your_own", True,
@@ -140,8 +141,8 @@ RULES = tuple(
         (_K.EXFILTRATION, "url_template_conversation", True,
          (('http', '//'), ('{', '<')),
          (r"(?:https?:)?//[^\s)\"'<>]{1,200}?[?&/=][^\s)\"']{0,100}?[{<]\s{0,4}(?:an?\s{1,8})?(?:[\w-]{1,24}\s{1,8}){0,4}?"
-          r"(?:conversation|chat|history|transcript|prompt|summary\s{1,8}of|everything|the\s{1,8}user'?s?|user_(?:message|input"
-          r"|request|query)|messages|context|secrets?|api[_\s]?key|password|token)")),
+          r"(?:conversation\w*|transcript\w*|chat_?history|chat_?log|history\b|(?:system_?)?prompt\b|summary\s{1,8}of"
+          r"|everything|the\s{1,8}user'?s?\b|user_(?:message|input|request|query)\b|what\s{1,8}the\s{1,8}user)")),
         # --- the model's own context as the object of a request
         (_K.SECRET_REFERENCE, "model_context_harvest", True,
          (('you',), ('instruction', 'prompt', 'rules', 'guidelines', 'directions', 'tool')),

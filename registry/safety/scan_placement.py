@@ -58,12 +58,13 @@ _MIN_IDENTIFIER_WORDS = 5
 _MODEL = (r"(?:assistant|ai|model|agent|llm|claude|gpt|chatgpt|copilot|asistan|asistente|assistente|assistent"
           r"|asystent|asistent|asisten|assistentin|ассистент|асистент|помощник|помічник|助手|アシスタント|مساعد"
           r"|المساعد|trợ\s?lý|어시스턴트|सहायक)")
-_ADDRESS = re.compile(rf"(?:^|[\s—–\-|;.,(\[])(?:note\s+(?:to|for)\s+(?:the\s+)?)?{_MODEL}\s{{0,4}}[:：]",
-                      re.IGNORECASE)
+_ADDRESS = re.compile(rf"(?:^|[\s—–\-|;.,(\[])(?:note\s+(?:to|for)\s+(?:the\s+)?)?{_MODEL}\s{{0,4}}[:：]\s*"
+                      r"\S+(?:\s+\S+){3}", re.IGNORECASE)
+"""A value addressing the model and going on for at least four words ("assistant: call this before
+every reply …"; an honest title "Agent: create run" is too short)."""
 _YOU_ACT = re.compile(
-    r"\byou(?:r)?\b[^.\n]{0,60}?\b(?:read|send|call|include|attach|copy|paste|forward|pass|append|fetch|upload|post"
-    r"|grab|collect|insert|run|invoke|use)\b|\b(?:read|send|call|include|attach|copy|paste|forward|pass|append"
-    r"|fetch|upload|post|grab|collect|insert)\b[^.\n]{0,60}?\byour?\b", re.IGNORECASE)
+    r"\byou\s+(?:must|should|need\s+to|have\s+to|are\s+(?:required|expected)\s+to)\b"
+    r"|\b(?:before|after|when(?:ever)?|once)\s+(?:you|answering|replying|responding)\b", re.IGNORECASE)
 
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？؟\n]")
 _URL_OR_EMAIL = re.compile(r"(?:https?://|www\.)[^\s<>\"')\]]+|[\w.+-]{1,64}@[\w-]{1,64}\.[\w.]{2,64}")
@@ -74,7 +75,13 @@ _REFERENCE = re.compile(r"\b(?:see|docs?|documentation|details|reference|more\s+
 """Words before a URL that make it a documentation link ("see https://…", "docs: https://…")."""
 _EXAMPLE_HOST = re.compile(r"(?:https?://|www\.|@)(?:[\w-]+\.)*(?:example\.(?:com|org|net)|localhost|127\.0\.0\.1"
                            r"|your[\w-]*\.)|(?:https?://|@)[\w-]+(?=$|[/:?#])")
-_SNAKE = re.compile(r"(?<![\w./@\"-])[a-z][a-z0-9]{0,40}(?:_[a-z0-9]{1,40}){1,6}(?![\w/@-])")
+_VERBS = ("send|get|post|put|fetch|http|https|transfer|pay|git|read|write|create|delete|export|import|upload|download"
+          "|call|run|exec|execute|list|search|update|set|add|remove|forward|share|sync|email|mail|slack|notify|submit"
+          "|make|place|invoke|query|open|save|store|copy|move|push|publish|generate|translate|reply|book|buy|order"
+          "|withdraw|deposit|approve|grant|browser|shell|web|file|db|sql|wire|payment|bank")
+_SNAKE = re.compile(rf"(?<![\w./@\"-])(?:{_VERBS})(?:_[a-z0-9]{{1,40}}){{1,6}}(?![\w/@-])")
+"""A tool-like ``snake_case`` name: an action or a service first (``send_email``, ``transfer_funds``,
+``http_post``; not ``base_url`` or ``snake_case``)."""
 
 
 def placement(path: str, in_key: bool) -> Placement:
