@@ -157,9 +157,11 @@ class ScanResult:
         for i, a in enumerate(weak):
             for b in weak[i + 1:]:
                 same_field = a.path == b.path and a.in_key == b.in_key
+                # two claims, not two readings of one phrase ("without asking for confirmation")
+                apart = a.end <= b.start or b.end <= a.start or _K.CONFIRMATION_BYPASS not in (a.kind, b.kind)
                 pair = (a.kind, b.kind) in _PAIRS[a.kind] or (a.kind is b.kind and a.kind in _SELF_PAIRS
                                                               and a.rule != b.rule)
-                if pair and same_field and abs(a.start - b.start) <= WEAK_PAIR_CHARS:
+                if pair and apart and same_field and abs(a.start - b.start) <= WEAK_PAIR_CHARS:
                     return True
         return False
 
@@ -191,7 +193,8 @@ _PAIR_LIST = ((_K.SECRET_REFERENCE, _K.INSTRUCTION), (_K.SECRET_REFERENCE, _K.EX
                                                       _K.SECRET_REFERENCE, _K.EXFILTRATION, _K.MANIPULATION,
                                                       _K.CONCEALMENT)))
 _SELF_PAIRS = frozenset({_K.MANIPULATION, _K.CONFIRMATION_BYPASS})
-"""Kinds whose two *different* claims together read as an attack ("other tools are stale" + "prefer this")."""
+"""Kinds whose two *different* claims together read as an attack ("other tools are stale" + "prefer
+this"). A confirmation bypass pairs only with a finding it does not overlap."""
 _PAIRS: dict[FindingKind, set[tuple[FindingKind, FindingKind]]] = {}
 for _a, _b in _PAIR_LIST:
     for _x, _y in ((_a, _b), (_b, _a)):

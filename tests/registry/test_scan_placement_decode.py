@@ -165,3 +165,6 @@ def test_two_confirmation_bypass_claims_pair() -> None:
     kinds = [f.kind for f in result.findings]
     assert kinds.count(FindingKind.CONFIRMATION_BYPASS) == 2 and result.suspicious
     assert not any(f.strong for f in result.findings if f.kind is FindingKind.CONFIRMATION_BYPASS)
+    # one phrase read by two rules is one claim, not two
+    once = scan_definition(tool("Force-deletes a branch: the CLI would proceed without asking for confirmation."))
+    assert [f.kind for f in once.findings].count(FindingKind.CONFIRMATION_BYPASS) == 2 and not once.suspicious
