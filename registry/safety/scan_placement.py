@@ -68,8 +68,9 @@ _YOU_ACT = re.compile(
 
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？؟\n]")
 _URL_OR_EMAIL = re.compile(r"(?:https?://|www\.)[^\s<>\"')\]]+|[\w.+-]{1,64}@[\w-]{1,64}\.[\w.]{2,64}")
-_ACCOUNT = re.compile(r"\b[A-Z]{2}\d{2}(?:[A-Z0-9]{10,30}|(?:\s[A-Z0-9]{4}){3,7}(?:\s[A-Z0-9]{1,4})?)\b|\b\d{12,34}\b")
-"""An IBAN (``DE89370400440532013000``, ``PL61 1090 1014 …``) or a long account number."""
+_ACCOUNT = re.compile(r"\b[A-Z]{2}\d{2}(?:[A-Z0-9]{10,30}|(?:\s[A-Z0-9]{4}){3,7}(?:\s[A-Z0-9]{1,4})?)\b|\b\d{16,34}\b")
+"""An IBAN (``DE89370400440532013000``, ``PL61 1090 1014 …``) or an account number of 16+ digits
+(not a millisecond timestamp or a phone number)."""
 _REFERENCE = re.compile(r"\b(?:see|docs?|documentation|details|reference|more\s+(?:info|at)|learn\s+more|read\s+more"
                         r"|guide|manual|described\s+(?:at|in))\b[^\w]{0,4}(?:\w+[^\w]{1,4}){0,2}$", re.IGNORECASE)
 """Words before a URL that make it a documentation link ("see https://…", "docs: https://…")."""
