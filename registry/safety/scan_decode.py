@@ -33,10 +33,7 @@ from urllib.parse import unquote
 from registry.safety.scan_chars import Finding
 from registry.safety.scan_rules import FindingKind
 
-__all__ = ["ENCODINGS", "decoded_views", "view_findings"]
-
-ENCODINGS = ("rot13", "url", "html")
-"""Views whose new findings are encoded on purpose (strong); ``folded`` is the fourth view."""
+__all__ = ["decoded_views", "view_findings"]
 
 _ENGLISH = frozenset(
     "the a an and or to of in on for with from by this that these it its is are be was were you your they "
