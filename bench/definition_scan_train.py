@@ -21,7 +21,9 @@ NIPS 2002): round 1 trains on every unit of a poisoned tool, later rounds on its
 (a poisoned tool's units under ``MIN_ATTACK_WORDS`` words are its cover, negatives). Features: the
 multilingual USE embedding (:class:`host.search.embedder.UseEmbedder`, 512-d); model: scikit-learn
 ``LogisticRegression`` (``class_weight="balanced"``, fixed ``C``, ``random_state=0``); deterministic.
-Threshold: the lowest score at which at most :data:`MAX_EVEN_FP` of the even shippable real tools
+Tools are scored on :func:`registry.safety.learned.scored_units` (English prose in descriptions is
+left to the rules), as the shipped scorer does. Threshold: the lowest score at which at most
+:data:`MAX_EVEN_FP` of the even shippable real tools
 (tool score = highest unit score) are held, each scored *out of fold* (:data:`FOLDS` models, each
 trained without a quarter of them): a threshold set on the training negatives' own scores held three
 times more of the unseen odd half than promised.
@@ -52,7 +54,7 @@ from definition_scan_synth import HELD_OUT_LANGUAGES, synth_tools  # noqa: E402
 from search_data import EVAL_DIR  # noqa: E402
 
 from registry.safety.definition_scan import scan_definition  # noqa: E402
-from registry.safety.learned import definition_units  # noqa: E402
+from registry.safety.learned import definition_units, scored_units  # noqa: E402
 
 TRAIN_SETS = {"blind2": FIXTURE_DIR / "poisoned_holdout_v2.json", "blind3": FIXTURE_DIR / "poisoned_holdout_v3.json",
               "blind4": FIXTURE_DIR / "poisoned_holdout_v4.json"}
@@ -60,7 +62,9 @@ TRAIN_SETS = {"blind2": FIXTURE_DIR / "poisoned_holdout_v2.json", "blind3": FIXT
 UNSHIPPABLE = ("tl_", "g3_")
 """Id prefixes of the ToolLens corpora (no licence stated): evaluated on, never trained on."""
 PROBE_PATH = ROOT / "registry" / "safety" / "data" / "probe.npz"
-MAX_EVEN_FP = 0.0013
+MAX_EVEN_FP = 0.0
+"""Share of the even real tools the threshold may hold (out of fold). 0: just above the highest; at
+0.13 % the probe also held 7/240 honest tools in the held-out languages (``--synthetic-split``)."""
 C = 3.0
 """Inverse regularisation, chosen with ``--synthetic-split --leave-out blind4`` (0.3, 1, 3): at 3 the
 unseen languages lose 2/240 against 1 and the odd real half holds half as many tools."""
@@ -147,6 +151,11 @@ def main(argv: list[str] | None = None) -> int:
         units = definition_units(tool)
         return np.stack([vectors[_key(u)] for _, u in units]) if units else np.zeros((0, 512), np.float32)
 
+    def scored(tool: dict) -> np.ndarray:
+        """The vectors of the units the shipped scorer scores (:func:`scored_units`)."""
+        units = scored_units(tool)
+        return np.stack([vectors[_key(u)] for _, u in units]) if units else np.zeros((0, 512), np.float32)
+
     # an attack needs words: a poisoned tool's units shorter than MIN_ATTACK_WORDS ("Weather.", "city")
     # are its cover, not its payload, and count as negatives (else the topic of the fixtures is learned)
     pos_units, cover = [], []
@@ -188,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     for fold in range(FOLDS):
         held = [t for j, t in enumerate(even) if j % FOLDS == fold]
         kept = [t for j, t in enumerate(even) if j % FOLDS != fold]
-        oof += tool_scores(fit(kept + others), [group(t) for t in held]).tolist()
+        oof += tool_scores(fit(kept + others), [scored(t) for t in held]).tolist()
         print(f"# fold {fold + 1}/{FOLDS}", file=sys.stderr)
     model = fit(neg)
     even_scores = np.sort(np.array(oof))[::-1]
@@ -209,15 +218,15 @@ def main(argv: list[str] | None = None) -> int:
              ("real ToolLens (never trained)", toollens)]
     print(f"{'set':40} {'learned':>8} {'rules':>6} {'both':>6} {'of':>6}")
     for name, tools in rows:
-        learned = tool_scores(model, [group(t) for t in tools]) >= threshold
+        learned = tool_scores(model, [scored(t) for t in tools]) >= threshold
         rules = np.array([scan_definition(t).suspicious for t in tools])
         print(f"{name:40} {int(learned.sum()):8d} {int(rules.sum()):6d} {int((rules | learned).sum()):6d} "
               f"{len(tools):6d}")
     if args.show_fp:
         for name, tools in (("odd", odd), ("ToolLens", toollens)):
             for t in tools:
-                units = definition_units(t)
-                scores = model.predict_proba(group(t))[:, 1] if units else []
+                units = scored_units(t)
+                scores = model.predict_proba(scored(t))[:, 1] if units else []
                 for (path, u), sc in zip(units, scores, strict=True):
                     if sc >= threshold:
                         print(f"FP {name} {t['name']} {path} {sc:.3f}: {u[:200]!r}")

@@ -33,7 +33,7 @@ from urllib.parse import unquote
 from registry.safety.scan_chars import Finding
 from registry.safety.scan_rules import FindingKind
 
-__all__ = ["decoded_views", "view_findings"]
+__all__ = ["decoded_views", "english_words", "view_findings"]
 
 _ENGLISH = frozenset(
     "the a an and or to of in on for with from by this that these it its is are be was were you your they "
@@ -73,7 +73,8 @@ def _unmix(m: re.Match[str]) -> str:
     return word.translate(_LOOKALIKE) if _LATIN.search(word) and _GREEK_CYRILLIC.search(word) else word
 
 
-def _english_words(text: str) -> int:
+def english_words(text: str) -> int:
+    """How many words of ``text`` are among the commonest English words."""
     return sum(1 for w in _WORD.findall(text) if w.lower() in _ENGLISH)
 
 
@@ -88,7 +89,7 @@ def _rot13(text: str) -> str | None:
         if len(words) < _MIN_ROT13_WORDS:
             return piece
         decoded = codecs.encode(piece, "rot13")
-        plain, rot = _english_words(piece), _english_words(decoded)
+        plain, rot = english_words(piece), english_words(decoded)
         if rot >= 3 and rot >= 0.25 * len(words) and rot >= 3 * plain + 2:
             changed = True
             return decoded
