@@ -386,8 +386,8 @@ class DefinitionScanOptions(BaseModel):
     learned: bool = True
     """Hold tools the learned probe flags besides the rules (needs the dense model; without it the
     rules alone hold). On by default: on attacks in languages it never trained on it lifts recall
-    from 55 % to 89 % (``bench/definition_scan_train.py --synthetic-split``) while holding about 1 in
-    1,000 real tools (``bench/definition_scan.py --learned``). ``$TOOLHOST_LEARNED_SCAN`` overrides it
+    from 55 % to 89 % (``bench/definition_scan_train.py --synthetic-split``) while holding 4 of 3,379
+    real tools instead of 1 (``bench/definition_scan.py --learned``). ``$TOOLHOST_LEARNED_SCAN`` overrides it
     (:func:`host.safety.learned_scan_enabled`)."""
 
 
