@@ -3,9 +3,9 @@ natural-language string of a definition.
 
 Rules (:mod:`registry.safety.definition_scan`) catch the phrasings they were written for; an attack
 reworded, translated or moved to a parameter name, an ``examples`` value or ``annotations.title``
-slips past them. The probe scores each *text unit* (:func:`definition_units`) by how much its
-embedding resembles the units of known poisoned definitions; the tool's score is the highest unit
-score, and a tool at or over the threshold gets a strong ``learned`` finding naming the unit:
+slips past them. The probe scores each *text unit* the rules read poorly (:func:`scored_units`:
+values, titles, the tool's name, text not in English) by how much its embedding resembles the
+units of known poisoned definitions; the tool's score is the highest unit score, and a tool at or over the threshold gets a strong ``learned`` finding naming the unit:
 ``resembles known poisoned definitions, score 0.93 ≥ 0.80, in `inputSchema.properties.x.description```.
 
 Text units (path: text):
@@ -192,8 +192,9 @@ def reads_as_english(text: str) -> bool:
 
 
 def scored_units(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> list[tuple[str, str]]:
-    """The units the probe speaks for: every unit (:func:`definition_units`) except English prose in a
-    description or a parameter description, which the rules read well — there the probe's extra
+    """The units the probe speaks for: every unit (:func:`definition_units`) except English text in a
+    description, a parameter description or a bare property name (the rules' identifier check reads
+    those), which the rules read well — there the probe's extra
     holds were mostly honest tools it never trained on (``bench/definition_scan.py --learned``)."""
     return [(path, text) for path, text in definition_units(tool)
             if placement(path, False) != "text" or not reads_as_english(text)]
