@@ -5,7 +5,8 @@ Rules (:mod:`registry.safety.definition_scan`) catch the phrasings they were wri
 reworded, translated or moved to a parameter name, an ``examples`` value or ``annotations.title``
 slips past them. The probe scores each *text unit* the rules read poorly (:func:`scored_units`:
 values, titles, the tool's name, text not in English) by how much its embedding resembles the
-units of known poisoned definitions; the tool's score is the highest unit score, and a tool at or over the threshold gets a strong ``learned`` finding naming the unit:
+units of known poisoned definitions; the tool's score is the highest unit score, and a tool at or
+over the threshold gets a strong ``learned`` finding naming the unit:
 ``resembles known poisoned definitions, score 0.93 ≥ 0.80, in `inputSchema.properties.x.description```.
 
 Text units (path: text):
