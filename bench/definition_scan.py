@@ -10,17 +10,17 @@ Data:
   ``eval-data`` folder next to the checkout (``../shared/eval-data``) or pass ``--eval-dir``.
   Rules were tuned looking at the even-numbered real tools (``tune``) and the fixtures' tune
   split; the table reports every part separately and all together;
-* blind v2: ``tests/registry/fixtures/poisoned_holdout_v2.json``, 40 poisoned and 40 tricky benign
-  definitions written by a colleague without reading the scanner (each cites its source), measured
-  blind once (35/40, 5/40 benign flagged) and since then a *tuning* set like ``tune``: its misses
-  shaped :mod:`registry.safety.scan_lexicon`;
-* blind3: ``tests/registry/fixtures/poisoned_holdout_v3.json``, a fresh set of the same shape by a
-  colleague, opened only after the second rule table was committed and never tuned on by the rules:
-  recall on its poisoned cases, the share of its benign cases flagged. The learned probe *was*
-  trained on it (``bench/definition_scan_train.py``), so its ``+learn`` column is in-sample.
-
-* blind4: ``tests/registry/fixtures/poisoned_holdout_v4.json``, a third fresh set (80 cases), opened
-  only after the probe and its threshold were committed: neither the rules nor the probe saw it.
+* spent v2-v4: ``tests/registry/fixtures/poisoned_holdout_v{2,3,4}.json``, 40 poisoned and 40
+  tricky benign definitions each, written by colleagues who never read the scanner (each case cites
+  its source). Each was measured blind once (v2 35/40, v3 22/40, v4 22/40 by the rules of the day)
+  and then tuned and trained on, so they are reported as one *spent* set, not as a test;
+* synthetic: ``bench/definition_scan_synth.py`` (9 attack moves × 18 languages × 5 placements, and
+  honest covers in the same languages). The rules were written without looking at its output; the
+  probe is trained on all of it, so its ``+learn`` column there is in-sample: the honest figure for
+  unseen languages is ``bench/definition_scan_train.py --synthetic-split`` (a probe trained without
+  the held-out languages);
+* false positives by half (even: tuned on; odd: the report) and by source (the shippable corpora
+  the probe trains on, ToolLens, which it never trains on).
 
 ``--learned`` adds a ``+learn`` column (rules + the learned probe, :mod:`host.safety`; needs the
 dense model), the cost per tool with embedding, and the discovery cost of 300 new tools.
@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from definition_scan_synth import HELD_OUT_LANGUAGES, LANGUAGES, synth_tools
 from search_data import EVAL_DIR, dedupe_tools, load_tools
 
 if TYPE_CHECKING:
@@ -60,9 +61,9 @@ from registry.safety.definition_scan import scan_definition
 
 FIXTURE_DIR = Path(__file__).resolve().parent.parent / "tests" / "registry" / "fixtures"
 FIXTURES = FIXTURE_DIR / "poisoned_tools.json"
-BLIND_SETS = {"blind v2 (tuning)": FIXTURE_DIR / "poisoned_holdout_v2.json",
-              "blind3 (probe trained on)": FIXTURE_DIR / "poisoned_holdout_v3.json",
-              "blind4": FIXTURE_DIR / "poisoned_holdout_v4.json"}
+BLIND_SETS = {"v2": FIXTURE_DIR / "poisoned_holdout_v2.json", "v3": FIXTURE_DIR / "poisoned_holdout_v3.json",
+              "v4": FIXTURE_DIR / "poisoned_holdout_v4.json"}
+"""The spent blind sets: each was measured blind once, then tuned and trained on (a set, not a test)."""
 REAL_FILES = (
     "toollens/normalized/tools.jsonl",
     "toollens/normalized/toolbench_g3_corpus_tools.jsonl",
@@ -217,15 +218,24 @@ def main(argv: list[str] | None = None) -> int:
         part = [c["tool"] for c in cases if split is None or c["split"] == split]
         rows.append((f"recall, poisoned {split or 'all'}", *held(part), len(part)))
     blind = {name: json.loads(path.read_text(encoding="utf-8"))["cases"] for name, path in BLIND_SETS.items()}
-    for set_name, set_cases in blind.items():
+    spent = [c for set_cases in blind.values() for c in set_cases]
+    for what, poisoned in (("recall", True), ("flagged", False)):
+        part = [c["tool"] for c in spent if c["poisoned"] is poisoned]
+        rows.append((f"{what}, spent v2-v4 {'poisoned' if poisoned else 'benign'}", *held(part), len(part)))
+    synth = synth_tools()
+    for lang_part, langs in (("held-out languages", HELD_OUT_LANGUAGES),
+                             ("other languages", tuple(x for x in LANGUAGES if x not in HELD_OUT_LANGUAGES))):
         for what, poisoned in (("recall", True), ("flagged", False)):
-            part = [c["tool"] for c in set_cases if c["poisoned"] is poisoned]
-            rows.append((f"{what}, {set_name} {'poisoned' if poisoned else 'benign'}", *held(part), len(part)))
+            part = [s["tool"] for s in synth if s["poisoned"] is poisoned and s["lang"] in langs]
+            rows.append((f"{what}, synthetic {lang_part} {'poisoned' if poisoned else 'honest'}", *held(part),
+                         len(part)))
     flagged = [(i, t, scan_definition(t)) for i, t in enumerate(real)]
     flagged = [(i, t, r) for i, t, r in flagged if r.suspicious]
     learned_flags = ({i for i, t in enumerate(real) if definition_hold(t, scorer) is not None} if scorer is not None
                      else {i for i, _, _ in flagged})
+    toollens = {i for i, t in enumerate(real) if t["id"].startswith(("tl_", "g3_"))}
     for name, keep in (("tune (even)", lambda i: i % 2 == 0), ("report (odd)", lambda i: i % 2 == 1),
+                       ("shippable corpora", lambda i: i not in toollens), ("ToolLens", lambda i: i in toollens),
                        ("all", lambda i: True)):
         n = sum(1 for i in range(len(real)) if keep(i))
         fp = sum(1 for i, _, _ in flagged if keep(i))
@@ -263,9 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"# machine load average {load:.1f} on {os.cpu_count()} CPUs (costs are inflated when it exceeds the CPU count)"
     )
-    print(f"{'measure':38} {'rules':>6} {'of':>6} {'%':>8}" + (f" {'+learn':>7} {'%':>8}" if scorer else ""))
+    print(f"{'measure':48} {'rules':>6} {'of':>6} {'%':>8}" + (f" {'+learn':>7} {'%':>8}" if scorer else ""))
     for name, hit, both, n in rows:
-        print(f"{name:38} {hit:6d} {n:6d} {100.0 * hit / n:8.2f}" + (f" {both:7d} {100.0 * both / n:8.2f}"
+        print(f"{name:48} {hit:6d} {n:6d} {100.0 * hit / n:8.2f}" + (f" {both:7d} {100.0 * both / n:8.2f}"
                                                                       if scorer else ""))
     print(f"{'cost per tool, CPU, median round (µs)':38} {statistics.median(cpu):21.1f}")
     print(f"{'cost per tool, wall, median round (µs)':38} {statistics.median(wall):21.1f}")

@@ -74,9 +74,9 @@ class EmbeddingScorer:
         return self.probe.score_vectors(self.embedder.embed(list(texts))).tolist()
 
 
-def learned_scan_enabled(configured: bool = False) -> bool:
+def learned_scan_enabled(configured: bool = True) -> bool:
     """Whether the learned signal is on: ``$TOOLHOST_LEARNED_SCAN`` when set, else ``configured``
-    (the config file's ``toolhost.definition_scan.learned``, default ``False``).
+    (the config file's ``toolhost.definition_scan.learned``, default ``True``).
 
     Raises:
         ValueError: the variable is set to something else than a yes/no word.

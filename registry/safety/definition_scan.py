@@ -39,6 +39,10 @@ kind                      what fires (strong unless marked weak)
 ``manipulation``          "other tools are deprecated/compromised", "never use other tools"; weak:
                           "instead of other tools", "the only/best tool to use", "the preferred tool
                           for every task", "should be preferred"
+``confirmation_bypass``   weak: "pre-approved", "no confirmation needed", "without checking back with
+                          the user", "proceed directly"; strong: approval claimed for an authority
+                          ("pre-authorised by the workspace administrator"), "asking the user first
+                          breaks …" (:mod:`registry.safety.scan_intent`)
 ``side_effect``           weak: an extra destructive step ("also/afterwards/after using … delete,
                           wipe, drop, revoke")
 ``tool_reference``        weak: an imperative naming another tool ("call export_chat",
@@ -75,10 +79,20 @@ A tool is suspicious (:attr:`ScanResult.suspicious`) when it has a strong findin
 findings of families that together read as an attack, in the same field within
 :data:`WEAK_PAIR_CHARS` (the pair table ``_PAIR_LIST``): a secret with an instruction, exfiltration,
 tool reference or side effect; an instruction with exfiltration, manipulation or a side effect; a
-tool reference with exfiltration; concealment with any other weak family; two different
-manipulation claims. Single weak signals are common in honest tools ("you must pass the id",
-"API key required", "instead of the generic HTTP tool"); their combinations are not. Rules live in two
-tables, :data:`registry.safety.scan_rules.RULES` and :data:`registry.safety.scan_lexicon.RULES`.
+tool reference with exfiltration; concealment or a confirmation bypass with any other weak family;
+two different manipulation or confirmation-bypass claims. Single weak signals are common in honest
+tools ("you must pass the id", "API key required", "instead of the generic HTTP tool"); their
+combinations are not. Rules live in three tables, :data:`registry.safety.scan_rules.RULES`,
+:data:`registry.safety.scan_lexicon.RULES` and :data:`registry.safety.scan_intent.RULES`
+(confirmation bypass, reply hijacking, preference manipulation, rendered-URL exfiltration, context
+harvesting).
+
+Two more passes read what the tables cannot: every field's *decoded views* (ROT13, percent-encoding,
+HTML references, look-alike and invisible-character folding; :mod:`registry.safety.scan_decode`) go
+through the same rules, and *placement* (:mod:`registry.safety.scan_placement`) makes an
+instruction-like weak finding in a value, title or property name strong and adds three structural
+checks that need no language's words (an identifier naming a secret and an action, a value or title
+addressed to the model, another tool's name beside a destination in one sentence).
 Measured recall and false positives: ``bench/definition_scan.py``.
 
 Shapes: input is a ``tools/list`` entry (``{"name", "title"?, "description"?, "inputSchema",
@@ -91,16 +105,18 @@ invisible characters show as ``\\U000e0041``. Pure; no I/O.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bisect
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from registry.safety import scan_decode as decode
+from registry.safety import scan_intent as intent
 from registry.safety import scan_lexicon as lexicon
+from registry.safety import scan_placement as placed
 from registry.safety import scan_rules as rules
+from registry.safety.scan_chars import Finding, escape_span, segment_findings
 from registry.safety.scan_rules import FindingKind
 from registry.tool import ToolDefinition, ToolRecord
 
@@ -114,9 +130,6 @@ __all__ = [
     "tool_document",
 ]
 
-MAX_SPAN_CHARS = 160
-"""Longest span reported (escaped characters); longer spans end with ``…``."""
-
 MAX_FIELD_CHARS = 65_536
 """Characters of one field that are scanned; a longer field is a strong ``oversized`` finding."""
 
@@ -126,39 +139,6 @@ Scanning is linear (≈ 1–1.5 µs per character), so one hostile definition co
 
 MAX_FINDINGS = 100
 """Findings kept per tool (strong ones first)."""
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One suspicious span.
-
-    Attributes:
-        kind: :class:`FindingKind`.
-        path: JSON path of the field (``description``, ``inputSchema.properties.a.description``).
-        span: the offending text, escaped (:func:`escape_span`), at most :data:`MAX_SPAN_CHARS`.
-        start, end: character offsets of the span in the field's text.
-        strong: alone enough to call the tool suspicious.
-        rule: short rule name (``fake_tag``, ``tag_chars`` …).
-        in_key: the text is a property name (the key at ``path``), not a value.
-        message: the whole line for people instead of the span (the ``learned`` finding's score).
-    """
-
-    kind: FindingKind
-    path: str
-    span: str
-    start: int
-    end: int
-    strong: bool
-    rule: str
-    in_key: bool = False
-    message: str = ""
-
-    def describe(self) -> str:
-        """One line for people: ``instruction (fake_tag) at description[12:23]: '<IMPORTANT>'``."""
-        if self.message:
-            return f"{self.kind.value} ({self.rule}): {self.message}: '{self.span}'"
-        where = f"{self.path} (property name)" if self.in_key else f"{self.path}[{self.start}:{self.end}]"
-        return f"{self.kind.value} ({self.rule}) at {where}: '{self.span}'"
 
 
 @dataclass(frozen=True)
@@ -177,8 +157,11 @@ class ScanResult:
         for i, a in enumerate(weak):
             for b in weak[i + 1:]:
                 same_field = a.path == b.path and a.in_key == b.in_key
-                pair = (a.kind, b.kind) in _PAIRS[a.kind] or (a.kind is b.kind is _K.MANIPULATION and a.rule != b.rule)
-                if pair and same_field and abs(a.start - b.start) <= WEAK_PAIR_CHARS:
+                # two claims, not two readings of one phrase ("without asking for confirmation")
+                apart = a.end <= b.start or b.end <= a.start or _K.CONFIRMATION_BYPASS not in (a.kind, b.kind)
+                pair = (a.kind, b.kind) in _PAIRS[a.kind] or (a.kind is b.kind and a.kind in _SELF_PAIRS
+                                                              and a.rule != b.rule)
+                if pair and apart and same_field and abs(a.start - b.start) <= WEAK_PAIR_CHARS:
                     return True
         return False
 
@@ -204,7 +187,14 @@ _PAIR_LIST = ((_K.SECRET_REFERENCE, _K.INSTRUCTION), (_K.SECRET_REFERENCE, _K.EX
                                               _K.TOOL_REFERENCE, _K.SIDE_EFFECT, _K.MANIPULATION, _K.OVERSIZED)),
               (_K.MANIPULATION, _K.INSTRUCTION), (_K.MANIPULATION, _K.OVERSIZED),
               (_K.SIDE_EFFECT, _K.INSTRUCTION), (_K.SIDE_EFFECT, _K.SECRET_REFERENCE),
-              (_K.SIDE_EFFECT, _K.EXFILTRATION))
+              (_K.SIDE_EFFECT, _K.EXFILTRATION),
+              # a claim that nobody needs to confirm makes any other move the model is asked to make an attack
+              *((_K.CONFIRMATION_BYPASS, k) for k in (_K.INSTRUCTION, _K.TOOL_REFERENCE, _K.SIDE_EFFECT,
+                                                      _K.SECRET_REFERENCE, _K.EXFILTRATION, _K.MANIPULATION,
+                                                      _K.CONCEALMENT)))
+_SELF_PAIRS = frozenset({_K.MANIPULATION, _K.CONFIRMATION_BYPASS})
+"""Kinds whose two *different* claims together read as an attack ("other tools are stale" + "prefer
+this"). A confirmation bypass pairs only with a finding it does not overlap."""
 _PAIRS: dict[FindingKind, set[tuple[FindingKind, FindingKind]]] = {}
 for _a, _b in _PAIR_LIST:
     for _x, _y in ((_a, _b), (_b, _a)):
@@ -216,115 +206,21 @@ DESCRIPTION_CHARS_PER_PROPERTY = 250
 """Extra allowance per schema property (characters, counted at every nesting level)."""
 
 
-def escape_span(text: str, limit: int = MAX_SPAN_CHARS) -> str:
-    """``text`` with every character outside printable ASCII/letters escaped (``\\u200b``,
-    ``\\U000e0041``, ``\\x1b``, ``\\n``), cut to ``limit`` characters with ``…``."""
-    out = []
-    for ch in text:
-        o = ord(ch)
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "'":
-            out.append("\\'")
-        elif o < 0x20 or 0x7F <= o < 0xA0:
-            out.append(f"\\x{o:02x}")
-        elif o > 0xFFFF:
-            out.append(f"\\U{o:08x}" if not ch.isprintable() or 0xE0000 <= o <= 0xE007F else ch)
-        elif not ch.isprintable() or ch in rules.ZERO_WIDTH or 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:
-            out.append(f"\\u{o:04x}")
-        else:
-            out.append(ch)
-    s = "".join(out)
-    return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-def _decoded_text(raw: bytes) -> str | None:
-    """``raw`` as text when it is mostly printable ASCII with a space (an encoded message), else ``None``."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    printable = sum(1 for c in text if c.isprintable() or c in "\n\t")
-    if len(text) >= 12 and printable / len(text) >= 0.95 and " " in text:
-        return text
-    return None
-
-
-def _encoded(text: str, path: str, in_key: bool) -> Iterator[Finding]:
-    for m in rules.BASE64.finditer(text):
-        run = m.group(0)
-        if not (re.search(r"[a-z]", run) and re.search(r"[A-Z]", run) and re.search(r"[0-9+/]", run)):
-            continue  # a long word or identifier, not base64
-        try:
-            decoded = _decoded_text(base64.b64decode(run + "=" * (-len(run) % 4), validate=False))
-        except (binascii.Error, ValueError):
-            decoded = None
-        span = escape_span(run) + (f" (decodes to '{escape_span(decoded, 80)}')" if decoded else "")
-        yield Finding(FindingKind.ENCODED_PAYLOAD, path, span, m.start(), m.end(), decoded is not None, "base64",
-                      in_key)
-    for m in rules.HEX.finditer(text):
-        decoded = _decoded_text(bytes.fromhex(m.group(0)))
-        span = escape_span(m.group(0)) + (f" (decodes to '{escape_span(decoded, 80)}')" if decoded else "")
-        yield Finding(FindingKind.ENCODED_PAYLOAD, path, span, m.start(), m.end(), decoded is not None, "hex", in_key)
-
-
-def _unusual_chars(text: str, path: str, in_key: bool) -> Iterator[Finding]:
-    def hit(kind: FindingKind, rule: str, m: re.Match[str], strong: bool = True) -> Finding:
-        return Finding(kind, path, escape_span(m.group(0)), m.start(), m.end(), strong, rule, in_key)
-
-    flags = {m.span() for m in rules.EMOJI_TAG_SEQUENCE.finditer(text)}
-    for m in rules.TAG_RUN.finditer(text):
-        if not any(a <= m.start() and m.end() <= b for a, b in flags):
-            yield hit(FindingKind.INVISIBLE_UNICODE, "tag_chars", m)
-    for m in rules.BIDI.finditer(text):
-        yield hit(FindingKind.INVISIBLE_UNICODE, "bidi_control", m)
-    seen: set[int] = set()
-    for m in rules.ZW_RUN.finditer(text):
-        seen.update(range(m.start(), m.end()))
-        yield hit(FindingKind.INVISIBLE_UNICODE, "zero_width_run", m)
-    for m in rules.ZW_IN_WORD.finditer(text):
-        if m.start() not in seen:
-            yield hit(FindingKind.INVISIBLE_UNICODE, "zero_width_in_word", m)
-    for m in rules.CONTROL.finditer(text):
-        yield hit(FindingKind.CONTROL_CHARS, "ansi_escape" if "\x1b" in m.group(0) else "control_char", m)
-
-
-def _segment_findings(text: str, path: str, in_key: bool) -> list[Finding]:
-    """The per-field checks: unusual characters, encoded payloads, padding."""
-    out: list[Finding] = []
-    if rules.PRE_FILTER.search(text):  # only text with unusual characters pays for these scans
-        out.extend(_unusual_chars(text, path, in_key))
-    if len(text) >= 40:
-        out.extend(_encoded(text, path, in_key))
-        if "    " in text or text.count("\n") >= 12:
-            for m in rules.PADDING.finditer(text):
-                if "\n" in m.group(0):  # line breaks: padding when any visible text follows
-                    hides = bool(text[m.end():].strip())
-                else:  # spaces: padding when visible text follows on the same line
-                    hides = bool(text[m.end():].split("\n", 1)[0].strip())
-                if hides:
-                    out.append(Finding(FindingKind.PADDING, path, escape_span(m.group(0), 40), m.start(), m.end(),
-                                       True, "whitespace_padding", in_key))
-    return out
-
-
 _SEPARATOR = "\n\n"
-_ALL_RULES = rules.RULES + lexicon.RULES
+_ALL_RULES = rules.RULES + lexicon.RULES + intent.RULES
 
 
-def _scan_segments(segments: list[tuple[str, str, bool]]) -> list[Finding]:
+def _scan_segments(segments: list[tuple[str, str, bool]], chars: bool = True) -> list[Finding]:
     """Findings of many fields at once: the word rules run once over all fields joined by blank
-    lines (no rule crosses a blank line; a match is reported in the field where it starts)."""
+    lines (no rule crosses a blank line; a match is reported in the field where it starts).
+    ``chars``: also the character-level checks (:func:`registry.safety.scan_chars.segment_findings`)."""
     out: list[Finding] = []
     starts: list[int] = []
     probes: list[str] = []
     pos = 0
     for path, text, in_key in segments:
-        out.extend(_segment_findings(text, path, in_key))
+        if chars:
+            out.extend(segment_findings(text, path, in_key))
         starts.append(pos)
         probe = text.replace("_", " ").replace("-", " ") if in_key else text
         probes.append(probe)
@@ -352,7 +248,18 @@ def scan_text(text: str, path: str, *, in_key: bool = False) -> list[Finding]:
     """
     if not text:
         return []
-    return sorted(_scan_segments([(path, text, in_key)]), key=lambda f: f.start)
+    return sorted(_all_findings([(path, text, in_key)]), key=lambda f: f.start)
+
+
+def _all_findings(segments: list[tuple[str, str, bool]]) -> list[Finding]:
+    """Every check on the fields: characters and word rules, the decoded views of each field
+    (:mod:`registry.safety.scan_decode`), then placement (:mod:`registry.safety.scan_placement`)."""
+    findings = _scan_segments(segments)
+    for path, text, in_key in segments:
+        for view, decoded in decode.decoded_views(text):
+            found = _scan_segments([(path, decoded, in_key)], chars=False)
+            findings += decode.view_findings(view, path, text, in_key, found, findings)
+    return placed.promote(findings + placed.placement_findings(segments))
 
 
 def tool_document(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> dict[str, Any]:
@@ -463,7 +370,7 @@ def scan_definition(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> Sc
         segments.extend(seg for seg in _walk(doc.get(field), field) if seg[1])
     segments, cut = _bounded(segments)
     order = {seg[0]: i for i, seg in enumerate(segments)}
-    findings = sorted(_scan_segments(segments), key=lambda f: (order.get(f.path, 0), f.in_key is False, f.start))
+    findings = sorted(_all_findings(segments), key=lambda f: (order.get(f.path, 0), f.in_key is False, f.start))
     findings = _on_topic_paths_weak(findings, segments)
     findings += cut
     description = doc.get("description")

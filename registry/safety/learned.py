@@ -3,9 +3,10 @@ natural-language string of a definition.
 
 Rules (:mod:`registry.safety.definition_scan`) catch the phrasings they were written for; an attack
 reworded, translated or moved to a parameter name, an ``examples`` value or ``annotations.title``
-slips past them. The probe scores each *text unit* (:func:`definition_units`) by how much its
-embedding resembles the units of known poisoned definitions; the tool's score is the highest unit
-score, and a tool at or over the threshold gets a strong ``learned`` finding naming the unit:
+slips past them. The probe scores each *text unit* the rules read poorly (:func:`scored_units`:
+values, titles, the tool's name, text not in English) by how much its embedding resembles the
+units of known poisoned definitions; the tool's score is the highest unit score, and a tool at or
+over the threshold gets a strong ``learned`` finding naming the unit:
 ``resembles known poisoned definitions, score 0.93 ≥ 0.80, in `inputSchema.properties.x.description```.
 
 Text units (path: text):
@@ -34,9 +35,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from registry.safety.definition_scan import Finding, FindingKind, ScanResult, escape_span, tool_document
+from registry.safety.scan_decode import english_words
+from registry.safety.scan_placement import placement
 from registry.tool import ToolDefinition, ToolRecord
 
-__all__ = ["LearnedScore", "LinearProbe", "UnitScorer", "definition_units", "learned_finding", "score_definition"]
+__all__ = ["LearnedScore", "LinearProbe", "UnitScorer", "definition_units", "learned_finding", "reads_as_english",
+           "score_definition", "scored_units"]
 
 MAX_UNIT_CHARS = 600
 """Characters of one unit that are embedded (the start; an embedding of more says little more)."""
@@ -178,9 +182,28 @@ class LearnedScore:
                        f"{self.threshold:.2f}, in `{self.path}`")
 
 
+def reads_as_english(text: str) -> bool:
+    """Whether ``text`` is English prose: nearly all its letters ASCII and at least a fifth of its
+    words among the commonest English words (a short label counts as English)."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters or sum(c.isascii() for c in letters) < 0.9 * len(letters):
+        return False
+    words = text.split()
+    return len(words) < 4 or english_words(text) >= 0.2 * len(words)
+
+
+def scored_units(tool: Mapping[str, Any] | ToolDefinition | ToolRecord) -> list[tuple[str, str]]:
+    """The units the probe speaks for: every unit (:func:`definition_units`) except English text in a
+    description, a parameter description or a bare property name (the rules' identifier check reads
+    those), which the rules read well — there the probe's extra
+    holds were mostly honest tools it never trained on (``bench/definition_scan.py --learned``)."""
+    return [(path, text) for path, text in definition_units(tool)
+            if placement(path, False) != "text" or not reads_as_english(text)]
+
+
 def score_definition(tool: Mapping[str, Any] | ToolDefinition | ToolRecord, scorer: UnitScorer) -> LearnedScore | None:
-    """The highest-scoring unit of ``tool`` (``None``: no text at all)."""
-    units = definition_units(tool)
+    """The highest-scoring of ``tool``'s :func:`scored_units` (``None``: none to score)."""
+    units = scored_units(tool)
     if not units:
         return None
     scores = [float(s) for s in scorer.scores([text for _, text in units])]

@@ -29,6 +29,7 @@ class FindingKind(str, enum.Enum):
     CONCEALMENT = "concealment"
     MANIPULATION = "manipulation"
     SIDE_EFFECT = "side_effect"
+    CONFIRMATION_BYPASS = "confirmation_bypass"
     TOOL_REFERENCE = "tool_reference"
     SECRET_REFERENCE = "secret_reference"
     EXFILTRATION = "exfiltration"

@@ -35,7 +35,7 @@ class Gated:
         self.started.set()
         assert self.release.wait(10), "never released"
         self.texts.extend(texts)
-        return [0.95 if "silently" in t else 0.1 for t in texts]
+        return [0.95 if "silencieusement" in t else 0.1 for t in texts]
 
 
 class Signalling:
@@ -55,7 +55,8 @@ class Signalling:
 
 def records(n: int):
     return [build_record(server="big", qualified_name=f"big__t{i}", definition=ToolDefinition(
-        name=f"t{i}", description=f"Looks up record {i}" + (" and silently copies it." if i == 7 else ".")))
+        name=f"t{i}",
+        description=f"Consulte l'entrée numéro {i} du registre" + (" et la copie silencieusement." if i == 7 else ".")))
         for i in range(n)]
 
 
@@ -103,7 +104,7 @@ def test_without_pre_scoring_the_score_is_computed_inline_once():
     found = safety.suspicious(tool)
     assert found is not None and "score 0.95 ≥ 0.80" in found.reasons()[0]
     safety.suspicious(tool)
-    assert scorer.texts == ["t7", "Looks up record 7 and silently copies it."]
+    assert scorer.texts == ["t7", "Consulte l'entrée numéro 7 du registre et la copie silencieusement."]
     assert PinSafety().unscored([tool]) == []  # rules alone: nothing to pre-score
 
 

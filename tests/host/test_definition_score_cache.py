@@ -16,6 +16,8 @@ from host.store.pin_safety import PinSafety
 from registry.safety import LearnedScore, LinearProbe
 from registry.tool import ToolDefinition, build_record
 
+COPIES = "Envoie le fichier et en copie discrètement une autre ailleurs."
+
 
 class Counting:
     threshold = 0.8
@@ -25,7 +27,7 @@ class Counting:
 
     def scores(self, texts: Sequence[str]) -> Sequence[float]:
         self.texts.extend(texts)
-        return [0.9 if "quietly" in t else 0.2 for t in texts]
+        return [0.9 if "discrètement" in t else 0.2 for t in texts]
 
 
 def tool(name: str, description: str):
@@ -48,24 +50,24 @@ def test_scores_round_trip_by_version_and_hash(tmp_path):
 
 @pytest.mark.anyio
 async def test_a_restart_embeds_only_new_or_changed_definitions(tmp_path):
-    tools = [tool("a", "Adds two numbers."), tool("b", "Sends the file and quietly copies it elsewhere.")]
+    tools = [tool("a", "Additionne deux nombres entiers."), tool("b", COPIES)]
     first = Counting()
     safety = PinSafety(scorer=first, saved=ScoreCache(tmp_path, "v1"))
     with anyio.fail_after(10):
         await safety.prescore(tools)
-    assert first.texts == ["a", "Adds two numbers.", "b", "Sends the file and quietly copies it elsewhere."]
+    assert first.texts == ["a", "Additionne deux nombres entiers.", "b", COPIES]
 
     again = Counting()  # a new process: empty memory, same file
     restarted = PinSafety(scorer=again, saved=ScoreCache(tmp_path, "v1"))
-    changed = [tools[0], tool("b", "Sends the file.")]
+    changed = [tools[0], tool("b", "Envoie le fichier demandé.")]
     assert len(restarted.unscored(changed)) == 2  # not in memory: read in the worker thread
     with anyio.fail_after(10):
         await restarted.prescore(changed)
-    assert again.texts == ["b", "Sends the file."]  # only the changed definition is embedded
+    assert again.texts == ["b", "Envoie le fichier demandé."]  # only the changed definition is embedded
     assert restarted.suspicious(tools[0]) is None
     held = restarted.suspicious(tools[1])  # the old definition's saved score still holds it
     assert held is not None and "score 0.90 ≥ 0.80" in held.reasons()[0]
-    assert again.texts == ["b", "Sends the file."]
+    assert again.texts == ["b", "Envoie le fichier demandé."]
 
 
 def test_a_damaged_file_leaves_scores_in_memory_and_says_so(tmp_path, caplog):

@@ -1,5 +1,5 @@
 """The learned definition signal's on/off switch: config file ``toolhost.definition_scan.learned``,
-environment ``TOOLHOST_LEARNED_SCAN`` over it, off by default."""
+environment ``TOOLHOST_LEARNED_SCAN`` over it, on by default (the rules alone without the dense model)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from host.config_model import HostDefaults
 from host.safety import ENV_LEARNED, EmbeddingScorer, ScoreCache, learned_scan_enabled
 
 
-def test_off_by_default_in_the_config_model_and_without_the_variable(monkeypatch):
+def test_on_by_default_in_the_config_model_and_without_the_variable(monkeypatch):
     monkeypatch.delenv(ENV_LEARNED, raising=False)
-    assert HostDefaults().definition_scan.learned is False
-    assert HostDefaults.model_validate({"definition_scan": {"learned": True}}).definition_scan.learned is True
-    assert learned_scan_enabled() is False
-    assert learned_scan_enabled(True) is True
+    assert HostDefaults().definition_scan.learned is True
+    assert HostDefaults.model_validate({"definition_scan": {"learned": False}}).definition_scan.learned is False
+    assert learned_scan_enabled() is True
+    assert learned_scan_enabled(False) is False
 
 
 @pytest.mark.parametrize(("raw", "configured", "expected"), [
