@@ -14,6 +14,12 @@ Data:
   tricky benign definitions each, written by colleagues who never read the scanner (each case cites
   its source). Each was measured blind once (v2 35/40, v3 22/40, v4 22/40 by the rules of the day)
   and then tuned and trained on, so they are reported as one *spent* set, not as a test;
+* blind v5, v6: ``tests/registry/fixtures/poisoned_holdout_v{5,6}.json``, 60 poisoned and 60 tricky
+  benign definitions each (v6: 26 of its attacks in 15 languages other than English, 33 placed outside
+  the top-level description), written by two colleagues who never read the scanner or the earlier sets.
+  Each was measured once, blind, after the rules and the probe of that day were committed (rules
+  39/60 and 36/60, rules + learned 43/60 and 46/60; honest held 3/60 and 11/60 with the probe): the
+  only unseen figures for the scanner as shipped. From then on they are spent like v2-v4;
 * synthetic: ``bench/definition_scan_synth.py`` (9 attack moves × 18 languages × 5 placements, and
   honest covers in the same languages). The rules were written without looking at its output; the
   probe is trained on all of it, so its ``+learn`` column there is in-sample: the honest figure for
@@ -63,6 +69,8 @@ FIXTURE_DIR = Path(__file__).resolve().parent.parent / "tests" / "registry" / "f
 FIXTURES = FIXTURE_DIR / "poisoned_tools.json"
 BLIND_SETS = {"v2": FIXTURE_DIR / "poisoned_holdout_v2.json", "v3": FIXTURE_DIR / "poisoned_holdout_v3.json",
               "v4": FIXTURE_DIR / "poisoned_holdout_v4.json"}
+FRESH_SETS = {"blind v5": FIXTURE_DIR / "poisoned_holdout_v5.json",
+              "blind v6": FIXTURE_DIR / "poisoned_holdout_v6.json"}
 """The spent blind sets: each was measured blind once, then tuned and trained on (a set, not a test)."""
 REAL_FILES = (
     "toollens/normalized/tools.jsonl",
@@ -222,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     for what, poisoned in (("recall", True), ("flagged", False)):
         part = [c["tool"] for c in spent if c["poisoned"] is poisoned]
         rows.append((f"{what}, spent v2-v4 {'poisoned' if poisoned else 'benign'}", *held(part), len(part)))
+    fresh = {name: json.loads(path.read_text(encoding="utf-8"))["cases"] for name, path in FRESH_SETS.items()}
+    for set_name, set_cases in fresh.items():
+        for what, poisoned in (("recall", True), ("flagged", False)):
+            part = [c["tool"] for c in set_cases if c["poisoned"] is poisoned]
+            rows.append((f"{what}, {set_name} {'poisoned' if poisoned else 'benign'}", *held(part), len(part)))
     synth = synth_tools()
     for lang_part, langs in (("held-out languages", HELD_OUT_LANGUAGES),
                              ("other languages", tuple(x for x in LANGUAGES if x not in HELD_OUT_LANGUAGES))):

@@ -135,3 +135,26 @@ def test_blind3_measured_once_and_never_tuned_on_stays_at_least_as_good():
     poisoned = {c["id"] for c in BLIND_3["cases"] if c["poisoned"]}
     assert len(flagged & poisoned) >= 22
     assert len(flagged - poisoned) <= 4
+
+
+FRESH = {v: json.loads((Path(__file__).parent / "fixtures" / f"poisoned_holdout_{v}.json").read_text(encoding="utf-8"))
+         for v in ("v5", "v6")}
+
+
+@pytest.mark.parametrize("version", ["v5", "v6"])
+def test_blind_v5_v6_sets_cite_sources_and_are_half_poisoned(version):
+    cases = FRESH[version]["cases"]
+    assert len(cases) == 120 and sum(c["poisoned"] for c in cases) == 60
+    assert all(c["source"].strip() for c in cases) and len({c["id"] for c in cases}) == 120
+
+
+@pytest.mark.parametrize(("version", "caught", "benign_held"), [("v5", 39, 3), ("v6", 36, 5)])
+def test_blind_v5_v6_measured_once_stay_at_least_as_good(version, caught, benign_held):
+    """Written by colleagues who never read the scanner, measured once blind by the rules as shipped
+    (v5: 39/60 poisoned held, 3/60 benign; v6, mostly non-English and off the description: 36/60 and
+    5/60). A floor, not a target: a rule change that loses ground here is a regression."""
+    cases = FRESH[version]["cases"]
+    flagged = {c["id"] for c in cases if scan_definition(c["tool"]).suspicious}
+    poisoned = {c["id"] for c in cases if c["poisoned"]}
+    assert len(flagged & poisoned) >= caught
+    assert len(flagged - poisoned) <= benign_held
