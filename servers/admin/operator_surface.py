@@ -65,6 +65,7 @@ class OperatorSurface:
         instrument(runtime, self.metrics)
         self.events = EventReporter(console, self.metrics)
         runtime.taint.subscribe(self.events.taint_decided)  # session-taint decisions: console + log
+        runtime.manager.catalog_holds.subscribe(self.events.definitions_held)  # poisoned prompts/resources/...
         # without a store (--auth off) the server, tool, search and call views still answer;
         # store actions answer 503 no_store (AdminService raises StoreOff)
         self.service = AdminService(access, runtime, on_approval=self.events.approval, actor="serve")

@@ -61,6 +61,7 @@ from host.upstream.relay import current_downstream, downstream_scope
 from registry import Principal
 from registry.catalog import CatalogItem, qualify_uri
 from servers.gateway.downstream import LogLevels, downstream_for, session_key
+from servers.gateway.held_items import held_error
 from servers.gateway.input_flow import exchange_for
 
 __all__ = ["RESOURCE_NOT_FOUND", "CatalogHandlers"]
@@ -183,7 +184,8 @@ class CatalogHandlers:
     ) -> GetPromptResult | InputRequiredResult:
         item = self.catalog.prompt(params.name)
         if item is None or not self._visible(ctx)(item):
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+            raise held_error(self.manager.catalog_holds.prompt(params.name), self._visible(ctx),
+                             MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}"))
         status = "error"
         try:
             conn = self.manager.connection(item.server)
@@ -223,7 +225,8 @@ class CatalogHandlers:
     def _route(self, ctx: ServerRequestContext[Any, Any], uri: str) -> tuple[str, str]:
         route = self.catalog.route_uri(uri)
         if route is None or route[2] is None or not self._visible(ctx)(route[2]):
-            raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+            raise held_error(self.manager.catalog_holds.resource(uri), self._visible(ctx),
+                             MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri}))
         return route[0], route[1]
 
     async def read_resource(
@@ -310,12 +313,14 @@ class CatalogHandlers:
         if isinstance(ref, PromptReference):
             item = self.catalog.prompt(ref.name)
             if item is None or not visible(item):
-                raise MCPError(INVALID_PARAMS, f"Unknown prompt: {ref.name}")
+                raise held_error(self.manager.catalog_holds.prompt(ref.name), visible,
+                                 MCPError(INVALID_PARAMS, f"Unknown prompt: {ref.name}"))
             upstream_ref: Any = PromptReference(type="ref/prompt", name=item.original)
         else:
             item = self.catalog.template(str(ref.uri))
             if item is None or not visible(item):
-                raise MCPError(INVALID_PARAMS, f"Unknown resource template: {ref.uri}")
+                raise held_error(self.manager.catalog_holds.template(str(ref.uri)), visible,
+                                 MCPError(INVALID_PARAMS, f"Unknown resource template: {ref.uri}"))
             upstream_ref = ResourceTemplateReference(type="ref/resource", uri=item.original)
         conn = self.manager.connection(item.server)
         caps = getattr(getattr(conn, "_client", None), "server_capabilities", None)
