@@ -32,16 +32,17 @@ ALL_TRUSTED = ["prompt:summarize", "prompt:review", "resource:page://news", "tem
                "instructions"]
 
 
-def _config(trusted: list[str] | None = None) -> Any:
-    server: dict[str, Any] = {"command": sys.executable, "args": [str(PEER)]}
+def _config(trusted: list[str] | None = None, **toolhost: Any) -> Any:
+    server: dict[str, Any] = {"command": sys.executable, "args": [str(PEER)], "toolhost": toolhost}
     if trusted is not None:
-        server["toolhost"] = {"trust_definitions": trusted}
+        toolhost["trust_definitions"] = trusted
     return parse_config({"toolhost": {"connect_timeout_seconds": 30}, "mcpServers": {"bad": server}})
 
 
 @asynccontextmanager
-async def gateway(tmp_path: Path, trusted: list[str] | None = None) -> AsyncIterator[tuple[HostRuntime, Any]]:
-    async with HostRuntime(_config(trusted), policy=AllowAll(), data_dir=tmp_path / "data") as rt:
+async def gateway(tmp_path: Path, trusted: list[str] | None = None, **toolhost: Any
+                  ) -> AsyncIterator[tuple[HostRuntime, Any]]:
+    async with HostRuntime(_config(trusted, **toolhost), policy=AllowAll(), data_dir=tmp_path / "data") as rt:
         yield rt, create_registry_server(rt, expose="all")
 
 
@@ -121,7 +122,8 @@ async def test_a_relisted_prompt_is_screened_again(tmp_path) -> None:
             changed.set()
 
     with anyio.fail_after(90):
-        async with gateway(tmp_path) as (rt, server), Client(server, mode="legacy") as c:
+        # the peer sends prompts/list_changed on its handshake-era session
+        async with gateway(tmp_path, protocol="legacy") as (rt, server), Client(server, mode="legacy") as c:
             rt.manager.catalog_holds.subscribe(listener)  # replays the holds made at connect
             before = [p.name for p in (await c.list_prompts()).prompts]
             await c.call_tool("bad__poison", {})
