@@ -162,3 +162,12 @@ async def test_the_local_admin_sees_the_conflict(serves, serve: str) -> None:
     assert table.returncode == 0, table.stderr.decode()
     row = next(line for line in table.stdout.decode().splitlines() if "bad__send_report" in line)
     assert "egress (hint conflict)" in row
+
+
+@pytest.mark.parametrize("serve", ["open", "keys", "off"])
+async def test_each_hold_is_a_console_event_naming_server_and_findings(serves, serve: str) -> None:
+    events = [line for line in serves[serve].stderr if "definitions.held" in line]
+    assert len(events) == 5, "\n".join(serves[serve].stderr[-40:])
+    summarize = next(line for line in events if "bad: prompt summarize held" in line)
+    assert "looks poisoned (instruction '<IMPORTANT>' in description; " in summarize
+    assert any("bad: instructions held, looks poisoned" in line for line in events)
