@@ -166,10 +166,10 @@ class ServerManager:
         self.registry = registry if registry is not None else ToolRegistry()
         self.on_status = on_status
         self.catalog = Catalog()
+        """Prompts, resources and templates of every server (see :mod:`registry.catalog`)."""
         self.catalog_holds = CatalogHolds(
             lambda s: self.connections[s].config.toolhost.trust_definitions if s in self.connections else ())
         """Poisoned-looking prompts, resources, templates and instructions kept out of :attr:`catalog`."""
-        """Prompts, resources and templates of every server (see :mod:`registry.catalog`)."""
         self.catalog_listeners: list[Callable[[str], Awaitable[None]]] = []
         """Called with the server name after its catalog changed (to send list_changed downstream)."""
         self.resource_listeners: list[Callable[[str], Awaitable[None]]] = []

@@ -157,9 +157,10 @@ class FlowLabels:
     egress: bool
     reasons: dict[Label, str]
     conflicts: tuple[str, ...] = ()
-    """Annotations the labels overrule, one line each (``"readOnlyHint true contradicts name cue
-    'send': still egress; clear it in config (toolhost.flow.tools.send_report.egress false or risk
-    read)"``)."""
+    """Annotations the labels overrule, one line each naming the config key that clears the label
+    (``"readOnlyHint true contradicts name cue 'send': still egress; if the tool really sends
+    nothing, set toolhost.flow.tools.send_report.egress false (or toolhost.risk.send_report read)
+    in the server's config"``; :func:`registry.safety.flow_hints.hint_conflicts`)."""
 
     @property
     def labels(self) -> frozenset[Label]:
@@ -172,12 +173,14 @@ class FlowLabels:
 
     def as_dict(self) -> dict[str, object]:
         """JSON form: ``{"labels": ["private_source", ...], "short": "private,egress", "reasons":
-        {"private_source": "name cue 'file' and the tool reads", ...}}`` (reasons for every label)."""
+        {"private_source": "name cue 'file' and the tool reads", ...}, "conflicts": [...]}`` (reasons
+        for every label; conflicts as :attr:`conflicts`)."""
         return {"labels": [x.value for x in Label if x in self.labels], "short": self.short(),
                 "reasons": {k.value: v for k, v in self.reasons.items()}, "conflicts": list(self.conflicts)}
 
     def short(self) -> str:
-        """Compact form for tables: ``private,untrusted,egress`` or ``-``."""
+        """Compact form for tables: ``private,untrusted,egress`` or ``-``; `` (hint conflict)``
+        appended when an annotation was overruled."""
         names = {Label.PRIVATE_SOURCE: "private", Label.UNTRUSTED_SOURCE: "untrusted", Label.EGRESS: "egress"}
         text = ",".join(names[x] for x in Label if x in self.labels) or "-"
         return f"{text} (hint conflict)" if self.conflicts else text
