@@ -19,14 +19,16 @@ Pure; no I/O.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 from registry.safety import ScanResult, escape_span, scan_definition
 
-__all__ = ["INSTRUCTIONS", "HeldDefinition", "ScreenedCatalog", "item_document", "screen_catalog",
-           "screen_instructions", "trust_key"]
+__all__ = ["INSTRUCTIONS", "SCAN_CACHE_SIZE", "HeldDefinition", "ScreenedCatalog", "item_document", "scan_item",
+           "screen_catalog", "screen_instructions", "trust_key"]
 
 DefinitionKind = Literal["prompt", "resource", "template", "instructions"]
 
@@ -34,6 +36,9 @@ INSTRUCTIONS = "instructions"
 """The ``trust_definitions`` entry that releases a server's handshake ``instructions``."""
 
 _KEY = {"prompt": "name", "resource": "uri", "template": "uriTemplate"}
+
+SCAN_CACHE_SIZE = 20_000
+"""Item scans remembered by document text (:func:`scan_item`)."""
 
 
 def trust_key(kind: DefinitionKind, original: str = "") -> str:
@@ -104,12 +109,24 @@ class ScreenedCatalog:
     held: tuple[HeldDefinition, ...]
 
 
+@lru_cache(maxsize=SCAN_CACHE_SIZE)
+def _scan(document: str) -> ScanResult:
+    return scan_definition(json.loads(document))
+
+
+def scan_item(kind: DefinitionKind, wire: Mapping[str, Any]) -> ScanResult:
+    """The scan of one item (:func:`item_document` through :func:`registry.safety.scan_definition`),
+    remembered by document text for the last :data:`SCAN_CACHE_SIZE` documents, so a re-list of
+    unchanged items costs a JSON dump each, not a scan."""
+    return _scan(json.dumps(item_document(kind, wire), sort_keys=True, ensure_ascii=False))
+
+
 def _screen(kind: DefinitionKind, server: str, items: Iterable[dict[str, Any]], trusted: Collection[str],
             held: list[HeldDefinition]) -> list[dict[str, Any]]:
     kept = []
     for wire in items:
         original = str(wire.get(_KEY[kind]) or "")
-        scan = scan_definition(item_document(kind, wire))
+        scan = scan_item(kind, wire)
         if scan.suspicious and trust_key(kind, original) not in trusted:
             held.append(HeldDefinition(kind, server, original, scan, wire))
         else:
@@ -130,5 +147,5 @@ def screen_instructions(server: str, text: str | None, trusted: Collection[str] 
     """The hold for a server's handshake ``instructions`` (``None``: clean, absent or trusted)."""
     if not text or INSTRUCTIONS in trusted:
         return None
-    scan = scan_definition(item_document("instructions", {"text": text}))
+    scan = scan_item("instructions", {"text": text})
     return HeldDefinition("instructions", server, "", scan) if scan.suspicious else None
