@@ -8,8 +8,8 @@ and how an admin releases it (:meth:`CatalogHolds.prompt`, :meth:`CatalogHolds.r
 ``list_changed`` too); a server's handshake ``instructions`` are screened on every connect
 (:meth:`CatalogHolds.screen_instructions`). A new hold is logged (``toolhost.upstream`` logger,
 warning), written to the server's status (``events`` and ``warnings``: ``toolhost servers``, the
-console) and told to every listener (:meth:`CatalogHolds.subscribe`; the serve console's event
-line ``definitions.held``).
+console) and told to every listener (:meth:`CatalogHolds.subscribe`; ``toolhost serve``'s event
+line ``definitions.held`` and audit row ``catalog:suspicious``).
 """
 
 from __future__ import annotations

@@ -171,3 +171,18 @@ async def test_each_hold_is_a_console_event_naming_server_and_findings(serves, s
     summarize = next(line for line in events if "bad: prompt summarize held" in line)
     assert "looks poisoned (instruction '<IMPORTANT>' in description; " in summarize
     assert any("bad: instructions held, looks poisoned" in line for line in events)
+
+
+@pytest.mark.parametrize("serve", ["open", "keys"])
+async def test_each_hold_is_an_audit_row_with_a_store(serves, serve: str) -> None:
+    gw = serves[serve]
+    with anyio.fail_after(STEP_SECONDS):
+        done = await anyio.run_process([TOOLHOST, "audit", "--action", "pin", "--json", "--data-dir",
+                                        str(gw.home / "data")], check=False, env=_env())
+    assert done.returncode == 0, done.stderr.decode()
+    rows = [r for r in json.loads(done.stdout) if r["rule"] == "catalog:suspicious"]
+    assert sorted(r["tool"] for r in rows) == ["bad:instructions", "bad:prompt:review", "bad:prompt:summarize",
+                                               "bad:resource:page://news", "bad:template:page://{slug}"]
+    assert {(r["decision"], r["status"]) for r in rows} == {("deny", "held")}
+    summarize = next(r for r in rows if r["tool"] == "bad:prompt:summarize")
+    assert summarize["detail"].startswith("held by the definition scanner (instruction '<IMPORTANT>' in description; ")
