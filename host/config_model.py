@@ -166,6 +166,10 @@ class ServerOptions(BaseModel):
             scanner finding is never auto-accepted.
         sampling: ``false``: the server's ``sampling/createMessage`` requests are refused with an
             error and never reach the user (default ``true``: relayed, attributed to the server).
+        trust_definitions: prompts, resources, templates and ``instructions`` of this server an
+            admin read and released although the definition scanner holds them (entries
+            ``prompt:<name>``, ``resource:<uri>``, ``template:<uri template>``, ``instructions``;
+            :mod:`registry.catalog_scan`).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -192,6 +196,18 @@ class ServerOptions(BaseModel):
     sandbox: SandboxOptions | None = None
     auto_accept: Literal["none", "cosmetic"] = "none"
     sampling: bool = True
+    trust_definitions: list[str] = Field(default_factory=list)
+
+    @field_validator("trust_definitions")
+    @classmethod
+    def _trust_entries(cls, value: list[str]) -> list[str]:
+        """Each entry names one item kind: ``prompt:``, ``resource:``, ``template:`` or ``instructions``."""
+        for entry in value:
+            kind, sep, rest = entry.partition(":")
+            if entry != "instructions" and not (sep and rest and kind in ("prompt", "resource", "template")):
+                raise ValueError(f"trust_definitions entry {entry!r} must be 'prompt:<name>', 'resource:<uri>', "
+                                 "'template:<uri template>' or 'instructions' (the upstream's own names/URIs)")
+        return value
 
     @field_validator("sandbox", mode="before")
     @classmethod

@@ -177,6 +177,9 @@ class ToolRecord(BaseModel):
         always_load: declared to the model without a prior ``tool_search``.
         resource_key: calls sharing a key are serialized (``None``: no shared resource).
         definition_hash: sha256 hex of the server-provided definition (see :func:`definition_hash`).
+        risk_configured: :attr:`risk` comes from the operator's config (``toolhost.risk`` or
+            ``toolhost.tools.<tool>.risk``), not from the server's annotations (which are untrusted
+            hints: :func:`registry.safety.derive_labels` lets only a configured ``read`` clear egress).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -198,6 +201,7 @@ class ToolRecord(BaseModel):
     always_load: bool = False
     resource_key: str | None = None
     definition_hash: str
+    risk_configured: bool = False
 
     @property
     def read_only(self) -> bool:
@@ -280,4 +284,5 @@ def build_record(
         always_load=ov.always_load,
         resource_key=ov.resource_key,
         definition_hash=definition_hash(definition),
+        risk_configured=ov.risk is not None,
     )

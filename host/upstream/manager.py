@@ -27,6 +27,7 @@ from mcp.types import CallToolResult, Tool
 from host.config import HostConfig, ServerConfig
 from host.errors import UpstreamUnavailable
 from host.upstream.catalog import UpstreamCatalog
+from host.upstream.catalog_holds import CatalogHolds
 from host.upstream.connection import ConnectionState, ServerConnection, ServerStatus
 from host.upstream.executor import ProgressCallback, UnlistedOwner
 from host.upstream.status import AVAILABLE_STATES
@@ -166,6 +167,9 @@ class ServerManager:
         self.on_status = on_status
         self.catalog = Catalog()
         """Prompts, resources and templates of every server (see :mod:`registry.catalog`)."""
+        self.catalog_holds = CatalogHolds(
+            lambda s: self.connections[s].config.toolhost.trust_definitions if s in self.connections else ())
+        """Poisoned-looking prompts, resources, templates and instructions kept out of :attr:`catalog`."""
         self.catalog_listeners: list[Callable[[str], Awaitable[None]]] = []
         """Called with the server name after its catalog changed (to send list_changed downstream)."""
         self.resource_listeners: list[Callable[[str], Awaitable[None]]] = []
@@ -274,6 +278,7 @@ class ServerManager:
         if done is not None:
             await done.wait()
         self.registry.remove_server(name)
+        self.catalog_holds.remove_server(name)
         if name in self.catalog.servers():
             self.catalog.remove_server(name)
             for listener in list(self.catalog_listeners):
@@ -314,6 +319,7 @@ class ServerManager:
         if conn is None:
             return  # a listing that raced the server's removal
         cfg = conn.config
+        self.catalog_holds.screen_instructions(conn.status)  # logged and reported at connect, not first merge
         records = records_from_tools(self.config, cfg, tools)
         warnings.extend(unmatched_tool_names(cfg, tools))
         if tuple(records) == self.registry.by_server(server):
@@ -351,6 +357,7 @@ class ServerManager:
             return  # a listing that raced the server's removal
         cfg = conn.config
         before = self.catalog.servers().get(server)
+        listing = self.catalog_holds.screen(server, cfg.prefix, listing, conn.status)
         try:
             after = self.catalog.replace_server(
                 server, cfg.prefix, prompts=listing.prompts, resources=listing.resources, templates=listing.templates

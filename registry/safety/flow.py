@@ -27,14 +27,21 @@ untrusted_source   1./2. config as above (``untrusted_source``)
                    4. open world (``openWorldHint`` true **or absent**: the MCP default) → true
                    5. otherwise false
 egress             1./2. config as above (``egress``)
-                   3. read-only (risk ``read``: ``readOnlyHint: true`` or a config risk) → false
+                   3. read-only by config (``toolhost.risk`` / ``tools.<tool>.risk`` ``read``) → false
                    4. name cue in :data:`EGRESS_CUES` (send, post, publish, upload, share, reply,
-                      comment, tweet, webhook, notify, push, submit, forward, gist, …) → true
-                   5. open world (``openWorldHint`` true or absent) → true
-                   6. otherwise false
+                      comment, tweet, webhook, notify, push, submit, forward, gist, …) → true,
+                      also when the server claims ``readOnlyHint: true`` (a *conflict*, see below)
+                   5. read-only by annotation (``readOnlyHint: true``) → false
+                   6. open world (``openWorldHint`` true or absent) → true
+                   7. otherwise false
 =================  ===========================================================================
 
-Annotations are hints from the server, so the defaults err towards labelling: a tool with no
+Annotations are untrusted hints from the server (MCP 2025-11-25, tools: "clients MUST consider tool
+annotations to be untrusted unless they come from trusted servers"), so an annotation never removes a
+label that the tool's name implies: a ``send_report`` that claims ``readOnlyHint: true`` stays egress,
+a ``fetch_page`` that claims ``openWorldHint: false`` stays an untrusted source. Each such disagreement
+is listed in :attr:`FlowLabels.conflicts` (shown as ``(hint conflict)`` in tables); only the operator's
+config (``flow`` or ``risk``) clears the label. The defaults err towards labelling: a tool with no
 annotations at all is an untrusted source and an egress (spec defaults: not read-only, open world).
 A read-only fetcher is *not* egress by these rules even though a URL's query string can carry data
 out; mark it with ``"tools": {"fetch": {"egress": true}}`` to be strict.
@@ -56,6 +63,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from registry.safety.flow_hints import hint_conflicts
 from registry.tool import Risk, ToolRecord
 
 __all__ = [
@@ -150,6 +158,11 @@ class FlowLabels:
     untrusted_source: bool
     egress: bool
     reasons: dict[Label, str]
+    conflicts: tuple[str, ...] = ()
+    """Annotations the labels overrule, one line each naming the config key that clears the label
+    (``"readOnlyHint true contradicts name cue 'send': still egress; if the tool really sends
+    nothing, set toolhost.flow.tools.send_report.egress false (or toolhost.risk.send_report read)
+    in the server's config"``; :func:`registry.safety.flow_hints.hint_conflicts`)."""
 
     @property
     def labels(self) -> frozenset[Label]:
@@ -162,14 +175,17 @@ class FlowLabels:
 
     def as_dict(self) -> dict[str, object]:
         """JSON form: ``{"labels": ["private_source", ...], "short": "private,egress", "reasons":
-        {"private_source": "name cue 'file' and the tool reads", ...}}`` (reasons for every label)."""
+        {"private_source": "name cue 'file' and the tool reads", ...}, "conflicts": [...]}`` (reasons
+        for every label; conflicts as :attr:`conflicts`)."""
         return {"labels": [x.value for x in Label if x in self.labels], "short": self.short(),
-                "reasons": {k.value: v for k, v in self.reasons.items()}}
+                "reasons": {k.value: v for k, v in self.reasons.items()}, "conflicts": list(self.conflicts)}
 
     def short(self) -> str:
-        """Compact form for tables: ``private,untrusted,egress`` or ``-``."""
+        """Compact form for tables: ``private,untrusted,egress`` or ``-``; `` (hint conflict)``
+        appended when an annotation was overruled."""
         names = {Label.PRIVATE_SOURCE: "private", Label.UNTRUSTED_SOURCE: "untrusted", Label.EGRESS: "egress"}
-        return ",".join(names[x] for x in Label if x in self.labels) or "-"
+        text = ",".join(names[x] for x in Label if x in self.labels) or "-"
+        return f"{text} (hint conflict)" if self.conflicts else text
 
 
 def _configured(config: FlowConfig | None, tool: str, field: str) -> tuple[bool, str] | None:
@@ -197,6 +213,7 @@ def derive_labels(record: ToolRecord, config: FlowConfig | None = None) -> FlowL
     if record.open_world != (hint is not False):
         world = f"open_world {str(record.open_world).lower()} (config)"
     read_only = record.risk is Risk.READ
+    configured_read = read_only and record.risk_configured
     reasons: dict[Label, str] = {}
 
     def decide(label: Label, rows: list[tuple[bool, bool, str]]) -> bool:
@@ -223,8 +240,10 @@ def derive_labels(record: ToolRecord, config: FlowConfig | None = None) -> FlowL
         (record.open_world, True, world),
     ])
     egress = decide(Label.EGRESS, [
-        (read_only, False, f"read-only (risk {record.risk.value})"),
-        (egress_cue is not None, True, f"name cue {egress_cue!r} and not read-only"),
+        (configured_read, False, "read-only (config risk read)"),
+        (egress_cue is not None, True, f"name cue {egress_cue!r}" + (
+            ", although the server claims readOnlyHint true" if read_only else " and not read-only")),
+        (read_only, False, "read-only (readOnlyHint true)"),
         (record.open_world, True, f"{world} and not read-only"),
     ])
-    return FlowLabels(private, untrusted, egress, reasons)
+    return FlowLabels(private, untrusted, egress, reasons, hint_conflicts(record, reasons))

@@ -65,6 +65,7 @@ class OperatorSurface:
         instrument(runtime, self.metrics)
         self.events = EventReporter(console, self.metrics)
         runtime.taint.subscribe(self.events.taint_decided)  # session-taint decisions: console + log
+        runtime.manager.catalog_holds.subscribe(self._definitions_held)  # poisoned prompts/resources/...
         # without a store (--auth off) the server, tool, search and call views still answer;
         # store actions answer 503 no_store (AdminService raises StoreOff)
         self.service = AdminService(access, runtime, on_approval=self.events.approval, actor="serve",
@@ -118,6 +119,20 @@ class OperatorSurface:
             self.server_status(status)
 
         return listener
+
+    def _definitions_held(self, server: str, holds: list[Any]) -> None:
+        """Console/log event per held prompt, resource, template or instructions, and (with a store)
+        an audit row ``action=pin``, ``rule=catalog:suspicious``, tool ``<server>:<trust entry>``."""
+        self.events.definitions_held(server, holds)
+        if self.access is None:
+            return
+        try:
+            for hold in holds:
+                self.access.audit(action="pin", tool=f"{server}:{hold.trust_key}", decision="deny",
+                                  rule="catalog:suspicious", status="held",
+                                  detail=f"held by the definition scanner ({hold.findings(5)}); {hold.release_hint()}")
+        except Exception:  # an audit row is never worth a failed listing
+            _logger.exception("toolhost: auditing held definitions failed")
 
     def _registry_changed(self, server: str, _old: Any, new: Any) -> None:
         try:

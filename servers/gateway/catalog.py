@@ -62,6 +62,7 @@ from registry import Principal
 from registry.catalog import CatalogItem, qualify_uri
 from servers.gateway.catalog_guard import CatalogGuard
 from servers.gateway.downstream import LogLevels, downstream_for, session_key
+from servers.gateway.held_items import held_error
 from servers.gateway.input_flow import exchange_for
 
 __all__ = ["RESOURCE_NOT_FOUND", "CatalogHandlers"]
@@ -183,7 +184,8 @@ class CatalogHandlers:
         if item is None or not self._visible(ctx)(item):
             missing = "unknown" if item is None else "hidden"
             await self.guard.audit(ctx, "prompt", params.name, missing, params.arguments)
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+            raise held_error(self.manager.catalog_holds.prompt(params.name), self._visible(ctx),
+                             MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}"))
         status = "error"
         try:
             conn = self.manager.connection(item.server)
@@ -230,7 +232,8 @@ class CatalogHandlers:
     def _route(self, ctx: ServerRequestContext[Any, Any], uri: str) -> tuple[str, str]:
         route = self.catalog.route_uri(uri)
         if route is None or route[2] is None or not self._visible(ctx)(route[2]):
-            raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+            raise held_error(self.manager.catalog_holds.resource(uri), self._visible(ctx),
+                             MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri}))
         return route[0], route[1]
 
     async def read_resource(
@@ -327,14 +330,16 @@ class CatalogHandlers:
         if isinstance(ref, PromptReference):
             item = self.catalog.prompt(ref.name)
             refusal = f"Unknown prompt: {ref.name}"
+            held = self.manager.catalog_holds.prompt(ref.name)
             upstream_ref: Any = PromptReference(type="ref/prompt", name=item.original) if item else None
         else:
             item = self.catalog.template(str(ref.uri))
             refusal = f"Unknown resource template: {ref.uri}"
+            held = self.manager.catalog_holds.template(str(ref.uri))
             upstream_ref = ResourceTemplateReference(type="ref/resource", uri=item.original) if item else None
         if item is None or not visible(item):
             await self.guard.audit(ctx, "complete", name, "unknown" if item is None else "hidden", audited)
-            raise MCPError(INVALID_PARAMS, refusal)
+            raise held_error(held, visible, MCPError(INVALID_PARAMS, refusal))
         conn = self.manager.connection(item.server)
         caps = getattr(getattr(conn, "_client", None), "server_capabilities", None)
         if caps is None or caps.completions is None:

@@ -427,7 +427,7 @@ class _RegistryServer(Server[Any]):
         ``initialize`` result and ``server/discover`` (MCP 2025-11-25 lifecycle, ``instructions``)."""
         parts = [self._own_instructions] if self._own_instructions else []
         for status in (self.upstream_statuses() if self.upstream_statuses is not None else ()):
-            text = (status.instructions or "").strip()
+            text = (self._catalog.manager.catalog_holds.screen_instructions(status) or "").strip()  # held: left out
             if not text or status.state.value not in ("connected", "degraded"):
                 continue
             if len(text) > UPSTREAM_INSTRUCTIONS_CHARS:

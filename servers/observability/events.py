@@ -1,6 +1,7 @@
 """One line per operator-relevant event while serving, on the console and in the log.
 
 Events: a server connected / failed / reconnected / stopped, tools held by a definition pin,
+prompts/resources/templates/instructions held as poisoned-looking,
 approvals pending / decided, config reloaded (or refused). Each goes to the ``toolhost.events``
 logger (so ``--log-format json`` gives one JSON object per event) and, on a terminal, to the
 serve console as a short coloured line.
@@ -136,6 +137,14 @@ class EventReporter:
             names = ", ".join(sorted(tools))
             self.emit("tools.held", f"{server}: {len(tools)} changed tool(s) held until reviewed: {names} "
                       "(toolhost pins diff TOOL)", "warning", server=server, tools=sorted(tools))
+
+    def definitions_held(self, server: str, holds: list[Any]) -> None:
+        """Prompts, resources, templates or instructions of ``server`` held as poisoned-looking
+        (:class:`registry.catalog_scan.HeldDefinition` each): one ``definitions.held`` line per item."""
+        for hold in holds:
+            what = "instructions" if hold.kind == "instructions" else f"{hold.kind} {hold.original}"
+            self.emit("definitions.held", f"{server}: {what} held, looks poisoned ({hold.findings()}); "
+                      f"{hold.release_hint()}", "warning", server=server, kind=hold.kind, trust=hold.trust_key)
 
     def approval(self, approval_id: str, user: str, tool: str, status: str, by: str | None = None) -> None:
         """An approval request was created (``pending``) or decided (``approved``/``denied``)."""

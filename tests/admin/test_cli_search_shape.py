@@ -42,7 +42,7 @@ def test_search_answers_alike_with_and_without_a_running_serve(tmp_path) -> None
         hits = json.loads(answers["json"].stdout)
         assert hits[0]["name"] == "orders__cancel_order" and hits[0]["risk"] == "destructive"
         assert hits[0]["why"] == ["name: cancel, order", "description: cancel, order", "parameters: order"]
-        assert sorted(hits[0]["flow"]) == ["labels", "reasons", "short"]
+        assert sorted(hits[0]["flow"]) == ["conflicts", "labels", "reasons", "short"]
         assert answers["weak"].returncode == 0 and answers["weak"].stdout.startswith(NO_FIT)
         assert answers["weak_json"].stderr.startswith(NO_FIT) and json.loads(answers["weak_json"].stdout)
         for bad in (answers["bad"], answers["bad_json"]):

@@ -49,7 +49,7 @@ def test_reasons_name_the_rule_that_decided():
     }
     assert got.short() == "untrusted,egress"
     local = derive_labels(record("get_current_time", read_only=True, open_world=False))
-    assert local.reasons == {P: "no cue", U: "no cue", E: "read-only (risk read)"}
+    assert local.reasons == {P: "no cue", U: "no cue", E: "read-only (readOnlyHint true)"}
 
 
 def test_config_risk_and_open_world_overrides_feed_the_derivation():

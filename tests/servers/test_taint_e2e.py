@@ -219,7 +219,7 @@ def test_tools_and_search_show_the_data_flow_labels(tmp_path):
     assert flow["files__read_text_file"]["reasons"]["private_source"] == "name cue 'file' and the tool reads"
     assert flow["files__write_file"]["labels"] == []  # local write, closed world: carries nothing out
     assert flow["web__fetch"]["labels"] == ["untrusted_source"]
-    assert flow["web__fetch"]["reasons"]["egress"] == "read-only (risk read)"
+    assert flow["web__fetch"]["reasons"]["egress"] == "read-only (readOnlyHint true)"
     assert flow["posting__post_message"]["labels"] == ["egress"]
     assert flow["posting__post_message"]["reasons"]["untrusted_source"] == "config toolhost.flow.untrusted_source"
     table = runner.invoke(app, ["tools", "--config", str(cfg), "--data-dir", str(data)], terminal_width=300)
