@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 from mcp import MCPError
 from mcp.server import ServerRequestContext
+from mcp.server.connection import Connection
 from mcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -60,15 +61,16 @@ from host.upstream.parked_input import InputParking
 from host.upstream.relay import current_downstream, downstream_scope
 from registry import Principal
 from registry.catalog import CatalogItem, qualify_uri
-from servers.gateway.downstream import LogLevels, downstream_for, session_key
+from servers.gateway.downstream import LogLevels, downstream_for
 from servers.gateway.input_flow import exchange_for
+from servers.gateway.request_view import RequestView
 
 __all__ = ["RESOURCE_NOT_FOUND", "CatalogHandlers"]
 
 RESOURCE_NOT_FOUND = -32002
 """JSON-RPC code for an unknown resource (MCP spec 2025-11-25, resources: error handling)."""
 
-Resolver = Callable[[ServerRequestContext[Any, Any]], Principal]
+Resolver = Callable[[RequestView], Principal]
 
 
 class CatalogHandlers:
@@ -89,9 +91,9 @@ class CatalogHandlers:
         self.levels = LogLevels()
         self.parking = InputParking(self.manager.spawn)
         """Upstream calls of handshake-era servers held across 2026-07-28 clients' input rounds."""
-        self._sessions: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
-        self._conns: weakref.WeakSet[Any] = weakref.WeakSet()
+        """Per exposed URI: client connections and listen streams' watchers (async ``notify(method, params)``)."""
+        self._conns: weakref.WeakSet[Connection] = weakref.WeakSet()
         self.manager.catalog_listeners.append(self._catalog_changed)
         self.manager.resource_listeners.append(self._resource_updated)
 
@@ -100,8 +102,7 @@ class CatalogHandlers:
         """Which optional capabilities some connected upstream offers right now."""
         caps = {"prompts": False, "resources": False, "completions": False, "logging": False}
         for conn in self.manager.connections.values():
-            client = getattr(conn, "_client", None)
-            sc = getattr(client, "server_capabilities", None) if client is not None else None
+            sc = conn.server_capabilities
             if sc is None:
                 continue
             caps["prompts"] |= sc.prompts is not None
@@ -133,37 +134,35 @@ class CatalogHandlers:
         conn = self.manager.connections.get(server) if server is not None else None
         return conn.status.protocol_version if conn is not None else None
 
-    async def _parked(self, ctx: ServerRequestContext[Any, Any], server: str, exchange: InputExchange | None,
+    async def _parked(self, request: RequestView, server: str, exchange: InputExchange | None,
                       op: Callable[[], Any]) -> Any:
         """``await op()``, parked across input rounds when a 2026-07-28 client reaches a handshake-era upstream."""
         if self.parking.applies(exchange, self.upstream_protocol(server=server)):
             assert exchange is not None
-            return await self.parking.run(exchange, self.resolve(ctx).user, op)
+            return await self.parking.run(exchange, self.resolve(request).user, op)
         return await op()
 
-    def _visible(self, ctx: ServerRequestContext[Any, Any]) -> Callable[[CatalogItem], bool]:
-        view = self.runtime.policy.for_request(self.resolve(ctx))
+    def _visible(self, request: RequestView) -> Callable[[CatalogItem], bool]:
+        view = self.runtime.policy.for_request(self.resolve(request))
         return lambda item: view.catalog_visible(item.as_record())
 
-    def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
-        conn = session_key(ctx)
-        if conn is not None and str(getattr(ctx, "protocol_version", "")) < "2026":
-            try:
-                self._conns.add(conn)
-            except TypeError:
-                return
+    def _remember(self, request: RequestView) -> RequestView:
+        """Note a handshake-era request's connection (told of prompt/resource list changes); ``request``."""
+        if (conn := request.stateful_connection) is not None:
+            self._conns.add(conn)
+        return request
 
-    async def _audit(self, ctx: ServerRequestContext[Any, Any], action: str, name: str, status: str) -> None:
+    async def _audit(self, request: RequestView, action: str, name: str, status: str) -> None:
         if self.access is not None:
             with anyio.CancelScope(shield=True):
-                await self.access.audit_async(action=action, principal=self.resolve(ctx), tool=name, status=status)
+                await self.access.audit_async(action=action, principal=self.resolve(request), tool=name,
+                                              status=status)
 
-    async def _forward(
-        self, ctx: ServerRequestContext[Any, Any], op: Any, exchange: InputExchange | None = None
-    ) -> Any:
+    async def _forward(self, request: RequestView, op: Any, exchange: InputExchange | None = None) -> Any:
         try:
             # a parked call (host.upstream.parked_input) already routes upstream requests to itself
-            with downstream_scope(current_downstream() or downstream_for(ctx, self.levels)), input_exchange(exchange):
+            with (downstream_scope(current_downstream() or downstream_for(request, self.levels)),
+                  input_exchange(exchange)):
                 return await op
         except UpstreamUnavailable as err:
             raise MCPError(INTERNAL_ERROR, str(err)) from None
@@ -172,8 +171,9 @@ class CatalogHandlers:
     async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListPromptsResult:
-        self._remember(ctx)
-        visible = self._visible(ctx)
+        request = RequestView.of(ctx)
+        self._remember(request)
+        visible = self._visible(request)
         return ListPromptsResult(
             prompts=[Prompt.model_validate(dict(i.wire)) for i in self.catalog.items("prompt") if visible(i)]
         )
@@ -181,15 +181,17 @@ class CatalogHandlers:
     async def get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: GetPromptRequestParams
     ) -> GetPromptResult | InputRequiredResult:
+        request = RequestView.of(ctx)
         item = self.catalog.prompt(params.name)
-        if item is None or not self._visible(ctx)(item):
+        if item is None or not self._visible(request)(item):
             raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
         status = "error"
         try:
             conn = self.manager.connection(item.server)
-            exchange = exchange_for(ctx, params)
-            result = await self._parked(ctx, item.server, exchange, lambda: self._forward(ctx, forward.get_prompt(
-                conn, item.original, params.arguments, timeout_seconds=self.manager.request_timeout(item.server)),
+            exchange = exchange_for(request, params)
+            result = await self._parked(request, item.server, exchange, lambda: self._forward(
+                request, forward.get_prompt(conn, item.original, params.arguments,
+                                            timeout_seconds=self.manager.request_timeout(item.server)),
                 exchange))
             if result is None and exchange is not None and exchange.pending is not None:
                 status = "input_required"
@@ -197,14 +199,15 @@ class CatalogHandlers:
             status = "ok"
             return result
         finally:
-            await self._audit(ctx, "prompt", item.exposed, status)
+            await self._audit(request, "prompt", item.exposed, status)
 
     # -- resources ----------------------------------------------------------------------
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
-        self._remember(ctx)
-        visible = self._visible(ctx)
+        request = RequestView.of(ctx)
+        self._remember(request)
+        visible = self._visible(request)
         return ListResourcesResult(
             resources=[Resource.model_validate(dict(i.wire)) for i in self.catalog.items("resource") if visible(i)]
         )
@@ -212,31 +215,33 @@ class CatalogHandlers:
     async def list_templates(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListResourceTemplatesResult:
-        self._remember(ctx)
-        visible = self._visible(ctx)
+        request = RequestView.of(ctx)
+        self._remember(request)
+        visible = self._visible(request)
         return ListResourceTemplatesResult(
             resource_templates=[
                 ResourceTemplate.model_validate(dict(i.wire)) for i in self.catalog.items("template") if visible(i)
             ]
         )
 
-    def _route(self, ctx: ServerRequestContext[Any, Any], uri: str) -> tuple[str, str]:
+    def _route(self, request: RequestView, uri: str) -> tuple[str, str]:
         route = self.catalog.route_uri(uri)
-        if route is None or route[2] is None or not self._visible(ctx)(route[2]):
+        if route is None or route[2] is None or not self._visible(request)(route[2]):
             raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
         return route[0], route[1]
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
     ) -> ReadResourceResult | InputRequiredResult:
+        request = RequestView.of(ctx)
         uri = str(params.uri)
-        server, original = self._route(ctx, uri)
+        server, original = self._route(request, uri)
         status = "error"
         try:
             conn = self.manager.connection(server)
-            exchange = exchange_for(ctx, params)
-            result: ReadResourceResult | None = await self._parked(ctx, server, exchange, lambda: self._forward(
-                ctx, forward.read_resource(conn, original, timeout_seconds=self.manager.request_timeout(server)),
+            exchange = exchange_for(request, params)
+            result: ReadResourceResult | None = await self._parked(request, server, exchange, lambda: self._forward(
+                request, forward.read_resource(conn, original, timeout_seconds=self.manager.request_timeout(server)),
                 exchange))
             if result is None and exchange is not None and exchange.pending is not None:
                 status = "input_required"
@@ -248,26 +253,28 @@ class CatalogHandlers:
             status = "ok"
             return result
         finally:
-            await self._audit(ctx, "resource", uri, status)
+            await self._audit(request, "resource", uri, status)
 
     async def subscribe(self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> EmptyResult:
+        request = RequestView.of(ctx)
         uri = str(params.uri)
-        server, original = self._route(ctx, uri)
-        with downstream_scope(downstream_for(ctx, self.levels)):
-            await self.watch(uri, server, original, session_key(ctx))
+        server, original = self._route(request, uri)
+        with downstream_scope(downstream_for(request, self.levels)):
+            await self.watch(uri, server, original, request.connection)
         return EmptyResult()
 
     async def unsubscribe(self, ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams) -> EmptyResult:
+        request = RequestView.of(ctx)
         uri = str(params.uri)
-        server, original = self._route(ctx, uri)
-        with downstream_scope(downstream_for(ctx, self.levels)):
-            await self.unwatch(uri, server, original, session_key(ctx))
+        server, original = self._route(request, uri)
+        with downstream_scope(downstream_for(request, self.levels)):
+            await self.unwatch(uri, server, original, request.connection)
         return EmptyResult()
 
-    def watchable(self, ctx: ServerRequestContext[Any, Any], uri: str) -> tuple[str, str] | None:
+    def watchable(self, request: RequestView, uri: str) -> tuple[str, str] | None:
         """``(server, original URI)`` of an exposed resource URI the caller may see, else ``None``."""
         try:
-            return self._route(ctx, uri)
+            return self._route(request, uri)
         except MCPError:
             return None
 
@@ -305,8 +312,9 @@ class CatalogHandlers:
 
     # -- completion and logging ----------------------------------------------------------
     async def complete(self, ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:
+        request = RequestView.of(ctx)
         ref = params.ref
-        visible = self._visible(ctx)
+        visible = self._visible(request)
         if isinstance(ref, PromptReference):
             item = self.catalog.prompt(ref.name)
             if item is None or not visible(item):
@@ -318,16 +326,17 @@ class CatalogHandlers:
                 raise MCPError(INVALID_PARAMS, f"Unknown resource template: {ref.uri}")
             upstream_ref = ResourceTemplateReference(type="ref/resource", uri=item.original)
         conn = self.manager.connection(item.server)
-        caps = getattr(getattr(conn, "_client", None), "server_capabilities", None)
+        caps = conn.server_capabilities
         if caps is None or caps.completions is None:
             return CompleteResult(completion={"values": [], "total": 0, "hasMore": False})
         context = params.context.arguments if params.context is not None else None
         argument = {"name": params.argument.name, "value": params.argument.value}
-        return await self._forward(ctx, forward.complete(
+        return await self._forward(request, forward.complete(
             conn, upstream_ref, argument, context, timeout_seconds=self.manager.request_timeout(item.server)))
 
     async def set_level(self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams) -> EmptyResult:
-        self.levels.set(ctx, params.level)
+        request = RequestView.of(ctx)
+        self.levels.set(request, params.level)
         return EmptyResult()
 
     # -- notifications towards clients ----------------------------------------------------

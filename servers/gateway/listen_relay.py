@@ -47,6 +47,7 @@ from mcp.shared.subscriptions import (
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, SubscriptionsListenRequestParams, SubscriptionsListenResult
 
 from servers.gateway.catalog import CatalogHandlers
+from servers.gateway.request_view import RequestView
 
 __all__ = ["MAX_BACKLOG", "MAX_STREAMS", "MAX_URIS", "ListenRelay"]
 
@@ -123,7 +124,8 @@ class ListenRelay:
         if len(self._open) >= MAX_STREAMS:
             raise MCPError(INTERNAL_ERROR, f"toolhost: too many open subscriptions/listen streams ({MAX_STREAMS}); "
                            "close one and retry")
-        routes = {uri: route for uri in wanted if (route := self.catalog.watchable(ctx, uri)) is not None}
+        request = RequestView.of(ctx)
+        routes = {uri: route for uri in wanted if (route := self.catalog.watchable(request, uri)) is not None}
         watcher = _Watcher()
         handler = ListenHandler(_VisibleBus(self.bus, frozenset(routes)), max_subscriptions=1,
                                 max_buffered_events=MAX_BACKLOG)

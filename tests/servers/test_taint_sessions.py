@@ -4,20 +4,23 @@ caller for stateless 2026-07-28 exchanges."""
 from __future__ import annotations
 
 import gc
-from types import SimpleNamespace
+
+from mcp.server.connection import Connection as SdkConnection
 
 from registry import Principal
+from servers.gateway.request_view import RequestView
 from servers.gateway.taint_sessions import TaintSessions
 
 ALICE = Principal(user="alice", key_id="k1")
 
 
-class Connection:
-    pass
+def Connection(version: str = "2025-11-25") -> SdkConnection:  # noqa: N802 - reads like the class it builds
+    """The SDK's per-client connection object (no channel: nothing is sent in these tests)."""
+    return SdkConnection.from_envelope(version, None, None)
 
 
-def request(conn: object | None, version: str = "2025-11-25") -> SimpleNamespace:
-    return SimpleNamespace(session=SimpleNamespace(_connection=conn), protocol_version=version)
+def request(conn: SdkConnection | None, version: str = "2025-11-25") -> RequestView:
+    return RequestView(protocol_version=version, connection=conn)
 
 
 def test_one_session_per_connection_ended_when_the_connection_goes():
@@ -40,9 +43,8 @@ def test_stateless_exchanges_share_one_session_per_caller():
     assert sessions.of(request(None), Principal(user="local")) == "caller:local:-"
 
 
-def modern(meta: dict | None = None) -> SimpleNamespace:
-    return SimpleNamespace(session=SimpleNamespace(_connection=Connection()), protocol_version="2026-07-28",
-                           meta=meta)
+def modern(meta: dict | None = None) -> RequestView:
+    return RequestView(protocol_version="2026-07-28", connection=Connection("2026-07-28"), meta=meta or {})
 
 
 def test_a_session_meta_key_scopes_a_stateless_caller():
