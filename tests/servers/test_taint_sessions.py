@@ -14,7 +14,7 @@ from servers.gateway.taint_sessions import TaintSessions
 ALICE = Principal(user="alice", key_id="k1")
 
 
-def Connection(version: str = "2025-11-25") -> SdkConnection:  # noqa: N802 - reads like the class it builds
+def connection(version: str = "2025-11-25") -> SdkConnection:
     """The SDK's per-client connection object (no channel: nothing is sent in these tests)."""
     return SdkConnection.from_envelope(version, None, None)
 
@@ -26,7 +26,7 @@ def request(conn: SdkConnection | None, version: str = "2025-11-25") -> RequestV
 def test_one_session_per_connection_ended_when_the_connection_goes():
     ended: list[str] = []
     sessions = TaintSessions(ended.append)
-    a, b = Connection(), Connection()
+    a, b = connection(), connection()
     first = sessions.of(request(a), ALICE)
     assert sessions.of(request(a), ALICE) == first and first.startswith("conn-")
     other = sessions.of(request(b), ALICE)
@@ -38,13 +38,13 @@ def test_one_session_per_connection_ended_when_the_connection_goes():
 
 def test_stateless_exchanges_share_one_session_per_caller():
     sessions = TaintSessions(lambda _sid: None)
-    modern = sessions.of(request(Connection(), "2026-07-28"), ALICE)
+    modern = sessions.of(request(connection(), "2026-07-28"), ALICE)
     assert modern == "caller:alice:k1" == sessions.of(request(None), ALICE)
     assert sessions.of(request(None), Principal(user="local")) == "caller:local:-"
 
 
 def modern(meta: dict | None = None) -> RequestView:
-    return RequestView(protocol_version="2026-07-28", connection=Connection("2026-07-28"), meta=meta or {})
+    return RequestView(protocol_version="2026-07-28", connection=connection("2026-07-28"), meta=meta or {})
 
 
 def test_a_session_meta_key_scopes_a_stateless_caller():
