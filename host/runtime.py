@@ -44,7 +44,7 @@ from host.store import AuditUnavailable
 from host.tracing import mark_result, span
 from host.upstream.connection import ServerStatus
 from host.upstream.executor import ProgressCallback
-from host.upstream.manager import ServerManager
+from host.upstream.manager import DefinitionPrescorer, ServerManager
 from registry import ANONYMOUS, Effect, PatternPolicy, Principal, RequestPolicy, Risk, ToolRecord, ToolRegistry
 from registry.safety import FlowGuard, TaintCheck
 from registry.search import SearchIndex, SearchResult
@@ -118,6 +118,8 @@ class HostRuntime:
             and how to review it). A name of a configured server that has listed no tools answers
             ``upstream_unavailable`` with its reason (the manager is the pipeline's
             :class:`host.upstream.executor.UnlistedTools`).
+        prescorer: the learned definition scan run off the event loop before a listing reaches the
+            registry (:class:`host.upstream.DefinitionPrescorer`; e.g. ``access.pins.safety``).
     """
 
     def __init__(
@@ -139,6 +141,7 @@ class HostRuntime:
         flow_guard: TaintCheck | None = None,
         taint_listeners: Sequence[TaintListener] = (),
         disclosure: DenialDisclosure | None = None,
+        prescorer: DefinitionPrescorer | None = None,
     ) -> None:
         self.config = config
         self.code_mode: CodeMode | None = CodeMode(code_mode) if code_mode is not None and code_mode.enabled else None
@@ -161,7 +164,7 @@ class HostRuntime:
             self.registry.subscribe(lambda _server, _old, _new: self.vector_worker.notify())  # type: ignore[union-attr]
         self.manager = ServerManager(
             config, data_dir=data_dir, registry=self.registry, reconnect=reconnect, on_status=on_status,
-            connect_in_background=connect_in_background,
+            connect_in_background=connect_in_background, prescorer=prescorer,
         )
         self.event_log = EventLog(data_dir / "events")
         self._own_guard = None if flow_guard is not None else self.flow_guard_for(config)
