@@ -38,6 +38,7 @@ from host.code_mode.runner import CodeMode
 from host.code_mode.script_run import AuditedStep
 from host.config import HostConfig
 from host.events import EventLog
+from host.observers import CallObserver, CallTimer, TimedExecutor
 from host.pipeline import ApprovalHook, CallContext, DenialDisclosure, Pipeline, TaintListener, TaintStage
 from host.search import VectorWorker, load_embedder, open_cache
 from host.store import AuditUnavailable
@@ -169,9 +170,11 @@ class HostRuntime:
         self.event_log = EventLog(data_dir / "events")
         self._own_guard = None if flow_guard is not None else self.flow_guard_for(config)
         self.taint = TaintStage(flow_guard or self._own_guard, taint_listeners)  # type: ignore[arg-type]
+        self.observers: list[CallObserver] = []
+        """Told how long each call, search and upstream request took (:meth:`observe`)."""
         self.pipeline = Pipeline(
             self.registry,
-            self.manager,
+            TimedExecutor(self.manager, self.observers),
             self.policy,
             spill_dir=data_dir / "spill",
             event_log=self.event_log,
@@ -195,6 +198,10 @@ class HostRuntime:
         self.config = config
         if self._own_guard is not None:
             self._own_guard.reconfigure({n: s.toolhost.flow for n, s in config.servers.items()}, config.defaults.taint)
+
+    def observe(self, observer: CallObserver) -> None:
+        """Tell ``observer`` of every later call, search and upstream request (:mod:`host.observers`)."""
+        self.observers.append(observer)
 
     def auto_accepts(self, server: str) -> bool:
         """Whether ``server``'s ``toolhost.auto_accept`` is ``"cosmetic"`` (current config)."""
@@ -296,10 +303,13 @@ class HostRuntime:
         Hidden tools are filtered before ranking (see :mod:`registry.search.index`). Never raises
         for any query text; an empty query gets a helpful ``message``.
         """
-        visible, key = self.visibility(principal)
-        return self.search_index.search(
-            query, visible=visible, visible_key=key, limit=limit, servers=servers, max_risk=max_risk
-        )
+        with CallTimer() as timer:
+            visible, key = self.visibility(principal)
+            result = self.search_index.search(
+                query, visible=visible, visible_key=key, limit=limit, servers=servers, max_risk=max_risk)
+        for observer in self.observers:
+            observer.search_finished(timer.seconds, len(result.hits))
+        return result
 
     # -- calls ---------------------------------------------------------------------------
     async def call(
@@ -337,10 +347,12 @@ class HostRuntime:
         record = self.registry.snapshot().get(name)
         with span("toolhost.call", **{"toolhost.tool": name, "toolhost.server": record.server if record else None,
                                       "toolhost.user": principal.user, "toolhost.call_id": call_id}) as sp:
-            with call_scope():  # the authorize stage, the rate limit and the audit row share one decision
+            with CallTimer() as timer, call_scope():  # authorize, rate limit and audit row: one decision
                 result = await self._audited_call(name, arguments, ctx, principal, call_id, script_step)
             mark_result(sp, result.status.value)
-            return result
+        for observer in self.observers:
+            observer.call_finished(name, record, result, timer.seconds, timer.upstream_seconds)
+        return result
 
     async def run_batch(self, calls: Sequence[ToolCall], ctx: CallContext) -> list[ToolResult]:
         """A model's batch of calls through :meth:`call`'s path, so each is rate-limited, run by the

@@ -19,7 +19,7 @@ from sqlalchemy import text
 
 from host.pipeline import STORE_OUTAGE_LOG, find_store_error
 from servers.admin import AdminAuth, AdminService, ConfigReloader, admin_routes, write_local_token
-from servers.observability import EventReporter, Metrics, health_routes, instrument
+from servers.observability import EventReporter, Metrics, health_routes
 from servers.shared.endpoint import ENDPOINT_FILE, endpoint_record, remove_if_ours
 
 __all__ = ["OperatorSurface"]
@@ -62,7 +62,7 @@ class OperatorSurface:
             open_sessions=self._open_sessions,
             audit_pending=self._audit_pending,
         )
-        instrument(runtime, self.metrics)
+        runtime.observe(self.metrics)  # calls, searches and upstream requests counted and timed
         self.events = EventReporter(console, self.metrics)
         runtime.taint.subscribe(self.events.taint_decided)  # session-taint decisions: console + log
         # without a store (--auth off) the server, tool, search and call views still answer;
