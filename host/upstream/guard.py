@@ -41,7 +41,7 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.shared.message import SessionMessage
-from mcp.types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
+from mcp.types import ErrorData, JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
 __all__ = ["CALL_SLOT", "ID_VALUE", "PARSE_ERROR_CODE", "CallSlot", "Transport", "TransportGuard", "TransportReceive",
            "TransportSend", "guarded", "quiet_sdk_logs"]
@@ -109,21 +109,21 @@ class TransportGuard:
                 if slot is not None and not slot.sent:
                     slot.sent = True
                     slot.request_id = msg.id
-        elif getattr(msg, "method", None) == "notifications/cancelled":
-            params = getattr(msg, "params", None) or {}
-            rid = params.get("requestId") if isinstance(params, dict) else None
+        elif isinstance(msg, JSONRPCNotification) and msg.method == "notifications/cancelled":
+            rid = (msg.params or {}).get("requestId")
             if rid is not None:
                 self.in_flight.pop(_key(rid), None)
 
     # -- inbound -------------------------------------------------------------------------
-    def inbound(self, item: Any) -> Any | None:
+    def inbound(self, item: SessionMessage | Exception) -> Any | None:
         """The item to deliver, a replacement error, or ``None`` to skip it."""
         if isinstance(item, Exception):
             return self._garbage(item)
-        msg = getattr(item, "message", None)
+        msg = item.message
         if isinstance(msg, JSONRPCResponse | JSONRPCError):
             if msg.id is None:
-                self._skip(f"error reply without an id: {_excerpt(str(getattr(msg, 'error', '')))}")
+                error = msg.error if isinstance(msg, JSONRPCError) else ""
+                self._skip(f"error reply without an id: {_excerpt(str(error))}")
                 return None
             method = self.in_flight.pop(_key(msg.id), None)
             if method is None:

@@ -18,6 +18,7 @@ from rich.console import Console
 from sqlalchemy import text
 
 from host.pipeline import STORE_OUTAGE_LOG, find_store_error
+from registry import ToolRecord
 from servers.admin import AdminAuth, AdminService, ConfigReloader, admin_routes, write_local_token
 from servers.observability import EventReporter, Metrics, health_routes
 from servers.shared.endpoint import ENDPOINT_FILE, endpoint_record, remove_if_ours
@@ -117,10 +118,10 @@ class OperatorSurface:
 
         return listener
 
-    def _registry_changed(self, server: str, _old: Any, new: Any) -> None:
+    def _registry_changed(self, server: str, _old: tuple[ToolRecord, ...], new: tuple[ToolRecord, ...]) -> None:
         try:
             states = self.access.pins.states()
-            names = [getattr(r, "qualified_name", r) for r in (new or ())]
+            names = [r.qualified_name for r in new]
             held = {n for n in names if states.get(n, ("", None))[0] in ("held", "changed")}
             fresh = sorted(held - self._held)
             self._held = (self._held - set(names)) | held

@@ -45,6 +45,7 @@ from mcp.types import (
 
 from host.access import AccessControl, approval_elicitation
 from host.runtime import HostRuntime
+from host.upstream.connection import ServerStatus
 from host.upstream.implementation import toolhost_version
 from host.upstream.input_required import input_exchange
 from host.upstream.relay import downstream_scope
@@ -80,7 +81,8 @@ from servers.gateway.search_usage import UsageLearner
 from servers.gateway.settle import SettleMiddleware
 from servers.gateway.taint_sessions import TaintSessions
 
-__all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "RegistryHandlers", "create_registry_server"]
+__all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "RegistryHandlers", "RegistryServer",
+           "create_registry_server"]
 
 TRAIL_TTL_SECONDS = 600.0
 """How long a stateless caller's searches are kept after its last request (seconds)."""
@@ -330,7 +332,7 @@ def create_registry_server(
     name: str = "toolhost",
     settle_seconds: float = 0.0,
     usage_access: AccessControl | None = None,
-) -> Server[Any]:
+) -> RegistryServer:
     """Build the registry MCP server over a running :class:`HostRuntime`.
 
     Args:
@@ -365,8 +367,9 @@ def create_registry_server(
     listen = ListenRelay(catalog, notifier.bus if notifier is not None else None)
     tools = RegistryHandlers(runtime, expose=expose, resolve=resolve, access=access, notifier=notifier,
                              catalog=catalog, usage_access=usage_access)
-    server = _RegistryServer(
+    server = RegistryServer(
         catalog,
+        listen,
         name,
         version=toolhost_version(),
         get_tool_input_schema=tools.input_schema_of,
@@ -377,11 +380,10 @@ def create_registry_server(
         on_list_tools=tools.list_tools,
         on_call_tool=tools.call_tool,
         on_subscriptions_listen=listen,
+        # open access: every client sees every server, so their instructions may be merged, attributed
+        upstream_statuses=runtime.statuses if access is None else None,
         **catalog.handlers(),
     )
-    server.listen_relay = listen
-    if access is None:  # every client sees every server: their instructions may be merged, attributed
-        server.upstream_statuses = runtime.statuses
     server.middleware.append(InternalErrorBoundary())  # outermost: no exception text, no code 0 on the wire
     if settle_seconds > 0:
         server.middleware.append(SettleMiddleware(runtime, settle_seconds))
@@ -394,29 +396,36 @@ UPSTREAM_INSTRUCTIONS_CHARS = 4000
 """Longest part of one upstream's ``instructions`` merged into toolhost's (characters)."""
 
 
-class _RegistryServer(Server[Any]):
+class RegistryServer(Server[Any]):
     """The low-level server with capabilities that tell the truth (``tools.listChanged`` is declared: it is sent).
 
     ``tools.listChanged`` is true (toolhost sends ``notifications/tools/list_changed`` after a
     ``tool_search`` and on registry changes); ``prompts``, ``resources`` (with ``subscribe`` and
     ``listChanged``), ``completions`` and ``logging`` are declared only when some connected
     upstream offers them.
+
+    Args:
+        catalog: the prompt/resource handlers (which capabilities upstreams offer).
+        listen_relay: serves the ``subscriptions/listen`` streams (:attr:`listen_relay`; the HTTP
+            runner closes them when the gateway stops).
+        upstream_statuses: ``() -> [ServerStatus]`` whose connected servers' ``instructions`` are
+            merged into this server's own, each under a heading naming the server and cut to
+            :data:`UPSTREAM_INSTRUCTIONS_CHARS` (``None``: not merged, as with per-user grants, where
+            naming a server a client may not see would break "a hidden tool answers exactly like an
+            unknown one").
+        args, kwargs: the SDK :class:`mcp.server.Server`'s.
     """
 
-    upstream_statuses: Any = None
-    """``() -> [ServerStatus]`` whose connected servers' ``instructions`` are merged into this server's
-    own, each under a heading naming the server and cut to :data:`UPSTREAM_INSTRUCTIONS_CHARS`
-    (``None``: not merged, as with per-user grants, where naming a server a client may not see
-    would break "a hidden tool answers exactly like an unknown one")."""
-
-    def __init__(self, catalog: CatalogHandlers, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, catalog: CatalogHandlers, listen_relay: ListenRelay, *args: Any,
+                 upstream_statuses: Callable[[], list[ServerStatus]] | None = None, **kwargs: Any) -> None:
         import warnings
 
+        self.upstream_statuses = upstream_statuses
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # logging is deprecated at 2026-07-28; still relayed on older sessions
             super().__init__(*args, **kwargs)
         self._catalog = catalog
-        self.listen_relay: ListenRelay | None = None
+        self.listen_relay = listen_relay
 
     @property
     def instructions(self) -> str | None:  # type: ignore[override]
