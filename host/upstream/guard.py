@@ -42,6 +42,7 @@ import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+from pydantic import ValidationError
 
 __all__ = ["CALL_SLOT", "ID_VALUE", "PARSE_ERROR_CODE", "CallSlot", "Transport", "TransportGuard", "TransportReceive",
            "TransportSend", "guarded", "quiet_sdk_logs"]
@@ -210,10 +211,9 @@ def _first_line(exc: BaseException) -> str:
 
 def _exception_text(exc: Exception) -> str:
     """The raw input behind a transport parse error (pydantic keeps it in ``errors()``)."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
+    if isinstance(exc, ValidationError):
         try:
-            for err in errors():
+            for err in exc.errors():
                 value = err.get("input")
                 if isinstance(value, str | bytes):
                     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
