@@ -98,10 +98,7 @@ def request_state_boundary(name: str, principal_for: Callable[[RequestView], Pri
     def bind(ctx: ServerRequestContext[Any, Any]) -> str | None:
         return principal_for(RequestView.of(ctx)).user
 
-    keys = _keys()
-    if keys is None:
-        security = RequestStateSecurity.ephemeral(ttl=STATE_TTL_SECONDS)
-        security.bind_principal = bind
-    else:
-        security = RequestStateSecurity(keys=keys, ttl=STATE_TTL_SECONDS, bind_principal=bind)
+    # unset: one key generated now, held by this process (what RequestStateSecurity.ephemeral does)
+    keys: list[str | bytes] = list(_keys() or [os.urandom(32)])
+    security = RequestStateSecurity(keys=keys, ttl=STATE_TTL_SECONDS, bind_principal=bind)
     return RequestStateBoundary(security, default_audience=name)
