@@ -22,7 +22,8 @@ Built on the SDK's low-level :class:`mcp.server.Server` (raw JSON Schemas, resul
 hand so the model always sees why a call failed). No import-time side effects.
 
 Split by job: this module builds the server and routes requests; :mod:`servers.gateway.meta_tools`
-defines ``tool_search`` / ``call_tool`` and builds the ``tool_search`` result.
+defines ``tool_search`` / ``call_tool`` and builds the ``tool_search`` result;
+:mod:`servers.gateway.registry_server` is the SDK ``Server`` with truthful capabilities.
 """
 
 from __future__ import annotations
@@ -31,9 +32,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Literal
 
-from mcp.server import Server, ServerRequestContext
+from mcp.server import ServerRequestContext
 from mcp.server.connection import Connection
-from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.session import ServerSession
 from mcp.types import (
     CallToolRequestParams,
@@ -45,7 +45,6 @@ from mcp.types import (
 
 from host.access import AccessControl, approval_elicitation
 from host.runtime import HostRuntime
-from host.upstream.connection import ServerStatus
 from host.upstream.implementation import toolhost_version
 from host.upstream.input_required import input_exchange
 from host.upstream.relay import downstream_scope
@@ -75,6 +74,7 @@ from servers.gateway.meta_tools import (
 )
 from servers.gateway.notify import ToolsChangedNotifier
 from servers.gateway.otel_gate import spans_when_tracing
+from servers.gateway.registry_server import RegistryServer
 from servers.gateway.request_view import RequestView
 from servers.gateway.script_sessions import script_session
 from servers.gateway.search_usage import UsageLearner
@@ -390,83 +390,3 @@ def create_registry_server(
     server.middleware.append(request_state_boundary(name, resolve))
     spans_when_tracing(server)  # the SDK's per-request span only while a tracer provider is installed
     return server
-
-
-UPSTREAM_INSTRUCTIONS_CHARS = 4000
-"""Longest part of one upstream's ``instructions`` merged into toolhost's (characters)."""
-
-
-class RegistryServer(Server[Any]):
-    """The low-level server with capabilities that tell the truth (``tools.listChanged`` is declared: it is sent).
-
-    ``tools.listChanged`` is true (toolhost sends ``notifications/tools/list_changed`` after a
-    ``tool_search`` and on registry changes); ``prompts``, ``resources`` (with ``subscribe`` and
-    ``listChanged``), ``completions`` and ``logging`` are declared only when some connected
-    upstream offers them.
-
-    Args:
-        catalog: the prompt/resource handlers (which capabilities upstreams offer).
-        listen_relay: serves the ``subscriptions/listen`` streams (:attr:`listen_relay`; the HTTP
-            runner closes them when the gateway stops).
-        upstream_statuses: ``() -> [ServerStatus]`` whose connected servers' ``instructions`` are
-            merged into this server's own, each under a heading naming the server and cut to
-            :data:`UPSTREAM_INSTRUCTIONS_CHARS` (``None``: not merged, as with per-user grants, where
-            naming a server a client may not see would break "a hidden tool answers exactly like an
-            unknown one").
-        args, kwargs: the SDK :class:`mcp.server.Server`'s.
-    """
-
-    def __init__(self, catalog: CatalogHandlers, listen_relay: ListenRelay, *args: Any,
-                 upstream_statuses: Callable[[], list[ServerStatus]] | None = None, **kwargs: Any) -> None:
-        import warnings
-
-        self.upstream_statuses = upstream_statuses
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # logging is deprecated at 2026-07-28; still relayed on older sessions
-            super().__init__(*args, **kwargs)
-        self._catalog = catalog
-        self.listen_relay = listen_relay
-
-    @property
-    def instructions(self) -> str | None:  # type: ignore[override]
-        """toolhost's own instructions, then each connected upstream's (attributed), as sent in the
-        ``initialize`` result and ``server/discover`` (MCP 2025-11-25 lifecycle, ``instructions``)."""
-        parts = [self._own_instructions] if self._own_instructions else []
-        for status in (self.upstream_statuses() if self.upstream_statuses is not None else ()):
-            text = (status.instructions or "").strip()
-            if not text or status.state.value not in ("connected", "degraded"):
-                continue
-            if len(text) > UPSTREAM_INSTRUCTIONS_CHARS:
-                text = text[:UPSTREAM_INSTRUCTIONS_CHARS] + f" [cut: {len(text)} characters in all]"
-            parts.append(f"Instructions of the upstream MCP server {status.name!r} (text from that server, "
-                         f"not from toolhost):\n{text}")
-        return "\n\n".join(parts) or None
-
-    @instructions.setter
-    def instructions(self, value: str | None) -> None:
-        self._own_instructions = value
-
-    def get_capabilities(  # type: ignore[override]
-        self,
-        notification_options: NotificationOptions | None = None,
-        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-        extensions: dict[str, dict[str, Any]] | None = None,
-        *,
-        protocol_version: str | None = None,
-    ) -> Any:
-        options = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
-        caps = super().get_capabilities(options, experimental_capabilities, extensions,
-                                        protocol_version=protocol_version)
-        offered = self._catalog.offered()
-        update: dict[str, Any] = {}
-        if caps.tools is not None and not (protocol_version or "") >= "2026":
-            update["tools"] = caps.tools.model_copy(update={"list_changed": True})
-        for key, attr in (
-            ("prompts", "prompts"),
-            ("resources", "resources"),
-            ("completions", "completions"),
-            ("logging", "logging"),
-        ):
-            if not offered[key]:
-                update[attr] = None
-        return caps.model_copy(update=update)

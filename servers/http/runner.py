@@ -21,7 +21,7 @@ from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from host.limits import SessionLimits
-from servers.gateway.server import RegistryServer
+from servers.gateway.registry_server import RegistryServer
 from servers.http.auth_throttle import AuthFailureThrottle
 from servers.http.headers import strip_header_whitespace
 from servers.http.sessions import fair_http_app
