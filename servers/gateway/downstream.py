@@ -1,6 +1,6 @@
 """The calling client as a relay target for upstream server→client traffic.
 
-:func:`downstream_for` turns the current request (``ServerRequestContext``) into a
+:func:`downstream_for` turns the current request (:class:`servers.gateway.request_view.RequestView`) into a
 :class:`host.upstream.relay.Downstream`: upstream log messages go to it at the level it set
 with ``logging/setLevel`` (:class:`LogLevels`; every level until it sets one), and upstream
 ``elicitation/create``, ``sampling/createMessage`` and ``roots/list`` are forwarded to it only
