@@ -9,6 +9,9 @@ group (the minimum is the least disturbed by other load on a shared machine).
 * **no-I/O executor**: the handler is a coroutine returning a prebuilt ``CallToolResult`` — the
   direct row is one await of it; pipeline rows add look-up, policy, parse, schema validation,
   scheduling (task group), formatting and pairing. This is the pipeline's own cost.
+  The ``+ call observers`` row adds what :class:`host.runtime.HostRuntime` does around each call
+  for its observers (:mod:`host.observers`: the timed executor, the call timer, and
+  ``toolhost serve``'s Prometheus :class:`servers.observability.Metrics` told of the call).
 * **in-process MCP**: the ``orders`` example server over ``mcp.Client(app)`` (JSON-RPC, pydantic,
   memory streams): direct ``client.call_tool`` vs the pipeline on top, for scale.
 
@@ -33,11 +36,13 @@ from rich.table import Table
 
 from host.calls import ToolCall
 from host.events import EventLog
+from host.observers import CallTimer, TimedExecutor
 from host.pipeline import CallContext, Pipeline
 from host.upstream.manager import tool_definition
 from registry import ToolAnnotations, ToolDefinition, ToolRegistry, assign_qualified_names, build_record
 from registry.policy import PatternPolicy
 from servers.examples import orders
+from servers.observability import Metrics
 
 SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string"}, "limit": {"type": "integer"}},
           "required": ["order_id"]}
@@ -84,6 +89,14 @@ async def main(calls: int, repeats: int) -> None:
     policed = Pipeline(reg, noio, PatternPolicy(allow=("shop__*",), deny=("shop__tool_199",)),
                        spill_dir=tmp / "spill")
     logged = Pipeline(reg, noio, spill_dir=tmp / "spill", event_log=EventLog(tmp / "events"))
+    metrics = Metrics()
+    timed = Pipeline(reg, TimedExecutor(noio, [metrics]), spill_dir=tmp / "spill")
+    record = reg.snapshot().get("shop__tool_1")
+
+    async def observed() -> None:  # HostRuntime.call's part for its observers
+        with CallTimer() as timer:
+            result = await timed.call("shop__tool_1", RAW, ctx)
+        metrics.call_finished("shop__tool_1", record, result, timer.seconds, timer.upstream_seconds)
     ctx = CallContext(conversation_id="bench")
     batch10 = [ToolCall(call_id=f"c{i}", name=f"shop__tool_{i}", raw_arguments=RAW, index=i) for i in range(10)]
 
@@ -106,6 +119,7 @@ async def main(calls: int, repeats: int) -> None:
             "  + PatternPolicy": ("no-I/O executor", lambda: policed.call("shop__tool_1", RAW, ctx), calls, 1),
             "  + event log (JSONL, redaction)": ("no-I/O executor", lambda: logged.call("shop__tool_1", RAW, ctx),
                                                  calls, 1),
+            "  + call observers (timer, Metrics)": ("no-I/O executor", observed, calls, 1),
             "run_batch(10 calls), per call": ("no-I/O executor", lambda: plain.run_batch(batch10, ctx),
                                               max(1, calls // 10), 10),
             "direct: client.call_tool": ("in-process MCP (orders)",

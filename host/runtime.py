@@ -38,13 +38,14 @@ from host.code_mode.runner import CodeMode
 from host.code_mode.script_run import AuditedStep
 from host.config import HostConfig
 from host.events import EventLog
+from host.observers import CallObserver, CallTimer, TimedExecutor
 from host.pipeline import ApprovalHook, CallContext, DenialDisclosure, Pipeline, TaintListener, TaintStage
 from host.search import VectorWorker, load_embedder, open_cache
 from host.store import AuditUnavailable
 from host.tracing import mark_result, span
 from host.upstream.connection import ServerStatus
 from host.upstream.executor import ProgressCallback
-from host.upstream.manager import ServerManager
+from host.upstream.manager import DefinitionPrescorer, ServerManager
 from registry import ANONYMOUS, Effect, PatternPolicy, Principal, RequestPolicy, Risk, ToolRecord, ToolRegistry
 from registry.safety import FlowGuard, TaintCheck
 from registry.search import SearchIndex, SearchResult
@@ -118,6 +119,8 @@ class HostRuntime:
             and how to review it). A name of a configured server that has listed no tools answers
             ``upstream_unavailable`` with its reason (the manager is the pipeline's
             :class:`host.upstream.executor.UnlistedTools`).
+        prescorer: the learned definition scan run off the event loop before a listing reaches the
+            registry (:class:`host.upstream.DefinitionPrescorer`; e.g. ``access.pins.safety``).
     """
 
     def __init__(
@@ -139,6 +142,7 @@ class HostRuntime:
         flow_guard: TaintCheck | None = None,
         taint_listeners: Sequence[TaintListener] = (),
         disclosure: DenialDisclosure | None = None,
+        prescorer: DefinitionPrescorer | None = None,
     ) -> None:
         self.config = config
         self.code_mode: CodeMode | None = CodeMode(code_mode) if code_mode is not None and code_mode.enabled else None
@@ -161,14 +165,16 @@ class HostRuntime:
             self.registry.subscribe(lambda _server, _old, _new: self.vector_worker.notify())  # type: ignore[union-attr]
         self.manager = ServerManager(
             config, data_dir=data_dir, registry=self.registry, reconnect=reconnect, on_status=on_status,
-            connect_in_background=connect_in_background,
+            connect_in_background=connect_in_background, prescorer=prescorer,
         )
         self.event_log = EventLog(data_dir / "events")
         self._own_guard = None if flow_guard is not None else self.flow_guard_for(config)
         self.taint = TaintStage(flow_guard or self._own_guard, taint_listeners)  # type: ignore[arg-type]
+        self.observers: list[CallObserver] = []
+        """Told how long each call, search and upstream request took (:meth:`observe`)."""
         self.pipeline = Pipeline(
             self.registry,
-            self.manager,
+            TimedExecutor(self.manager, self.observers),
             self.policy,
             spill_dir=data_dir / "spill",
             event_log=self.event_log,
@@ -192,6 +198,10 @@ class HostRuntime:
         self.config = config
         if self._own_guard is not None:
             self._own_guard.reconfigure({n: s.toolhost.flow for n, s in config.servers.items()}, config.defaults.taint)
+
+    def observe(self, observer: CallObserver) -> None:
+        """Tell ``observer`` of every later call, search and upstream request (:mod:`host.observers`)."""
+        self.observers.append(observer)
 
     def auto_accepts(self, server: str) -> bool:
         """Whether ``server``'s ``toolhost.auto_accept`` is ``"cosmetic"`` (current config)."""
@@ -293,10 +303,13 @@ class HostRuntime:
         Hidden tools are filtered before ranking (see :mod:`registry.search.index`). Never raises
         for any query text; an empty query gets a helpful ``message``.
         """
-        visible, key = self.visibility(principal)
-        return self.search_index.search(
-            query, visible=visible, visible_key=key, limit=limit, servers=servers, max_risk=max_risk
-        )
+        with CallTimer() as timer:
+            visible, key = self.visibility(principal)
+            result = self.search_index.search(
+                query, visible=visible, visible_key=key, limit=limit, servers=servers, max_risk=max_risk)
+        for observer in self.observers:
+            observer.search_finished(timer.seconds, len(result.hits))
+        return result
 
     # -- calls ---------------------------------------------------------------------------
     async def call(
@@ -334,10 +347,12 @@ class HostRuntime:
         record = self.registry.snapshot().get(name)
         with span("toolhost.call", **{"toolhost.tool": name, "toolhost.server": record.server if record else None,
                                       "toolhost.user": principal.user, "toolhost.call_id": call_id}) as sp:
-            with call_scope():  # the authorize stage, the rate limit and the audit row share one decision
+            with CallTimer() as timer, call_scope():  # authorize, rate limit and audit row: one decision
                 result = await self._audited_call(name, arguments, ctx, principal, call_id, script_step)
             mark_result(sp, result.status.value)
-            return result
+        for observer in self.observers:
+            observer.call_finished(name, record, result, timer.seconds, timer.upstream_seconds)
+        return result
 
     async def run_batch(self, calls: Sequence[ToolCall], ctx: CallContext) -> list[ToolResult]:
         """A model's batch of calls through :meth:`call`'s path, so each is rate-limited, run by the

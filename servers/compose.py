@@ -332,11 +332,11 @@ def build_gateway(options: GatewayOptions, console: Console | None = None) -> Ga
             code_mode=cfg.defaults.code_mode.to_config(enabled=True if o.code_mode else None),
             script_approvals=ScriptApprovalGate(access) if enforce and access is not None else None,
             taint_listeners=[access.audit_taint] if access is not None else (),
+            prescorer=access.pins.safety if access is not None else None,  # learned scan in a thread, before listing
         )
         if access is not None:
             rt.taint.subscribe_drops(taint_drop_auditor(access))  # a tainted session dropped for room is audited
             access.watch(rt.registry, auto_accept=rt.auto_accepts)  # pin definitions from the first listing on
-            rt.manager.prescorer = access.pins.safety  # learned scan in a thread, before listing
         surface = OperatorSurface(rt, access, root, o.config, console, watch_config=o.watch_config,
                                   http=not o.stdio, db_url=o.db_url)
         verifier = settings = None

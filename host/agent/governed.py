@@ -2,7 +2,8 @@
 
 :func:`governed_runtime` builds the object graph once (the permission store of the data folder,
 :func:`host.access.build_policy`, :meth:`host.access.AccessControl.approval_hook`, the store as the
-auditor, definition pins watching the registry) and yields a :class:`GovernedRuntime`;
+auditor, definition pins watching the registry, the learned definition scan run off the event loop
+before a listing reaches the registry) and yields a :class:`GovernedRuntime`;
 :meth:`GovernedRuntime.ask` runs one conversation with a provider adapter and your ``send``::
 
     async with governed_runtime(load_config(data_dir=d), d, user="alice") as gov:
@@ -135,7 +136,8 @@ async def governed_runtime(
         ValueError: users exist but no ``user`` was given.
         host.store.NotFound: ``user`` is not a user of the data folder.
     """
-    access, enforce = open_access(data_dir, "auto", db_url=db_url)
+    access, enforce = open_access(data_dir, "auto", db_url=db_url,
+                                  learned_scan=config.defaults.definition_scan.learned)
     assert access is not None  # "auto" always opens the store
     try:
         if user is not None:
@@ -147,7 +149,8 @@ async def governed_runtime(
             principal = Principal(user="agent")
         rt = HostRuntime(config, data_dir=data_dir, conversation_id="agent",
                          policy=build_policy(access, enforce=enforce),
-                         approvals=access.approval_hook() if enforce else None, auditor=access)
+                         approvals=access.approval_hook() if enforce else None, auditor=access,
+                         prescorer=access.pins.safety)  # the learned scan runs in a thread, before listing
         access.watch(rt.registry)  # pin definitions from the first listing on
         async with rt:
             yield GovernedRuntime(rt, principal, access, enforced=enforce)

@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 from mcp.types import CallToolResult
 
-from host.calls import ErrorInfo, ResultStatus, ToolResult
+from host.calls import ErrorInfo, ResultStatus, TextBlock, ToolResult
 from host.pipeline.context import CallContext
 from host.pipeline.errors import PipelineFatal
 from host.pipeline.format import SpillStore, format_result
@@ -106,7 +106,7 @@ async def execute_one(
     if out.truncated:
         details = {"original_chars": out.original_chars, "spill_path": out.spill_path}
     if raw.is_error:
-        text = "\n".join(b.text for b in out.content if getattr(b, "type", "") == "text")
+        text = "\n".join(b.text for b in out.content if isinstance(b, TextBlock))
         return ToolResult(
             call_id=call.call_id, name=call.name, status=ResultStatus.TOOL_ERROR, content=out.content,
             structured=out.structured,

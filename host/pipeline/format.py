@@ -126,7 +126,7 @@ def convert_content(result: mt.CallToolResult) -> tuple[list[ContentBlock], Any]
                 flush()
                 blocks.append(ResourceBlock(uri=str(res.uri), mime_type=res.mime_type, embedded=True, blob=res.blob))
         else:  # a content type this SDK version knows but we do not: describe, never dump
-            texts.append(f"[unsupported content block of type {getattr(item, 'type', type(item).__name__)!r}]")
+            texts.append(f"[unsupported content block of type {item.type!r}]")
     flush()
     structured = result.structured_content
     if not blocks and structured is not None:

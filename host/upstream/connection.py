@@ -61,7 +61,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 from mcp import Client
-from mcp.types import INVALID_REQUEST, CallToolResult, Tool
+from mcp.types import INVALID_REQUEST, CallToolResult, ServerCapabilities, Tool
 
 from host.config import LifecyclePolicy, ServerConfig, StdioServerConfig
 from host.errors import CallTimeout, UpstreamError, UpstreamUnavailable
@@ -453,6 +453,13 @@ class ServerConnection(SessionEvents):
         self._retry_now = True
         self._connection_lost("reconnecting with the 2025-11-25 handshake (the server asks the client mid-call)")
         await self._wait_up(deadline)
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities | None:
+        """What the server declared in its ``initialize`` result or ``server/discover`` answer (MCP
+        2025-11-25 lifecycle, ``capabilities``) on the live session; ``None`` while not connected."""
+        client = self._client
+        return client.server_capabilities if client is not None else None
 
     def connected_client(self) -> Client:
         """The live SDK client (for the forwarding helpers in :mod:`host.upstream.forward`).

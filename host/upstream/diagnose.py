@@ -16,6 +16,8 @@ import socket
 import ssl
 from dataclasses import dataclass
 
+import httpx2
+
 from host.config import RemoteServerConfig, ServerConfig, StdioServerConfig
 from host.upstream.forward_call import describe_exception
 
@@ -72,10 +74,8 @@ def diagnose(cfg: ServerConfig, err: BaseException, *, http_auth: tuple[int, str
     if isinstance(cfg, RemoteServerConfig):
         status, challenge = http_auth or (None, None)
         for e in _causes(err):
-            response = getattr(e, "response", None)
-            code = getattr(response, "status_code", None)
-            if code in (401, 403):
-                status, challenge = code, response.headers.get("www-authenticate")
+            if isinstance(e, httpx2.HTTPStatusError) and e.response.status_code in (401, 403):
+                status, challenge = e.response.status_code, e.response.headers.get("www-authenticate")
         if status in (401, 403):
             what = "rejected the credentials (401 Unauthorized)" if status == 401 else "refused access (403 Forbidden)"
             has_auth = any(k.lower() == "authorization" for k in cfg.headers)

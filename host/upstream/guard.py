@@ -34,16 +34,18 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.shared.message import SessionMessage
-from mcp.types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
+from mcp.types import ErrorData, JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+from pydantic import ValidationError
 
-__all__ = ["CALL_SLOT", "ID_VALUE", "PARSE_ERROR_CODE", "CallSlot", "TransportGuard", "guarded", "quiet_sdk_logs"]
+__all__ = ["CALL_SLOT", "ID_VALUE", "PARSE_ERROR_CODE", "CallSlot", "Transport", "TransportGuard", "TransportReceive",
+           "TransportSend", "guarded", "quiet_sdk_logs"]
 
 PARSE_ERROR_CODE = -32700
 """JSON-RPC "Parse error": used for a reply that arrived but could not be parsed."""
@@ -108,21 +110,21 @@ class TransportGuard:
                 if slot is not None and not slot.sent:
                     slot.sent = True
                     slot.request_id = msg.id
-        elif getattr(msg, "method", None) == "notifications/cancelled":
-            params = getattr(msg, "params", None) or {}
-            rid = params.get("requestId") if isinstance(params, dict) else None
+        elif isinstance(msg, JSONRPCNotification) and msg.method == "notifications/cancelled":
+            rid = (msg.params or {}).get("requestId")
             if rid is not None:
                 self.in_flight.pop(_key(rid), None)
 
     # -- inbound -------------------------------------------------------------------------
-    def inbound(self, item: Any) -> Any | None:
+    def inbound(self, item: SessionMessage | Exception) -> Any | None:
         """The item to deliver, a replacement error, or ``None`` to skip it."""
         if isinstance(item, Exception):
             return self._garbage(item)
-        msg = getattr(item, "message", None)
+        msg = item.message
         if isinstance(msg, JSONRPCResponse | JSONRPCError):
             if msg.id is None:
-                self._skip(f"error reply without an id: {_excerpt(str(getattr(msg, 'error', '')))}")
+                error = msg.error if isinstance(msg, JSONRPCError) else ""
+                self._skip(f"error reply without an id: {_excerpt(str(error))}")
                 return None
             method = self.in_flight.pop(_key(msg.id), None)
             if method is None:
@@ -209,10 +211,9 @@ def _first_line(exc: BaseException) -> str:
 
 def _exception_text(exc: Exception) -> str:
     """The raw input behind a transport parse error (pydantic keeps it in ``errors()``)."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
+    if isinstance(exc, ValidationError):
         try:
-            for err in errors():
+            for err in exc.errors():
                 value = err.get("input")
                 if isinstance(value, str | bytes):
                     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
@@ -223,18 +224,40 @@ def _exception_text(exc: Exception) -> str:
     return str(exc)
 
 
+class TransportReceive(Protocol):
+    """The read stream of every transport toolhost opens (:func:`host.upstream.transport.open_transport`):
+    :class:`host.upstream.stdio_pipe.PipeReceive` (stdio) and the SDK's context stream (SSE,
+    streamable HTTP; ``mcp.shared._context_streams.ContextReceiveStream``)."""
+
+    last_context: contextvars.Context | None
+    """The sender's context of the last message (the SDK's session runs its handler in it,
+    ``mcp.shared._stream_protocols.ReadStream``); ``None`` when none crossed (a pipe)."""
+
+    async def receive(self) -> SessionMessage | Exception: ...
+    async def aclose(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class TransportSend(Protocol):
+    """The write stream of every transport toolhost opens (see :class:`TransportReceive`)."""
+
+    async def send(self, item: SessionMessage, /) -> None: ...
+    async def aclose(self) -> None: ...
+    def close(self) -> None: ...
+
+
 class _GuardedReceive(ObjectReceiveStream[Any]):
     """The SDK transport's read stream with :meth:`TransportGuard.inbound` applied; iteration and
     ``async with`` come from anyio's :class:`~anyio.abc.ObjectReceiveStream`."""
 
-    def __init__(self, inner: Any, guard: TransportGuard) -> None:
+    def __init__(self, inner: TransportReceive, guard: TransportGuard) -> None:
         self._inner = inner
         self._guard = guard
 
     @property
-    def last_context(self) -> Any:
-        # the SDK reads the sender's context this way (mcp.shared._stream_protocols.ReadStream)
-        return getattr(self._inner, "last_context", None)
+    def last_context(self) -> contextvars.Context | None:
+        """The inner stream's (the SDK's dispatcher reads it to run the message's handler in)."""
+        return self._inner.last_context
 
     async def receive(self) -> Any:
         while True:
@@ -254,14 +277,14 @@ class _GuardedReceive(ObjectReceiveStream[Any]):
         await self._inner.aclose()
 
     def close(self) -> None:
-        _close(self._inner)
+        self._inner.close()
 
 
 class _GuardedSend(ObjectSendStream[SessionMessage]):
     """The SDK transport's write stream with :meth:`TransportGuard.outbound` applied (anyio's
     :class:`~anyio.abc.ObjectSendStream` gives ``async with``)."""
 
-    def __init__(self, inner: Any, guard: TransportGuard) -> None:
+    def __init__(self, inner: TransportSend, guard: TransportGuard) -> None:
         self._inner = inner
         self._guard = guard
 
@@ -273,19 +296,16 @@ class _GuardedSend(ObjectSendStream[SessionMessage]):
         await self._inner.aclose()
 
     def close(self) -> None:
-        _close(self._inner)
+        self._inner.close()
 
 
-def _close(inner: Any) -> None:
-    """Close ``inner`` at once where it can (anyio's memory streams and the SDK's context streams
-    have ``close``; the SDK's stream protocols declare only ``aclose``)."""
-    close = getattr(inner, "close", None)
-    if close is not None:
-        close()
+Transport = AbstractAsyncContextManager[tuple[TransportReceive, TransportSend]]
+"""An opened-on-entry transport: :func:`host.upstream.stdio_pipe.stdio_pipe_client`, the SDK's
+``sse_client`` and ``streamable_http_client``."""
 
 
 @asynccontextmanager
-async def guarded(transport: Any, guard: TransportGuard) -> AsyncIterator[tuple[Any, Any]]:
+async def guarded(transport: Transport, guard: TransportGuard) -> AsyncIterator[tuple[Any, Any]]:
     """Enter the SDK ``transport`` and yield its streams wrapped by ``guard``."""
     async with transport as streams:
         read, write = streams[0], streams[1]

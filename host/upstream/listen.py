@@ -76,14 +76,14 @@ class UpstreamListener:
                 resources_list_changed=caps is not None and caps.resources is not None,
                 resource_subscriptions=uris,
             ) as sub:
-                honored = getattr(sub, "honored", None)
-                self._settle(generation, frozenset(getattr(honored, "resource_subscriptions", None) or ()), None)
+                self._settle(generation, frozenset(sub.honored.resource_subscriptions or ()), None)
                 if self.on_open is not None:
                     self.on_open()
                 async for event in sub:
                     await self.on_event(event)
         except Exception as err:  # noqa: BLE001 - listening is best effort; calls still work
-            self._settle(generation, frozenset(), f"{type(err).__name__}: {getattr(err, 'message', None) or err}")
+            message = err.message if isinstance(err, MCPError) else str(err)
+            self._settle(generation, frozenset(), f"{type(err).__name__}: {message or err}")
 
     def _settle(self, generation: int, honored: frozenset[str], failure: str | None) -> None:
         if generation >= self._acked:

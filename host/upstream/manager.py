@@ -15,10 +15,10 @@ then SIGTERM, then SIGKILL).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -31,96 +31,18 @@ from host.upstream.catalog_holds import CatalogHolds
 from host.upstream.connection import ConnectionState, ServerConnection, ServerStatus
 from host.upstream.executor import ProgressCallback, UnlistedOwner
 from host.upstream.status import AVAILABLE_STATES
-from registry import (
-    NameConflict,
-    ToolAnnotations,
-    ToolDefinition,
-    ToolRecord,
-    ToolRegistry,
-    assign_qualified_names,
-    build_record,
+from host.upstream.tool_records import (
+    DefinitionPrescorer,
+    records_from_tools,
+    tool_definition,
+    unmatched_tool_names,
 )
+from registry import NameConflict, ToolRecord, ToolRegistry
 from registry.catalog import Catalog, qualify_uri
 
 __all__ = ["DefinitionPrescorer", "ServerManager", "records_from_tools", "tool_definition", "unmatched_tool_names"]
 
 StatusListener = Callable[[ServerStatus], None]
-
-
-class DefinitionPrescorer(Protocol):
-    """Slow per-definition work (the learned definition scan) done before a listing reaches the
-    registry, so the registry's synchronous listeners find it done (:class:`host.store.pin_safety.PinSafety`)."""
-
-    def unscored(self, records: Sequence[ToolRecord]) -> list[ToolRecord]:
-        """The records still needing :meth:`prescore` (``[]``: the listing may apply at once)."""
-        ...
-
-    async def prescore(self, records: Sequence[ToolRecord]) -> None:
-        """Do the work for ``records`` without blocking the event loop (a worker thread)."""
-        ...
-
-
-def tool_definition(tool: Tool) -> ToolDefinition:
-    """Convert an SDK ``Tool`` (a ``tools/list`` entry) into a registry :class:`ToolDefinition`."""
-    ann = tool.annotations
-    annotations = ToolAnnotations(
-        title=getattr(ann, "title", None),
-        read_only_hint=getattr(ann, "read_only_hint", None),
-        destructive_hint=getattr(ann, "destructive_hint", None),
-        idempotent_hint=getattr(ann, "idempotent_hint", None),
-        open_world_hint=getattr(ann, "open_world_hint", None),
-    )
-    schema = dict(tool.input_schema or {})
-    schema.setdefault("type", "object")
-    return ToolDefinition(
-        name=tool.name,
-        title=tool.title,
-        description=tool.description or "",
-        input_schema=schema,
-        output_schema=dict(tool.output_schema) if tool.output_schema else None,
-        annotations=annotations,
-    )
-
-
-def records_from_tools(config: HostConfig, server: ServerConfig, tools: list[Tool]) -> list[ToolRecord]:
-    """Apply the server's ``toolhost`` block to a listing and build namespaced records.
-
-    Tools excluded by ``enabled``/``disabled`` are dropped; names are assigned with
-    :func:`registry.assign_qualified_names` (stable, unique, provider-safe).
-    """
-    opts = server.toolhost
-    kept = [t for t in tools if opts.includes(t.name)]
-    names = assign_qualified_names(server.prefix, [t.name for t in kept], server=server.name)
-    return [
-        build_record(
-            server=server.name,
-            qualified_name=names[t.name],
-            definition=tool_definition(t),
-            overrides=opts.overrides_for(t.name),
-            default_timeout_seconds=config.defaults.timeout_seconds,
-            default_max_output_chars=config.defaults.max_output_chars,
-        )
-        for t in kept
-    ]
-
-
-def unmatched_tool_names(server: ServerConfig, tools: list[Tool]) -> list[str]:
-    """Warnings for names in the server's ``toolhost`` block that match no listed tool (typos)."""
-    listed = {t.name for t in tools}
-    opts = server.toolhost
-    lists = {
-        "enabled": opts.enabled or [],
-        "disabled": opts.disabled,
-        "always_load": opts.always_load,
-        "risk": list(opts.risk),
-        "tools": list(opts.tools),
-    }
-    out = []
-    for key, names in lists.items():
-        for name in names:
-            if name not in listed:
-                out.append(f"toolhost.{key} names {name!r}, which {server.name!r} does not list")
-    return out
 
 
 def _config_failures(config: HostConfig) -> list[ServerStatus]:
@@ -146,6 +68,11 @@ class ServerManager:
         connect_in_background: entering returns at once and the servers' first connect attempts run
             in the background (a gateway that answers while a slow server starts); otherwise entering
             returns after every first attempt ended. Either way :attr:`first_round` is set once they did.
+        prescorer: slow per-definition work (the learned definition scan,
+            :class:`host.store.pin_safety.PinSafety`): a listing with definitions it has not scored
+            is applied only after :meth:`DefinitionPrescorer.prescore` (in a task, off the event
+            loop; never-scanned tools are never in the registry, so never listed or callable).
+            ``None``: listings apply at once.
     """
 
     def __init__(
@@ -157,6 +84,7 @@ class ServerManager:
         reconnect: bool = False,
         on_status: StatusListener | None = None,
         connect_in_background: bool = False,
+        prescorer: DefinitionPrescorer | None = None,
     ) -> None:
         self.config = config
         self.connect_in_background = connect_in_background
@@ -181,10 +109,7 @@ class ServerManager:
         self._config_failures = _config_failures(config)
         self._done: dict[str, anyio.Event] = {}
         self._tg: TaskGroup | None = None
-        self.prescorer: DefinitionPrescorer | None = None
-        """Set by the gateway's composition: a listing with definitions it has not scored is
-        applied only after :meth:`DefinitionPrescorer.prescore` (in a task; never-scanned tools are
-        never in the registry, so never listed or callable)."""
+        self.prescorer = prescorer
         self._listing_seq: dict[str, int] = {}
 
     def _connection(self, server: ServerConfig) -> ServerConnection:

@@ -48,6 +48,7 @@ from mcp.types import (
     ListRootsRequest,
     ListRootsResult,
 )
+from pydantic import BaseModel
 
 from host.upstream.input_required import ELICIT, ROOTS, SAMPLE, InputExchange, encode_state, input_exchange
 from host.upstream.relay import Downstream, current_downstream, downstream_scope
@@ -167,7 +168,7 @@ class ParkedCall(Generic[T]):
 
 
 def _plain(answer: Any) -> Any:
-    if hasattr(answer, "model_dump"):
+    if isinstance(answer, BaseModel):
         return answer.model_dump(mode="json", by_alias=True, exclude_none=True)
     return answer
 

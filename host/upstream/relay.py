@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -310,9 +310,8 @@ SERVER_META = "toolhost/server"
 """``_meta`` key naming the upstream server a relayed elicitation or sampling request comes from."""
 
 
-def _meta_with_server(meta: Any, server: str) -> dict[str, Any]:
-    base = meta.model_dump(by_alias=True, exclude_none=True) if hasattr(meta, "model_dump") else dict(meta or {})
-    return base | {SERVER_META: server}
+def _meta_with_server(meta: Mapping[str, Any] | None, server: str) -> dict[str, Any]:
+    return dict(meta or {}) | {SERVER_META: server}
 
 
 def attributed_elicitation(params: Any, server: str) -> Any:
@@ -340,5 +339,4 @@ def attributed_sampling(params: CreateMessageRequestParams, server: str) -> Crea
 
 
 def _describe(err: BaseException) -> str:
-    text = getattr(err, "message", None) or str(err) or type(err).__name__
-    return text
+    return (err.message if isinstance(err, MCPError) else "") or str(err) or type(err).__name__

@@ -48,6 +48,7 @@ import anyio
 import anyio.lowlevel
 import mcp_types as types
 from anyio.abc import ObjectReceiveStream, ObjectSendStream, Process
+from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp import StdioServerParameters, stdio_client
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
@@ -174,6 +175,25 @@ class PipeReceive(ObjectReceiveStream):
         await anyio.lowlevel.checkpoint()
 
 
+class _NoSenderContext(ObjectReceiveStream):  # pragma: no cover - Windows only
+    """The SDK ``stdio_client``'s memory read stream as a :class:`host.upstream.guard.TransportReceive`
+    (no sender context crosses a pipe)."""
+
+    last_context = None
+
+    def __init__(self, inner: MemoryObjectReceiveStream[SessionMessage | Exception]) -> None:
+        self._inner = inner
+
+    async def receive(self) -> SessionMessage | Exception:
+        return await self._inner.receive()
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 class PipeSend(ObjectSendStream):
     """The session's write stream: each message written to the child's stdin by the sending task.
 
@@ -226,8 +246,8 @@ async def stdio_pipe_client(
         OSError: the command could not be started (e.g. ``FileNotFoundError``).
     """
     if sys.platform == "win32":  # pragma: no cover - Job Objects and the SDK's own spawn
-        async with stdio_client(server, errlog=errlog) as streams:
-            yield streams
+        async with stdio_client(server, errlog=errlog) as (sdk_read, sdk_write):
+            yield _NoSenderContext(sdk_read), sdk_write  # type: ignore[misc]
         return
     from mcp.client.stdio import get_default_environment  # the SDK's safe base variables
 

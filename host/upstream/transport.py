@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
 
 import httpx2
 from mcp import StdioServerParameters
@@ -25,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from host.config import RemoteServerConfig, ServerConfig, StdioServerConfig
 from host.upstream.child_env import SAFE_ENV_VARS, inherited_env
 from host.upstream.diagnose import preflight
-from host.upstream.guard import TransportGuard
+from host.upstream.guard import Transport, TransportGuard
 from host.upstream.oauth import oauth_provider
 from host.upstream.pdeath import wrap
 from host.upstream.sandbox import check_sandbox, sandbox_command, writable_conflict
@@ -55,7 +54,7 @@ def child_env(config: StdioServerConfig) -> dict[str, str]:
 
 async def open_transport(
     config: ServerConfig, stack: AsyncExitStack, guard: TransportGuard, log: ServerLog, data_dir: Path | None = None
-) -> Any:
+) -> Transport:
     """The SDK transport for ``config`` (not yet entered; the HTTP client is entered on ``stack``).
 
     A streamable-HTTP server with ``toolhost.oauth`` gets the SDK's OAuth client as the HTTP

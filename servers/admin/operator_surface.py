@@ -18,8 +18,9 @@ from rich.console import Console
 from sqlalchemy import text
 
 from host.pipeline import STORE_OUTAGE_LOG, find_store_error
+from registry import ToolRecord
 from servers.admin import AdminAuth, AdminService, ConfigReloader, admin_routes, write_local_token
-from servers.observability import EventReporter, Metrics, health_routes, instrument
+from servers.observability import EventReporter, Metrics, health_routes
 from servers.shared.endpoint import ENDPOINT_FILE, endpoint_record, remove_if_ours
 
 __all__ = ["OperatorSurface"]
@@ -62,7 +63,7 @@ class OperatorSurface:
             open_sessions=self._open_sessions,
             audit_pending=self._audit_pending,
         )
-        instrument(runtime, self.metrics)
+        runtime.observe(self.metrics)  # calls, searches and upstream requests counted and timed
         self.events = EventReporter(console, self.metrics)
         runtime.taint.subscribe(self.events.taint_decided)  # session-taint decisions: console + log
         runtime.manager.catalog_holds.subscribe(self._definitions_held)  # poisoned prompts/resources/...
@@ -134,10 +135,10 @@ class OperatorSurface:
         except Exception:  # an audit row is never worth a failed listing
             _logger.exception("toolhost: auditing held definitions failed")
 
-    def _registry_changed(self, server: str, _old: Any, new: Any) -> None:
+    def _registry_changed(self, server: str, _old: tuple[ToolRecord, ...], new: tuple[ToolRecord, ...]) -> None:
         try:
             states = self.access.pins.states()
-            names = [getattr(r, "qualified_name", r) for r in (new or ())]
+            names = [r.qualified_name for r in new]
             held = {n for n in names if states.get(n, ("", None))[0] in ("held", "changed")}
             fresh = sorted(held - self._held)
             self._held = (self._held - set(names)) | held

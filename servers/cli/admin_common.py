@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -13,6 +13,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from host.access import AccessControl
+    from servers.admin.protocol import AdminActions
 
 __all__ = [
     "Admin", "AsJson", "DataDir", "DbUrl", "access", "console", "fail", "list_command", "print_json",
@@ -35,6 +36,8 @@ DbUrl = Annotated[
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
+T = TypeVar("T")
+
 
 def print_json(value: object) -> None:
     """``value`` as indented JSON on stdout."""
@@ -46,29 +49,31 @@ def print_json(value: object) -> None:
 class Admin:
     """The admin actions for one command: through the running serve of the data folder when there is
     one (:class:`servers.cli.admin_remote.RemoteAdmin`), else (or once it stops answering) through
-    :class:`servers.admin.AdminService` over the database, opened on first use. Every method of
-    either is available here with the same arguments and JSON-ready results; an error answer of
-    the serve becomes one ``error:`` line (exit 1), like a store error on the local path."""
+    :class:`servers.admin.AdminService` over the database, opened on first use. A third explicit
+    implementation of :class:`servers.admin.protocol.AdminActions` (same methods, same arguments,
+    same JSON-ready results; a test keeps the signatures equal): each method hands its action to
+    :meth:`_act`, which picks the implementation. An error answer of the serve becomes one
+    ``error:`` line (exit 1), like a store error on the local path. Nothing else is forwarded."""
 
     def __init__(self, data_dir: Path | None, db_url: str | None, *, use_serve: bool = True) -> None:
         from servers.cli.serve_client import running_serve
 
         self._data_dir, self._db_url = data_dir, db_url
-        self._remote: object | None = None
+        self._remote: AdminActions | None = None
         serve = running_serve(data_dir, db_url=db_url) if use_serve else None
         if serve is not None:
             from servers.cli.admin_remote import RemoteAdmin
 
             self._remote = RemoteAdmin(serve)
         self._access: AccessControl | None = None
-        self._local: object | None = None
+        self._local: AdminActions | None = None
 
     @property
     def remote(self) -> bool:
         """Whether the running serve answers (so far)."""
         return self._remote is not None
 
-    def local(self) -> object:
+    def local(self) -> AdminActions:
         """The service over the database (opened now if not yet)."""
         if self._local is None:
             from host.access import AccessControl  # lazy: `toolhost --help` stays instant
@@ -78,23 +83,131 @@ class Admin:
             self._local = AdminService(self._access)
         return self._local
 
-    def _act(self, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
-        """Run admin action ``name`` through the serve, else (or once it stops answering) locally."""
+    def _act(self, action: Callable[[AdminActions], T]) -> T:
+        """Run ``action`` through the serve, else (or once it stops answering) locally."""
         from servers.cli.serve_client import ServeError, ServeUnavailable
 
         if self._remote is not None:
             try:
-                return getattr(self._remote, name)(*args, **kwargs)
+                return action(self._remote)
             except ServeUnavailable:
                 self._remote = None  # the serve stopped or cannot do it: do it here
             except ServeError as e:
                 fail(e.message)
-        return getattr(self.local(), name)(*args, **kwargs)
+        return action(self.local())
 
     def close(self) -> None:
         if self._access is not None:
             self._access.close()
             self._access = None
+
+    # -- the actions (servers.admin.protocol.AdminActions), each through _act
+    def servers(self) -> list[dict[str, Any]]:
+        return self._act(lambda a: a.servers())
+
+    def tools(self) -> list[dict[str, Any]]:
+        return self._act(lambda a: a.tools())
+
+    def visible_tools(self, user: str | None = None) -> dict[str, Any]:
+        return self._act(lambda a: a.visible_tools(user))
+
+    def search(self, query: str, user: str | None = None, limit: int = 10) -> dict[str, Any]:
+        return self._act(lambda a: a.search(query, user, limit))
+
+    def users(self) -> list[dict[str, Any]]:
+        return self._act(lambda a: a.users())
+
+    def add_user(self, name: str) -> dict[str, Any]:
+        return self._act(lambda a: a.add_user(name))
+
+    def remove_user(self, name: str) -> None:
+        self._act(lambda a: a.remove_user(name))
+
+    def roles(self) -> list[dict[str, Any]]:
+        return self._act(lambda a: a.roles())
+
+    def add_role(self, name: str, description: str = "") -> dict[str, Any]:
+        return self._act(lambda a: a.add_role(name, description))
+
+    def remove_role(self, name: str) -> None:
+        self._act(lambda a: a.remove_role(name))
+
+    def assign_role(self, user: str, role: str) -> None:
+        self._act(lambda a: a.assign_role(user, role))
+
+    def unassign_role(self, user: str, role: str) -> None:
+        self._act(lambda a: a.unassign_role(user, role))
+
+    def keys(self, user: str | None = None) -> list[dict[str, Any]]:
+        return self._act(lambda a: a.keys(user))
+
+    def create_key(self, user: str, label: str = "") -> dict[str, Any]:
+        return self._act(lambda a: a.create_key(user, label))
+
+    def revoke_keys(self, user: str, key_id: str | None) -> list[str]:
+        return self._act(lambda a: a.revoke_keys(user, key_id))
+
+    def grants(self, subject: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
+        return self._act(lambda a: a.grants(subject, kind))
+
+    def add_grant(
+        self, subject: str, pattern: str, *, max_risk: str = "destructive", approval: bool | None = None,
+        deny: bool = False, kind: str = "user", taint: str | None = None,
+    ) -> dict[str, Any]:
+        return self._act(lambda a: a.add_grant(subject, pattern, max_risk=max_risk, approval=approval, deny=deny,
+                                               kind=kind, taint=taint))
+
+    def remove_grant(self, subject: str, pattern: str, *, deny: bool = False, kind: str = "user") -> int:
+        return self._act(lambda a: a.remove_grant(subject, pattern, deny=deny, kind=kind))
+
+    def set_self_approval(
+        self, subject: str, pattern: str, enable: bool, *, kind: str = "user", by: str
+    ) -> dict[str, Any]:
+        return self._act(lambda a: a.set_self_approval(subject, pattern, enable, kind=kind, by=by))
+
+    def usage_stats(self) -> dict[str, Any]:
+        return self._act(lambda a: a.usage_stats())
+
+    def usage_clear(self, tool: str | None = None) -> int:
+        return self._act(lambda a: a.usage_clear(tool))
+
+    def approvals(self, status: str = "open", user: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        return self._act(lambda a: a.approvals(status, user, limit))
+
+    def approval(self, approval_id: str, reveal: bool = False) -> dict[str, Any]:
+        return self._act(lambda a: a.approval(approval_id, reveal))
+
+    def decide(
+        self, approval_id: str, approve: bool, by: str, *, how: str = "admin", approver_user: str | None = None,
+        reveal: bool = False,
+    ) -> dict[str, Any]:
+        return self._act(lambda a: a.decide(approval_id, approve, by, how=how, approver_user=approver_user,
+                                            reveal=reveal))
+
+    def pins(self, status: str | None = None, server: str | None = None) -> list[dict[str, Any]]:
+        return self._act(lambda a: a.pins(status, server))
+
+    def pin_diff(self, tool: str) -> dict[str, Any]:
+        return self._act(lambda a: a.pin_diff(tool))
+
+    def accept_pin(self, tool: str, reviewed_hash: str, by: str) -> list[dict[str, Any]]:
+        return self._act(lambda a: a.accept_pin(tool, reviewed_hash, by))
+
+    def accept_server_pins(self, server: str, by: str) -> list[dict[str, Any]]:
+        return self._act(lambda a: a.accept_server_pins(server, by))
+
+    def audit(
+        self, *, user: str | None = None, tool: str | None = None, status: str | None = None,
+        action: str | None = None, since: float | None = None, after_id: int | None = None, limit: int = 50,
+    ) -> list[dict[str, Any]]:
+        return self._act(lambda a: a.audit(user=user, tool=tool, status=status, action=action, since=since,
+                                           after_id=after_id, limit=limit))
+
+    def audit_verify(self) -> dict[str, Any]:
+        return self._act(lambda a: a.audit_verify())
+
+    def audit_rows(self, *, after_id: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
+        return self._act(lambda a: a.audit_rows(after_id=after_id, limit=limit))
 
 
 ACTION_NAMES: tuple[str, ...] = (
@@ -105,21 +218,7 @@ ACTION_NAMES: tuple[str, ...] = (
     "audit_verify", "audit_rows",
 )
 """The methods of :class:`servers.admin.protocol.AdminActions` (named here so the CLI does not import the
-admin package at start; a test keeps the two equal). :class:`Admin` has one method per name, and no other
-attribute is forwarded."""
-
-
-def _action(name: str) -> Callable[..., object]:
-    def method(self: Admin, *args: object, **kwargs: object) -> object:
-        return self._act(name, args, kwargs)
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``AdminActions.{name}`` through the serve or the store (see :class:`Admin`)."
-    return method
-
-
-for _name in ACTION_NAMES:
-    setattr(Admin, _name, _action(_name))
+admin package at start; a test keeps the two equal)."""
 
 
 @contextmanager

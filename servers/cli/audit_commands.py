@@ -166,7 +166,7 @@ def _export_rows(file: Path) -> list[dict[str, Any]]:
                                              "`toolhost audit export`", param_hint="'--file'")
                 rows.append(row)
     except (OSError, UnicodeDecodeError) as e:
-        raise typer.BadParameter(f"cannot read {file}: {getattr(e, 'strerror', None) or e}",
+        raise typer.BadParameter(f"cannot read {file}: {(e.strerror if isinstance(e, OSError) else None) or e}",
                                  param_hint="'--file'") from None
     return rows
 

@@ -113,12 +113,12 @@ async def _with_runtime(
     rt = HostRuntime(cfg, data_dir=root, conversation_id="cli", policy=local_policy(access, user=user),
                      approvals=access.approval_hook() if user is not None and access is not None else None,
                      auditor=access,  # every CLI call is audited (principal local:<os user> without --user)
-                     limiter=_limiter(access, cfg))
+                     limiter=_limiter(access, cfg),
+                     prescorer=access.pins.safety if access is not None else None)  # learned scan, off the loop
     try:
         if access is not None:
             access.pins.new_tools = cfg.defaults.new_tools  # held (default) or trusted, as in serve
             access.watch(rt.registry, auto_accept=rt.auto_accepts)
-            rt.manager.prescorer = access.pins.safety  # learned scan in a thread, before listing
         with live_status(err, rt.statuses()) as refresh:
             rt.manager.on_status = refresh
             async with rt:

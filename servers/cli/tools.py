@@ -127,13 +127,15 @@ def call(
     cfg, root = _load(config, data_dir)
 
     async def body(rt: HostRuntime, principal: Principal) -> bool:
+        from host.calls import TextBlock
+
         result = await rt.call(name, parsed, principal)
         if as_json:
             out.print_json(result.model_dump_json(exclude_none=True))
         else:
             for block in result.content:
-                text = getattr(block, "text", None)
-                out.print(text if text is not None else f"[{block.type} content]", markup=False, soft_wrap=True)
+                text = block.text if isinstance(block, TextBlock) else f"[{block.type} content]"
+                out.print(text, markup=False, soft_wrap=True)
             if result.is_error and result.error is not None:
                 from servers.cli.remote import print_call_failure
 

@@ -10,7 +10,7 @@ the approval pending. Source: MCP spec, client features, Elicitation (``elicitat
 
 Wiring in a request handler (e.g. the registry server's ``call_tool``)::
 
-    with approval_elicitation(elicitor_for(ctx)):
+    with approval_elicitation(elicitor_for(RequestView.of(ctx))):
         result = await runtime.call(...)
 """
 
@@ -24,6 +24,7 @@ from mcp.types import ClientCapabilities, ElicitationCapability
 from host.access import ElicitApproval, approval_elicitation
 from host.store import ApprovalInfo
 from registry.tool import ToolRecord
+from servers.gateway.request_view import RequestView
 
 __all__ = [
     "ELICIT_MAX_ARGUMENT_CHARS",
@@ -69,9 +70,10 @@ _SCHEMA: dict[str, Any] = {
 }
 
 
-def elicitor_for(ctx: Any, *, timeout_seconds: float = ELICIT_TIMEOUT_SECONDS) -> ElicitApproval | None:
-    """An elicitation-based approver for the request ``ctx`` (``ServerRequestContext``), or ``None``."""
-    session = getattr(ctx, "session", None)
+def elicitor_for(request: RequestView, *, timeout_seconds: float = ELICIT_TIMEOUT_SECONDS) -> ElicitApproval | None:
+    """An elicitation-based approver for ``request``, or ``None`` (no session, or the client did not
+    declare ``elicitation``)."""
+    session = request.session
     if session is None:
         return None
     try:
@@ -85,9 +87,7 @@ def elicitor_for(ctx: Any, *, timeout_seconds: float = ELICIT_TIMEOUT_SECONDS) -
         message = approval_message(approval, tool)
         try:
             with anyio.fail_after(timeout_seconds):
-                result = await session.elicit_form(
-                    message, _SCHEMA, related_request_id=getattr(ctx, "request_id", None)
-                )
+                result = await session.elicit_form(message, _SCHEMA, related_request_id=request.request_id)
         except Exception:  # noqa: BLE001 - no back channel / timeout / client error: stay pending
             return None
         if result.action == "accept":

@@ -2,8 +2,9 @@
 
 A 2026-07-28 exchange carries no connection state (sessions were removed: SEP-2567, "Sessionless
 MCP via Explicit State Handles"); handshake-era requests without a connection object (none reach
-the gateway today) are treated the same way. The gateway then keys what it remembers between
-requests (a search trail for the usage memory, a session-taint session) by the caller:
+the gateway today) are treated the same way (:attr:`servers.gateway.request_view.RequestView.stateless`).
+The gateway then keys what it remembers between requests (a search trail for the usage memory, a
+session-taint session) by the caller:
 
 ``caller:<user>:<key id or ->`` plus ``:<value>`` when the request's ``_meta`` carries
 :data:`SESSION_META_KEY` (a string the client picks per conversation, at most
@@ -17,12 +18,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from registry import Principal
+from servers.gateway.request_view import RequestView
 
-__all__ = ["MAX_SESSION_CHARS", "SESSION_META_KEY", "CallerScope", "ExpiringStates", "caller_scope",
-           "is_stateless"]
+__all__ = ["MAX_SESSION_CHARS", "SESSION_META_KEY", "CallerScope", "ExpiringStates", "caller_scope"]
 
 SESSION_META_KEY = "toolhost/session"
 """The request ``_meta`` key a stateless client may set to scope its conversation (any string)."""
@@ -38,15 +39,9 @@ class CallerScope:
     """No API key and no :data:`SESSION_META_KEY`: every unauthenticated stateless client."""
 
 
-def is_stateless(ctx: Any) -> bool:
-    """No connection state survives this request (2026-07-28, or no connection object)."""
-    return getattr(ctx.session, "_connection", None) is None or ctx.protocol_version >= "2026"
-
-
-def caller_scope(ctx: Any, principal: Principal) -> CallerScope:
-    """The scope of request ``ctx`` made by ``principal`` (module docstring)."""
-    meta = getattr(ctx, "meta", None) or {}
-    session = meta.get(SESSION_META_KEY) if isinstance(meta, dict) else None
+def caller_scope(request: RequestView, principal: Principal) -> CallerScope:
+    """The scope of ``request`` made by ``principal`` (module docstring)."""
+    session = request.meta.get(SESSION_META_KEY)
     base = f"caller:{principal.user}:{principal.key_id or '-'}"
     if isinstance(session, str) and session.strip():
         return CallerScope(f"{base}:{session.strip()[:MAX_SESSION_CHARS]}", shared=False)

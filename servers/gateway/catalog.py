@@ -26,6 +26,7 @@ from typing import Any
 
 from mcp import MCPError
 from mcp.server import ServerRequestContext
+from mcp.server.connection import Connection
 from mcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -61,16 +62,17 @@ from host.upstream.relay import current_downstream, downstream_scope
 from registry import Principal
 from registry.catalog import CatalogItem, qualify_uri
 from servers.gateway.catalog_guard import CatalogGuard
-from servers.gateway.downstream import LogLevels, downstream_for, session_key
+from servers.gateway.downstream import LogLevels, downstream_for
 from servers.gateway.held_items import held_error
 from servers.gateway.input_flow import exchange_for
+from servers.gateway.request_view import RequestView
 
 __all__ = ["RESOURCE_NOT_FOUND", "CatalogHandlers"]
 
 RESOURCE_NOT_FOUND = -32002
 """JSON-RPC code for an unknown resource (MCP spec 2025-11-25, resources: error handling)."""
 
-Resolver = Callable[[ServerRequestContext[Any, Any]], Principal]
+Resolver = Callable[[RequestView], Principal]
 
 
 class CatalogHandlers:
@@ -92,9 +94,9 @@ class CatalogHandlers:
         self.levels = LogLevels()
         self.parking = InputParking(self.manager.spawn)
         """Upstream calls of handshake-era servers held across 2026-07-28 clients' input rounds."""
-        self._sessions: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
-        self._conns: weakref.WeakSet[Any] = weakref.WeakSet()
+        """Per exposed URI: client connections and listen streams' watchers (async ``notify(method, params)``)."""
+        self._conns: weakref.WeakSet[Connection] = weakref.WeakSet()
         self.manager.catalog_listeners.append(self._catalog_changed)
         self.manager.resource_listeners.append(self._resource_updated)
 
@@ -103,8 +105,7 @@ class CatalogHandlers:
         """Which optional capabilities some connected upstream offers right now."""
         caps = {"prompts": False, "resources": False, "completions": False, "logging": False}
         for conn in self.manager.connections.values():
-            client = getattr(conn, "_client", None)
-            sc = getattr(client, "server_capabilities", None) if client is not None else None
+            sc = conn.server_capabilities
             if sc is None:
                 continue
             caps["prompts"] |= sc.prompts is not None
@@ -136,33 +137,29 @@ class CatalogHandlers:
         conn = self.manager.connections.get(server) if server is not None else None
         return conn.status.protocol_version if conn is not None else None
 
-    async def _parked(self, ctx: ServerRequestContext[Any, Any], server: str, exchange: InputExchange | None,
+    async def _parked(self, request: RequestView, server: str, exchange: InputExchange | None,
                       op: Callable[[], Any]) -> Any:
         """``await op()``, parked across input rounds when a 2026-07-28 client reaches a handshake-era upstream."""
         if self.parking.applies(exchange, self.upstream_protocol(server=server)):
             assert exchange is not None
-            return await self.parking.run(exchange, self.resolve(ctx).user, op)
+            return await self.parking.run(exchange, self.resolve(request).user, op)
         return await op()
 
-    def _visible(self, ctx: ServerRequestContext[Any, Any]) -> Callable[[CatalogItem], bool]:
-        view = self.runtime.policy.for_request(self.resolve(ctx))
+    def _visible(self, request: RequestView) -> Callable[[CatalogItem], bool]:
+        view = self.runtime.policy.for_request(self.resolve(request))
         return lambda item: view.catalog_visible(item.as_record())
 
-    def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
-        conn = session_key(ctx)
-        if conn is not None and str(getattr(ctx, "protocol_version", "")) < "2026":
-            try:
-                self._conns.add(conn)
-            except TypeError:
-                return
+    def _remember(self, request: RequestView) -> RequestView:
+        """Note a handshake-era request's connection (told of prompt/resource list changes); ``request``."""
+        if (conn := request.stateful_connection) is not None:
+            self._conns.add(conn)
+        return request
 
-    async def _forward(
-        self, ctx: ServerRequestContext[Any, Any], op: Any, exchange: InputExchange | None = None
-    ) -> Any:
+    async def _forward(self, request: RequestView, op: Any, exchange: InputExchange | None = None) -> Any:
         try:
             # a parked call (host.upstream.parked_input) already routes upstream requests to itself
-            with downstream_scope(current_downstream() or downstream_for(ctx, self.levels)), input_exchange(exchange), \
-                    self.guard.sampling(ctx):
+            with (downstream_scope(current_downstream() or downstream_for(request, self.levels)),
+                  input_exchange(exchange), self.guard.sampling(request)):
                 return await op
         except UpstreamUnavailable as err:
             raise MCPError(INTERNAL_ERROR, str(err)) from None
@@ -171,8 +168,9 @@ class CatalogHandlers:
     async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListPromptsResult:
-        self._remember(ctx)
-        visible = self._visible(ctx)
+        request = RequestView.of(ctx)
+        self._remember(request)
+        visible = self._visible(request)
         return ListPromptsResult(
             prompts=[Prompt.model_validate(dict(i.wire)) for i in self.catalog.items("prompt") if visible(i)]
         )
@@ -180,35 +178,38 @@ class CatalogHandlers:
     async def get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: GetPromptRequestParams
     ) -> GetPromptResult | InputRequiredResult:
+        request = RequestView.of(ctx)
         item = self.catalog.prompt(params.name)
-        if item is None or not self._visible(ctx)(item):
+        if item is None or not self._visible(request)(item):
             missing = "unknown" if item is None else "hidden"
-            await self.guard.audit(ctx, "prompt", params.name, missing, params.arguments)
-            raise held_error(self.manager.catalog_holds.prompt(params.name), self._visible(ctx),
+            await self.guard.audit(request, "prompt", params.name, missing, params.arguments)
+            raise held_error(self.manager.catalog_holds.prompt(params.name), self._visible(request),
                              MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}"))
         status = "error"
         try:
             conn = self.manager.connection(item.server)
-            exchange = exchange_for(ctx, params)
-            result = await self._parked(ctx, item.server, exchange, lambda: self._forward(ctx, forward.get_prompt(
-                conn, item.original, params.arguments, timeout_seconds=self.manager.request_timeout(item.server)),
+            exchange = exchange_for(request, params)
+            result = await self._parked(request, item.server, exchange, lambda: self._forward(
+                request, forward.get_prompt(conn, item.original, params.arguments,
+                                            timeout_seconds=self.manager.request_timeout(item.server)),
                 exchange))
             if result is None and exchange is not None and exchange.pending is not None:
                 status = "input_required"
                 return exchange.pending
             status = "ok"
-            await self.guard.delivered(ctx, "prompt", item.exposed, item.server, None, params.arguments)
+            await self.guard.delivered(request, "prompt", item.exposed, item.server, None, params.arguments)
             return result
         finally:
             if status != "ok":
-                await self.guard.audit(ctx, "prompt", item.exposed, status, params.arguments)
+                await self.guard.audit(request, "prompt", item.exposed, status, params.arguments)
 
     # -- resources ----------------------------------------------------------------------
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
-        self._remember(ctx)
-        visible = self._visible(ctx)
+        request = RequestView.of(ctx)
+        self._remember(request)
+        visible = self._visible(request)
         return ListResourcesResult(
             resources=[Resource.model_validate(dict(i.wire)) for i in self.catalog.items("resource") if visible(i)]
         )
@@ -216,8 +217,9 @@ class CatalogHandlers:
     async def list_templates(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListResourceTemplatesResult:
-        self._remember(ctx)
-        visible = self._visible(ctx)
+        request = RequestView.of(ctx)
+        self._remember(request)
+        visible = self._visible(request)
         return ListResourceTemplatesResult(
             resource_templates=[
                 ResourceTemplate.model_validate(dict(i.wire)) for i in self.catalog.items("template") if visible(i)
@@ -229,28 +231,29 @@ class CatalogHandlers:
         route = self.catalog.route_uri(uri)
         return "hidden" if route is not None and route[2] is not None else "unknown"
 
-    def _route(self, ctx: ServerRequestContext[Any, Any], uri: str) -> tuple[str, str]:
+    def _route(self, request: RequestView, uri: str) -> tuple[str, str]:
         route = self.catalog.route_uri(uri)
-        if route is None or route[2] is None or not self._visible(ctx)(route[2]):
-            raise held_error(self.manager.catalog_holds.resource(uri), self._visible(ctx),
+        if route is None or route[2] is None or not self._visible(request)(route[2]):
+            raise held_error(self.manager.catalog_holds.resource(uri), self._visible(request),
                              MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri}))
         return route[0], route[1]
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
     ) -> ReadResourceResult | InputRequiredResult:
+        request = RequestView.of(ctx)
         uri = str(params.uri)
         try:
-            server, original = self._route(ctx, uri)
+            server, original = self._route(request, uri)
         except MCPError:
-            await self.guard.audit(ctx, "resource", uri, self._missing(uri))
+            await self.guard.audit(request, "resource", uri, self._missing(uri))
             raise
         status = "error"
         try:
             conn = self.manager.connection(server)
-            exchange = exchange_for(ctx, params)
-            result: ReadResourceResult | None = await self._parked(ctx, server, exchange, lambda: self._forward(
-                ctx, forward.read_resource(conn, original, timeout_seconds=self.manager.request_timeout(server)),
+            exchange = exchange_for(request, params)
+            result: ReadResourceResult | None = await self._parked(request, server, exchange, lambda: self._forward(
+                request, forward.read_resource(conn, original, timeout_seconds=self.manager.request_timeout(server)),
                 exchange))
             if result is None and exchange is not None and exchange.pending is not None:
                 status = "input_required"
@@ -260,30 +263,32 @@ class CatalogHandlers:
             for content in result.contents:
                 content.uri = qualify_uri(prefix, str(content.uri))
             status = "ok"
-            await self.guard.delivered(ctx, "resource", uri, server, original)
+            await self.guard.delivered(request, "resource", uri, server, original)
             return result
         finally:
             if status != "ok":
-                await self.guard.audit(ctx, "resource", uri, status)
+                await self.guard.audit(request, "resource", uri, status)
 
     async def subscribe(self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> EmptyResult:
+        request = RequestView.of(ctx)
         uri = str(params.uri)
-        server, original = self._route(ctx, uri)
-        with downstream_scope(downstream_for(ctx, self.levels)):
-            await self.watch(uri, server, original, session_key(ctx))
+        server, original = self._route(request, uri)
+        with downstream_scope(downstream_for(request, self.levels)):
+            await self.watch(uri, server, original, request.connection)
         return EmptyResult()
 
     async def unsubscribe(self, ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams) -> EmptyResult:
+        request = RequestView.of(ctx)
         uri = str(params.uri)
-        server, original = self._route(ctx, uri)
-        with downstream_scope(downstream_for(ctx, self.levels)):
-            await self.unwatch(uri, server, original, session_key(ctx))
+        server, original = self._route(request, uri)
+        with downstream_scope(downstream_for(request, self.levels)):
+            await self.unwatch(uri, server, original, request.connection)
         return EmptyResult()
 
-    def watchable(self, ctx: ServerRequestContext[Any, Any], uri: str) -> tuple[str, str] | None:
+    def watchable(self, request: RequestView, uri: str) -> tuple[str, str] | None:
         """``(server, original URI)`` of an exposed resource URI the caller may see, else ``None``."""
         try:
-            return self._route(ctx, uri)
+            return self._route(request, uri)
         except MCPError:
             return None
 
@@ -321,8 +326,9 @@ class CatalogHandlers:
 
     # -- completion and logging ----------------------------------------------------------
     async def complete(self, ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:
+        request = RequestView.of(ctx)
         ref = params.ref
-        visible = self._visible(ctx)
+        visible = self._visible(request)
         name = ref.name if isinstance(ref, PromptReference) else str(ref.uri)
         context = params.context.arguments if params.context is not None else None
         argument = {"name": params.argument.name, "value": params.argument.value}
@@ -338,23 +344,24 @@ class CatalogHandlers:
             held = self.manager.catalog_holds.template(str(ref.uri))
             upstream_ref = ResourceTemplateReference(type="ref/resource", uri=item.original) if item else None
         if item is None or not visible(item):
-            await self.guard.audit(ctx, "complete", name, "unknown" if item is None else "hidden", audited)
+            await self.guard.audit(request, "complete", name, "unknown" if item is None else "hidden", audited)
             raise held_error(held, visible, MCPError(INVALID_PARAMS, refusal))
         conn = self.manager.connection(item.server)
-        caps = getattr(getattr(conn, "_client", None), "server_capabilities", None)
+        caps = conn.server_capabilities
         if caps is None or caps.completions is None:
             return CompleteResult(completion={"values": [], "total": 0, "hasMore": False})
         status = "error"
         try:
-            result = await self._forward(ctx, forward.complete(
+            result = await self._forward(request, forward.complete(
                 conn, upstream_ref, argument, context, timeout_seconds=self.manager.request_timeout(item.server)))
             status = "ok"
             return result
         finally:
-            await self.guard.audit(ctx, "complete", name, status, audited)
+            await self.guard.audit(request, "complete", name, status, audited)
 
     async def set_level(self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams) -> EmptyResult:
-        self.levels.set(ctx, params.level)
+        request = RequestView.of(ctx)
+        self.levels.set(request, params.level)
         return EmptyResult()
 
     # -- notifications towards clients ----------------------------------------------------

@@ -26,12 +26,12 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 import anyio
-from mcp.server import ServerRequestContext
 
 from host.runtime import HostRuntime
 from host.upstream.relay import sample_gate_scope
 from registry import Principal
 from registry.redaction import redact_text
+from servers.gateway.request_view import RequestView
 from servers.gateway.taint_sessions import TaintSessions
 
 __all__ = ["CatalogAuditor", "CatalogGuard"]
@@ -54,7 +54,7 @@ class CatalogGuard:
         auditor: where rows go; ``None``: no audit (``--auth off``).
     """
 
-    def __init__(self, runtime: HostRuntime, resolve: Callable[[ServerRequestContext[Any, Any]], Principal],
+    def __init__(self, runtime: HostRuntime, resolve: Callable[[RequestView], Principal],
                  auditor: CatalogAuditor | None) -> None:
         self.runtime = runtime
         self.resolve = resolve
@@ -62,42 +62,42 @@ class CatalogGuard:
         self.sessions = TaintSessions(runtime.end_session)
         """The session-taint session of each connection or stateless caller (shared with tool calls)."""
 
-    async def audit(self, ctx: ServerRequestContext[Any, Any], action: str, name: str, status: str,
+    async def audit(self, request: RequestView, action: str, name: str, status: str,
                     arguments: Any = None) -> None:
         """One audit row (module docstring); shielded, so a cancelled request is still audited."""
         if self.auditor is not None:
             with anyio.CancelScope(shield=True):
-                await self.auditor.audit_async(action=action, principal=self.resolve(ctx), tool=redact_text(name),
+                await self.auditor.audit_async(action=action, principal=self.resolve(request), tool=redact_text(name),
                                                status=status, arguments=arguments)
 
-    async def delivered(self, ctx: ServerRequestContext[Any, Any], kind: str, exposed: str, server: str,
+    async def delivered(self, request: RequestView, kind: str, exposed: str, server: str,
                         upstream_uri: str | None, arguments: Any = None) -> None:
         """Content of ``kind`` (``resource``/``prompt``) named ``exposed`` from ``server`` reached the
         caller: record it in the caller's taint session, then audit it (status ``ok``)."""
-        self.record(ctx, kind, exposed, server, upstream_uri)
-        await self.audit(ctx, kind, exposed, "ok", arguments)
+        self.record(request, kind, exposed, server, upstream_uri)
+        await self.audit(request, kind, exposed, "ok", arguments)
 
-    def sampling(self, ctx: ServerRequestContext[Any, Any]) -> AbstractContextManager[None]:
+    def sampling(self, request: RequestView) -> AbstractContextManager[None]:
         """Within this block, a sampling request an upstream makes for this read or get gets the
         session-taint rule (:meth:`host.pipeline.TaintStage.sampling_verdict`, the config rule); a
         triggered verdict is an audit row ``taint`` (status ``sampling_refused``/``sampling_allowed``)."""
 
         async def gate(server: str) -> str | None:
-            session = self.sessions.of(ctx, self.resolve(ctx))
-            verdict, refusal = self.runtime.taint.sampling_verdict(session, str(ctx.request_id), server)
+            session = self.sessions.of(request, self.resolve(request))
+            verdict, refusal = self.runtime.taint.sampling_verdict(session, str(request.request_id), server)
             if verdict.triggered:
-                await self.audit(ctx, "taint", f"sampling/createMessage by {server}",
+                await self.audit(request, "taint", f"sampling/createMessage by {server}",
                                  "sampling_refused" if refusal else "sampling_allowed")
             return refusal
 
         return sample_gate_scope(gate)
 
-    def record(self, ctx: ServerRequestContext[Any, Any], kind: str, exposed: str, server: str,
+    def record(self, request: RequestView, kind: str, exposed: str, server: str,
                upstream_uri: str | None) -> None:
         """Count the content in the caller's taint session when it carries a source label."""
         taint = self.runtime.taint
         labels = taint.catalog_labels(server, kind, upstream_uri, self.runtime.registry.snapshot().tools())
         if not labels.labels:
             return
-        session = self.sessions.of(ctx, self.resolve(ctx))
-        taint.record_content(session, str(ctx.request_id), f"{_ACTION_NAMES[kind]} {exposed}", labels)
+        session = self.sessions.of(request, self.resolve(request))
+        taint.record_content(session, str(request.request_id), f"{_ACTION_NAMES[kind]} {exposed}", labels)

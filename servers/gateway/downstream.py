@@ -1,6 +1,6 @@
 """The calling client as a relay target for upstream server→client traffic.
 
-:func:`downstream_for` turns the current request (``ServerRequestContext``) into a
+:func:`downstream_for` turns the current request (:class:`servers.gateway.request_view.RequestView`) into a
 :class:`host.upstream.relay.Downstream`: upstream log messages go to it at the level it set
 with ``logging/setLevel`` (:class:`LogLevels`; every level until it sets one), and upstream
 ``elicitation/create``, ``sampling/createMessage`` and ``roots/list`` are forwarded to it only
@@ -22,6 +22,8 @@ import warnings
 import weakref
 from typing import Any
 
+from mcp.server.connection import Connection
+from mcp.server.session import ServerSession
 from mcp.shared.message import ServerMessageMetadata
 from mcp.types import (
     ClientCapabilities,
@@ -42,78 +44,70 @@ from mcp.types import (
     SamplingCapability,
 )
 from mcp_types import LOG_LEVEL_META_KEY
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from host.upstream.relay import LOG_LEVELS, Downstream
+from servers.gateway.request_view import RequestView
 
-__all__ = ["LogLevels", "downstream_for", "session_key"]
-
-
-def session_key(ctx: Any) -> Any:
-    """Identity of the client connection behind a request (stable across its requests)."""
-    session = getattr(ctx, "session", None)
-    return getattr(session, "_connection", None) or session
+__all__ = ["LogLevels", "downstream_for"]
 
 
 class LogLevels:
     """The ``logging/setLevel`` level of each client connection (weakly held)."""
 
     def __init__(self) -> None:
-        self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self._levels: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
 
-    def set(self, ctx: Any, level: LoggingLevel) -> None:
-        key = session_key(ctx)
-        if key is not None:
-            self._levels[key] = level
+    def set(self, request: RequestView, level: LoggingLevel) -> None:
+        if request.connection is not None:
+            self._levels[request.connection] = level
 
-    def floor(self, ctx: Any) -> str | None:
+    def floor(self, request: RequestView) -> str | None:
         """The level this client connection set with ``logging/setLevel``, or ``None``."""
-        key = session_key(ctx)
-        return self._levels.get(key) if key is not None else None
+        return self._levels.get(request.connection) if request.connection is not None else None
 
-    def wants(self, ctx: Any, level: str) -> bool:
+    def wants(self, request: RequestView, level: str) -> bool:
         """Whether a message at ``level`` goes to this client (all levels until it set one)."""
-        floor = self.floor(ctx)
+        floor = self.floor(request)
         if floor is None:
             return True
         return LOG_LEVELS.index(level) >= LOG_LEVELS.index(floor)
 
 
-def _declares(session: Any, caps: ClientCapabilities) -> bool:
+def _declares(session: ServerSession, caps: ClientCapabilities) -> bool:
     try:
         return bool(session.check_client_capability(caps))
     except Exception:  # noqa: BLE001 - a session that cannot tell is not asked
         return False
 
 
-def _request_log(ctx: Any) -> Any:
-    """Deliver upstream log messages on ``ctx``'s own back-channel at the level its ``_meta`` asked
+def _request_log(session: ServerSession) -> Any:
+    """Deliver upstream log messages on the request's own back-channel at the level its ``_meta`` asked
     for (2026-07-28: nothing when it asked for none)."""
 
     async def request_log(params: LoggingMessageNotificationParams, _server: str) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the SDK marks request logging deprecated at 2026-07-28; still spec
-            await ctx.session.send_log_message(params.level, params.data, params.logger)
+            await session.send_log_message(params.level, params.data, params.logger)
 
     return request_log
 
 
-def _requested_level(ctx: Any) -> str | None:
+def _requested_level(request: RequestView) -> str | None:
     """The ``io.modelcontextprotocol/logLevel`` of a 2026-07-28 request's ``_meta`` (``None``: none or not a level)."""
-    level = (getattr(ctx, "meta", None) or {}).get(LOG_LEVEL_META_KEY)
+    level = request.meta.get(LOG_LEVEL_META_KEY)
     return level if level in LOG_LEVELS else None
 
 
-def downstream_for(ctx: Any, levels: LogLevels) -> Downstream | None:
-    """The relay target for request ``ctx`` (``None`` when it has no session)."""
-    session = getattr(ctx, "session", None)
+def downstream_for(request: RequestView, levels: LogLevels) -> Downstream | None:
+    """The relay target for ``request`` (``None`` when it has no session)."""
+    session = request.session
     if session is None:
         return None
-    related = getattr(ctx, "request_id", None)
+    related = request.request_id
     meta = ServerMessageMetadata(related_request_id=related)
 
     async def log(params: LoggingMessageNotificationParams, _server: str) -> None:
-        if not levels.wants(ctx, params.level):
+        if not levels.wants(request, params.level):
             return
         await session.send_notification(LoggingMessageNotification(params=params), related_request_id=related)
 
@@ -128,11 +122,11 @@ def downstream_for(ctx: Any, levels: LogLevels) -> Downstream | None:
     async def roots() -> ListRootsResult:
         return await session.send_request(ListRootsRequest(), ListRootsResult, metadata=meta)
 
-    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+    modern = request.modern
     return Downstream(
-        session=session_key(ctx),
-        log=_request_log(ctx) if modern else log,
-        log_level=_requested_level(ctx) if modern else levels.floor(ctx),
+        session=request.connection,
+        log=_request_log(session) if modern else log,
+        log_level=_requested_level(request) if modern else levels.floor(request),
         elicit=elicit if _declares(session, ClientCapabilities(elicitation=ElicitationCapability())) else None,
         sample=sample if _declares(session, ClientCapabilities(sampling=SamplingCapability())) else None,
         roots=roots if _declares(session, ClientCapabilities(roots=RootsCapability())) else None,

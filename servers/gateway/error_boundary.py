@@ -19,6 +19,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from mcp.server import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR
 from pydantic import ValidationError
@@ -35,7 +37,7 @@ INTERNAL_ERROR_MESSAGE = "Internal error: toolhost could not answer this request
 class InternalErrorBoundary:
     """Server middleware mapping unexpected handler exceptions to ``-32603`` (module docstring)."""
 
-    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         try:
             return await call_next(ctx)
         except (MCPError, ValidationError):
@@ -45,5 +47,5 @@ class InternalErrorBoundary:
                 note_outage(store)
                 error = outage_error(store)
                 raise MCPError(error["code"], error["message"], error["data"]) from None
-            _logger.exception("toolhost: the %s handler failed", getattr(ctx, "method", "?"))
+            _logger.exception("toolhost: the %s handler failed", ctx.method)
             raise MCPError(code=INTERNAL_ERROR, message=INTERNAL_ERROR_MESSAGE) from None

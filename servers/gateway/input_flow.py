@@ -21,16 +21,19 @@ from typing import Any
 
 from mcp.server import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.session import ServerSession
 from mcp.types import (
     ClientCapabilities,
     ElicitationCapability,
     InputRequiredResult,
+    InputResponseRequestParams,
     RootsCapability,
     SamplingCapability,
 )
 
 from host.upstream.input_required import ELICIT, ROOTS, SAMPLE, InputExchange, decode_parked, decode_state
 from registry import Principal
+from servers.gateway.request_view import RequestView
 
 __all__ = ["KEYS_ENV", "STATE_TTL_SECONDS", "exchange_for", "pending_result", "request_state_boundary"]
 
@@ -45,25 +48,25 @@ _KINDS = (
 )
 
 
-def _declares(session: Any, caps: ClientCapabilities) -> bool:
+def _declares(session: ServerSession, caps: ClientCapabilities) -> bool:
     try:
         return bool(session.check_client_capability(caps))
     except Exception:  # noqa: BLE001 - a session that cannot tell is not asked
         return False
 
 
-def exchange_for(ctx: ServerRequestContext[Any, Any], params: Any) -> InputExchange | None:
+def exchange_for(request: RequestView, params: InputResponseRequestParams) -> InputExchange | None:
     """The input exchange of a 2026-07-28 request (``params``: its ``*RequestParams``), else ``None``.
 
     Raises:
         MCPError: ``-32602`` for a ``requestState`` that is not toolhost's.
     """
-    if str(getattr(ctx, "protocol_version", "")) < "2026":
+    if not request.modern or request.session is None:
         return None
-    state = getattr(params, "request_state", None)
+    state = params.request_state
     upstream, local = decode_state(state)
-    declared = frozenset(method for method, caps in _KINDS if _declares(ctx.session, caps))
-    return InputExchange(declared=declared, input_responses=getattr(params, "input_responses", None),
+    declared = frozenset(method for method, caps in _KINDS if _declares(request.session, caps))
+    return InputExchange(declared=declared, input_responses=params.input_responses,
                          upstream_state=upstream, local=local, parked=decode_parked(state))
 
 
@@ -86,20 +89,16 @@ def _keys() -> list[str] | None:
     return keys or None
 
 
-def request_state_boundary(name: str, principal_for: Callable[[Any], Principal]) -> RequestStateBoundary:
+def request_state_boundary(name: str, principal_for: Callable[[RequestView], Principal]) -> RequestStateBoundary:
     """The ``requestState`` sealing middleware (module docstring); append it to ``server.middleware``.
 
     Raises:
         ValueError: a key in ``$TOOLHOST_REQUEST_STATE_KEYS`` is shorter than 32 bytes (the SDK's message).
     """
-    def bind(ctx: Any) -> str | None:
-        principal = principal_for(ctx)
-        return f"{principal.user}"
+    def bind(ctx: ServerRequestContext[Any, Any]) -> str | None:
+        return principal_for(RequestView.of(ctx)).user
 
-    keys = _keys()
-    if keys is None:
-        security = RequestStateSecurity.ephemeral(ttl=STATE_TTL_SECONDS)
-        security.bind_principal = bind
-    else:
-        security = RequestStateSecurity(keys=keys, ttl=STATE_TTL_SECONDS, bind_principal=bind)
+    # unset: one key generated now, held by this process (what RequestStateSecurity.ephemeral does)
+    keys: list[str | bytes] = list(_keys() or [os.urandom(32)])
+    security = RequestStateSecurity(keys=keys, ttl=STATE_TTL_SECONDS, bind_principal=bind)
     return RequestStateBoundary(security, default_audience=name)

@@ -51,6 +51,7 @@ from mcp.shared.subscriptions import (
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, SubscriptionsListenRequestParams, SubscriptionsListenResult
 
 from servers.gateway.catalog import CatalogHandlers
+from servers.gateway.request_view import RequestView
 
 __all__ = ["MAX_BACKLOG", "MAX_STREAMS", "MAX_STREAMS_PER_CALLER", "MAX_URIS", "ListenRelay"]
 
@@ -132,13 +133,14 @@ class ListenRelay:
         if len(self._open) >= MAX_STREAMS:
             raise MCPError(INTERNAL_ERROR, f"toolhost: too many open subscriptions/listen streams ({MAX_STREAMS}); "
                            "close one and retry")
-        caller = self._caller(ctx)
+        request = RequestView.of(ctx)
+        caller = self._caller(request)
         if caller is not None and self._per_caller[caller] >= self.share:
             raise MCPError(INTERNAL_ERROR, f"toolhost: this API key already has {self._per_caller[caller]} open "
                            f"subscriptions/listen streams, its share of the {MAX_STREAMS} the gateway serves; "
                            "close one of them and retry, or give each client its own key (toolhost keys create)",
                            {"share": self.share, "open": self._per_caller[caller]})
-        routes = {uri: route for uri in wanted if (route := self.catalog.watchable(ctx, uri)) is not None}
+        routes = {uri: route for uri in wanted if (route := self.catalog.watchable(request, uri)) is not None}
         watcher = _Watcher()
         handler = ListenHandler(_VisibleBus(self.bus, frozenset(routes)), max_subscriptions=1,
                                 max_buffered_events=MAX_BACKLOG)
@@ -159,9 +161,9 @@ class ListenRelay:
                     if not self._per_caller[caller]:
                         del self._per_caller[caller]
 
-    def _caller(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
+    def _caller(self, request: RequestView) -> str | None:
         """The API key a stream counts against (``None``: no key, only the global bound)."""
-        principal = self.catalog.resolve(ctx)
+        principal = self.catalog.resolve(request)
         return f"{principal.user}:{principal.key_id}" if principal.key_id is not None else None
 
     @staticmethod

@@ -15,7 +15,10 @@ import weakref
 from typing import Any
 
 import anyio
+from mcp.server.connection import Connection
 from mcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus, ToolsListChanged
+
+from servers.gateway.request_view import RequestView
 
 __all__ = ["ToolsChangedNotifier"]
 
@@ -32,13 +35,12 @@ class ToolsChangedNotifier:
     def __init__(self, bus: SubscriptionBus | None = None) -> None:
         self.bus: SubscriptionBus = bus if bus is not None else InMemorySubscriptionBus()
         """Where the 2026-07-28 ``ToolsListChanged`` event is published (listen streams)."""
-        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._dirty = anyio.Event()
 
-    def remember(self, ctx: Any) -> None:
+    def remember(self, request: RequestView) -> None:
         """Note the request's connection (handshake-era connections only; others are stateless)."""
-        conn = getattr(getattr(ctx, "session", None), "_connection", None)
-        if conn is not None and str(getattr(ctx, "protocol_version", "")) < "2026":
+        if (conn := request.stateful_connection) is not None:
             self._connections.add(conn)
 
     def changed(self, *_args: Any) -> None:

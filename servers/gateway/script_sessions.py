@@ -13,27 +13,23 @@ A client that opens many connections gets many shares; the pool's anonymous cap
 
 from __future__ import annotations
 
-from typing import Any
-
-from mcp.server import ServerRequestContext
-from starlette.requests import Request
-
 from registry import Principal
+from servers.gateway.request_view import RequestView
 from servers.gateway.taint_sessions import TaintSessions
 
 __all__ = ["script_session"]
 
 
-def script_session(ctx: ServerRequestContext[Any, Any], principal: Principal, sessions: TaintSessions) -> str | None:
-    """The session id of request ``ctx`` for the pool share of ``principal``'s script (module doc)."""
+def script_session(request: RequestView, principal: Principal, sessions: TaintSessions) -> str | None:
+    """The session id of ``request`` for the pool share of ``principal``'s script (module doc)."""
     if principal.key_id:
         return None
-    if ctx.protocol_version < "2026":
-        return sessions.of(ctx, principal)
-    request = ctx.request
-    if not isinstance(request, Request):
+    if not request.modern:
+        return sessions.of(request, principal)
+    http = request.http
+    if http is None:
         return None
-    if sid := request.headers.get("mcp-session-id"):
+    if sid := http.headers.get("mcp-session-id"):
         return f"mcp:{sid}"
-    client = request.client
+    client = http.client
     return None if client is None else f"peer:{client.host}:{client.port}"

@@ -7,11 +7,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import anyio
 
+from host.access import AccessControl
 from host.runtime import HostRuntime
+from host.search import VectorWorker
 from host.store.usage import MAX_PER_TOOL, UsageMemory
 from host.upstream.status import AVAILABLE_STATES
 from registry import Principal, ToolRecord
@@ -54,6 +55,8 @@ class UsageLearner:
 
     Each learned call writes one row and updates that tool's memory in the index; the full
     reload happens at most once per ``reload_seconds`` (``clock`` is monotonic seconds).
+    ``vector_worker`` (the runtime's, when dense search is on) is told to embed newly remembered
+    queries (the memory's dense half); ``None``: BM25 memory only.
     """
 
     def __init__(
@@ -63,9 +66,11 @@ class UsageLearner:
         *,
         reload_seconds: float = RELOAD_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        vector_worker: VectorWorker | None = None,
     ) -> None:
         self.runtime = runtime
         self.memory = memory
+        self.vector_worker = vector_worker
         self.reload_seconds = reload_seconds
         self.reloads = 0
         """Full reloads so far (the first happens here)."""
@@ -76,13 +81,13 @@ class UsageLearner:
         self.refresh()
 
     @classmethod
-    def for_runtime(cls, runtime: HostRuntime, access: Any) -> UsageLearner | None:
-        """A learner over the access store's database, or ``None`` without one."""
-        store = getattr(access, "store", None)
-        if store is None:
+    def for_runtime(cls, runtime: HostRuntime, access: AccessControl | None) -> UsageLearner | None:
+        """A learner over the access store's database (``None`` without a store), telling the runtime's
+        vector worker of new queries."""
+        if access is None:
             return None
         try:
-            return cls(runtime, UsageMemory(store))
+            return cls(runtime, UsageMemory(access.store), vector_worker=runtime.vector_worker)
         except Exception:  # search works without memory
             log.exception("tool_search: usage memory unavailable")
             return None
@@ -101,9 +106,8 @@ class UsageLearner:
 
     def _embed_new(self) -> None:
         """Have the vector worker embed newly remembered queries (the memory's dense half)."""
-        worker = getattr(self.runtime, "vector_worker", None)
-        if worker is not None:
-            worker.notify()
+        if self.vector_worker is not None:
+            self.vector_worker.notify()
 
     def _learn(self, query: str, tool: str, definition_hash: str) -> None:
         text = self.memory.record(query, tool, definition_hash)

@@ -22,7 +22,8 @@ Built on the SDK's low-level :class:`mcp.server.Server` (raw JSON Schemas, resul
 hand so the model always sees why a call failed). No import-time side effects.
 
 Split by job: this module builds the server and routes requests; :mod:`servers.gateway.meta_tools`
-defines ``tool_search`` / ``call_tool`` and builds the ``tool_search`` result.
+defines ``tool_search`` / ``call_tool`` and builds the ``tool_search`` result;
+:mod:`servers.gateway.registry_server` is the SDK ``Server`` with truthful capabilities.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Literal
 
-from mcp.server import Server, ServerRequestContext
-from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server import ServerRequestContext
+from mcp.server.connection import Connection
+from mcp.server.session import ServerSession
 from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
@@ -50,7 +52,7 @@ from registry import ANONYMOUS, Principal
 from registry.catalog import qualify_uri
 from registry.search import DeferredLoadingState, SearchTrail
 from servers.gateway.approval_elicit import elicitor_for
-from servers.gateway.caller_scope import ExpiringStates, caller_scope, is_stateless
+from servers.gateway.caller_scope import ExpiringStates, caller_scope
 from servers.gateway.catalog import CatalogHandlers
 from servers.gateway.downstream import downstream_for
 from servers.gateway.error_boundary import InternalErrorBoundary
@@ -72,36 +74,29 @@ from servers.gateway.meta_tools import (
 )
 from servers.gateway.notify import ToolsChangedNotifier
 from servers.gateway.otel_gate import spans_when_tracing
+from servers.gateway.registry_server import RegistryServer
+from servers.gateway.request_view import RequestView
 from servers.gateway.script_sessions import script_session
 from servers.gateway.search_usage import UsageLearner
 from servers.gateway.settle import SettleMiddleware
 
-__all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "RegistryHandlers", "create_registry_server"]
+__all__ = ["CALL_TOOL", "TOOL_SEARCH", "Expose", "PrincipalResolver", "RegistryHandlers", "RegistryServer",
+           "create_registry_server"]
 
 TRAIL_TTL_SECONDS = 600.0
 """How long a stateless caller's searches are kept after its last request (seconds)."""
 
 Expose = Literal["search", "all"]
-PrincipalResolver = Callable[[ServerRequestContext[Any, Any]], Principal]
+PrincipalResolver = Callable[[RequestView], Principal]
 """Maps a request to the caller (HTTP: from the bearer token; stdio: the ``--user``)."""
 
 
-class _NoRequest:
-    """A stand-in request context for :func:`create_registry_server`'s schema lookup, which the SDK
-    calls outside any handler: resolvers then fall back to the SDK's auth context variable."""
-
-    request = None
-    session = None
-    protocol_version = "2026-07-28"
-
-
-_NO_REQUEST: Any = _NoRequest()
-
-
-async def _announce_list_changed(ctx: ServerRequestContext[Any, Any]) -> None:
+async def _announce_list_changed(session: ServerSession | None) -> None:
     """Tell the client its tool list grew (legacy sessions; best effort, never fails the call)."""
+    if session is None:
+        return
     try:
-        await ctx.session.send_tool_list_changed()
+        await session.send_tool_list_changed()
     except Exception:  # noqa: BLE001 - a client that cannot take notifications still gets the result
         return
 
@@ -140,9 +135,9 @@ class RegistryHandlers:
         self.notifier = notifier
         self.catalog = catalog
         self.learner = UsageLearner.for_runtime(runtime, usage_access or access)
-        self._loaded: weakref.WeakKeyDictionary[Any, DeferredLoadingState] = weakref.WeakKeyDictionary()
+        self._loaded: weakref.WeakKeyDictionary[Connection, DeferredLoadingState] = weakref.WeakKeyDictionary()
         """Deferred loading per client connection: tools a search returned stay listed for it."""
-        self._trails: weakref.WeakKeyDictionary[Any, SearchTrail] = weakref.WeakKeyDictionary()
+        self._trails: weakref.WeakKeyDictionary[Connection, SearchTrail] = weakref.WeakKeyDictionary()
         """Searches of each connection, so a successful call of a hit teaches the usage memory."""
         self._caller_trails = ExpiringStates(SearchTrail, ttl_seconds=TRAIL_TTL_SECONDS)
         """Searches of each stateless caller (:func:`servers.gateway.caller_scope.caller_scope`)."""
@@ -150,26 +145,26 @@ class RegistryHandlers:
         """The session-taint session of each connection (stateless exchanges: per caller)."""
 
     # -- per-connection state -------------------------------------------------------------
-    def trail_of(self, ctx: ServerRequestContext[Any, Any], principal: Principal) -> SearchTrail | None:
+    def trail_of(self, request: RequestView, principal: Principal) -> SearchTrail | None:
         """The searches of the request's connection (handshake era) or of its caller (stateless:
         :func:`servers.gateway.caller_scope.caller_scope`, kept :data:`TRAIL_TTL_SECONDS` after its
         last use); ``None`` without a usage memory."""
         if self.learner is None:
             return None
-        if is_stateless(ctx):
-            return self._caller_trails.get(caller_scope(ctx, principal).key)
-        conn = ctx.session._connection
+        conn = request.stateful_connection
+        if conn is None:
+            return self._caller_trails.get(caller_scope(request, principal).key)
         trail = self._trails.get(conn)
         if trail is None:
             trail = self._trails[conn] = SearchTrail()
         return trail
 
-    def state_of(self, ctx: ServerRequestContext[Any, Any]) -> DeferredLoadingState:
+    def state_of(self, request: RequestView) -> DeferredLoadingState:
         """The connection's loaded tools. Handshake-era connections (stdio, stateful HTTP) keep
         state across requests; a 2026-07-28 exchange is stateless, so it gets a fresh, empty state
         (its tools stay reachable through call_tool)."""
-        conn = getattr(ctx.session, "_connection", None)
-        if conn is None or ctx.protocol_version >= "2026":
+        conn = request.stateful_connection
+        if conn is None:
             return DeferredLoadingState()
         state = self._loaded.get(conn)
         if state is None:
@@ -181,15 +176,16 @@ class RegistryHandlers:
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
         """``tools/list``: the meta tools and loaded tools, or (``expose="all"``) every visible tool."""
+        request = RequestView.of(ctx)
         if self.notifier is not None:
-            self.notifier.remember(ctx)
-        principal = self.resolve(ctx)
+            self.notifier.remember(request)
+        principal = self.resolve(request)
         runtime = self.runtime
         if self.expose == "all":
             tools = [as_mcp_tool(t) for t in runtime.visible_tools(principal)]
         else:
             visible, _key = runtime.visibility(principal)
-            declared = self.state_of(ctx).declared(runtime.registry.snapshot(), visible)
+            declared = self.state_of(request).declared(runtime.registry.snapshot(), visible)
             tools = [search_tool(self.code_mode), CALL_TOOL_TOOL] + [as_mcp_tool(t) for t in declared]
         if self.code_mode and self.expose == "all":
             tools.append(EXECUTE_TOOL)
@@ -206,20 +202,21 @@ class RegistryHandlers:
         self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
     ) -> CallToolResult | InputRequiredResult:
         """``tools/call``: ``tool_search``, ``call_tool`` or a tool by its qualified name."""
+        request = RequestView.of(ctx)
         if self.notifier is not None:
-            self.notifier.remember(ctx)
-        principal = self.resolve(ctx)
+            self.notifier.remember(request)
+        principal = self.resolve(request)
         args = dict(params.arguments or {})
         if params.name == TOOL_SEARCH:
-            result, hits = run_search(self.runtime, principal, args, self.trail_of(ctx, principal))
+            result, hits = run_search(self.runtime, principal, args, self.trail_of(request, principal))
             if self.access is not None:
                 await self.access.audit_async(action="search", principal=principal, status="ok",
                                               detail=f"{len(hits)} hits for {str(args.get('query'))[:100]!r}")
-            if self.expose == "search" and self.state_of(ctx).mark_loaded(hits):
-                await _announce_list_changed(ctx)
+            if self.expose == "search" and self.state_of(request).mark_loaded(hits):
+                await _announce_list_changed(request.session)
             return result
         if params.name == EXECUTE and self.code_mode:
-            return to_mcp_result(await self.run_script(ctx, principal, args.get("code")))
+            return to_mcp_result(await self.run_script(request, principal, args.get("code")))
         if params.name == CALL_TOOL:
             target = args.get("name")
             if not isinstance(target, str) or not target:
@@ -230,12 +227,12 @@ class RegistryHandlers:
             if not isinstance(inner, (dict, str)):
                 return text_error(f"call_tool 'arguments' must be an object, got {type(inner).__name__}")
             # A JSON string is parsed by the pipeline (with a precise error when it is not an object).
-            return await self.run_call(ctx, principal, target, inner, params)
-        return await self.run_call(ctx, principal, params.name, args, params)
+            return await self.run_call(request, principal, target, inner, params)
+        return await self.run_call(request, principal, params.name, args, params)
 
     async def run_call(
         self,
-        ctx: ServerRequestContext[Any, Any],
+        request: RequestView,
         principal: Principal,
         target: str,
         arguments: dict[str, Any] | str,
@@ -244,22 +241,24 @@ class RegistryHandlers:
         """One call of ``target`` through the runtime (which authorizes, limits and audits it), with
         approvals asked by elicitation, upstream progress forwarded and upstream input requests
         handed to 2026-07-28 clients."""
-        runtime, catalog = self.runtime, self.catalog
+        runtime, catalog, session = self.runtime, self.catalog, request.session
 
         async def forward_progress(progress: float, total: float | None, message: str | None) -> None:
+            if session is None:
+                return
             try:
-                await ctx.session.report_progress(progress, total, message)
+                await session.report_progress(progress, total, message)
             except Exception:  # noqa: BLE001 - a parked call's first request may be over; progress is best effort
                 return
 
-        scope = downstream_for(ctx, catalog.levels)
-        exchange = exchange_for(ctx, params)  # 2026-07-28 clients: upstream input requests come back to them
+        scope = downstream_for(request, catalog.levels)
+        exchange = exchange_for(request, params)  # 2026-07-28 clients: upstream input requests come back to them
 
         async def invoke() -> Any:
             return await runtime.call(target, arguments, principal, progress_callback=forward_progress,
-                                      session_id=self.taint_sessions.of(ctx, principal))
+                                      session_id=self.taint_sessions.of(request, principal))
 
-        elicitor = elicitor_for(ctx) if self.access is not None else None
+        elicitor = elicitor_for(request) if self.access is not None else None
         with approval_elicitation(elicitor), downstream_scope(scope), input_exchange(exchange):
             if catalog.parking.applies(exchange, catalog.upstream_protocol(target)):
                 # a 2026-07-28 client and a handshake-era upstream: the call's parked round
@@ -269,8 +268,8 @@ class RegistryHandlers:
                 result = await invoke()
         if (pending := pending_result(exchange)) is not None:
             return pending
-        result = self.taint_sessions.explained(ctx, principal, result)
-        await self._learn(ctx, principal, target, result)
+        result = self.taint_sessions.explained(request, principal, result)
+        await self._learn(request, principal, target, result)
         return to_mcp_result(result, uri_for=self._uri_mapper(target))
 
     @property
@@ -278,15 +277,15 @@ class RegistryHandlers:
         """Whether the ``execute`` meta tool is offered (the runtime has a sandbox pool)."""
         return self.runtime.code_mode is not None
 
-    async def run_script(self, ctx: ServerRequestContext[Any, Any], principal: Principal, code: Any) -> Any:
+    async def run_script(self, request: RequestView, principal: Principal, code: Any) -> Any:
         """One ``execute`` call: the script runs in the runtime's sandbox pool; every inner call
         goes through the runtime (authorized, limited, audited with the script and step) in the
         caller's taint session, the one its direct ``call_tool`` calls use."""
-        elicitor = elicitor_for(ctx) if self.access is not None else None
+        elicitor = elicitor_for(request) if self.access is not None else None
         with approval_elicitation(elicitor):
             return await self.runtime.run_script(
-                code, principal, pool_session=script_session(ctx, principal, self.taint_sessions),
-                taint_session=self.taint_sessions.of(ctx, principal))
+                code, principal, pool_session=script_session(request, principal, self.taint_sessions),
+                taint_session=self.taint_sessions.of(request, principal))
 
     def input_schema_of(self, name: str) -> dict[str, Any] | None:
         """The SDK's ``get_tool_input_schema`` hook (2026-07-28 ``Mcp-Param-*`` header checks).
@@ -305,7 +304,7 @@ class RegistryHandlers:
         record = self.runtime.registry.snapshot().get(name)
         if record is None:
             return None
-        visible, _key = self.runtime.visibility(self.resolve(_NO_REQUEST))
+        visible, _key = self.runtime.visibility(self.resolve(RequestView.outside_request()))
         return record.input_schema if visible(record) else None
 
     # -- helpers --------------------------------------------------------------------------
@@ -316,9 +315,8 @@ class RegistryHandlers:
             return None
         return lambda uri, prefix=server.prefix: qualify_uri(prefix, uri)
 
-    async def _learn(self, ctx: ServerRequestContext[Any, Any], principal: Principal, target: str,
-                     result: Any) -> None:
-        trail = self.trail_of(ctx, principal)
+    async def _learn(self, request: RequestView, principal: Principal, target: str, result: Any) -> None:
+        trail = self.trail_of(request, principal)
         if self.learner is not None and trail is not None and result.status.value == "ok":
             await self.learner.learned(trail, target)
 
@@ -333,7 +331,7 @@ def create_registry_server(
     name: str = "toolhost",
     settle_seconds: float = 0.0,
     usage_access: AccessControl | None = None,
-) -> Server[Any]:
+) -> RegistryServer:
     """Build the registry MCP server over a running :class:`HostRuntime`.
 
     Args:
@@ -368,8 +366,9 @@ def create_registry_server(
     listen = ListenRelay(catalog, notifier.bus if notifier is not None else None)
     tools = RegistryHandlers(runtime, expose=expose, resolve=resolve, access=access, notifier=notifier,
                              catalog=catalog, usage_access=usage_access)
-    server = _RegistryServer(
+    server = RegistryServer(
         catalog,
+        listen,
         name,
         version=toolhost_version(),
         get_tool_input_schema=tools.input_schema_of,
@@ -380,87 +379,13 @@ def create_registry_server(
         on_list_tools=tools.list_tools,
         on_call_tool=tools.call_tool,
         on_subscriptions_listen=listen,
+        # open access: every client sees every server, so their instructions may be merged, attributed
+        upstream_statuses=runtime.statuses if access is None else None,
         **catalog.handlers(),
     )
-    server.listen_relay = listen
-    if access is None:  # every client sees every server: their instructions may be merged, attributed
-        server.upstream_statuses = runtime.statuses
     server.middleware.append(InternalErrorBoundary())  # outermost: no exception text, no code 0 on the wire
     if settle_seconds > 0:
         server.middleware.append(SettleMiddleware(runtime, settle_seconds))
     server.middleware.append(request_state_boundary(name, resolve))
     spans_when_tracing(server)  # the SDK's per-request span only while a tracer provider is installed
     return server
-
-
-UPSTREAM_INSTRUCTIONS_CHARS = 4000
-"""Longest part of one upstream's ``instructions`` merged into toolhost's (characters)."""
-
-
-class _RegistryServer(Server[Any]):
-    """The low-level server with capabilities that tell the truth (``tools.listChanged`` is declared: it is sent).
-
-    ``tools.listChanged`` is true (toolhost sends ``notifications/tools/list_changed`` after a
-    ``tool_search`` and on registry changes); ``prompts``, ``resources`` (with ``subscribe`` and
-    ``listChanged``), ``completions`` and ``logging`` are declared only when some connected
-    upstream offers them.
-    """
-
-    upstream_statuses: Any = None
-    """``() -> [ServerStatus]`` whose connected servers' ``instructions`` are merged into this server's
-    own, each under a heading naming the server and cut to :data:`UPSTREAM_INSTRUCTIONS_CHARS`
-    (``None``: not merged, as with per-user grants, where naming a server a client may not see
-    would break "a hidden tool answers exactly like an unknown one")."""
-
-    def __init__(self, catalog: CatalogHandlers, *args: Any, **kwargs: Any) -> None:
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # logging is deprecated at 2026-07-28; still relayed on older sessions
-            super().__init__(*args, **kwargs)
-        self._catalog = catalog
-        self.listen_relay: ListenRelay | None = None
-
-    @property
-    def instructions(self) -> str | None:  # type: ignore[override]
-        """toolhost's own instructions, then each connected upstream's (attributed), as sent in the
-        ``initialize`` result and ``server/discover`` (MCP 2025-11-25 lifecycle, ``instructions``)."""
-        parts = [self._own_instructions] if self._own_instructions else []
-        for status in (self.upstream_statuses() if self.upstream_statuses is not None else ()):
-            text = (self._catalog.manager.catalog_holds.screen_instructions(status) or "").strip()  # held: left out
-            if not text or status.state.value not in ("connected", "degraded"):
-                continue
-            if len(text) > UPSTREAM_INSTRUCTIONS_CHARS:
-                text = text[:UPSTREAM_INSTRUCTIONS_CHARS] + f" [cut: {len(text)} characters in all]"
-            parts.append(f"Instructions of the upstream MCP server {status.name!r} (text from that server, "
-                         f"not from toolhost):\n{text}")
-        return "\n\n".join(parts) or None
-
-    @instructions.setter
-    def instructions(self, value: str | None) -> None:
-        self._own_instructions = value
-
-    def get_capabilities(  # type: ignore[override]
-        self,
-        notification_options: NotificationOptions | None = None,
-        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-        extensions: dict[str, dict[str, Any]] | None = None,
-        *,
-        protocol_version: str | None = None,
-    ) -> Any:
-        options = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
-        caps = super().get_capabilities(options, experimental_capabilities, extensions,
-                                        protocol_version=protocol_version)
-        offered = self._catalog.offered()
-        update: dict[str, Any] = {}
-        if caps.tools is not None and not (protocol_version or "") >= "2026":
-            update["tools"] = caps.tools.model_copy(update={"list_changed": True})
-        for key, attr in (
-            ("prompts", "prompts"),
-            ("resources", "resources"),
-            ("completions", "completions"),
-            ("logging", "logging"),
-        ):
-            if not offered[key]:
-                update[attr] = None
-        return caps.model_copy(update=update)

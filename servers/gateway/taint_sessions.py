@@ -21,14 +21,14 @@ import secrets
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any
 
-from mcp.server import ServerRequestContext
+from mcp.server.connection import Connection
 
 from host.calls import TextBlock, ToolResult
 from registry import Principal
-from servers.gateway.caller_scope import SESSION_META_KEY, caller_scope, is_stateless
+from servers.gateway.caller_scope import SESSION_META_KEY, caller_scope
 from servers.gateway.caller_states import CallerKeys
+from servers.gateway.request_view import RequestView
 
 __all__ = ["SHARED_SESSION_NOTE", "TAINT_IDLE_SECONDS", "TaintSessions"]
 
@@ -62,16 +62,16 @@ class TaintSessions:
     def __init__(self, end: Callable[[str], None], *, idle_seconds: float = TAINT_IDLE_SECONDS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._end = end
-        self._ids: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self._ids: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
         self._callers = CallerKeys(ttl_seconds=idle_seconds, on_expire=end, on_evict=_evicted, clock=clock)
 
-    def of(self, ctx: ServerRequestContext[Any, Any], principal: Principal) -> str:
-        """The taint session of request ``ctx`` made by ``principal`` (module docstring)."""
-        if is_stateless(ctx):
-            key = caller_scope(ctx, principal).key
+    def of(self, request: RequestView, principal: Principal) -> str:
+        """The taint session of ``request`` made by ``principal`` (module docstring)."""
+        conn = request.stateful_connection
+        if conn is None:
+            key = caller_scope(request, principal).key
             self._callers.touch(key)
             return key
-        conn = ctx.session._connection
         sid = self._ids.get(conn)
         if sid is None:
             sid = self._ids[conn] = f"conn-{secrets.token_hex(8)}"
@@ -79,13 +79,13 @@ class TaintSessions:
         return sid
 
     @staticmethod
-    def explained(ctx: ServerRequestContext[Any, Any], principal: Principal, result: ToolResult) -> ToolResult:
+    def explained(request: RequestView, principal: Principal, result: ToolResult) -> ToolResult:
         """``result`` with :data:`SHARED_SESSION_NOTE` added when the taint rule held it in a
         session unrelated clients share (else ``result`` unchanged)."""
         err = result.error
         if err is None or err.details.get("rule") != "taint":
             return result
-        if not is_stateless(ctx) or not caller_scope(ctx, principal).shared:
+        if not request.stateless or not caller_scope(request, principal).shared:
             return result
         message = f"{err.message} {SHARED_SESSION_NOTE}"
         return result.model_copy(update={"error": err.model_copy(update={"message": message}),

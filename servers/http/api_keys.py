@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Callable
-from typing import Any
 
 import anyio.to_thread
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 
@@ -34,6 +34,7 @@ from host.access import AccessControl
 from host.access.key_cache import VerifiedKeys
 from host.store import UserDisabled
 from registry.policy import Principal
+from servers.gateway.request_view import RequestView
 from servers.http.key_challenge import refused_token
 
 __all__ = ["NOBODY", "SCOPE", "ApiKeyVerifier", "auth_settings", "principal_from_access_token", "principal_resolver"]
@@ -90,19 +91,18 @@ def principal_from_access_token(token: AccessToken | None) -> Principal:
     return Principal(user=token.subject, roles=tuple(claims.get("roles") or ()), key_id=claims.get("key_id"))
 
 
-def _token_of(ctx: Any) -> AccessToken | None:
-    request = getattr(ctx, "request", None)
-    scope = getattr(request, "scope", None)
-    user = scope.get("user") if isinstance(scope, dict) else None
-    token = getattr(user, "access_token", None)
-    if isinstance(token, AccessToken):
-        return token
+def _token_of(request: RequestView) -> AccessToken | None:
+    """The bearer token the SDK's auth middleware verified for ``request``: its ASGI scope's
+    authenticated user (Starlette ``AuthenticationMiddleware``), else the SDK's auth context variable."""
+    user = request.http.scope.get("user") if request.http is not None else None
+    if isinstance(user, AuthenticatedUser):
+        return user.access_token
     return get_access_token()
 
 
 def principal_resolver(
     access: AccessControl | None = None, *, stdio_user: str | None = None
-) -> Callable[[Any], Principal]:
+) -> Callable[[RequestView], Principal]:
     """A ``PrincipalResolver`` for ``create_registry_server(principal_for=...)``.
 
     HTTP requests map to the authenticated key's user (``NOBODY`` without one). Requests without
@@ -113,10 +113,10 @@ def principal_resolver(
     """
     local = access.principal_for_user(stdio_user) if (access is not None and stdio_user) else None
 
-    def resolve(ctx: Any) -> Principal:
-        if getattr(ctx, "request", None) is None and local is not None:
+    def resolve(request: RequestView) -> Principal:
+        if request.http is None and local is not None:
             return local
-        return principal_from_access_token(_token_of(ctx))
+        return principal_from_access_token(_token_of(request))
 
     return resolve
 

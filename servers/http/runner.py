@@ -21,6 +21,7 @@ from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from host.limits import SessionLimits
+from servers.gateway.registry_server import RegistryServer
 from servers.http.auth_throttle import AuthFailureThrottle
 from servers.http.headers import strip_header_whitespace
 from servers.http.sessions import fair_http_app
@@ -386,9 +387,8 @@ async def serve_http(
 
         def request_exit() -> None:
             http.should_exit = True
-            relay = getattr(server, "listen_relay", None)
-            if relay is not None:
-                relay.close()  # listen streams end with their final result instead of holding shutdown
+            if isinstance(server, RegistryServer):
+                server.listen_relay.close()  # listen streams end with their final result, not holding shutdown
 
         tg.start_soon(_until, stop, request_exit)
 
@@ -397,7 +397,7 @@ async def serve_http(
                 await anyio.sleep(0.05)  # uvicorn exposes no started event
             if http.started and on_ready is not None:
                 bound = port
-                for srv in getattr(http, "servers", []):
+                for srv in http.servers:  # set by uvicorn's startup, before ``started``
                     for listener in srv.sockets:
                         bound = listener.getsockname()[1]
                 on_ready(f"http://{host_for_url(host)}:{bound}{MCP_PATH}")

@@ -1,6 +1,7 @@
 """Operating a running ``toolhost serve``: Prometheus metrics, health/readiness endpoints and events.
 
-* :class:`Metrics` - the ``prometheus-client`` collectors and :func:`instrument` to attach them;
+* :class:`Metrics` - the ``prometheus-client`` collectors, a :class:`host.observers.CallObserver`
+  (``runtime.observe(metrics)``);
 * :func:`health_routes` - ``/healthz``, ``/readyz`` and ``/metrics`` Starlette routes;
 * :class:`EventReporter` - one console/log line per event that matters (server state changes,
   held tools, approvals, config reloads).
@@ -8,6 +9,6 @@
 
 from servers.observability.events import EventReporter, configure_logging
 from servers.observability.health import health_routes, readiness
-from servers.observability.metrics import Metrics, instrument
+from servers.observability.metrics import Metrics
 
-__all__ = ["EventReporter", "Metrics", "configure_logging", "health_routes", "instrument", "readiness"]
+__all__ = ["EventReporter", "Metrics", "configure_logging", "health_routes", "readiness"]

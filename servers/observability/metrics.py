@@ -29,10 +29,8 @@ prometheus-client's documentation ("Disabling _created metrics").
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import platform
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -51,9 +49,11 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from host.calls import ToolResult
 from host.upstream.implementation import toolhost_version
+from registry import ToolRecord
 
-__all__ = ["CONTENT_TYPE", "Metrics", "instrument"]
+__all__ = ["CONTENT_TYPE", "Metrics"]
 
 _logger = logging.getLogger("toolhost.metrics")
 
@@ -97,7 +97,8 @@ class _LiveCollector(Collector):
 
 class Metrics:
     """The collectors of one host, in their own :class:`CollectorRegistry` (so tests and several
-    hosts in one process never clash).
+    hosts in one process never clash). A :class:`host.observers.CallObserver`: register it with
+    :meth:`host.runtime.HostRuntime.observe` to count and time calls, searches and upstream requests.
 
     Args:
         statuses: returns every server's :class:`host.upstream.ServerStatus`.
@@ -162,69 +163,20 @@ class Metrics:
         """The Prometheus text exposition of every series."""
         return generate_latest(self.registry)
 
+    # -- host.observers.CallObserver: the runtime's calls, searches and upstream requests
+    def upstream_finished(self, server: str, seconds: float) -> None:
+        self.upstream_seconds.labels(server).observe(seconds)
 
-class _TimedExecutor:
-    """A :class:`host.upstream.executor.ToolExecutor` that measures upstream time per call."""
-
-    def __init__(self, inner: Any, metrics: Metrics) -> None:
-        self.inner = inner
-        self.metrics = metrics
-
-    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any], **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return await self.inner.call_tool(server, tool, arguments, **kwargs)
-        finally:
-            elapsed = time.perf_counter() - started
-            self.metrics.upstream_seconds.labels(server).observe(elapsed)
-            spent = _upstream_spent.get()
-            if spent is not None:
-                spent.append(elapsed)
-
-
-_upstream_spent: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar("toolhost_upstream", default=None)
-"""Upstream seconds of the call running in this context (tasks spawned by the call share the list)."""
-
-
-def instrument(runtime: Any, metrics: Metrics) -> None:
-    """Count and time every call and search of ``runtime`` (a :class:`host.runtime.HostRuntime`).
-
-    Wraps the pipeline's executor (upstream time) and the runtime's ``call`` and ``search``
-    (whole call, gateway overhead = whole - upstream, search latency and hits). Idempotent.
-    """
-    if getattr(runtime, "_toolhost_metrics", None) is metrics:
-        return
-    runtime._toolhost_metrics = metrics
-    timed = _TimedExecutor(runtime.pipeline.executor, metrics)
-    runtime.pipeline.executor = timed
-    call, search = runtime.call, runtime.search
-
-    async def timed_call(name: str, arguments: Any, *args: Any, **kwargs: Any) -> Any:
-        spent: list[float] = []
-        token = _upstream_spent.set(spent)
-        started = time.perf_counter()
-        try:
-            result = await call(name, arguments, *args, **kwargs)
-        finally:
-            _upstream_spent.reset(token)
-        total = time.perf_counter() - started
-        record = runtime.registry.snapshot().get(name)  # None for unknown names (never raises)
-        server = record.server if record is not None else "-"
-        tool = name if record is not None else "-"  # unknown names are not label values (cardinality)
-        metrics.calls.labels(server, tool, result.status.value).inc()
+    def call_finished(self, name: str, tool: ToolRecord | None, result: ToolResult, seconds: float,
+                      upstream_seconds: float) -> None:
+        server = tool.server if tool is not None else "-"
+        label = name if tool is not None else "-"  # unknown names are not label values (cardinality)
+        self.calls.labels(server, label, result.status.value).inc()
         if result.status.value == "rate_limited":
-            metrics.rate_limited.labels("call").inc()
-        metrics.call_seconds.labels(server).observe(total)
-        metrics.gateway_seconds.labels(server).observe(max(0.0, total - sum(spent)))
-        return result
+            self.rate_limited.labels("call").inc()
+        self.call_seconds.labels(server).observe(seconds)
+        self.gateway_seconds.labels(server).observe(max(0.0, seconds - upstream_seconds))
 
-    def timed_search(query: str, *args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        result = search(query, *args, **kwargs)
-        metrics.search_seconds.observe(time.perf_counter() - started)
-        metrics.search_hits.observe(len(result.hits))
-        return result
-
-    runtime.call = timed_call
-    runtime.search = timed_search
-
+    def search_finished(self, seconds: float, hits: int) -> None:
+        self.search_seconds.observe(seconds)
+        self.search_hits.observe(hits)

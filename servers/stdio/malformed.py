@@ -30,7 +30,7 @@ from typing import Any
 import anyio
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
-from mcp.types import ErrorData, JSONRPCError
+from mcp.types import ErrorData, JSONRPCError, JSONRPCMessage, JSONRPCNotification
 from pydantic import ValidationError
 
 from servers.observability.report_throttle import ReportThrottle
@@ -70,7 +70,7 @@ def line_error(item: Any, *, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> JSON
     return _reply(None, PARSE_ERROR, f"Parse error: {type(item).__name__}: {str(item)[:160]}")
 
 
-def odd_id_error(line: str, message: Any) -> JSONRPCError | None:
+def odd_id_error(line: str, message: JSONRPCMessage) -> JSONRPCError | None:
     """The answer for a line the SDK read as a notification although it carries an ``id`` that is
     not a string or integer (``null``, ``1.5``, ``true``, an object): a request the client awaits,
     so it gets ``-32600`` with ``id: null`` (JSON-RPC 2.0 section 5: the id could not be used)
@@ -78,7 +78,7 @@ def odd_id_error(line: str, message: Any) -> JSONRPCError | None:
     (:func:`servers.http.transport.id_problem`). Costs one substring test per notification."""
     from servers.http.transport import id_problem  # lazy: only for such lines
 
-    if getattr(message, "id", None) is not None or not hasattr(message, "method") or '"id"' not in line:
+    if not isinstance(message, JSONRPCNotification) or '"id"' not in line:
         return None
     try:
         data = json.loads(line)

@@ -63,3 +63,10 @@ def test_the_cli_admin_offers_exactly_the_protocol_actions_and_forwards_nothing_
         assert not hasattr(admin, "principal")  # AdminService's helper is not an admin action
     finally:
         admin.close()
+
+
+def test_the_cli_admin_is_a_third_explicit_implementation_with_the_same_signatures() -> None:
+    protocol = public_methods(AdminActions)
+    admin = {name: sig for name, sig in public_methods(Admin).items() if name not in ("local", "close")}
+    assert {name: str(sig) for name, sig in admin.items()} == {name: str(sig) for name, sig in protocol.items()}
+    assert isinstance(Admin.__new__(Admin), AdminActions)  # structurally the protocol (runtime_checkable)

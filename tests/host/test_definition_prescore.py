@@ -3,6 +3,7 @@ the event loop keeps answering, and a tool is never listed before its scan finis
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from collections.abc import Sequence
@@ -180,3 +181,40 @@ async def test_a_listing_reaches_the_registry_and_the_pins_only_after_its_scan(t
                 tools["get_order"].description)
     finally:
         access.close()
+
+
+async def test_the_governed_agent_path_scores_a_listing_off_the_loop_before_it_is_listed(tmp_path, monkeypatch):
+    """``governed_runtime`` (the library agent path) takes the config's learned scan and pre-scores like
+    ``toolhost serve``: the scorer runs in a worker thread, and the tools reach the registry only after."""
+    import host.safety
+    from host.agent.governed import governed_runtime
+    from host.config import load_config
+
+    scorer = Gated()
+    monkeypatch.setattr(host.safety, "load_definition_scorer", lambda: scorer)  # the learned model: the edge
+    monkeypatch.setattr(host.safety, "open_score_cache", lambda _data_dir, _scorer: None)
+    monkeypatch.delenv("TOOLHOST_LEARNED_SCAN", raising=False)
+    config_file = tmp_path / "toolhost.json"
+    config_file.write_text(json.dumps({
+        "toolhost": {"definition_scan": {"learned": True}},
+        "mcpServers": {"orders": {"command": sys.executable, "args": ["-m", "servers.examples.orders"]}}}))
+    data = tmp_path / "data"
+    seen_before_release: list[tuple[str, ...]] = []
+
+    async def release_once_scanning(registry) -> None:
+        assert await anyio.to_thread.run_sync(scorer.started.wait, 30), "the learned scan never ran"
+        seen_before_release.append(tuple(t.qualified_name for t in registry.by_server("orders")))  # ...loop free
+        scorer.release.set()
+
+    with anyio.fail_after(60):
+        async with governed_runtime(load_config(config_file, data_dir=data), data) as gov, \
+                anyio.create_task_group() as tg:
+            tg.start_soon(release_once_scanning, gov.runtime.registry)
+            listed = anyio.Event()
+            gov.runtime.registry.subscribe(lambda server, _old, new: listed.set() if new else None)
+            if not gov.runtime.registry.by_server("orders"):
+                await listed.wait()
+            names = sorted(t.qualified_name for t in gov.runtime.registry.by_server("orders"))
+    assert seen_before_release == [()]  # connected and listed upstream, not scanned: not in the registry
+    assert names == ["orders__cancel_order", "orders__get_order", "orders__list_orders"]
+    assert scorer.threads and threading.get_ident() not in scorer.threads  # the pins' listener scored nothing inline

@@ -14,6 +14,7 @@ from host.access import AccessControl
 from registry.policy import Principal
 from registry.tool import ToolAnnotations, ToolDefinition, build_record
 from servers.gateway.approval_elicit import approval_elicitation, elicitor_for
+from servers.gateway.request_view import RequestView
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +33,7 @@ def gate_server(access: AccessControl) -> Server[Any]:
         return ListToolsResult(tools=[Tool(name="drop", input_schema={"type": "object"})])
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
-        with approval_elicitation(elicitor_for(ctx)):
+        with approval_elicitation(elicitor_for(RequestView.of(ctx))):
             out = await gate.check(Principal("eve"), DROP, dict(params.arguments or {}))
         verdict = "approved" if out.approved else ("rejected" if out.rejected else "pending")
         return CallToolResult(content=[TextContent(type="text", text=f"{verdict} {out.approval_id}")])

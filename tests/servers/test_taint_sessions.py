@@ -5,7 +5,8 @@ caller's taint) and never dropped silently when tainted."""
 from __future__ import annotations
 
 import gc
-from types import SimpleNamespace
+
+from mcp.server.connection import Connection as SdkConnection
 
 from host.access import AccessControl
 from host.access.taint_audit import taint_drop_auditor
@@ -13,6 +14,7 @@ from registry import Principal
 from registry.safety import FlowGuard, FlowLabels, Label
 from registry.tool import ToolAnnotations, ToolDefinition, build_record
 from servers.gateway.caller_states import CallerKeys
+from servers.gateway.request_view import RequestView
 from servers.gateway.taint_sessions import TaintSessions
 
 ALICE = Principal(user="alice", key_id="k1")
@@ -25,18 +27,19 @@ POST = build_record(server="out", qualified_name="out__post_message", definition
                                                      open_world_hint=True)))
 
 
-class Connection:
-    pass
+def connection(version: str = "2025-11-25") -> SdkConnection:
+    """The SDK's per-client connection object (no channel: nothing is sent in these tests)."""
+    return SdkConnection.from_envelope(version, None, None)
 
 
-def request(conn: object | None, version: str = "2025-11-25") -> SimpleNamespace:
-    return SimpleNamespace(session=SimpleNamespace(_connection=conn), protocol_version=version)
+def request(conn: SdkConnection | None, version: str = "2025-11-25") -> RequestView:
+    return RequestView(protocol_version=version, connection=conn)
 
 
 def test_one_session_per_connection_ended_when_the_connection_goes():
     ended: list[str] = []
     sessions = TaintSessions(ended.append)
-    a, b = Connection(), Connection()
+    a, b = connection(), connection()
     first = sessions.of(request(a), ALICE)
     assert sessions.of(request(a), ALICE) == first and first.startswith("conn-")
     other = sessions.of(request(b), ALICE)
@@ -48,14 +51,13 @@ def test_one_session_per_connection_ended_when_the_connection_goes():
 
 def test_stateless_exchanges_share_one_session_per_caller():
     sessions = TaintSessions(lambda _sid: None)
-    modern = sessions.of(request(Connection(), "2026-07-28"), ALICE)
+    modern = sessions.of(request(connection(), "2026-07-28"), ALICE)
     assert modern == "caller:alice:k1" == sessions.of(request(None), ALICE)
     assert sessions.of(request(None), Principal(user="local")) == "caller:local:-"
 
 
-def modern(meta: dict | None = None) -> SimpleNamespace:
-    return SimpleNamespace(session=SimpleNamespace(_connection=Connection()), protocol_version="2026-07-28",
-                           meta=meta)
+def modern(meta: dict | None = None) -> RequestView:
+    return RequestView(protocol_version="2026-07-28", connection=connection("2026-07-28"), meta=meta or {})
 
 
 def test_a_session_meta_key_scopes_a_stateless_caller():
