@@ -280,17 +280,42 @@ def _key_path(path: str, key: str) -> str:
     return f"{path}.{key}" if re.fullmatch(r"[A-Za-z_$][\w$-]*", key) else f"{path}[{key!r}]"
 
 
+MAX_DEPTH = 64
+"""Nesting levels of a schema the scanner reads; anything deeper is an ``oversized`` finding (held)."""
+
+_TOO_DEEP = "\x00toolhost: nested too deep\x00"
+"""The text :func:`_walk` yields where it stops (:func:`_bounded` turns it into a strong finding)."""
+
+SCHEMA_KEYWORDS = frozenset({
+    "$schema", "$id", "$ref", "$defs", "$comment", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary",
+    "type", "title", "description", "default", "examples", "example", "enum", "const", "properties",
+    "patternProperties", "additionalProperties", "unevaluatedProperties", "unevaluatedItems", "required",
+    "items", "prefixItems", "additionalItems", "contains", "minContains", "maxContains", "minItems", "maxItems",
+    "uniqueItems", "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
+    "exclusiveMaximum", "multipleOf", "minProperties", "maxProperties", "propertyNames", "dependentRequired",
+    "dependentSchemas", "dependencies", "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "readOnly",
+    "writeOnly", "deprecated", "contentEncoding", "contentMediaType", "contentSchema", "definitions", "nullable",
+    "discriminator", "xml", "externalDocs", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint",
+})
+"""Object keys that are JSON Schema (draft 2020-12 and older) or MCP annotation keywords: not scanned as
+text. Every other key is (a property name, a key inside a ``default``/``examples``/``const`` value, a
+vendor ``x-…`` keyword): text an upstream chose, served to the model as it is."""
+
+
 def _walk(node: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str, bool]]:
-    """``(path, text, in_key)`` for every string and every object key under ``node`` (depth ≤ 64)."""
-    if depth > 64:
+    """``(path, text, in_key)`` for every string and every object key under ``node`` but the
+    :data:`SCHEMA_KEYWORDS` of schema objects; past :data:`MAX_DEPTH` levels one ``_TOO_DEEP`` marker."""
+    if depth > MAX_DEPTH:
+        yield path, _TOO_DEEP, False
         return
     if isinstance(node, str):
         yield path, node, False
     elif isinstance(node, Mapping):
+        names = path.endswith((".properties", ".patternProperties", ".$defs", ".definitions"))
         for key, value in node.items():
             key = str(key)
             sub = _key_path(path, key)
-            if path.endswith((".properties", ".patternProperties", ".$defs", ".definitions")):
+            if names or key not in SCHEMA_KEYWORDS:
                 yield sub, key, True
             yield from _walk(value, sub, depth + 1)
     elif isinstance(node, list | tuple):
@@ -321,6 +346,12 @@ def _bounded(segments: list[tuple[str, str, bool]]) -> tuple[list[tuple[str, str
     cut: list[Finding] = []
     total = 0
     for path, text, in_key in segments:
+        if text == _TOO_DEEP:
+            if any(f.rule == "scan_depth" for f in cut):
+                continue  # one finding names the first place it stopped
+            cut.append(Finding(FindingKind.OVERSIZED, path, f"nested deeper than {MAX_DEPTH} levels; what lies "
+                               "below was not scanned", 0, 0, True, "scan_depth", in_key))
+            continue
         if total >= MAX_TOTAL_CHARS:
             cut.append(Finding(FindingKind.OVERSIZED, path, f"definition text over {MAX_TOTAL_CHARS} characters; "
                                "this field and the rest were not scanned", 0, len(text), True, "scan_budget", in_key))
