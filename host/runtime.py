@@ -247,14 +247,14 @@ class HostRuntime:
                         await self.code_mode.__aexit__(exc_type, exc, tb)
 
     async def settled(self, timeout_seconds: float) -> bool:
-        """Wait at most ``timeout_seconds`` for every server's first connect attempt to end (at once
-        when they did, or when entering waited for them); ``True`` when they did."""
-        first_round = self.manager.first_round
-        if first_round.is_set():
+        """Wait at most ``timeout_seconds`` for every server's first connect attempt to end and for
+        the tools it listed to be scanned into the registry (:meth:`ServerManager.listings_settled`;
+        at once when they were); ``True`` when they were."""
+        if self.manager.listings_are_settled:
             return True
         with anyio.move_on_after(timeout_seconds):
-            await first_round.wait()
-        return first_round.is_set()
+            await self.manager.listings_settled()
+        return self.manager.listings_are_settled
 
     # -- views filtered by policy ------------------------------------------------------
     def is_visible(self, principal: Principal, tool: ToolRecord) -> bool:

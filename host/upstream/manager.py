@@ -111,6 +111,9 @@ class ServerManager:
         self._tg: TaskGroup | None = None
         self.prescorer = prescorer
         self._listing_seq: dict[str, int] = {}
+        self._scans = 0  # listings waiting for their pre-scan (their new tools are not in the registry yet)
+        self._scans_idle = anyio.Event()
+        self._scans_idle.set()
 
     def _connection(self, server: ServerConfig) -> ServerConnection:
         return ServerConnection(
@@ -138,6 +141,19 @@ class ServerManager:
             await self.aclose()
             raise
         return self
+
+    async def listings_settled(self) -> None:
+        """Return once every server's first connect attempt ended (:attr:`first_round`) and no listing
+        waits for its pre-scan any more (the learned definition scan, :attr:`prescorer`): from then on
+        the registry holds every tool the first round found."""
+        await self.first_round.wait()
+        while self._scans:
+            await self._scans_idle.wait()
+
+    @property
+    def listings_are_settled(self) -> bool:
+        """Whether :meth:`listings_settled` would return at once."""
+        return self.first_round.is_set() and not self._scans
 
     async def _first_attempts(self) -> None:
         try:
@@ -264,10 +280,18 @@ class ServerManager:
             self._apply_listing(server, ready, warnings)
 
         async def scan_then_apply() -> None:
-            await prescorer.prescore(records)
-            if self.connections.get(server) is conn and self._listing_seq.get(server) == seq:
-                self._apply_listing(server, records, warnings)  # else a newer listing or a removal won
+            try:
+                await prescorer.prescore(records)
+                if self.connections.get(server) is conn and self._listing_seq.get(server) == seq:
+                    self._apply_listing(server, records, warnings)  # else a newer listing or a removal won
+            finally:
+                self._scans -= 1
+                if not self._scans:
+                    self._scans_idle.set()
 
+        if not self._scans:
+            self._scans_idle = anyio.Event()
+        self._scans += 1
         self.spawn(scan_then_apply)
 
     def _apply_listing(self, server: str, records: list[ToolRecord], warnings: list[str]) -> None:

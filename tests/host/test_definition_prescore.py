@@ -136,7 +136,12 @@ async def test_a_listing_reaches_the_registry_and_the_pins_only_after_its_scan(t
                 await m.first_round.wait()
             assert m.registry.by_server("orders") == ()  # connected and listed, not scanned: not in the registry
             assert access.pins.list() == []
+            # start-up is not over while a first listing waits for its scan (requests wait for it)
+            assert m.first_round.is_set() and not m.listings_are_settled
             scorer.release.set()
+            with anyio.fail_after(10):
+                await m.listings_settled()
+            assert m.listings_are_settled and len(m.registry.by_server("orders")) == 3
             with anyio.fail_after(10):
                 await listed.wait()
             assert sorted(t.qualified_name for t in m.registry.by_server("orders")) == [
