@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from servers.cli.admin_commands import register as register_admin_commands
+from servers.cli.backup import backup, restore
 from servers.cli.common import err
 from servers.cli.doctor import doctor
 from servers.cli.options import flags_without_placeholder
@@ -65,6 +66,8 @@ app.command()(servers)
 app.command()(doctor)
 register_admin_commands(app)
 app.command("reconnect")(reconnect_command)
+app.command()(backup)
+app.command()(restore)
 register_usage_commands(app)
 app.add_typer(taint_app, name="taint")
 
