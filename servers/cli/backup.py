@@ -75,14 +75,15 @@ def _sqlite_file(root: Path, db_url: str | None) -> Path | None:
     return Path(url.database).resolve() if url.get_backend_name() == "sqlite" and url.database else None
 
 
-def make_backup(root: Path, target: Path, db_url: str | None) -> dict[str, Any]:
+def make_backup(root: Path, target: Path, db_url: str | None, *, replace: bool = False) -> dict[str, Any]:
     """Write a backup of data folder ``root`` to the new folder ``target``; returns its manifest.
 
     Written to a sibling ``.partial`` folder first and renamed at the end, so ``target`` is either
-    a whole backup or absent.
+    a whole backup or absent; with ``replace`` an older backup at ``target`` (a folder with a
+    :data:`MANIFEST`) is swapped out only once the new one is complete.
 
     Raises:
-        ValueError: ``target`` exists and is not empty, or lies inside ``root``.
+        ValueError: ``target`` exists and is not empty (``replace``: and is no backup), or lies inside ``root``.
         host.store.backup.BackupFailed: the SQLite copy failed.
     """
     from host.store.backup import copy_sqlite
@@ -91,8 +92,10 @@ def make_backup(root: Path, target: Path, db_url: str | None) -> dict[str, Any]:
     target = target.resolve()
     if target == root or root in target.parents:
         raise ValueError(f"{target} is inside the data folder {root}; write the backup elsewhere")
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise ValueError(f"{target} exists and is not an empty folder; give a new path")
+    older = target.exists() and (not target.is_dir() or any(target.iterdir()))
+    if older and not (replace and (target / MANIFEST).is_file()):
+        raise ValueError(f"{target} exists and is not an empty folder; give a new path"
+                         + ("" if replace else " (or --force to replace an older backup there)"))
     partial = target.with_name(target.name + ".partial")
     if partial.exists():
         shutil.rmtree(partial)
@@ -101,7 +104,9 @@ def make_backup(root: Path, target: Path, db_url: str | None) -> dict[str, Any]:
         database = _sqlite_file(root, db_url)
         store = "sqlite" if database is not None else "postgresql"
         copied: list[str] = []
-        if database is not None and database.exists():
+        if database is not None:
+            if not database.is_file():
+                raise ValueError(f"no permission database at {database}: nothing to back up (another --data-dir?)")
             copy_sqlite(database, partial / DB_FILE)
             copied.append(DB_FILE)
         for entry in sorted(root.iterdir()):
@@ -113,9 +118,13 @@ def make_backup(root: Path, target: Path, db_url: str | None) -> dict[str, Any]:
                     "store": store, "copied": copied,
                     "skipped": {k: v for k, v in SKIPPED.items() if (root / k).exists()}}
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-        if target.exists():
+        if older:
+            target.rename(target.with_name(target.name + ".old"))
+        elif target.exists():
             target.rmdir()
         partial.rename(target)
+        if older:
+            shutil.rmtree(target.with_name(target.name + ".old"))
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
@@ -164,6 +173,8 @@ def _postgres_note(manifest: dict[str, Any]) -> str | None:
 
 def backup(
     path: Annotated[Path, typer.Argument(help="New (or empty) folder to write the backup to.")],
+    force: Annotated[bool, typer.Option("--force", help="Replace an older backup at PATH (only a folder "
+                                                        "`toolhost backup` wrote).")] = False,
     data_dir: DataDir = None,
     db_url: DbUrl = None,
     as_json: AsJson = False,
@@ -177,7 +188,7 @@ def backup(
     if not root.is_dir():
         fail(f"no data folder at {root}; pass --data-dir or set TOOLHOST_HOME")
     try:
-        manifest = make_backup(root, path, db_url)
+        manifest = make_backup(root, path, db_url, replace=force)
     except (ValueError, BackupFailed, OSError) as e:
         fail(f"backup to {path}: {e}")
     if as_json:
