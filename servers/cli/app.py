@@ -22,6 +22,7 @@ from servers.cli.doctor import doctor
 from servers.cli.options import flags_without_placeholder
 from servers.cli.reconnect import reconnect_command
 from servers.cli.serve import serve
+from servers.cli.store_commands import store_app
 from servers.cli.taint_reset import taint_app
 from servers.cli.tools import call, search, servers, tools
 from servers.cli.usage_commands import register as register_usage_commands
@@ -70,6 +71,7 @@ app.command()(backup)
 app.command()(restore)
 register_usage_commands(app)
 app.add_typer(taint_app, name="taint")
+app.add_typer(store_app, name="store")
 
 
 def main() -> None:
