@@ -180,5 +180,3 @@ def _all_rows(svc: Any, page: int = 1000) -> Iterator[dict[str, Any]]:
         if len(rows) < page:
             return
         after = rows[-1]["id"]
-
-

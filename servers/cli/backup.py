@@ -58,11 +58,15 @@ def _data_root(data_dir: Path | None) -> Path:
     return Path(resolve(data_dir)).resolve()
 
 
-def _copy_entry(src: Path, dest: Path) -> None:
-    if src.is_dir() and not src.is_symlink():
-        shutil.copytree(src, dest, symlinks=True)
-    else:
+def _copy_entry(src: Path, dest: Path) -> bool:
+    """Copy a file, symlink or folder (symlinks as links); ``False`` for anything else (a socket, a fifo)."""
+    if src.is_symlink() or src.is_file():
         shutil.copy2(src, dest, follow_symlinks=False)
+    elif src.is_dir():
+        shutil.copytree(src, dest, symlinks=True, ignore_dangling_symlinks=True)
+    else:
+        return False
+    return True
 
 
 def _sqlite_file(root: Path, db_url: str | None) -> Path | None:
@@ -112,8 +116,8 @@ def make_backup(root: Path, target: Path, db_url: str | None, *, replace: bool =
         for entry in sorted(root.iterdir()):
             if entry.name in SKIPPED or entry.name == DB_FILE:
                 continue
-            _copy_entry(entry, partial / entry.name)
-            copied.append(entry.name)
+            if _copy_entry(entry, partial / entry.name):
+                copied.append(entry.name)
         manifest = {"toolhost": toolhost_version(), "created_at": time.time(), "data_dir": str(root),
                     "store": store, "copied": copied,
                     "skipped": {k: v for k, v in SKIPPED.items() if (root / k).exists()}}

@@ -15,20 +15,18 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from host.access import AccessControl
 from servers.shared.local_principal import local_principal_name
 from tests.servers.serves import running
-from tests.servers.test_access_matrix import CLIENT_MODE, LEGACY, MODERN, TOOLHOST, Gateway, _env
+from tests.servers.test_access_matrix import LEGACY, MODERN, TOOLHOST, Gateway, _env
+from tests.servers.test_shared_taint_serve import client
 
 pytestmark = pytest.mark.anyio
 
@@ -77,15 +75,6 @@ async def serves(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict
         yield gws
 
 
-@asynccontextmanager
-async def client(gw: Gateway, era: str, key: str | None = None) -> AsyncIterator[Client]:
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=40) as http, \
-            Client(streamable_http_client(gw.url, http_client=http), mode=CLIENT_MODE[era]) as c:
-        assert c.protocol_version == era
-        yield c
-
-
 async def call(c: Client, name: str, arguments: dict[str, Any], session: str | None = None) -> dict[str, Any]:
     """``{"code", "approval_id"}`` of a refused call, ``{"code": "ok"}`` of one that ran."""
     meta = {"toolhost/session": session} if session else None
@@ -116,7 +105,7 @@ async def call_rows(gw: Gateway, tool: str) -> list[tuple[str, str | None, str |
 async def test_with_api_keys_each_call_row_names_its_approval_and_who_decided(serves, era: str) -> None:
     gw = serves["keys"]
     by = f"{local_principal_name()} as carol"
-    async with client(gw, era, gw.keys["alice"]) as alice:
+    async with client(gw, gw.keys["alice"], era) as alice:
         # refused, then denied: both rows carry the approval the caller was given
         denied_args = {"order_id": "A1001", "reason": f"denied {era}"}
         asked = await call(alice, CANCEL, denied_args)
@@ -155,7 +144,7 @@ async def test_in_open_access_a_taint_hold_row_names_its_approval(serves, era: s
     gw = serves["open"]
     egress = ("echo__echo", {"text": f"the customer list ({era})"})
     session = f"conv-{era}"  # a stateless client's own conversation (ignored by handshake-era sessions)
-    async with client(gw, era) as c:
+    async with client(gw, era=era) as c:
         assert (await call(c, *READ, session=session))["code"] == "ok"
         held = await call(c, *egress, session=session)
         assert held["code"] == "approval_required" and held["approval_id"].startswith("ap_")
