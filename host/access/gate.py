@@ -119,6 +119,13 @@ class NotAnApprover(StoreError):
         super().__init__(f"{who} may not decide approval {approval_id}: {reason}")
 
 
+def _note(approval_id: str, approver: str | None) -> None:
+    """Record ``approval_id`` (and who approved it, for a used approval) for the current call's audit row."""
+    rec = _RECORD.get()
+    if rec is not None:
+        rec.approval_id, rec.approver = approval_id, approver
+
+
 def decide(
     access: AccessControl,
     approval_id: str,
@@ -183,16 +190,25 @@ class ApprovalGate:
         self.elicit = elicit  # fixed asker; else the one set by approval_elicitation() for the request
 
     async def _used(self, used: ApprovalInfo) -> ApprovalOutcome:
-        rec = _RECORD.get()
-        if rec is not None:
-            rec.approval_id, rec.approver = used.id, used.decided_by
+        _note(used.id, used.decided_by)
         return ApprovalOutcome(True, used.id, f"approved by {used.decided_by}")
 
     async def check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any], *,
                     reason: str | None = None) -> ApprovalOutcome:
         """``reason`` (a session-taint hold, ``"taint: …"``) is stored after the deciding rule in the
         request's ``rule`` text, so ``toolhost approvals list`` and the console show why it waits; only
-        an approval whose text names it lifts the hold (one given for the policy alone does not)."""
+        an approval whose text names it lifts the hold (one given for the policy alone does not).
+
+        Every outcome naming an approval (pending, denied, used) records its id for the call's audit
+        row (:func:`approval_record`), so the row of an ``approval_required`` or ``permission_denied``
+        answer carries the ``ap_…`` id the caller was given."""
+        outcome = await self._check(principal, tool, arguments, reason=reason)
+        if outcome.approval_id is not None and not outcome.approved:
+            _note(outcome.approval_id, None)
+        return outcome
+
+    async def _check(self, principal: Principal, tool: ToolRecord, arguments: dict[str, Any], *,
+                     reason: str | None) -> ApprovalOutcome:
         approvals = self.access.approvals
         name = tool.qualified_name
         dh = tool.definition_hash

@@ -16,11 +16,13 @@ from typing import Annotated
 import typer
 
 from servers.cli.admin_commands import register as register_admin_commands
+from servers.cli.backup import backup, restore
 from servers.cli.common import err
 from servers.cli.doctor import doctor
 from servers.cli.options import flags_without_placeholder
 from servers.cli.reconnect import reconnect_command
 from servers.cli.serve import serve
+from servers.cli.store_commands import store_app
 from servers.cli.taint_reset import taint_app
 from servers.cli.tools import call, search, servers, tools
 from servers.cli.usage_commands import register as register_usage_commands
@@ -65,8 +67,11 @@ app.command()(servers)
 app.command()(doctor)
 register_admin_commands(app)
 app.command("reconnect")(reconnect_command)
+app.command()(backup)
+app.command()(restore)
 register_usage_commands(app)
 app.add_typer(taint_app, name="taint")
+app.add_typer(store_app, name="store")
 
 
 def main() -> None:

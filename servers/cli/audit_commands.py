@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 
 from servers.cli.admin_common import AsJson, DataDir, DbUrl, console, print_json, service
-from servers.cli.review_commands import FOLLOW_POLL_SECONDS, audit_table, follow_line, parse_since
+from servers.cli.review_commands import FOLLOW_POLL_SECONDS, audit_table, follow_line, local_admin, parse_since
 
 __all__ = ["audit_app", "grants_self_approval"]
 
@@ -142,7 +142,7 @@ def grants_self_approval(
     audited as self-approval."""
     kind = "role" if role else "user"
     with service(data_dir, db_url) as svc:
-        svc.set_self_approval(subject, pattern, enable, kind=kind, by=_local_admin())
+        svc.set_self_approval(subject, pattern, enable, kind=kind, by=local_admin())
     state = "may now approve their own calls" if enable else "can no longer approve their own calls"
     typer.echo(f"{kind} {subject}: callers of grant {pattern} {state}")
 
@@ -180,9 +180,3 @@ def _all_rows(svc: Any, page: int = 1000) -> Iterator[dict[str, Any]]:
         if len(rows) < page:
             return
         after = rows[-1]["id"]
-
-
-def _local_admin() -> str:
-    from servers.shared.local_principal import local_principal_name
-
-    return local_principal_name()

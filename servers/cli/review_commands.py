@@ -21,7 +21,10 @@ from servers.admin.approval_view import arguments_state, printable
 from servers.cli.admin_common import AsJson, DataDir, DbUrl, fail, list_command, print_json, service
 from servers.shared.times import when
 
-__all__ = ["FOLLOW_POLL_SECONDS", "approvals_app", "audit_table", "follow_line", "parse_since", "pins_app", "printable"]
+__all__ = [
+    "FOLLOW_POLL_SECONDS", "approvals_app", "audit_table", "follow_line", "local_admin", "parse_since", "pins_app",
+    "printable",
+]
 
 approvals_app = typer.Typer(help="Calls waiting for a human's approval.", no_args_is_help=True)
 pins_app = typer.Typer(help="Pinned tool definitions (changed tools are held until accepted).", no_args_is_help=True)
@@ -116,15 +119,23 @@ AsUser = Annotated[
 ]
 
 
+def local_admin(as_user: str | None = None) -> str:
+    """Who the local admin's decision is recorded as: ``local:<os user>``, or ``local:<os user> as
+    carol`` with ``--as carol`` (as ``call --user`` records ``root as bob``: both people are named)."""
+    from registry.policy import Principal
+    from servers.shared.local_principal import local_principal_name  # lazy: imports the store
+
+    local = local_principal_name()
+    return Principal(user=as_user, actor=local).recorded if as_user else local
+
+
 def _decide(approval_id: str, approve: bool, as_user: str | None, data_dir, db_url, as_json: bool,
             done: Callable[[dict], str], reveal: bool = False) -> None:
     """One CLI decision through the shared admin service (the local admin unless ``--as``), printed
     as JSON or as ``done(decided approval)``."""
-    from servers.shared.local_principal import local_principal_name  # lazy: imports the store
-
     with service(data_dir, db_url) as svc:
-        info = svc.decide(approval_id, approve, as_user or local_principal_name(), how="cli",
-                          approver_user=as_user, reveal=reveal)
+        info = svc.decide(approval_id, approve, local_admin(as_user), how="cli", approver_user=as_user,
+                          reveal=reveal)
     if as_json:
         print_json(info)
         return
@@ -226,9 +237,9 @@ def pins_accept(
         )
     with service(data_dir, db_url) as svc:
         if tool is not None:
-            done = svc.accept_pin(tool, reviewed_hash or "", "cli")
+            done = svc.accept_pin(tool, reviewed_hash or "", local_admin())
         else:
-            done = svc.accept_server_pins(server or "", "cli")
+            done = svc.accept_server_pins(server or "", local_admin())
     if as_json:
         print_json(done)
         return

@@ -71,9 +71,17 @@ def test_cli_commands_go_through_the_running_serve_and_fall_back_when_it_stops(t
         mark = len(serve.lines)
         approved = cli(data, "approvals", "approve", approval_id, "--as", "root")
         assert approved.returncode == 0 and approved.stdout.startswith(f"approved {approval_id}: {issuer} may run")
-        serve.wait_for(rf"{approval_id}: {re.escape(issuer)} -> orders__cancel_order approved by root", 30, mark)
+        # the local admin decided as root: both are named, in the serve's log and the audit
+        serve.wait_for(rf"{approval_id}: {re.escape(issuer)} -> orders__cancel_order approved by "
+                       rf"{re.escape(local)} as root", 30, mark)
         ran = cli(data, "call", "orders__cancel_order", '{"order_id": "A1002"}', "--user", "alice", "--json")
         assert (ran.returncode, json.loads(ran.stdout)["status"]) == (0, "ok")
+        rows = json.loads(cli(data, "audit", "--tool", "orders__cancel_order", "--json").stdout)
+        assert sorted((r["action"], r["status"], r["approval_id"], r["approver"]) for r in rows) == [
+            ("approval", "approved", approval_id, f"{local} as root"),
+            ("call", "approval_required", approval_id, None),
+            ("call", "ok", approval_id, f"{local} as root"),
+        ]
 
         # admin commands: values, and errors worded as the store words them
         assert cli(data, "users", "add", "bob").stdout == (

@@ -69,7 +69,7 @@ async def test_self_approval_is_refused_by_default_and_audited_when_enabled(tmp_
     calls = access.audit_log.query(action="call")
     assert [(c.status, c.approver, c.approval_id) for c in calls] == [
         ("ok", "eve (self-approval)", first.error.approval_id),
-        ("approval_required", None, None),
+        ("approval_required", None, first.error.approval_id),  # the row names the approval the caller got
     ]
     assert calls[0].definition_hash == decision.definition_hash and len(calls[0].definition_hash) == 64
     assert calls[0].arguments_digest == decision.arguments_digest

@@ -23,6 +23,7 @@ from registry.tool import ToolAnnotations, ToolDefinition, build_record
 from servers.cli.admin_commands import register
 from servers.gateway.approval_elicit import approval_message
 from servers.http.api_keys import ApiKeyVerifier
+from servers.shared.local_principal import local_principal_name
 
 SQL = "SELECT * FROM customers WHERE id = 1" + " " * 200 + "; DROP TABLE customers"
 QUERY = build_record(
@@ -142,11 +143,12 @@ def test_cli_diff_prints_hash_and_accept_requires_it(cli, record) -> None:
     out = cli("pins", "accept", "--server", "rug", "--yes").output
     w = record("rug__w", description="new")
     assert f"accepted 2 definition(s):\n  rug__q {v1.definition_hash}\n  rug__w {w.definition_hash}" in out
-    details = [(e.tool, e.detail) for e in access.audit_log.query(action="pin", status="accepted")]
+    details = [(e.user, e.tool, e.detail) for e in access.audit_log.query(action="pin", status="accepted")]
+    local = local_principal_name()  # the local admin who ran the CLI
     assert details == [
-        ("rug__w", f"definition {w.definition_hash}"),
-        ("rug__q", f"definition {v1.definition_hash}"),
-        ("rug__q", f"definition {v3.definition_hash}"),
+        (local, "rug__w", f"definition {w.definition_hash}"),
+        (local, "rug__q", f"definition {v1.definition_hash}"),
+        (local, "rug__q", f"definition {v3.definition_hash}"),
     ]
     access.close()
 

@@ -212,8 +212,8 @@ def test_a_scripts_approval_never_covers_a_taint_hold(tmp_path, site):
                 assert [(r["tool"], r["status"]) for r in rows] == [("posting__post_message", "approval_required")]
                 calls = json.loads(admin(gw.data, "audit", "--action", "call", "--json"))
                 (held_row,) = [r for r in calls if r["tool"] == "posting__post_message"]
-                # the held inner call's row never names the script's approval as its own
-                assert (held_row["status"], held_row["approval_id"]) == ("approval_required", None)
+                # the held inner call's row names its own pending approval, never the script's
+                assert (held_row["status"], held_row["approval_id"]) == ("approval_required", held["approval_id"])
                 assert held_row["detail"].endswith("step:2")
 
         anyio.run(scenario)
