@@ -162,7 +162,7 @@ class Gateway:
         url_box: list[str] = []
 
         async def announce_when_settled() -> None:
-            await rt.manager.first_round.wait()
+            await rt.manager.listings_settled()  # connected, and the tools they listed scanned into the registry
             if os.environ.get(GC_FREEZE_ENV, "1") != "0":
                 _freeze_startup_heap()  # what start-up built (registry, search index) is never collected again
             statuses = rt.statuses()

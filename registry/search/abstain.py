@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from registry.search.abstain_signals import FEATURES, Signals
+from registry.search.trees import leaf_sums
 
 __all__ = [
     "DEFAULT_ABSTAIN",
@@ -134,19 +135,9 @@ class TreeEnsemble:
 
     def logit(self, features: Mapping[str, float]) -> float:
         """``bias`` plus every tree's leaf value for these features."""
-        x = np.array([features[name] for name in self.features], dtype=np.float64)
-        nodes = self.roots.copy()
-        trees = np.arange(len(nodes))  # the trees not at a leaf yet
-        for _ in range(self.depth):
-            at = nodes[trees]
-            f = self.feature[at]
-            inner = f >= 0
-            if not inner.all():
-                trees, at, f = trees[inner], at[inner], f[inner]
-                if not len(trees):
-                    break
-            nodes[trees] = np.where(x[f] <= self.threshold[at], self.left[at], self.right[at])
-        return self.bias + float(self.value[nodes].sum())
+        x = np.array([[features[name] for name in self.features]], dtype=np.float64)
+        return self.bias + float(leaf_sums(x, feature=self.feature, threshold=self.threshold, left=self.left,
+                                           right=self.right, value=self.value, roots=self.roots, depth=self.depth)[0])
 
     def probability(self, features: Mapping[str, float]) -> float:
         """``P(no fit)`` for :meth:`Signals.features`."""

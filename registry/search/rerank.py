@@ -34,6 +34,7 @@ import numpy as np
 from registry.search.document import schema_texts
 from registry.search.ranking import least_risky_first
 from registry.search.result import SearchHit
+from registry.search.trees import leaf_sums
 from registry.tool import ToolRecord
 
 __all__ = ["RERANK_DEPTH", "RERANK_ENV", "RERANK_FEATURES", "FieldTokens", "RerankInput", "Reranker", "TreeReranker",
@@ -109,20 +110,9 @@ class TreeReranker:
         """``base_scale`` × the fused score plus the trees' leaf values, per row of ``features``
         (``(n, F)`` float)."""
         x = np.asarray(features, dtype=np.float64)
-        n = len(x)
-        base = self.base_scale * x[:, 0] if n else np.zeros(0)
-        if not n or not len(self.roots):
-            return base
-        nodes = np.broadcast_to(self.roots, (n, len(self.roots))).copy()
-        rows = np.arange(n)[:, None]
-        for _ in range(self.depth):
-            f = self.feature[nodes]
-            inner = f >= 0
-            if not inner.any():
-                break
-            go_left = x[rows, np.where(inner, f, 0)] <= self.threshold[nodes]
-            nodes = np.where(inner, np.where(go_left, self.left[nodes], self.right[nodes]), nodes)
-        return base + self.value[nodes].sum(axis=1)
+        base = self.base_scale * x[:, 0] if len(x) else np.zeros(0)
+        return base + leaf_sums(x, feature=self.feature, threshold=self.threshold, left=self.left, right=self.right,
+                                value=self.value, roots=self.roots, depth=self.depth)
 
     def save(self, path: Path | str) -> None:
         """Write the arrays to an ``.npz`` file (read back by :func:`load_tree_reranker`)."""

@@ -123,6 +123,12 @@ class Admin:
     def remove_user(self, name: str) -> None:
         self._act(lambda a: a.remove_user(name))
 
+    def disable_user(self, name: str, reason: str | None = None) -> dict[str, Any]:
+        return self._act(lambda a: a.disable_user(name, reason))
+
+    def enable_user(self, name: str) -> dict[str, Any]:
+        return self._act(lambda a: a.enable_user(name))
+
     def roles(self) -> list[dict[str, Any]]:
         return self._act(lambda a: a.roles())
 
