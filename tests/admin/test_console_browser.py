@@ -132,7 +132,8 @@ def test_operator_runs_the_team_from_the_browser(tmp_path, browser_page: Page) -
         shot(page, "users")
         page.reload()  # a refresh neither shows the key again nor creates another one
         assert bob_key not in page.content() and page.locator("#new-key").count() == 0
-        assert page.locator("tr", has_text="bob").first.inner_text().split("\t")[3] == "1"
+        # columns: user, state, roles, grants, active keys
+        assert page.locator("tr", has_text="bob").first.inner_text().split("\t")[4] == "1"
         is_error, _text, err = call(base, bob_key, "orders__get_order", {"order_id": "A1001"})
         assert is_error and err["code"] == "unknown_tool"
         page.goto(base + "/admin/grants")
