@@ -136,8 +136,7 @@ class TreeEnsemble:
     def logit(self, features: Mapping[str, float]) -> float:
         """``bias`` plus every tree's leaf value for these features."""
         x = np.array([[features[name] for name in self.features]], dtype=np.float64)
-        return self.bias + float(leaf_sums(x, feature=self.feature, threshold=self.threshold, left=self.left,
-                                           right=self.right, value=self.value, roots=self.roots, depth=self.depth)[0])
+        return self.bias + float(leaf_sums(x, self)[0])
 
     def probability(self, features: Mapping[str, float]) -> float:
         """``P(no fit)`` for :meth:`Signals.features`."""

@@ -111,8 +111,7 @@ class TreeReranker:
         (``(n, F)`` float)."""
         x = np.asarray(features, dtype=np.float64)
         base = self.base_scale * x[:, 0] if len(x) else np.zeros(0)
-        return base + leaf_sums(x, feature=self.feature, threshold=self.threshold, left=self.left, right=self.right,
-                                value=self.value, roots=self.roots, depth=self.depth)
+        return base + leaf_sums(x, self)
 
     def save(self, path: Path | str) -> None:
         """Write the arrays to an ``.npz`` file (read back by :func:`load_tree_reranker`)."""
